@@ -15,6 +15,8 @@
 #include "common/q42_err.h"
 #include "formats/q42_types.h"
 
+/* Instruction sets with their own kernel table. Q42_ISA_BEST is not a
+ * table: it asks for the best one this CPU runs (q42_isa_detect()). */
 enum q42_isa {
 	Q42_ISA_SCALAR = 0,
 	Q42_ISA_AVX2 = 1,
@@ -22,31 +24,50 @@ enum q42_isa {
 	Q42_ISA_BEST = 99,
 };
 
-/* IEEE half and bfloat16 conversions, as ggml rounds them. */
+/* IEEE half and bfloat16 conversions, as ggml rounds them: f16 -> f32 is
+ * exact (a NaN comes back quiet, payload kept); f32 -> f16 rounds to
+ * nearest even, overflows to infinity, and turns every NaN into 0x7E00
+ * with its sign (ggml's software conversion); f32 -> bf16 rounds to
+ * nearest even and keeps NaNs, forced quiet (ggml_compute_fp32_to_bf16). */
 Q42_API float q42_f16_to_f32(uint16_t h);
 Q42_API uint16_t q42_f32_to_f16(float f);
 Q42_API float q42_bf16_to_f32(uint16_t h);
 Q42_API uint16_t q42_f32_to_bf16(float f);
 
-/* Per-type entry points. n is a multiple of the type's block size. */
+/* Per-type entry points. n is a count of elements and a multiple of the
+ * type's block size (q42_dtype_get()->block_elems); src/w/x need no
+ * alignment. Results follow ggml's scalar reference arithmetic bit for bit
+ * (see the .c files for the few NaN cases where ggml's behaviour is
+ * undefined C and ours is fixed). */
 typedef struct q42_type_kernels {
-	/* weight row -> f32 */
+	/* row of this type -> f32 */
 	void (*dequant)(const void *src, float *dst, int64_t n);
-	/* f32 activations -> this type (NULL when the type is never an activation) */
+	/* f32 activations -> this type, as ggml's quantize_row_*_ref; NULL
+	 * when ggml never uses the type for activations (only F32, F16, BF16,
+	 * Q8_0, Q8_1 and Q8_K have one) */
 	void (*quantize)(const float *src, void *dst, int64_t n);
-	/* dot(weight row of this type, activation row of type vec_dot_type) */
+	/* *out = dot(weight row of this type, activation row of type
+	 * vec_dot_type); NULL for Q8_1 and Q8_K, which are activation-only */
 	void (*vec_dot)(int64_t n, float *out, const void *w, const void *x);
 	uint32_t vec_dot_type; /* how activations are quantized for vec_dot */
 } q42_type_kernels;
 
-/* NULL when libq42 has no kernels for the type id. */
+/* Kernels for dtype on isa. NULL when libq42 has no kernels for the type
+ * id, or when isa names an instruction set this CPU does not run (asking
+ * for one never crashes). Every table has every type: an ISA without its
+ * own variant of a kernel uses the scalar one. Supported types: F32, F16,
+ * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, TQ1_0,
+ * TQ2_0. The pointers stay valid for the life of the process. */
 Q42_API const q42_type_kernels *q42_kernels_get(uint32_t dtype, enum q42_isa isa);
 
-/* The ISA Q42_ISA_BEST resolves to on this CPU. */
+/* The ISA Q42_ISA_BEST resolves to on this CPU (CPUID, checked once per
+ * call through __builtin_cpu_supports; cheap). */
 Q42_API enum q42_isa q42_isa_detect(void);
 Q42_API const char *q42_isa_name(enum q42_isa isa);
 
-/* Dequantize n elements of a tensor of dtype into dst; false if unsupported. */
+/* Dequantize n elements of a tensor of dtype into dst with the scalar
+ * reference; false (dst untouched) if the type is unsupported or n is not
+ * a whole number of blocks. */
 Q42_API bool q42_dequant(uint32_t dtype, const void *src, float *dst, int64_t n);
 
 #endif

@@ -1,0 +1,26 @@
+# lib/kernels: scalar reference kernels for the ggml tensor types (bit-exact
+# with ggml), their AVX2/AVX-512 variants, and the float ops of the forward
+# pass; their unit tests and golden data.
+lib_libq42core_la_SOURCES += \
+	lib/kernels/q42_half.c lib/kernels/q42_quants.c lib/kernels/q42_dot.c \
+	lib/kernels/q42_kernels.c lib/kernels/q42_kernels_x86.c lib/kernels/q42_ops.c \
+	lib/kernels/q42_kernels_impl.h
+q42kernelsdir = $(includedir)/q42/kernels
+q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h
+
+# Golden data written by tests/tools/gen_kernel_golden.py (see the README
+# there); the tests only read it.
+EXTRA_DIST += tests/tools/gen_kernel_golden.py tests/golden/kernels/README.md \
+	tests/golden/kernels/tables.sha256 $(wildcard $(srcdir)/tests/golden/kernels/*.bin)
+
+if HAVE_CMOCKA
+KERNEL_TESTS = tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops
+check_PROGRAMS += $(KERNEL_TESTS)
+TESTS += $(KERNEL_TESTS)
+tests_unit_test_kernels_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_kernels_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_kernels_isa_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_kernels_isa_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_kernels_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_kernels_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif

@@ -1,0 +1,35 @@
+/* q42_ops.h -- scalar reference float operations of the forward pass.
+ *
+ * Each follows ggml-cpu's order of operations (ops.cpp, vec.h/vec.cpp
+ * scalar paths) so q42 and llama.cpp round the same way: sums of squares
+ * and of exponentials are kept in double, everything else is plain f32.
+ * Lengths are element counts; y may alias x wherever an input and the
+ * output have the same length.
+ */
+#ifndef Q42_OPS_H
+#define Q42_OPS_H
+
+#include <stdint.h>
+#include "common/q42_err.h"
+
+/* y = x * scale (* w), scale = 1/sqrtf(mean(x^2) + eps), the mean of
+ * squares summed in double. w (the norm weight) may be NULL; when given,
+ * the product is (x * scale) * w, as ggml's rms_norm followed by mul. */
+Q42_API void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps);
+
+/* y = softmax(x): max, then exp(x - max) summed in double, then each
+ * value multiplied by the f32 rounding of 1/sum. */
+Q42_API void q42_op_softmax(int64_t n, float *y, const float *x);
+
+/* y = x / (1 + expf(-x)) */
+Q42_API void q42_op_silu(int64_t n, float *y, const float *x);
+
+/* y = silu(x) * g, the SwiGLU gate of a feed-forward block. */
+Q42_API void q42_op_swiglu(int64_t n, float *y, const float *x, const float *g);
+
+/* y = a + b, y = a * b, y = x * s (elementwise). */
+Q42_API void q42_op_add(int64_t n, float *y, const float *a, const float *b);
+Q42_API void q42_op_mul(int64_t n, float *y, const float *a, const float *b);
+Q42_API void q42_op_scale(int64_t n, float *y, const float *x, float s);
+
+#endif

@@ -1,0 +1,153 @@
+/* test_kernels_ops.c -- the float ops of q42_ops.h against double-precision
+ * evaluations of the same formulas.
+ *
+ * The f32 results may differ from the double ones by the roundings of the
+ * f32 steps (a few ulps, bounds stated per test); structural properties
+ * (masked logits give exactly 0, a NULL weight equals a weight of ones,
+ * in-place calls equal out-of-place ones) are checked exactly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "kernels/q42_ops.h"
+
+#define N 777
+
+static float frand(float scale)
+{
+	return ((float)rand() / (float)RAND_MAX * 2.0f - 1.0f) * scale;
+}
+
+/* |got - want| <= ulps * 2^-24 * |want| + abs */
+static void near(float got, double want, double ulps, double abs_tol, const char *what, int i)
+{
+	double tol = ulps * 0x1p-24 * fabs(want) + abs_tol;
+	if (!(fabs((double)got - want) <= tol))
+		fail_msg("%s[%d]: %.9g, double %.12g (tolerance %.3g)", what, i, (double)got, want, tol);
+}
+
+static void test_rmsnorm(void **state)
+{
+	(void)state;
+	static float x[N], w[N], y[N], y1[N], ones[N];
+	srand(1);
+	for (int i = 0; i < N; i++) {
+		x[i] = frand(3.0f);
+		w[i] = frand(2.0f);
+		ones[i] = 1.0f;
+	}
+	const float eps = 1e-5f;
+	double ss = 0.0;
+	for (int i = 0; i < N; i++)
+		ss += (double)x[i] * x[i];
+	const double scale = 1.0 / sqrt(ss / N + (double)eps);
+
+	q42_op_rmsnorm(N, y, x, w, eps);
+	for (int i = 0; i < N; i++)
+		near(y[i], x[i] * scale * w[i], 8, 0, "rmsnorm", i);
+	q42_op_rmsnorm(N, y, x, NULL, eps);
+	q42_op_rmsnorm(N, y1, x, ones, eps);
+	assert_memory_equal(y, y1, sizeof y);
+	for (int i = 0; i < N; i++)
+		near(y[i], x[i] * scale, 6, 0, "rmsnorm (no weight)", i);
+	memcpy(y1, x, sizeof x);
+	q42_op_rmsnorm(N, y1, y1, NULL, eps); /* in place */
+	assert_memory_equal(y, y1, sizeof y);
+}
+
+static void test_softmax(void **state)
+{
+	(void)state;
+	static float x[N], y[N], y1[N];
+	srand(2);
+	for (int i = 0; i < N; i++)
+		x[i] = frand(20.0f);
+	x[5] = x[100] = -INFINITY; /* masked positions */
+	double max = -INFINITY, sum = 0.0;
+	for (int i = 0; i < N; i++)
+		max = fmax(max, x[i]);
+	for (int i = 0; i < N; i++)
+		sum += exp((double)x[i] - max);
+	q42_op_softmax(N, y, x);
+	double total = 0.0;
+	for (int i = 0; i < N; i++) {
+		total += y[i];
+		if (isinf(x[i]))
+			continue; /* masked: checked for an exact 0 below */
+		/* x - max is rounded to f32 first: its error, up to |x - max| ulps
+		 * of 1, becomes a relative error of exp */
+		near(y[i], exp((double)x[i] - max) / sum, 8 + fabs((double)x[i] - max), 0,
+		     "softmax", i);
+	}
+	assert_true(y[5] == 0.0f && y[100] == 0.0f);
+	assert_true(fabs(total - 1.0) < 1e-5);
+	memcpy(y1, x, sizeof x);
+	q42_op_softmax(N, y1, y1);
+	assert_memory_equal(y, y1, sizeof y);
+
+	float c[4] = {3.0f, 3.0f, 3.0f, 3.0f}, p[4];
+	q42_op_softmax(4, p, c);
+	for (int i = 0; i < 4; i++)
+		assert_true(p[i] == 0.25f);
+}
+
+static void test_silu_swiglu(void **state)
+{
+	(void)state;
+	static float x[N], g[N], y[N], z[N];
+	srand(3);
+	for (int i = 0; i < N; i++) {
+		x[i] = frand(30.0f);
+		g[i] = frand(4.0f);
+	}
+	x[0] = -200.0f;
+	x[1] = 200.0f;
+	x[2] = 0.0f;
+	q42_op_silu(N, y, x);
+	for (int i = 0; i < N; i++)
+		near(y[i], x[i] / (1.0 + exp(-(double)x[i])), 4, 1e-37, "silu", i);
+	assert_true(y[1] == 200.0f && y[2] == 0.0f);
+	q42_op_swiglu(N, z, x, g);
+	for (int i = 0; i < N; i++)
+		assert_true(z[i] == y[i] * g[i] || (isnan(z[i]) && isnan(y[i] * g[i])));
+}
+
+static void test_elementwise(void **state)
+{
+	(void)state;
+	static float a[N], b[N], y[N];
+	srand(4);
+	for (int i = 0; i < N; i++) {
+		a[i] = frand(100.0f);
+		b[i] = frand(100.0f);
+	}
+	q42_op_add(N, y, a, b);
+	for (int i = 0; i < N; i++)
+		assert_true(y[i] == (float)((double)a[i] + (double)b[i]));
+	q42_op_mul(N, y, a, b);
+	for (int i = 0; i < N; i++)
+		assert_true(y[i] == (float)((double)a[i] * (double)b[i]));
+	q42_op_scale(N, y, a, 0.125f);
+	for (int i = 0; i < N; i++)
+		assert_true(y[i] == (float)((double)a[i] * 0.125));
+	q42_op_add(N, y, a, b);
+	q42_op_add(N, a, a, b); /* in place */
+	assert_memory_equal(a, y, sizeof y);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rmsnorm),
+		cmocka_unit_test(test_softmax),
+		cmocka_unit_test(test_silu_swiglu),
+		cmocka_unit_test(test_elementwise),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
