@@ -1,0 +1,25 @@
+/* p64check.h -- what p64check's files share: the inspection listings.
+ *
+ * Each listing prints one table (p64check(1), "LISTINGS") of an already
+ * validated file to out and returns a q42_rc; an unreadable or invalid file
+ * never reaches them. They only print: every fact comes from libq42.
+ */
+#ifndef P64CHECK_H
+#define P64CHECK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "common/q42_err.h"
+#include "formats/q42_source.h"
+
+int list_header(q42_source *s, FILE *out, bool json, q42_err *err);
+int list_metadata(q42_source *s, FILE *out, bool json, q42_err *err);
+int list_array(q42_source *s, const char *key, FILE *out, bool json, q42_err *err);
+int list_tensors(q42_source *s, FILE *out, bool json, q42_err *err);
+int list_tokenizer(q42_source *s, FILE *out, bool json, q42_err *err);
+int list_tokens(q42_source *s, FILE *out, bool json, q42_err *err);
+int list_manifold(q42_source *s, FILE *out, bool json, q42_err *err);
+/* spec is NAME[:FIRST[:COUNT]]. */
+int list_values(q42_source *s, const char *spec, FILE *out, bool json, q42_err *err);
+
+#endif

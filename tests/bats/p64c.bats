@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# p64c.bats -- every option and every exit status of p64c(1).
+#
+# The reference for --to-gguf is the original GGUF itself (cmp), for digests
+# sha256sum, for signatures the openssl command line: nothing expected here
+# is computed by libq42.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	P64C=$(q42_bin p64c)
+	P64CHECK=$(q42_bin p64check)
+	T="$BATS_TEST_TMPDIR"
+	GOLDEN="$Q42_SRCDIR/tests/golden/gguf-py"
+}
+
+# ---- generic options ------------------------------------------------------
+
+@test "p64c --help lists every option and exits 0" {
+	run -0 "$P64C" --help
+	for opt in --output --page-log2 --to-gguf --sign --progress --no-progress --json \
+		--help --version; do
+		[[ "$output" == *"$opt"* ]] || { echo "help lacks $opt"; return 1; }
+	done
+}
+
+@test "p64c --version prints the package version" {
+	run -0 "$P64C" --version
+	[[ "$output" =~ ^p64c\ \(q42\)\ [0-9]+\.[0-9]+ ]]
+}
+
+@test "p64c: usage errors exit 2 and write nothing" {
+	local m
+	need_model m stories260K.gguf
+	cd "$T"
+	run -2 "$P64C"
+	[[ "$output" == *"no INPUT"* ]]
+	run -2 "$P64C" "$m" "$m"
+	run -2 "$P64C" --no-such-option "$m"
+	run -2 "$P64C" "$m" -o
+	run -2 "$P64C" --sign key.pem "$m" -o -
+	run -2 "$P64C" --to-gguf --page-log2 13 x.p64
+	cp "$m" in.gguf
+	run -2 "$P64C" in.gguf -o in.gguf
+	# never renamed over something that is not a regular file
+	mkdir dir
+	mkfifo fifo
+	run -2 "$P64C" in.gguf -o dir
+	run -2 "$P64C" in.gguf -o fifo
+	[ -p fifo ] && [ -d dir ]
+	only_files "$T" in.gguf dir fifo
+}
+
+@test "p64c --page-log2 out of range or not a number exits 2, no output" {
+	local m n
+	need_model m stories260K.gguf
+	for n in 11 22 0 -1 abc 12x ""; do
+		run -2 "$P64C" --page-log2 "$n" "$m" -o "$T/x.p64"
+		[[ "$output" == *"--page-log2"* ]]
+	done
+	only_files "$T"
+}
+
+@test "p64c --page-log2: blobs are aligned to the page asked for" {
+	local m n
+	need_model m stories260K.gguf
+	for n in 12 16 21; do
+		"$P64C" --page-log2 "$n" "$m" -o "$T/p$n.p64"
+		run -0 "$P64CHECK" --header "$T/p$n.p64"
+		[[ "$output" == *"page_log2	$n"* ]]
+		"$P64CHECK" --tensors "$T/p$n.p64" | tail -n +2 |
+			awk -F'\t' -v page=$((1 << n)) '$4 % page != 0 { bad = 1 } END { exit bad }'
+		"$P64CHECK" --against "$m" "$T/p$n.p64"
+	done
+	! cmp -s "$T/p12.p64" "$T/p16.p64"
+}
+
+# ---- compile, validate, rebuild --------------------------------------------
+
+@test "p64c: every shared GGUF compiles, validates, and rebuilds byte-identical" {
+	need_ggufs
+	local f b
+	for f in "${GGUFS[@]}"; do
+		b=$(basename "$f" .gguf)
+		"$P64C" --no-progress "$f" -o "$T/$b.p64" 2>"$T/$b.err"
+		run -0 "$P64CHECK" --against "$f" "$T/$b.p64"
+		[[ "$output" == *"	OK	p64 v3	"* ]]
+		# What gguf-py reads from the source, p64check reads from the P64.
+		"$P64CHECK" --metadata "$T/$b.p64" | diff -u "$GOLDEN/$b.metadata.tsv" -
+		"$P64CHECK" --tensors "$T/$b.p64" | cut -f1-3,5,9 |
+			diff -u <(awk -F'\t' -v OFS='\t' '{ print $1, $2, $3, $5, NR == 1 ? "source_offset" : $4 }' \
+				"$GOLDEN/$b.tensors.tsv") -
+		"$P64C" --to-gguf "$T/$b.p64" -o "$T/$b.gguf"
+		cmp "$f" "$T/$b.gguf"
+		rm -f "$T/$b.p64" "$T/$b.gguf"
+	done
+}
+
+@test "p64c: the quantized fixture compiles (warnings, no hparams) and rebuilds" {
+	local q="$GOLDEN/quant-tiny.gguf"
+	run -0 --separate-stderr "$P64C" "$q" -o "$T/q.p64"
+	[[ "$stderr" == *"warning"* ]]
+	"$P64CHECK" --against "$q" "$T/q.p64"
+	"$P64CHECK" --tensors "$T/q.p64" | cut -f1-3,5 | diff -u <(cut -f1-3,5 "$GOLDEN/quant-tiny.tensors.tsv") -
+	"$P64C" --to-gguf "$T/q.p64" -o "$T/q.gguf"
+	cmp "$q" "$T/q.gguf"
+}
+
+@test "p64c: compiling twice gives identical bytes" {
+	local m
+	need_model m tiny-llama-spm-f32.gguf
+	"$P64C" "$m" -o "$T/a.p64"
+	"$P64C" "$m" -o "$T/b.p64"
+	cmp "$T/a.p64" "$T/b.p64"
+}
+
+@test "p64c: default output replaces .gguf by .p64 (and --to-gguf the reverse)" {
+	local m
+	need_model m stories260K.gguf
+	cp "$m" "$T/model.gguf"
+	run -0 "$P64C" "$T/model.gguf"
+	[ -f "$T/model.p64" ]
+	mv "$T/model.gguf" "$T/orig.gguf"
+	run -0 "$P64C" --to-gguf "$T/model.p64"
+	cmp "$T/model.gguf" "$T/orig.gguf"
+	cp "$m" "$T/weights.bin"
+	run -0 "$P64C" "$T/weights.bin"
+	[ -f "$T/weights.bin.p64" ]
+}
+
+@test "p64c: the input format is told by magic bytes, not the name" {
+	local m
+	need_model m stories260K.gguf
+	cp "$m" "$T/looks-like.p64"
+	"$P64C" "$T/looks-like.p64" -o "$T/real.p64"
+	"$P64CHECK" --against "$m" "$T/real.p64"
+	cp "$T/real.p64" "$T/looks-like.gguf"
+	run -1 "$P64C" "$T/looks-like.gguf" -o "$T/again.p64"
+	[[ "$output" == *"already P64"*"--to-gguf"* ]]
+	run -1 "$P64C" --to-gguf "$T/looks-like.p64" -o "$T/x.gguf"
+	[[ "$output" == *"needs a P64"* ]]
+	[ ! -e "$T/again.p64" ] && [ ! -e "$T/x.gguf" ]
+}
+
+@test "p64c: stdin '-' and '-o -' give the same bytes as files" {
+	local m
+	need_model m stories260K.gguf
+	"$P64C" "$m" -o "$T/file.p64"
+	"$P64C" - -o "$T/stdin.p64" <"$m"
+	cmp "$T/file.p64" "$T/stdin.p64"
+	# stdout to a file (seekable) and through a pipe (not seekable)
+	"$P64C" "$m" -o - >"$T/stdout.p64"
+	cmp "$T/file.p64" "$T/stdout.p64"
+	cat "$m" | "$P64C" - -o - | cat >"$T/pipe.p64"
+	cmp "$T/file.p64" "$T/pipe.p64"
+	# '-' alone writes to stdout
+	"$P64C" - <"$m" | cmp - "$T/file.p64"
+	"$P64C" --to-gguf - -o - <"$T/file.p64" | cmp - "$m"
+}
+
+# ---- --json ---------------------------------------------------------------------
+
+@test "p64c --json: a summary on stdout with counts, sizes and digests" {
+	local m
+	need_model m stories260K.gguf
+	run -0 --separate-stderr "$P64C" --json "$m" -o "$T/s.p64"
+	printf '%s\n' "$output" | json_lines
+	printf '%s\n' "$output" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+src, out, size = sys.argv[1:4]
+assert j["mode"] == "gguf-to-p64" and j["tensors"] == 48, j
+assert j["input_bytes"] == 1185376 and j["output_bytes"] == int(size), j
+assert j["sha256"]["input"] == src and j["sha256"]["output"] == out, j
+assert j["page_log2"] == 12 and j["signature"] is None, j
+assert all(j["timings_ms"][k] >= 0 for k in ("read", "write", "sign", "total")), j
+' "$(sha256sum "$m" | cut -d' ' -f1)" "$(sha256sum "$T/s.p64" | cut -d' ' -f1)" \
+		"$(stat -c %s "$T/s.p64")"
+	run -0 --separate-stderr "$P64C" --json --to-gguf "$T/s.p64" -o "$T/s.gguf"
+	printf '%s\n' "$output" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["mode"] == "p64-to-gguf" and j["sha256"]["output"] == sys.argv[1], j
+' "$(sha256sum "$m" | cut -d' ' -f1)"
+}
+
+@test "p64c --json with -o -: the summary goes to stderr, stdout is the P64" {
+	local m
+	need_model m stories260K.gguf
+	"$P64C" "$m" -o "$T/ref.p64"
+	"$P64C" --json "$m" -o - >"$T/out.p64" 2>"$T/summary"
+	cmp "$T/ref.p64" "$T/out.p64"
+	json_lines <"$T/summary"
+}
+
+# ---- --progress ------------------------------------------------------------------
+
+@test "p64c --progress draws on stderr; --no-progress is silent; bytes unchanged" {
+	local m
+	need_model m stories260K.gguf
+	run -0 --separate-stderr "$P64C" --progress "$m" -o "$T/a.p64"
+	[[ "$stderr" == *"100.0%"* ]]
+	run -0 --separate-stderr "$P64C" --no-progress "$m" -o "$T/b.p64"
+	[ -z "$stderr" ]
+	cmp "$T/a.p64" "$T/b.p64"
+	"$P64C" --progress "$m" -o - 2>/dev/null | cat >"$T/c.p64"
+	cmp "$T/a.p64" "$T/c.p64"
+}
+
+# ---- --sign ----------------------------------------------------------------------
+
+@test "p64c --sign: openssl verifies the signature, p64check --verify too; tampering fails" {
+	local m
+	need_cmd openssl
+	need_model m stories260K.gguf
+	openssl genpkey -algorithm ed25519 -out "$T/key.pem"
+	openssl pkey -in "$T/key.pem" -pubout -out "$T/pub.pem"
+	run -0 --separate-stderr "$P64C" --json --sign "$T/key.pem" "$m" -o "$T/s.p64"
+	[ "$(stat -c %s "$T/s.p64.sig")" -eq 64 ]
+	[[ "$output" == *"\"signature\":\"$T/s.p64.sig\""* ]]
+	openssl pkeyutl -verify -pubin -inkey "$T/pub.pem" -rawin -in "$T/s.p64" \
+		-sigfile "$T/s.p64.sig"
+	run -0 "$P64CHECK" --verify "$T/pub.pem" "$T/s.p64"
+	[[ "$output" == *"ed25519" ]]
+	cp "$T/s.p64.sig" "$T/good.sig"
+	flip_byte "$T/s.p64.sig" 40
+	run -1 "$P64CHECK" --verify "$T/pub.pem" "$T/s.p64"
+	cp "$T/good.sig" "$T/s.p64.sig"
+	cp "$T/s.p64" "$T/t.p64"
+	cp "$T/good.sig" "$T/t.p64.sig"
+	flip_byte "$T/t.p64" 100000
+	run -1 "$P64CHECK" --verify "$T/pub.pem" "$T/t.p64"
+	# Ed25519 is deterministic: signing the same bytes again gives the same .sig.
+	"$P64C" --sign "$T/key.pem" "$m" -o "$T/u.p64"
+	cmp "$T/good.sig" "$T/u.p64.sig"
+}
+
+@test "p64c --sign with a missing or wrong key: I/O (3) or invalid (1), no output" {
+	local m
+	need_model m stories260K.gguf
+	mkdir "$T/out"
+	run -3 "$P64C" --sign "$T/none.pem" "$m" -o "$T/out/s.p64"
+	only_files "$T/out"
+	printf 'not a key\n' >"$T/bad.pem"
+	run -1 "$P64C" --sign "$T/bad.pem" "$m" -o "$T/out/s.p64"
+	only_files "$T/out"
+}
+
+# ---- failures leave nothing --------------------------------------------------------
+
+@test "p64c: invalid input exits 1 and leaves no output or temporary file" {
+	local m
+	need_model m stories260K.gguf
+	mkdir "$T/out"
+	printf 'hello\n' >"$T/junk"
+	run -1 "$P64C" "$T/junk" -o "$T/out/x.p64"
+	[[ "$output" == *"magic"* ]]
+	head -c 50000 "$m" >"$T/short.gguf"
+	run -1 "$P64C" "$T/short.gguf" -o "$T/out/x.p64"
+	: >"$T/empty"
+	run -1 "$P64C" "$T/empty" -o "$T/out/x.p64"
+	only_files "$T/out"
+	# A corrupted P64 is refused by --to-gguf.
+	"$P64C" "$m" -o "$T/s.p64"
+	flip_byte "$T/s.p64" 200000
+	run -1 "$P64C" --to-gguf "$T/s.p64" -o "$T/out/x.gguf"
+	[[ "$output" == *"CRC-32C"* ]]
+	only_files "$T/out"
+}
+
+@test "p64c: an existing output is left untouched when compiling fails" {
+	printf 'old contents\n' >"$T/x.p64"
+	printf 'junk\n' >"$T/junk"
+	run -1 "$P64C" "$T/junk" -o "$T/x.p64"
+	[ "$(cat "$T/x.p64")" = "old contents" ]
+}
+
+@test "p64c: unreadable input or unwritable output is an I/O error (3)" {
+	local m
+	need_model m stories260K.gguf
+	run -3 "$P64C" "$T/missing.gguf" -o "$T/x.p64"
+	[[ "$output" == *"missing.gguf"* ]]
+	run -3 "$P64C" "$m" -o "$T/no/such/dir/x.p64"
+	run -3 "$P64C" "$T" -o "$T/x.p64"
+}
+
+# ---- man page and completions ------------------------------------------------
+
+@test "p64c: man page, bash and zsh completions know every option of --help" {
+	local opts o
+	opts=$("$P64C" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+	[ -n "$opts" ]
+	for o in $opts; do
+		grep -q -- "${o//-/\\\\-}" "$Q42_SRCDIR/man/p64c.1" || { echo "man lacks $o"; return 1; }
+		grep -q -- "$o" "$Q42_SRCDIR/completions/_p64c" || { echo "zsh lacks $o"; return 1; }
+	done
+	run -0 bash -c '
+		source "$1/completions/p64c.bash"
+		COMP_WORDS=(p64c --); COMP_CWORD=1; _p64c; printf "%s\n" "${COMPREPLY[@]}"
+	' _ "$Q42_SRCDIR"
+	for o in $opts; do
+		[[ $'\n'"$output"$'\n' == *$'\n'"$o"$'\n'* ]] || { echo "bash lacks $o"; return 1; }
+	done
+	run -0 bash -c '
+		source "$1/completions/p64c.bash"
+		COMP_WORDS=(p64c --page-log2 ""); COMP_CWORD=2; _p64c; printf "%s\n" "${COMPREPLY[@]}"
+	' _ "$Q42_SRCDIR"
+	[ "${#lines[@]}" -eq 10 ]
+}
