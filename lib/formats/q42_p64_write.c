@@ -137,6 +137,11 @@ static int plan_tensors(wctx *w, q42_p64_write_report *rep)
 			return q42_err_set(w->err, Q42_EUNSUPPORTED,
 					   "tensor %.*s: source data out of order", (int)s->name.len,
 					   s->name.p);
+		/* q42_gguf_parse already refuses empty and duplicate names; P64
+		 * readers refuse them too, so never write one. */
+		if (s->name.len == 0)
+			return q42_err_set(w->err, Q42_EUNSUPPORTED, "tensor %llu has an empty name",
+					   (unsigned long long)i);
 		if (s->n_dims < 1 || s->n_dims > Q42_P64_MAX_RANK)
 			return q42_err_set(w->err, Q42_EUNSUPPORTED,
 					   "tensor %.*s: rank %u, P64 holds ranks 1..%u",
