@@ -264,10 +264,13 @@ int q42_vocab_from_gguf(q42_vocab *v, const q42_gguf *g, q42_err *err)
 
 	scores = q42_gguf_find(g, "tokenizer.ggml.scores");
 	if (scores != NULL) {
-		if (scores->type != Q42_GGUF_ARRAY || scores->arr_type != Q42_GGUF_F32 ||
-		    scores->count != v->n_tokens)
+		/* llama.cpp reads any numeric array here; some converters write i32. */
+		if (scores->type != Q42_GGUF_ARRAY || scores->count != v->n_tokens ||
+		    q42_gguf_vtype_size(scores->arr_type) == 0 ||
+		    scores->arr_type == Q42_GGUF_BOOL)
 			return vocab_fail(v, q42_err_set(err, Q42_EFORMAT,
-				"tokenizer: tokenizer.ggml.scores must be an array of %u f32", v->n_tokens));
+				"tokenizer: tokenizer.ggml.scores must be a numeric array of %u entries",
+				v->n_tokens));
 		v->scores = malloc(v->n_tokens * sizeof *v->scores);
 		if (v->scores == NULL)
 			return vocab_fail(v, q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory"));
