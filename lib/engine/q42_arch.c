@@ -1,0 +1,132 @@
+/* q42_arch.c -- the table of architectures the engine runs.
+ *
+ * llama: RMSNorm, RoPE on adjacent pairs, grouped-query attention, SwiGLU;
+ * biases and the output matrix optional as llama.cpp allows them. qwen2:
+ * the same block with required q/k/v biases and NeoX-ordered RoPE. Anything
+ * not listed here is refused by name when a model is mounted for running.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "engine/q42_arch.h"
+
+static const char *const slot_stem[Q42_W_COUNT_] = {
+	[Q42_W_TOK_EMBD] = "token_embd.weight",
+	[Q42_W_OUTPUT_NORM] = "output_norm.weight",
+	[Q42_W_OUTPUT] = "output.weight",
+	[Q42_W_ROPE_FREQS] = "rope_freqs.weight",
+	[Q42_W_ATTN_NORM] = "attn_norm.weight",
+	[Q42_W_ATTN_Q] = "attn_q.weight",
+	[Q42_W_ATTN_K] = "attn_k.weight",
+	[Q42_W_ATTN_V] = "attn_v.weight",
+	[Q42_W_ATTN_OUT] = "attn_output.weight",
+	[Q42_W_ATTN_Q_B] = "attn_q.bias",
+	[Q42_W_ATTN_K_B] = "attn_k.bias",
+	[Q42_W_ATTN_V_B] = "attn_v.bias",
+	[Q42_W_ATTN_OUT_B] = "attn_output.bias",
+	[Q42_W_FFN_NORM] = "ffn_norm.weight",
+	[Q42_W_FFN_GATE] = "ffn_gate.weight",
+	[Q42_W_FFN_UP] = "ffn_up.weight",
+	[Q42_W_FFN_DOWN] = "ffn_down.weight",
+	[Q42_W_FFN_GATE_B] = "ffn_gate.bias",
+	[Q42_W_FFN_UP_B] = "ffn_up.bias",
+	[Q42_W_FFN_DOWN_B] = "ffn_down.bias",
+};
+
+#define REQ Q42_NEED_YES
+#define OPT Q42_NEED_OPT
+
+static const q42_arch archs[] = {
+	{
+		.name = "llama",
+		.rope = Q42_ROPE_NORM,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.need = {
+			[Q42_W_TOK_EMBD] = REQ, [Q42_W_OUTPUT_NORM] = REQ,
+			[Q42_W_OUTPUT] = OPT, [Q42_W_ROPE_FREQS] = OPT,
+			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_Q] = REQ, [Q42_W_ATTN_K] = REQ,
+			[Q42_W_ATTN_V] = REQ, [Q42_W_ATTN_OUT] = REQ,
+			[Q42_W_ATTN_Q_B] = OPT, [Q42_W_ATTN_K_B] = OPT, [Q42_W_ATTN_V_B] = OPT,
+			[Q42_W_ATTN_OUT_B] = OPT,
+			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
+			[Q42_W_FFN_DOWN] = REQ,
+			[Q42_W_FFN_GATE_B] = OPT, [Q42_W_FFN_UP_B] = OPT, [Q42_W_FFN_DOWN_B] = OPT,
+		},
+	},
+	{
+		.name = "qwen2",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.need = {
+			[Q42_W_TOK_EMBD] = REQ, [Q42_W_OUTPUT_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
+			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_Q] = REQ, [Q42_W_ATTN_K] = REQ,
+			[Q42_W_ATTN_V] = REQ, [Q42_W_ATTN_OUT] = REQ,
+			[Q42_W_ATTN_Q_B] = REQ, [Q42_W_ATTN_K_B] = REQ, [Q42_W_ATTN_V_B] = REQ,
+			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
+			[Q42_W_FFN_DOWN] = REQ,
+		},
+	},
+};
+
+const q42_arch *q42_arch_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+		if (strcmp(archs[i].name, name) == 0)
+			return &archs[i];
+	return NULL;
+}
+
+/* Keep in step with archs[] above. */
+const char *q42_arch_supported(void)
+{
+	return "llama, qwen2";
+}
+
+bool q42_wslot_is_layer(enum q42_wslot s)
+{
+	return s >= Q42_W_LAYER_FIRST_ && s < Q42_W_COUNT_;
+}
+
+int q42_wslot_format(enum q42_wslot s, uint32_t layer, char *buf, size_t cap)
+{
+	if ((unsigned)s >= Q42_W_COUNT_)
+		return snprintf(buf, cap, "?");
+	if (q42_wslot_is_layer(s))
+		return snprintf(buf, cap, "blk.%u.%s", layer, slot_stem[s]);
+	return snprintf(buf, cap, "%s", slot_stem[s]);
+}
+
+bool q42_wslot_parse(const char *name, uint64_t len, enum q42_wslot *s, uint32_t *layer)
+{
+	uint64_t i = 0, l = 0;
+	enum q42_wslot first = Q42_W_TOK_EMBD, end = Q42_W_LAYER_FIRST_;
+
+	*layer = 0;
+	if (len > 4 && memcmp(name, "blk.", 4) == 0) {
+		i = 4;
+		if (i >= len || name[i] < '0' || name[i] > '9' || (name[i] == '0' && i + 1 < len &&
+								   name[i + 1] != '.'))
+			return false;
+		while (i < len && name[i] >= '0' && name[i] <= '9') {
+			l = l * 10 + (uint64_t)(name[i] - '0');
+			if (l > UINT32_MAX)
+				return false;
+			i++;
+		}
+		if (i >= len || name[i] != '.')
+			return false;
+		i++;
+		*layer = (uint32_t)l;
+		first = Q42_W_LAYER_FIRST_;
+		end = Q42_W_COUNT_;
+	}
+	for (enum q42_wslot k = first; k < end; k++) {
+		size_t sl = strlen(slot_stem[k]);
+		if (len - i == sl && memcmp(name + i, slot_stem[k], sl) == 0) {
+			*s = k;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,78 @@
+/* q42_arch.h -- architecture descriptions for the engine.
+ *
+ * An architecture is data, not code: which weights it has (required,
+ * optional, absent), how RoPE pairs dimensions, and its defaults. The
+ * forward pass (q42_forward.c) is one sequence of named operations that
+ * consults the description; a new family is a new table row plus, where it
+ * really computes something new, a new operation -- never a copy of the
+ * forward pass. Names are llama.cpp's GGUF tensor names.
+ */
+#ifndef Q42_ARCH_H
+#define Q42_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_err.h"
+
+/* RoPE pairing, numbered as ggml numbers its rope modes. */
+enum q42_rope_mode {
+	Q42_ROPE_NORM = 0, /* pairs (2i, 2i+1) */
+	Q42_ROPE_NEOX = 2, /* pairs (i, i + n_rot/2) */
+};
+
+/* Every weight the forward pass knows. The first Q42_W_LAYER_FIRST_ are
+ * global; the rest exist once per block ("blk.N."). */
+enum q42_wslot {
+	Q42_W_TOK_EMBD = 0,
+	Q42_W_OUTPUT_NORM,
+	Q42_W_OUTPUT,
+	Q42_W_ROPE_FREQS,
+	Q42_W_LAYER_FIRST_,
+	Q42_W_ATTN_NORM = Q42_W_LAYER_FIRST_,
+	Q42_W_ATTN_Q,
+	Q42_W_ATTN_K,
+	Q42_W_ATTN_V,
+	Q42_W_ATTN_OUT,
+	Q42_W_ATTN_Q_B,
+	Q42_W_ATTN_K_B,
+	Q42_W_ATTN_V_B,
+	Q42_W_ATTN_OUT_B,
+	Q42_W_FFN_NORM,
+	Q42_W_FFN_GATE,
+	Q42_W_FFN_UP,
+	Q42_W_FFN_DOWN,
+	Q42_W_FFN_GATE_B,
+	Q42_W_FFN_UP_B,
+	Q42_W_FFN_DOWN_B,
+	Q42_W_COUNT_
+};
+
+enum q42_need {
+	Q42_NEED_NO = 0,  /* must not be present */
+	Q42_NEED_OPT = 1, /* used when present */
+	Q42_NEED_YES = 2, /* the model is refused without it */
+};
+
+typedef struct q42_arch {
+	const char *name;          /* general.architecture */
+	enum q42_rope_mode rope;
+	float rope_base_default;   /* when <arch>.rope.freq_base is absent */
+	/* output.weight absent -> the token embedding is the output matrix */
+	bool may_tie_output;
+	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
+} q42_arch;
+
+/* NULL when the engine has no description for name. */
+Q42_API const q42_arch *q42_arch_find(const char *name);
+/* Comma-separated names of every supported architecture, for messages. */
+Q42_API const char *q42_arch_supported(void);
+
+/* GGUF tensor name of a slot in block layer (ignored for global slots). */
+Q42_API int q42_wslot_format(enum q42_wslot s, uint32_t layer, char *buf, size_t cap);
+Q42_API bool q42_wslot_is_layer(enum q42_wslot s);
+/* Inverse of q42_wslot_format: the slot (and block) a tensor name denotes;
+ * false for a name the engine has no slot for. */
+Q42_API bool q42_wslot_parse(const char *name, uint64_t len, enum q42_wslot *s,
+			     uint32_t *layer);
+
+#endif

@@ -1,0 +1,487 @@
+/* q42_engine.c -- opening an engine: check the hyperparameters, bind every
+ * tensor of the mount to a slot of its architecture, choose kernels and
+ * allocate the cache and all scratch memory.
+ *
+ * Everything that could go wrong with a model is found here, before the
+ * first token: a missing, unexpected or misshapen tensor, a type without
+ * kernels, inconsistent head counts. The forward pass then trusts these
+ * checks and never validates again. Sizes go through q42_ckd.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/q42_ckd.h"
+#include "engine/q42_engine_impl.h"
+#include "formats/q42_types.h"
+
+#define Q42_MAX_EMBD (1u << 16)
+#define Q42_MAX_FF (1u << 20)
+#define Q42_MAX_HEADS 1024u
+#define Q42_MAX_HEAD_DIM 1024u
+#define Q42_MAX_VOCAB (1u << 24)
+
+static void *zalloc(uint64_t n, uint64_t size, bool *failed)
+{
+	uint64_t t;
+	void *p;
+	if (*failed || q42_mul_overflow(n, size, &t) || t > SIZE_MAX) {
+		*failed = true;
+		return NULL;
+	}
+	p = calloc(1, t ? (size_t)t : 1);
+	if (p == NULL)
+		*failed = true;
+	return p;
+}
+
+static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opts *o,
+		      q42_err *err)
+{
+	const char *a = hp->arch;
+	e->n_embd = hp->n_embd;
+	e->n_layer = hp->n_layer;
+	e->n_head = hp->n_head;
+	if (e->n_embd == 0 || e->n_embd > Q42_MAX_EMBD)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s.embedding_length %u outside 1..%u",
+				   a, e->n_embd, Q42_MAX_EMBD);
+	if (e->n_layer == 0 || e->n_layer > Q42_MAX_LAYERS)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s.block_count %u outside 1..%u", a,
+				   e->n_layer, Q42_MAX_LAYERS);
+	if (e->n_head == 0 || e->n_head > Q42_MAX_HEADS)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.attention.head_count %u outside 1..%u", a, e->n_head,
+				   Q42_MAX_HEADS);
+	if (hp->n_expert > 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "metadata: %s.expert_count is %u: mixture-of-experts models are not supported",
+				   a, hp->n_expert);
+	if (hp->head_dim_k == 0 && e->n_embd % e->n_head != 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: embedding_length %u is not a multiple of head_count %u",
+				   e->n_embd, e->n_head);
+	e->hd_k = hp->head_dim_k ? hp->head_dim_k : e->n_embd / e->n_head;
+	e->hd_v = hp->head_dim_v ? hp->head_dim_v : e->n_embd / e->n_head;
+	e->n_rot = hp->n_rot ? hp->n_rot : e->hd_k;
+	if (e->hd_k == 0 || e->hd_k > Q42_MAX_HEAD_DIM || e->hd_v == 0 ||
+	    e->hd_v > Q42_MAX_HEAD_DIM)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: head dimensions %u/%u outside 1..%u",
+				   e->hd_k, e->hd_v, Q42_MAX_HEAD_DIM);
+	if (e->n_rot > e->hd_k || e->n_rot % 2 != 0 || e->n_rot == 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.rope.dimension_count %u: expected an even number in 2..%u",
+				   a, e->n_rot, e->hd_k);
+	for (uint32_t l = 0; l < e->n_layer; l++) {
+		uint32_t kv = hp->n_head_kv[l] ? hp->n_head_kv[l] : e->n_head;
+		if (e->n_head % kv != 0)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: layer %u: head_count %u is not a multiple of head_count_kv %u",
+					   l, e->n_head, kv);
+		if (hp->n_ff[l] == 0 || hp->n_ff[l] > Q42_MAX_FF)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: layer %u: feed_forward_length %u outside 1..%u", l,
+					   hp->n_ff[l], Q42_MAX_FF);
+		e->layers[l].n_head_kv = kv;
+		e->layers[l].n_ff = hp->n_ff[l];
+		if (kv > e->n_head_kv_max)
+			e->n_head_kv_max = kv;
+		if (hp->n_ff[l] > e->n_ff_max)
+			e->n_ff_max = hp->n_ff[l];
+	}
+	if (!(hp->norm_rms_eps > 0.0f))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.attention.layer_norm_rms_epsilon is missing", a);
+	e->eps = hp->norm_rms_eps;
+	e->rope_base = hp->rope_freq_base > 0.0f ? hp->rope_freq_base : e->arch->rope_base_default;
+	e->rope_scale = hp->rope_freq_scale > 0.0f ? hp->rope_freq_scale : 1.0f;
+	e->theta_scale = powf(e->rope_base, -2.0f / (float)e->n_rot);
+	e->kq_scale = 1.0f / sqrtf((float)e->hd_k);
+
+	e->n_ctx = o->n_ctx;
+	if (e->n_ctx == 0) {
+		e->n_ctx = hp->n_ctx_train ? hp->n_ctx_train : Q42_ENGINE_CTX_DEFAULT;
+		if (e->n_ctx > Q42_ENGINE_CTX_DEFAULT)
+			e->n_ctx = Q42_ENGINE_CTX_DEFAULT;
+	}
+	if (e->n_ctx > Q42_ENGINE_CTX_MAX)
+		return q42_err_set(err, Q42_EARG, "context %u exceeds the maximum %u", e->n_ctx,
+				   Q42_ENGINE_CTX_MAX);
+	e->n_batch = o->n_batch ? o->n_batch : Q42_ENGINE_BATCH_DEFAULT;
+	if (e->n_batch > Q42_ENGINE_BATCH_MAX)
+		return q42_err_set(err, Q42_EARG, "batch %u exceeds the maximum %u", e->n_batch,
+				   Q42_ENGINE_BATCH_MAX);
+	if (e->n_batch > e->n_ctx)
+		e->n_batch = e->n_ctx;
+	return Q42_OK;
+}
+
+/* Expected ne[0], ne[1] of a slot (ne[1] == 0: a vector). */
+static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64_t *n0,
+		       uint64_t *n1)
+{
+	uint64_t E = e->n_embd, qd = (uint64_t)e->n_head * e->hd_k;
+	uint64_t kvh = l < e->n_layer ? e->layers[l].n_head_kv : 0;
+	uint64_t ff = l < e->n_layer ? e->layers[l].n_ff : 0;
+	*n1 = 0;
+	switch (s) {
+	case Q42_W_TOK_EMBD:
+	case Q42_W_OUTPUT: *n0 = E; *n1 = e->n_vocab; break;
+	case Q42_W_OUTPUT_NORM:
+	case Q42_W_ATTN_NORM:
+	case Q42_W_FFN_NORM:
+	case Q42_W_ATTN_OUT_B:
+	case Q42_W_FFN_DOWN_B: *n0 = E; break;
+	case Q42_W_ROPE_FREQS: *n0 = e->n_rot / 2; break;
+	case Q42_W_ATTN_Q: *n0 = E; *n1 = qd; break;
+	case Q42_W_ATTN_K: *n0 = E; *n1 = kvh * e->hd_k; break;
+	case Q42_W_ATTN_V: *n0 = E; *n1 = kvh * e->hd_v; break;
+	case Q42_W_ATTN_OUT: *n0 = (uint64_t)e->n_head * e->hd_v; *n1 = E; break;
+	case Q42_W_ATTN_Q_B: *n0 = qd; break;
+	case Q42_W_ATTN_K_B: *n0 = kvh * e->hd_k; break;
+	case Q42_W_ATTN_V_B: *n0 = kvh * e->hd_v; break;
+	case Q42_W_FFN_GATE:
+	case Q42_W_FFN_UP: *n0 = E; *n1 = ff; break;
+	case Q42_W_FFN_DOWN: *n0 = ff; *n1 = E; break;
+	case Q42_W_FFN_GATE_B:
+	case Q42_W_FFN_UP_B: *n0 = ff; break;
+	default: *n0 = 0; break;
+	}
+}
+
+static uint32_t act_slot(q42_engine *e, uint32_t vdt, bool *ok)
+{
+	for (uint32_t i = 0; i < e->n_act; i++)
+		if (e->act[i].type == vdt)
+			return i;
+	if (e->n_act == Q42_ACT_SLOTS) {
+		*ok = false;
+		return 0;
+	}
+	e->act[e->n_act].type = vdt;
+	return e->n_act++;
+}
+
+static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, uint32_t l,
+		    q42_weight *w, q42_err *err)
+{
+	uint64_t n0, n1, rb, total;
+	const q42_dtype_info *di = q42_dtype_get(tv->dtype);
+	const char *nm = tv->name.p;
+	int nl = (int)(tv->name.len > 200 ? 200 : tv->name.len);
+
+	slot_shape(e, s, l, &n0, &n1);
+	if (tv->ne[2] != 1 || tv->ne[3] != 1 || tv->ne[0] != n0 || tv->ne[1] != (n1 ? n1 : 1))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+				   nl, nm, (unsigned long long)tv->ne[0], (unsigned long long)tv->ne[1],
+				   (unsigned long long)tv->ne[2], (unsigned long long)tv->ne[3],
+				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1));
+	if (di == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: unknown type id %u", nl, nm,
+				   tv->dtype);
+	if (!q42_dtype_nbytes(tv->dtype, n0, n0, &rb) || q42_mul_overflow(rb, n1 ? n1 : 1, &total) ||
+	    total != tv->nbytes || tv->data == NULL)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tensor %.*s: %llu bytes of %s do not hold a [%llu, %llu] tensor",
+				   nl, nm, (unsigned long long)tv->nbytes, di->name,
+				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1));
+	w->data = tv->data;
+	w->dtype = tv->dtype;
+	w->n_in = (int64_t)n0;
+	w->n_out = (int64_t)(n1 ? n1 : 1);
+	w->row_bytes = rb;
+	if (n1 == 0) {
+		/* vectors are read as float arrays straight from the mapping */
+		if (tv->dtype != Q42_DTYPE_F32 || ((uintptr_t)tv->data & 3u) != 0)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "tensor %.*s: type %s%s: the engine reads vectors as aligned f32",
+					   nl, nm, di->name,
+					   tv->dtype == Q42_DTYPE_F32 ? " (misaligned)" : "");
+		return Q42_OK;
+	}
+	w->k = q42_kernels_get(tv->dtype, e->isa);
+	if (w->k == NULL || w->k->vec_dot == NULL ||
+	    q42_kernels_get(w->k->vec_dot_type, e->isa) == NULL ||
+	    q42_kernels_get(w->k->vec_dot_type, e->isa)->quantize == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "tensor %.*s: no %s kernels for type %s", nl, nm,
+				   q42_isa_name(e->isa), di->name);
+	if (s == Q42_W_TOK_EMBD && w->k->dequant == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: type %s cannot be dequantized",
+				   nl, nm, di->name);
+	w->vdt = w->k->vec_dot_type;
+	return Q42_OK;
+}
+
+static int bind_tensors(q42_engine *e, q42_err *err)
+{
+	uint64_t nt = q42_mount_n_tensors(e->m);
+	char name[128];
+	bool ok = true;
+
+	for (uint64_t i = 0; i < nt; i++) {
+		q42_tensor_view tv;
+		enum q42_wslot s;
+		uint32_t l;
+		q42_weight *w;
+		int rc;
+		int nl;
+
+		q42_mount_tensor_at(e->m, i, &tv);
+		nl = (int)(tv.name.len > 200 ? 200 : tv.name.len);
+		if (!q42_wslot_parse(tv.name.p, tv.name.len, &s, &l) || e->arch->need[s] == Q42_NEED_NO)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "tensor %.*s: not part of architecture %s as this engine runs it",
+					   nl, tv.name.p, e->arch->name);
+		if (q42_wslot_is_layer(s) && l >= e->n_layer)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "tensor %.*s: block %u, but the model has %u blocks", nl,
+					   tv.name.p, l, e->n_layer);
+		w = q42_wslot_is_layer(s) ? &e->layers[l].w[s] : &e->g[s];
+		if (w->data != NULL)
+			return q42_err_set(err, Q42_EFORMAT, "tensor %.*s: present twice", nl,
+					   tv.name.p);
+		rc = bind_one(e, &tv, s, l, w, err);
+		if (rc != Q42_OK)
+			return rc;
+		e->n_params += tv.ne[0] * tv.ne[1];
+	}
+	/* required slots */
+	for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
+		uint32_t n = q42_wslot_is_layer(s) ? e->n_layer : 1;
+		if (e->arch->need[s] != Q42_NEED_YES)
+			continue;
+		for (uint32_t l = 0; l < n; l++) {
+			const q42_weight *w = q42_wslot_is_layer(s) ? &e->layers[l].w[s] : &e->g[s];
+			if (w->data == NULL) {
+				q42_wslot_format(s, l, name, sizeof name);
+				return q42_err_set(err, Q42_EFORMAT,
+						   "tensor %s: required by architecture %s but missing",
+						   name, e->arch->name);
+			}
+		}
+	}
+	if (e->g[Q42_W_OUTPUT].data == NULL) {
+		if (!e->arch->may_tie_output)
+			return q42_err_set(err, Q42_EFORMAT, "tensor output.weight: missing");
+		e->g[Q42_W_OUTPUT] = e->g[Q42_W_TOK_EMBD];
+		e->tied = true;
+	}
+	/* activation slots: one per vec_dot_type in use */
+	for (uint32_t l = 0; l <= e->n_layer; l++) {
+		q42_weight *ws = l < e->n_layer ? e->layers[l].w : e->g;
+		uint32_t first = l < e->n_layer ? Q42_W_LAYER_FIRST_ : 0;
+		uint32_t end = l < e->n_layer ? Q42_W_COUNT_ : Q42_W_LAYER_FIRST_;
+		for (uint32_t s = first; s < end; s++)
+			if (ws[s].data != NULL && ws[s].k != NULL)
+				ws[s].act = act_slot(e, ws[s].vdt, &ok);
+	}
+	if (!ok)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "model mixes more than %d activation types", Q42_ACT_SLOTS);
+	return Q42_OK;
+}
+
+static int alloc_buffers(q42_engine *e, q42_err *err)
+{
+	bool failed = false;
+	uint64_t B = e->n_batch, kvn = 0, vn = 0, t;
+	uint64_t widest = e->n_embd > e->n_ff_max ? e->n_embd : e->n_ff_max;
+	uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
+	uint32_t nth = q42_pool_size(e->pool);
+
+	if (qd > widest)
+		widest = qd;
+	if (ad > widest)
+		widest = ad;
+
+	/* cache */
+	if (q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max, e->n_ctx, &kvn) ||
+	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
+		failed = true;
+	e->kc = zalloc(kvn, e->k_row_bytes, &failed);
+	if (!failed && q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max * e->hd_v, e->n_ctx,
+					&vn))
+		failed = true;
+	e->vc = zalloc(vn, e->v_elem_bytes, &failed);
+
+	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
+	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);
+	e->ao = zalloc(B * e->n_embd, sizeof(float), &failed);
+	e->q = zalloc(B * qd, sizeof(float), &failed);
+	e->k = zalloc(B * e->n_head_kv_max * e->hd_k, sizeof(float), &failed);
+	e->v = zalloc(B * e->n_head_kv_max * e->hd_v, sizeof(float), &failed);
+	e->att = zalloc(B * ad, sizeof(float), &failed);
+	e->hg = zalloc(B * e->n_ff_max, sizeof(float), &failed);
+	e->hu = zalloc(B * e->n_ff_max, sizeof(float), &failed);
+	e->rope = zalloc(e->n_rot, sizeof(float), &failed);
+	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
+	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
+		q42_act *a = &e->act[i];
+		uint64_t rb = 0;
+		a->qk = q42_kernels_get(a->type, e->isa);
+		if (!q42_dtype_nbytes(a->type, widest, 1, &rb)) {
+			/* widest is not a whole number of blocks: size by the
+			 * rounded-up block count instead */
+			const q42_dtype_info *di = q42_dtype_get(a->type);
+			rb = (widest + di->block_elems - 1) / di->block_elems * di->block_bytes;
+		}
+		a->buf = zalloc(B, rb, &failed);
+	}
+	e->ts = zalloc(nth, sizeof *e->ts, &failed);
+	if (e->ts != NULL)
+		e->n_ts = nth;
+	for (uint32_t i = 0; i < e->n_ts && !failed; i++) {
+		e->ts[i].scores = zalloc(e->n_ctx, sizeof(float), &failed);
+		e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
+		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+	}
+	if (failed)
+		return q42_err_set(err, Q42_ENOMEM,
+				   "out of memory for a context of %u tokens and batch %u (try --ctx)",
+				   e->n_ctx, e->n_batch);
+	return Q42_OK;
+}
+
+int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
+{
+	static const q42_engine_opts defaults = {0};
+	const q42_hparams *hp = q42_mount_hparams(m);
+	q42_engine *e = NULL;
+	uint32_t nth;
+	int rc;
+
+	*out = NULL;
+	if (o == NULL)
+		o = &defaults;
+	if (hp == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "%s: no hyperparameters: not a runnable model",
+				   q42_mount_path(m));
+	e = calloc(1, sizeof *e);
+	if (e == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "engine: out of memory");
+	e->m = m;
+	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
+	e->arch = q42_arch_find(hp->arch);
+	if (e->arch == NULL) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "architecture '%s' is not supported (supported: %s)", hp->arch,
+				 q42_arch_supported());
+		goto fail;
+	}
+	e->n_vocab = q42_mount_vocab(m)->n_tokens;
+	if (e->n_vocab == 0 || e->n_vocab > Q42_MAX_VOCAB) {
+		rc = q42_err_set(err, Q42_EFORMAT, "tokenizer: %u tokens, expected 1..%u", e->n_vocab,
+				 Q42_MAX_VOCAB);
+		goto fail;
+	}
+	e->layers = calloc(hp->n_layer ? hp->n_layer : 1, sizeof *e->layers);
+	if (e->layers == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "engine: out of memory");
+		goto fail;
+	}
+	rc = check_dims(e, hp, o, err);
+	if (rc != Q42_OK)
+		goto fail;
+
+	e->kv_type = o->kv_type ? o->kv_type : Q42_DTYPE_F32;
+	if (e->kv_type != Q42_DTYPE_F32 && e->kv_type != Q42_DTYPE_F16) {
+		rc = q42_err_set(err, Q42_EARG, "KV cache type %u: only f32 and f16 are supported",
+				 e->kv_type);
+		goto fail;
+	}
+	e->kvk = q42_kernels_get(e->kv_type, e->isa);
+	e->kvq = e->kvk ? q42_kernels_get(e->kvk->vec_dot_type, e->isa) : NULL;
+	if (e->kvk == NULL || e->kvk->vec_dot == NULL || e->kvq == NULL || e->kvq->quantize == NULL ||
+	    e->kvk->vec_dot_type != e->kv_type) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "no %s kernels for a %s KV cache",
+				 q42_isa_name(e->isa), q42_dtype_get(e->kv_type)->name);
+		goto fail;
+	}
+	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
+	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
+
+	rc = bind_tensors(e, err);
+	if (rc != Q42_OK) {
+		q42_err_prefix(err, "%s", q42_mount_path(m));
+		goto fail;
+	}
+	nth = o->n_threads ? o->n_threads : q42_pool_default_threads();
+	rc = q42_pool_open(&e->pool, nth, err);
+	if (rc != Q42_OK)
+		goto fail;
+	rc = alloc_buffers(e, err);
+	if (rc != Q42_OK)
+		goto fail;
+	*out = e;
+	return Q42_OK;
+fail:
+	q42_engine_close(e);
+	return rc;
+}
+
+void q42_engine_close(q42_engine *e)
+{
+	if (e == NULL)
+		return;
+	q42_pool_close(e->pool);
+	for (uint32_t i = 0; i < e->n_ts; i++) {
+		free(e->ts[i].scores);
+		free(e->ts[i].qq);
+		free(e->ts[i].pq);
+	}
+	free(e->ts);
+	for (uint32_t i = 0; i < e->n_act; i++)
+		free(e->act[i].buf);
+	free(e->kc);
+	free(e->vc);
+	free(e->x);
+	free(e->xb);
+	free(e->ao);
+	free(e->q);
+	free(e->k);
+	free(e->v);
+	free(e->att);
+	free(e->hg);
+	free(e->hu);
+	free(e->rope);
+	free(e->logits);
+	free(e->layers);
+	free(e);
+}
+
+void q42_engine_reset(q42_engine *e)
+{
+	e->n_past = 0;
+}
+
+int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err)
+{
+	if (n == 0)
+		return q42_err_set(err, Q42_EARG, "eval: no tokens");
+	if (n > e->n_ctx - e->n_past)
+		return q42_err_set(err, Q42_EARG,
+				   "eval: %u tokens at position %u do not fit a context of %u", n,
+				   e->n_past, e->n_ctx);
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] < 0 || (uint32_t)ids[i] >= e->n_vocab)
+			return q42_err_set(err, Q42_EARG,
+					   "eval: token id %d at index %u outside the vocabulary (0..%u)",
+					   ids[i], i, e->n_vocab - 1);
+	for (uint32_t i = 0; i < n; i += e->n_batch) {
+		uint32_t c = n - i < e->n_batch ? n - i : e->n_batch;
+		q42_forward(e, ids + i, c, i + c == n);
+	}
+	return Q42_OK;
+}
+
+const float *q42_engine_logits(const q42_engine *e) { return e->logits; }
+uint32_t q42_engine_n_past(const q42_engine *e) { return e->n_past; }
+uint32_t q42_engine_n_ctx(const q42_engine *e) { return e->n_ctx; }
+uint32_t q42_engine_n_batch(const q42_engine *e) { return e->n_batch; }
+uint32_t q42_engine_n_vocab(const q42_engine *e) { return e->n_vocab; }
+uint32_t q42_engine_n_threads(const q42_engine *e) { return q42_pool_size(e->pool); }
+uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
+enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
+const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
+uint64_t q42_engine_n_params(const q42_engine *e) { return e->n_params; }

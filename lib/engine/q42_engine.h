@@ -1,0 +1,68 @@
+/* q42_engine.h -- the CPU inference engine: weights bound to an
+ * architecture, a KV cache, scratch buffers and a thread pool.
+ *
+ * An engine is opened once per mount; every buffer it will ever need
+ * (cache, activations, quantized activations, logits) is allocated then,
+ * so evaluating tokens allocates nothing. Matrix products go through the
+ * kernel tables (kernels/q42_kernels.h): activations are quantized to the
+ * weight type's vec_dot_type and each output element is one vec_dot, as
+ * ggml computes them, which is how results follow llama.cpp. Results do not
+ * depend on the thread count.
+ */
+#ifndef Q42_ENGINE_H
+#define Q42_ENGINE_H
+
+#include <stdint.h>
+#include "common/q42_err.h"
+#include "engine/q42_arch.h"
+#include "engine/q42_mount.h"
+#include "kernels/q42_kernels.h"
+
+#define Q42_ENGINE_CTX_DEFAULT 4096u   /* context when neither option nor model says less */
+#define Q42_ENGINE_CTX_MAX (1u << 20)  /* largest context accepted */
+#define Q42_ENGINE_BATCH_DEFAULT 512u  /* prompt tokens per prefill pass */
+#define Q42_ENGINE_BATCH_MAX 8192u
+
+typedef struct q42_engine_opts {
+	uint32_t n_threads; /* 0 = online cores */
+	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
+	uint32_t n_batch;   /* 0 = Q42_ENGINE_BATCH_DEFAULT */
+	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
+	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
+} q42_engine_opts;
+
+typedef struct q42_engine q42_engine;
+
+/* Bind the mount's tensors to its architecture and allocate everything.
+ * Errors: Q42_EUNSUPPORTED (architecture or tensor type the engine cannot
+ * run, named in the message), Q42_EFORMAT (a tensor has the wrong shape,
+ * a required one is missing, an unexpected one is present, hyperparameters
+ * are inconsistent), Q42_EARG (bad options), Q42_ENOMEM. The mount must
+ * outlive the engine. */
+Q42_API int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
+			    q42_err *err);
+Q42_API void q42_engine_close(q42_engine *e);
+
+/* Forget the cache (the next eval starts at position 0). */
+Q42_API void q42_engine_reset(q42_engine *e);
+
+/* Append ids at the current position, in passes of at most n_batch
+ * tokens, and compute the logits of the last one. Q42_EARG when the
+ * cache cannot hold them or an id is outside the vocabulary (nothing is
+ * evaluated then). */
+Q42_API int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err);
+
+/* The n_vocab logits left by the last eval. */
+Q42_API const float *q42_engine_logits(const q42_engine *e);
+
+Q42_API uint32_t q42_engine_n_past(const q42_engine *e);
+Q42_API uint32_t q42_engine_n_ctx(const q42_engine *e);
+Q42_API uint32_t q42_engine_n_batch(const q42_engine *e);
+Q42_API uint32_t q42_engine_n_vocab(const q42_engine *e);
+Q42_API uint32_t q42_engine_n_threads(const q42_engine *e);
+Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
+Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
+Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
+Q42_API uint64_t q42_engine_n_params(const q42_engine *e);
+
+#endif

@@ -1,0 +1,98 @@
+/* q42_engine_impl.h -- internal to lib/engine: the engine's state, shared
+ * by q42_engine.c (binding and allocation) and q42_forward.c (the forward
+ * pass). Never installed; nothing outside lib/engine includes it.
+ */
+#ifndef Q42_ENGINE_IMPL_H
+#define Q42_ENGINE_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "engine/q42_engine.h"
+#include "engine/q42_pool.h"
+
+/* One bound weight: a view into the mapping plus its kernels. */
+typedef struct q42_weight {
+	const uint8_t *data;         /* NULL when the slot is empty */
+	uint32_t dtype;
+	const q42_type_kernels *k;   /* matrices: kernels of dtype */
+	uint32_t vdt;                /* matrices: vec_dot_type of dtype */
+	uint32_t act;                /* matrices: index of the activation slot for vdt */
+	int64_t n_in;                /* ne[0] */
+	int64_t n_out;               /* ne[1] (1 for vectors) */
+	uint64_t row_bytes;
+} q42_weight;
+
+typedef struct q42_layer {
+	q42_weight w[Q42_W_COUNT_];  /* only the per-layer slots are used */
+	uint32_t n_head_kv;
+	uint32_t n_ff;
+} q42_layer;
+
+#define Q42_ACT_SLOTS 4
+
+/* Activations quantized to one vec_dot_type, reused by every product of
+ * the same input (q, k, v share one; gate and up share one). */
+typedef struct q42_act {
+	uint32_t type;
+	const q42_type_kernels *qk;  /* kernels of type (its quantize) */
+	uint8_t *buf;                /* n_batch rows of the widest input */
+	bool valid;
+	const uint8_t *rows;         /* buf, or the f32 source itself for F32 */
+	uint64_t stride;             /* bytes between rows in rows */
+} q42_act;
+
+/* Per-thread attention scratch. */
+typedef struct q42_tscratch {
+	float *scores;               /* n_ctx */
+	uint8_t *qq;                 /* one query head in the cache's vec_dot_type */
+	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
+} q42_tscratch;
+
+struct q42_engine {
+	q42_mount *m;
+	const q42_arch *arch;
+	enum q42_isa isa;
+	q42_pool *pool;
+
+	/* dimensions */
+	uint32_t n_vocab, n_embd, n_layer, n_head, n_head_kv_max, n_ff_max;
+	uint32_t hd_k, hd_v, n_rot, n_ctx, n_batch;
+	float eps, rope_base, rope_scale, theta_scale, kq_scale;
+	uint64_t n_params;
+
+	q42_weight g[Q42_W_LAYER_FIRST_]; /* global weights */
+	bool tied;                         /* output = token embedding */
+	q42_layer *layers;
+
+	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed
+	 * [layer][kv head][dim][pos] elements, both of kv_type */
+	uint32_t kv_type;
+	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
+	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
+	uint64_t k_row_bytes, v_elem_bytes;
+	uint8_t *kc, *vc;
+	uint32_t n_past;
+
+	/* activations, n_batch rows each */
+	float *x;      /* residual stream [n_embd] */
+	float *xb;     /* normed input of a block [n_embd] */
+	float *q;      /* [n_head * hd_k] */
+	float *k;      /* [n_head_kv * hd_k] */
+	float *v;      /* [n_head_kv * hd_v] */
+	float *att;    /* [n_head * hd_v] */
+	float *ao;     /* attention / ffn output [n_embd] */
+	float *hg;     /* [n_ff] gate, then swiglu */
+	float *hu;     /* [n_ff] up */
+	float *rope;   /* [n_rot] cos, sin pairs for one position */
+	float *logits; /* [n_vocab] */
+	uint32_t n_act;
+	q42_act act[Q42_ACT_SLOTS];
+	q42_tscratch *ts;
+	uint32_t n_ts;
+};
+
+/* The forward pass over n tokens at positions n_past.. (n <= n_batch);
+ * computes the logits of the last one when want_logits. */
+void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits);
+
+#endif

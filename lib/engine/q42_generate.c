@@ -1,0 +1,289 @@
+/* q42_generate.c -- the request loop: prompt -> tokens -> prefill ->
+ * decode until a stop, with streamed text and timings.
+ *
+ * Streaming never emits bytes that might still change: an incomplete UTF-8
+ * sequence waits for the next token, and a tail that could be the start of
+ * a stop string waits until it is known not to be one. The first generated
+ * token comes from the prefill logits, so N tokens cost N-1 decode steps,
+ * which is how llama.cpp counts them. Nothing here prints.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "engine/q42_generate.h"
+#include "engine/q42_utf8.h"
+
+const char *q42_stop_name(enum q42_stop_reason r)
+{
+	switch (r) {
+	case Q42_STOP_NONE: return "none";
+	case Q42_STOP_EOS: return "eos";
+	case Q42_STOP_MAX_TOKENS: return "max_tokens";
+	case Q42_STOP_DEADLINE: return "deadline";
+	case Q42_STOP_STRING: return "stop";
+	case Q42_STOP_CTX_FULL: return "ctx_full";
+	}
+	return "?";
+}
+
+void q42_result_init(q42_result *r)
+{
+	memset(r, 0, sizeof *r);
+	q42_buf_init(&r->text);
+}
+
+void q42_result_free(q42_result *r)
+{
+	q42_tokens_free(&r->prompt);
+	q42_tokens_free(&r->out);
+	q42_buf_free(&r->text);
+	memset(r, 0, sizeof *r);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+struct stream {
+	const q42_request *rq;
+	q42_result *r;
+	q42_buf pend;    /* raw piece bytes not yet checked as UTF-8 */
+	size_t emitted;  /* bytes of r->text already given to on_text */
+	size_t max_stop; /* longest stop string */
+};
+
+/* Move the complete UTF-8 part of pend into the text. */
+static void take_text(struct stream *st, bool final)
+{
+	size_t used;
+	if (st->pend.len == 0)
+		return;
+	used = q42_utf8_sanitize(&st->r->text, st->pend.data, st->pend.len, final,
+				 &st->r->text_replaced);
+	memmove(st->pend.data, st->pend.data + used, st->pend.len - used);
+	st->pend.len -= used;
+}
+
+/* Cut the text at the first stop string that starts at or after from. */
+static bool cut_at_stop(struct stream *st, size_t from)
+{
+	q42_buf *t = &st->r->text;
+	size_t best = SIZE_MAX;
+	for (uint32_t i = 0; i < st->rq->n_stops; i++) {
+		const char *s = st->rq->stops[i];
+		size_t sl = strlen(s);
+		if (sl == 0 || t->len < sl)
+			continue;
+		for (size_t p = from; p + sl <= t->len && p < best; p++)
+			if (memcmp(t->data + p, s, sl) == 0) {
+				best = p;
+				break;
+			}
+	}
+	if (best == SIZE_MAX)
+		return false;
+	t->len = best;
+	return true;
+}
+
+/* Bytes at the end of the text that could begin a stop string. */
+static size_t stop_hold(const struct stream *st)
+{
+	const q42_buf *t = &st->r->text;
+	size_t hold = 0;
+	for (uint32_t i = 0; i < st->rq->n_stops; i++) {
+		const char *s = st->rq->stops[i];
+		size_t sl = strlen(s);
+		for (size_t k = sl ? sl - 1 : 0; k > hold; k--)
+			if (k <= t->len && memcmp(t->data + t->len - k, s, k) == 0) {
+				hold = k;
+				break;
+			}
+	}
+	return hold;
+}
+
+static void emit(struct stream *st, size_t upto)
+{
+	if (upto > st->emitted && st->rq->on_text != NULL)
+		st->rq->on_text(st->rq->ud, (const char *)st->r->text.data + st->emitted,
+				upto - st->emitted);
+	if (upto > st->emitted)
+		st->emitted = upto;
+}
+
+/* The bytes a generated token adds to the text. The first one loses the
+ * leading space a SentencePiece vocabulary strips when it detokenizes, so
+ * the text is what llama.cpp's llama_detokenize gives for the generated
+ * ids (the "text" of shared/models/REFERENCE.md). */
+static int token_text(const q42_tokenizer *tok, int32_t id, bool first, q42_buf *piece,
+		      q42_err *err)
+{
+	q42_buf d;
+	int rc;
+
+	q42_buf_reset(piece);
+	rc = q42_tokenizer_piece(tok, id, 0, piece, err);
+	if (rc != Q42_OK || !first || piece->len == 0 || piece->data[0] != ' ')
+		return rc;
+	q42_buf_init(&d);
+	rc = q42_tokenizer_decode(tok, &id, 1, 0, &d, err);
+	if (rc == Q42_OK && (d.len == 0 || d.data[0] != ' ')) {
+		memmove(piece->data, piece->data + 1, piece->len - 1);
+		piece->len--;
+	}
+	q42_buf_free(&d);
+	return rc;
+}
+
+static int tokenize_prompt(const q42_tokenizer *tok, const q42_request *rq, q42_result *r,
+			   q42_err *err)
+{
+	const uint8_t *p = (const uint8_t *)rq->prompt;
+	size_t bad;
+	unsigned flags = 0;
+	q42_buf fixed;
+	int rc;
+
+	if (rq->prompt_len > Q42_GEN_PROMPT_MAX_BYTES)
+		return q42_err_set(err, Q42_EARG, "prompt: %zu bytes, the limit is %u",
+				   rq->prompt_len, Q42_GEN_PROMPT_MAX_BYTES);
+	rc = q42_sha256(p, rq->prompt_len, r->prompt_sha256, err);
+	if (rc != Q42_OK)
+		return rc;
+	if (rq->add_special)
+		flags |= Q42_TOKENIZE_ADD_SPECIAL;
+	if (rq->parse_special)
+		flags |= Q42_TOKENIZE_PARSE_SPECIAL;
+	bad = q42_utf8_check(p, rq->prompt_len);
+	if (bad == rq->prompt_len)
+		return q42_tokenizer_encode(tok, rq->prompt, rq->prompt_len, flags, &r->prompt, err);
+	if (rq->strict)
+		return q42_err_set(err, Q42_EARG,
+				   "prompt: invalid UTF-8 at byte offset %zu (refused under --strict)",
+				   bad);
+	q42_buf_init(&fixed);
+	q42_utf8_sanitize(&fixed, p, rq->prompt_len, true, &r->prompt_replaced);
+	if (fixed.failed) {
+		q42_buf_free(&fixed);
+		return q42_err_set(err, Q42_ENOMEM, "prompt: out of memory");
+	}
+	r->fallbacks |= Q42_FALLBACK_PROMPT_UTF8;
+	rc = q42_tokenizer_encode(tok, (const char *)fixed.data, fixed.len, flags, &r->prompt, err);
+	q42_buf_free(&fixed);
+	return rc;
+}
+
+int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
+		 const q42_request *rq, q42_result *r, q42_err *err)
+{
+	struct stream st = {rq, r, {0}, 0, 0};
+	q42_buf piece;
+	const double t0 = now_ms();
+	const double deadline = rq->deadline_s > 0 ? t0 + rq->deadline_s * 1e3 : 0;
+	const uint32_t n_ctx = q42_engine_n_ctx(e), nb = q42_engine_n_batch(e);
+	double t1, t2;
+	int rc;
+
+	q42_buf_init(&st.pend);
+	q42_buf_init(&piece);
+	rc = tokenize_prompt(tok, rq, r, err);
+	if (rc != Q42_OK)
+		goto done;
+	t1 = now_ms();
+	r->tokenize_ms = t1 - t0;
+	if (r->prompt.n == 0) {
+		rc = q42_err_set(err, Q42_EARG, "prompt: no tokens (empty prompt and no BOS)");
+		goto done;
+	}
+	if (r->prompt.n > n_ctx) {
+		rc = q42_err_set(err, Q42_EARG,
+				 "prompt: %zu tokens do not fit the context of %u tokens (see --ctx)",
+				 r->prompt.n, n_ctx);
+		goto done;
+	}
+	for (uint32_t i = 0; i < rq->n_stops; i++)
+		if (strlen(rq->stops[i]) > st.max_stop)
+			st.max_stop = strlen(rq->stops[i]);
+
+	q42_engine_reset(e);
+	q42_sampler_reset(s);
+	for (size_t i = 0; i < r->prompt.n; i++)
+		q42_sampler_accept(s, r->prompt.ids[i]);
+	for (size_t i = 0; i < r->prompt.n; i += nb) {
+		uint32_t c = (uint32_t)(r->prompt.n - i < nb ? r->prompt.n - i : nb);
+		rc = q42_engine_eval(e, r->prompt.ids + i, c, err);
+		if (rc != Q42_OK)
+			goto done;
+		if (deadline > 0 && i + c < r->prompt.n && now_ms() >= deadline) {
+			r->stop = Q42_STOP_DEADLINE;
+			break;
+		}
+	}
+	t2 = now_ms();
+	r->prefill_ms = t2 - t1;
+
+	while (r->stop == Q42_STOP_NONE) {
+		size_t before;
+		int32_t id;
+
+		if (r->out.n >= rq->max_tokens) {
+			r->stop = Q42_STOP_MAX_TOKENS;
+			break;
+		}
+		id = q42_sampler_sample(s, q42_engine_logits(e));
+		if (q42_tokenizer_is_eog(tok, id)) {
+			r->stop = Q42_STOP_EOS;
+			break;
+		}
+		if (!q42_tokens_push(&r->out, id)) {
+			rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+			goto done;
+		}
+		q42_sampler_accept(s, id);
+		rc = token_text(tok, id, r->out.n == 1, &piece, err);
+		if (rc != Q42_OK)
+			goto done;
+		before = r->text.len;
+		q42_buf_append(&st.pend, piece.data, piece.len);
+		take_text(&st, false);
+		if (st.pend.failed || r->text.failed) {
+			rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+			goto done;
+		}
+		if (st.max_stop > 0 &&
+		    cut_at_stop(&st, before >= st.max_stop ? before - st.max_stop + 1 : 0)) {
+			r->stop = Q42_STOP_STRING;
+			break;
+		}
+		emit(&st, r->text.len - stop_hold(&st));
+		if (r->out.n >= rq->max_tokens)
+			r->stop = Q42_STOP_MAX_TOKENS;
+		else if (deadline > 0 && now_ms() >= deadline)
+			r->stop = Q42_STOP_DEADLINE;
+		else if (q42_engine_n_past(e) >= n_ctx)
+			r->stop = Q42_STOP_CTX_FULL;
+		else {
+			rc = q42_engine_eval(e, &id, 1, err);
+			if (rc != Q42_OK)
+				goto done;
+			r->n_decode++;
+		}
+	}
+	if (r->stop != Q42_STOP_STRING)
+		take_text(&st, true);
+	if (r->text.failed) {
+		rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+		goto done;
+	}
+	emit(&st, r->text.len);
+	r->decode_ms = now_ms() - t2;
+	rc = Q42_OK;
+done:
+	q42_buf_free(&st.pend);
+	q42_buf_free(&piece);
+	return rc;
+}

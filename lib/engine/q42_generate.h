@@ -1,0 +1,83 @@
+/* q42_generate.h -- one request: tokenize, prefill, decode until a stop.
+ *
+ * The request loop around the engine: prompt checks, chunked prefill,
+ * sampling, stop conditions (end of generation, token budget, deadline,
+ * stop strings, full context), streaming of complete UTF-8 text, and the
+ * timings and counts a record reports. It prints nothing; text goes to the
+ * caller's callback.
+ */
+#ifndef Q42_GENERATE_H
+#define Q42_GENERATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_buf.h"
+#include "common/q42_err.h"
+#include "engine/q42_engine.h"
+#include "engine/q42_sample.h"
+#include "formats/q42_digest.h"
+#include "tokenizer/q42_tokenizer.h"
+
+#define Q42_GEN_MAX_TOKENS_DEFAULT 256u
+#define Q42_GEN_DEADLINE_DEFAULT 30.0
+#define Q42_GEN_MAX_STOPS 16u
+#define Q42_GEN_STOP_MAX_BYTES 256u
+#define Q42_GEN_PROMPT_MAX_BYTES (64u << 20)
+
+enum q42_stop_reason {
+	Q42_STOP_NONE = 0,
+	Q42_STOP_EOS,        /* an end-of-generation token (not part of the output) */
+	Q42_STOP_MAX_TOKENS, /* the token budget is used up */
+	Q42_STOP_DEADLINE,   /* the request ran out of time */
+	Q42_STOP_STRING,     /* a stop string appeared (cut from the text) */
+	Q42_STOP_CTX_FULL,   /* the context has no room for another token */
+};
+
+/* "eos", "max_tokens", "deadline", "stop", "ctx_full" ("none" for 0). */
+Q42_API const char *q42_stop_name(enum q42_stop_reason r);
+
+/* Things done differently from what was asked, reported in records. */
+enum q42_fallback {
+	Q42_FALLBACK_PROMPT_UTF8 = 1u << 0, /* invalid prompt bytes replaced by U+FFFD */
+};
+
+typedef void (*q42_text_fn)(void *ud, const char *p, size_t n);
+
+typedef struct q42_request {
+	const char *prompt;
+	size_t prompt_len;
+	bool add_special;       /* BOS/EOS as the vocabulary's policy says */
+	bool parse_special;     /* special-token text becomes the special token */
+	bool strict;            /* a fallback is an error instead */
+	uint32_t max_tokens;    /* 0: prefill only */
+	double deadline_s;      /* <= 0: none */
+	const char *const *stops;
+	uint32_t n_stops;
+	q42_text_fn on_text;    /* may be NULL */
+	void *ud;
+} q42_request;
+
+typedef struct q42_result {
+	q42_tokens prompt;      /* prompt ids as evaluated */
+	q42_tokens out;         /* generated ids (an end-of-generation id is not included) */
+	q42_buf text;           /* generated text, valid UTF-8, stop string cut */
+	uint64_t text_replaced; /* bytes of generated text replaced by U+FFFD */
+	enum q42_stop_reason stop;
+	uint32_t fallbacks;     /* enum q42_fallback bits */
+	uint64_t prompt_replaced; /* prompt bytes replaced by U+FFFD */
+	uint8_t prompt_sha256[Q42_SHA256_LEN]; /* of the prompt bytes as given */
+	uint32_t n_decode;      /* single-token evaluations after the prefill */
+	double tokenize_ms, prefill_ms, decode_ms;
+} q42_result;
+
+Q42_API void q42_result_init(q42_result *r);
+Q42_API void q42_result_free(q42_result *r);
+
+/* Run one request. The engine cache and the sampler are reset first.
+ * Errors (Q42_EARG unless said otherwise): the prompt is too large, has no
+ * tokens, has more tokens than the context holds, or is not valid UTF-8
+ * under strict; Q42_ENOMEM. A stop (any reason) is success. */
+Q42_API int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
+			 const q42_request *rq, q42_result *r, q42_err *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* q42_mount.h -- a model file opened for running: container, description,
+ * tokenizer and tensor lookup, whatever the container.
+ *
+ * A mount maps the file, tells P64 from GGUF by its first four bytes only,
+ * and lets the container layer validate it before anything is exposed. The
+ * engine sees only q42_hparams, q42_vocab, the tokenizer and tensor views
+ * whose data points into the mapping (weights are never copied). A file
+ * that fails validation is refused; it is never retried as the other
+ * container.
+ */
+#ifndef Q42_MOUNT_H
+#define Q42_MOUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_err.h"
+#include "formats/q42_digest.h"
+#include "formats/q42_model.h"
+#include "tokenizer/q42_tokenizer.h"
+
+enum q42_container {
+	Q42_CONTAINER_GGUF = 1,
+	Q42_CONTAINER_P64 = 2,
+};
+
+enum q42_mount_flags {
+	/* Only the tokenizer is needed: hyperparameters and tensors may be
+	 * absent (ggml-vocab-*.gguf files). */
+	Q42_MOUNT_VOCAB_ONLY = 1u << 0,
+};
+
+typedef struct q42_mount q42_mount;
+
+/* A tensor as the engine sees it. ne[0] varies fastest (the row length). */
+typedef struct q42_tensor_view {
+	q42_str name;
+	uint32_t dtype;       /* ggml type id */
+	uint32_t n_dims;
+	uint64_t ne[4];       /* unused dims are 1 */
+	uint64_t nbytes;
+	const uint8_t *data;  /* in the mapping */
+} q42_tensor_view;
+
+/* Identity of the mounted file, for records (q42-record(5), "model"). */
+typedef struct q42_model_ident {
+	enum q42_container container;
+	uint64_t size;
+	char sha256[Q42_SHA256_HEX_LEN + 1];        /* of the file itself */
+	char source_sha256[Q42_SHA256_HEX_LEN + 1]; /* P64 provenance, or = sha256 for GGUF */
+} q42_model_ident;
+
+/* Open path ("-" = stdin). Errors: Q42_EIO (cannot open/read), Q42_EFORMAT
+ * (not a model file, truncated, fails validation, tokenizer malformed),
+ * Q42_ENOTFOUND (a required part such as the tokenizer is missing),
+ * Q42_EUNSUPPORTED (tokenizer kind not handled). */
+Q42_API int q42_mount_open(q42_mount **out, const char *path, unsigned flags, q42_err *err);
+Q42_API void q42_mount_close(q42_mount *m);
+
+Q42_API enum q42_container q42_mount_container(const q42_mount *m);
+Q42_API const char *q42_container_name(enum q42_container c);
+Q42_API const char *q42_mount_path(const q42_mount *m);
+/* NULL when the file carries no hyperparameters (vocab-only mounts). */
+Q42_API const q42_hparams *q42_mount_hparams(const q42_mount *m);
+Q42_API const q42_vocab *q42_mount_vocab(const q42_mount *m);
+Q42_API const q42_tokenizer *q42_mount_tokenizer(const q42_mount *m);
+
+Q42_API uint64_t q42_mount_n_tensors(const q42_mount *m);
+/* Tensor i in file order; false when i is out of range. */
+Q42_API bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view *tv);
+/* Tensor by name; false when absent. */
+Q42_API bool q42_mount_tensor(const q42_mount *m, const char *name, q42_tensor_view *tv);
+
+/* Compute (once; the digest reads the whole mapping) and return the
+ * identity of the mounted file. */
+Q42_API int q42_mount_ident(q42_mount *m, const q42_model_ident **out, q42_err *err);
+
+#endif

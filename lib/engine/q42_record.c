@@ -1,0 +1,178 @@
+/* q42_record.c -- building q42-record/1 objects with jansson.
+ *
+ * Field names, types and meanings are fixed by q42-record(5); a change here
+ * is a change of that page (and, when incompatible, of the schema
+ * version). Strings handed to jansson are valid UTF-8 by construction
+ * (generated text is sanitized by the request loop, paths are sanitized
+ * here) because JSON text must be.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "engine/q42_record.h"
+#include "engine/q42_utf8.h"
+#include "formats/q42_types.h"
+
+uint64_t q42_peak_rss_bytes(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss < 0)
+		return 0;
+	return (uint64_t)ru.ru_maxrss * 1024u;
+}
+
+/* A float setting as the short decimal a user would have typed. */
+static json_t *jfloat(float v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%.7g", (double)v);
+	return json_real(strtod(b, NULL));
+}
+
+static json_t *jms(double v)
+{
+	return json_real(round(v * 1000.0) / 1000.0);
+}
+
+static json_t *jstr_lossy(const char *s)
+{
+	size_t n = strlen(s);
+	json_t *j;
+	q42_buf b;
+	if (q42_utf8_check((const uint8_t *)s, n) == n)
+		return json_stringn(s, n);
+	q42_buf_init(&b);
+	q42_utf8_sanitize(&b, (const uint8_t *)s, n, true, NULL);
+	j = b.failed ? NULL : json_stringn((const char *)b.data, b.len);
+	q42_buf_free(&b);
+	return j;
+}
+
+static json_t *jids(const q42_tokens *t)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a != NULL && i < t->n; i++)
+		if (json_array_append_new(a, json_integer(t->ids[i])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *jrate(double n, double ms)
+{
+	return ms > 0.0 ? json_real(round(n / (ms / 1e3) * 100.0) / 100.0) : json_null();
+}
+
+int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
+{
+	const q42_result *r = ri->result;
+	const q42_request *rq = ri->request;
+	const q42_sampling *sp = ri->sampling;
+	const q42_engine *e = ri->engine;
+	const q42_model_ident *id = ri->ident;
+	char digest[Q42_SHA256_HEX_LEN + 1];
+	json_t *o = NULL, *stops = NULL, *fb = NULL;
+	char *line = NULL;
+	int rc = Q42_OK;
+
+	q42_hex_encode(r->prompt_sha256, sizeof r->prompt_sha256, digest);
+	stops = json_array();
+	for (uint32_t i = 0; stops != NULL && i < rq->n_stops; i++)
+		json_array_append_new(stops, jstr_lossy(rq->stops[i]));
+	fb = json_array();
+	if (fb != NULL && (r->fallbacks & Q42_FALLBACK_PROMPT_UTF8)) {
+		char d[96];
+		snprintf(d, sizeof d, "%llu invalid prompt bytes replaced by U+FFFD",
+			 (unsigned long long)r->prompt_replaced);
+		json_array_append_new(fb, json_pack("{s:s, s:s}", "kind", "prompt_utf8", "detail", d));
+	}
+
+	o = json_pack(
+		"{s:s, s:I, s:s%, s:s, s:{s:s, s:I, s:b, s:b}, s:{s:o, s:o},"
+		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:{s:I},"
+		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
+		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
+		" s:{s:I, s:f, s:o, s:I, s:I},"
+		" s:{s:s, s:s, s:I, s:s},"
+		" s:{s:s, s:s}, s:b, s:o, s:[]}",
+		"schema", Q42_RECORD_SCHEMA,
+		"request", (json_int_t)ri->request_index,
+		"text", (const char *)r->text.data ? (const char *)r->text.data : "", r->text.len,
+		"stop", q42_stop_name(r->stop),
+		"prompt",
+		"sha256", digest,
+		"bytes", (json_int_t)rq->prompt_len,
+		"add_special", rq->add_special,
+		"parse_special", rq->parse_special,
+		"tokens",
+		"prompt", jids(&r->prompt),
+		"generated", jids(&r->out),
+		"counts",
+		"prompt", (json_int_t)r->prompt.n,
+		"generated", (json_int_t)r->out.n,
+		"decode_steps", (json_int_t)r->n_decode,
+		"text_replaced_bytes", (json_int_t)r->text_replaced,
+		"timings",
+		"load_ms", jms(ri->load_ms),
+		"tokenize_ms", jms(r->tokenize_ms),
+		"prefill_ms", jms(r->prefill_ms),
+		"decode_ms", jms(r->decode_ms),
+		"prefill_tok_s", jrate((double)r->prompt.n, r->prefill_ms),
+		"decode_tok_s", jrate((double)r->n_decode, r->decode_ms),
+		"memory",
+		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
+		"model",
+		"container", q42_container_name(id->container),
+		"path", jstr_lossy(ri->model_path),
+		"size", (json_int_t)id->size,
+		"sha256", id->sha256,
+		"source_sha256", id->source_sha256[0] ? id->source_sha256 : NULL,
+		"arch", q42_engine_arch(e)->name,
+		"n_params", (json_int_t)q42_engine_n_params(e),
+		"n_vocab", (json_int_t)q42_engine_n_vocab(e),
+		"sampling",
+		"mode", sp->temp > 0.0f ? "sample" : "greedy",
+		"temp", jfloat(sp->temp),
+		"top_k", (json_int_t)sp->top_k,
+		"top_p", jfloat(sp->top_p),
+		"min_p", jfloat(sp->min_p),
+		"repeat_penalty", jfloat(sp->repeat_penalty),
+		"repeat_last_n", (json_int_t)sp->repeat_last_n,
+		"seed", (json_int_t)sp->seed,
+		"limits",
+		"max_tokens", (json_int_t)rq->max_tokens,
+		"deadline_s", rq->deadline_s,
+		"stop", stops ? stops : json_array(),
+		"ctx", (json_int_t)q42_engine_n_ctx(e),
+		"batch", (json_int_t)q42_engine_n_batch(e),
+		"engine",
+		"backend", "cpu",
+		"isa", q42_isa_name(q42_engine_isa(e)),
+		"threads", (json_int_t)q42_engine_n_threads(e),
+		"kv_type", q42_dtype_get(q42_engine_kv_type(e))->name,
+		"build",
+		"program", ri->program,
+		"version", ri->version,
+		"strict", rq->strict,
+		"fallbacks", fb ? fb : json_array(),
+		"provenance");
+	stops = NULL;
+	fb = NULL;
+	if (o == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
+		goto done;
+	}
+	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+	if (line == NULL || !q42_buf_append(out, line, strlen(line)) || !q42_buf_u8(out, '\n')) {
+		rc = q42_err_set(err, Q42_ENOMEM, "record: out of memory");
+		goto done;
+	}
+done:
+	free(line);
+	json_decref(o);
+	return rc;
+}

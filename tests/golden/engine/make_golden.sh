@@ -1,0 +1,48 @@
+#!/bin/sh
+# make_golden.sh -- produce the engine golden files from the llama.cpp oracle.
+#
+# Run from the repository root (needs PEER_DIR, see
+# shared/tools/llamapeer/README.md). Never run by the tests: its outputs are
+# checked in. For every (model, prompt) it records llama.cpp's prompt ids,
+# its 32 greedy ids (`llamapeer gen ... --fa off --kv f32`) and, for every
+# step k, the top-1 minus top-2 logit gap (one
+# `llamapeer logits "ids:<prompt> <out[0..k)>" --top 2` per step), so a
+# test can tell a real mismatch from a near-tie.
+set -eu
+PEER_DIR=${PEER_DIR:-/work/peer}
+LP=${LLAMAPEER:-$PEER_DIR/bin/llamapeer}
+SM=${SHARED_MODELS:-../shared/models}
+G=tests/golden/engine
+OPTS="--fa off --kv f32 --threads 1"
+
+golden() { # golden FILE-LABEL MODEL-PATH > rows
+	label=$1 model=$2
+	for prompt in "Once upon a time" "The little dog" "Tom and Lily went to the park."; do
+		out=$("$LP" gen "$model" "$prompt" 32 $OPTS 2>/dev/null)
+		pids=$(printf '%s\n' "$out" | sed -n 's/^ids: //p')
+		oids=$(printf '%s\n' "$out" | sed -n 's/^out: //p')
+		gaps="" prefix=""
+		for id in $oids; do
+			g=$("$LP" logits "$model" "ids:$pids$prefix" --top 2 $OPTS 2>/dev/null |
+				awk 'NR==1{a=$2} NR==2{b=$2} END{printf "%.6g", a-b}')
+			gaps="$gaps${gaps:+ }$g"
+			prefix="$prefix $id"
+		done
+		printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$prompt" "$pids" "$oids" "$gaps"
+	done
+}
+
+{
+	printf '# model\tprompt\tprompt_ids\tout_ids\tgaps\n'
+	golden stories260K.gguf "$SM/stories260K.gguf"
+	golden tiny-llama-spm-f32.gguf "$SM/tiny-llama-spm-f32.gguf"
+	for m in e256-llama-q8_0 e256-llama-q4_0 e256-llama-q4_k_m e256-llama-q6_k \
+		e256-llama-tied-f16 e256-qwen2-q8_0; do
+		golden $m.gguf tests/models/$m.gguf
+	done
+} > $G/greedy.tsv
+
+# last-position logits of the whole vocabulary, one %.9g value per line
+"$LP" logits "$SM/tiny-llama-spm-f32.gguf" "Once upon a time" $OPTS > $G/logits-tiny-llama-spm-f32-once.txt
+"$LP" logits "$SM/stories260K.gguf" "Once upon a time" $OPTS > $G/logits-stories260K-once.txt
+"$LP" logits tests/models/e256-llama-q4_k_m.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q4_k_m-once.txt
