@@ -4,7 +4,8 @@
 #   ./build.sh demo [MODEL.gguf]   install what is missing, build, run the demo
 #   ./build.sh check               install what is missing, build, run every test
 #
-# Builds out of tree in ./build. Extra configure flags: Q42_CONFIGURE_FLAGS.
+# Builds out of tree in ./build (or $Q42_BUILD_DIR). Extra configure flags:
+# Q42_CONFIGURE_FLAGS.
 # Dependencies are Debian packages only; nothing is downloaded otherwise.
 set -eu
 
@@ -38,9 +39,9 @@ install_missing() {
 build() {
 	cd "$here"
 	[ -x configure ] || autoreconf -fi
-	mkdir -p build
-	cd build
-	[ -f Makefile ] || ../configure ${Q42_CONFIGURE_FLAGS:-}
+	mkdir -p "${Q42_BUILD_DIR:-build}"
+	cd "${Q42_BUILD_DIR:-build}"
+	[ -f Makefile ] || "$here"/configure ${Q42_CONFIGURE_FLAGS:-}
 	make -j"$(nproc)"
 }
 
