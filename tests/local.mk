@@ -50,3 +50,8 @@ noinst_PROGRAMS += tests/tools/gen_demo
 tests_tools_gen_demo_SOURCES = tests/tools/gen_demo.c
 tests_tools_gen_demo_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_tools_gen_demo_LDADD = tests/tools/libggufbuild.la $(Q42_PROGRAM_LIBS)
+
+if HAVE_BATS
+TESTS += tests/bats/demo.bats
+endif
+EXTRA_DIST += tests/bats/demo.bats tests/golden/engine/demo.tsv
