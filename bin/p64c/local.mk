@@ -6,7 +6,7 @@ bin_p64c_p64c_SOURCES = bin/p64c/p64c.c
 bin_p64c_p64c_LDADD = $(Q42_PROGRAM_LIBS)
 
 dist_man_MANS += man/p64c.1
-dist_bashcompletion_DATA += completions/p64c.bash
+dist_bashcompletion_DATA += completions/p64c
 dist_zshcompletion_DATA += completions/_p64c
 
 EXTRA_DIST += tests/bats/p64c.bats

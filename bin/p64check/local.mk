@@ -10,7 +10,7 @@ lib_libq42core_la_SOURCES += lib/formats/q42_source.c lib/formats/q42_source.h
 q42formats_HEADERS += lib/formats/q42_source.h
 
 dist_man_MANS += man/p64check.1
-dist_bashcompletion_DATA += completions/p64check.bash
+dist_bashcompletion_DATA += completions/p64check
 dist_zshcompletion_DATA += completions/_p64check
 
 EXTRA_DIST += tests/bats/p64check.bats tests/bats/helpers.bash \

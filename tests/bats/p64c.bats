@@ -296,14 +296,14 @@ assert j["mode"] == "p64-to-gguf" and j["sha256"]["output"] == sys.argv[1], j
 		grep -q -- "$o" "$Q42_SRCDIR/completions/_p64c" || { echo "zsh lacks $o"; return 1; }
 	done
 	run -0 bash -c '
-		source "$1/completions/p64c.bash"
+		source "$1/completions/p64c"
 		COMP_WORDS=(p64c --); COMP_CWORD=1; _p64c; printf "%s\n" "${COMPREPLY[@]}"
 	' _ "$Q42_SRCDIR"
 	for o in $opts; do
 		[[ $'\n'"$output"$'\n' == *$'\n'"$o"$'\n'* ]] || { echo "bash lacks $o"; return 1; }
 	done
 	run -0 bash -c '
-		source "$1/completions/p64c.bash"
+		source "$1/completions/p64c"
 		COMP_WORDS=(p64c --page-log2 ""); COMP_CWORD=2; _p64c; printf "%s\n" "${COMPREPLY[@]}"
 	' _ "$Q42_SRCDIR"
 	[ "${#lines[@]}" -eq 10 ]

@@ -422,7 +422,7 @@ assert v["type"] == "string" and v["count"] == 512 and v["first"][:2] == ["<unk>
 		grep -q -- "$o" "$Q42_SRCDIR/completions/_p64check" || { echo "zsh lacks $o"; return 1; }
 	done
 	run -0 bash -c '
-		source "$1/completions/p64check.bash"
+		source "$1/completions/p64check"
 		COMP_WORDS=(p64check --); COMP_CWORD=1; _p64check; printf "%s\n" "${COMPREPLY[@]}"
 	' _ "$Q42_SRCDIR"
 	for o in $opts; do
