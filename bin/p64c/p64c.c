@@ -222,7 +222,8 @@ static void print_summary(FILE *f, const opts *o, const char *output, const summ
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* Digest (and signature, when asked) of the finished temporary output. */
+/* Digest (for --json) and signature (for --sign) of the finished temporary
+ * output. */
 static int hash_and_sign(const char *tmp_path, const opts *o, summary *s,
 			 uint8_t sig[Q42_ED25519_SIG_LEN], q42_err *err)
 {
@@ -232,8 +233,12 @@ static int hash_and_sign(const char *tmp_path, const opts *o, summary *s,
 	if (rc != Q42_OK)
 		return rc;
 	s->out_bytes = m.size;
-	rc = q42_sha256(m.data, m.size, s->out_sha, err);
-	s->has_out_sha = rc == Q42_OK;
+	/* The output digest is only reported by --json; hashing it otherwise
+	 * would cost a second pass over the whole file. */
+	if (o->json) {
+		rc = q42_sha256(m.data, m.size, s->out_sha, err);
+		s->has_out_sha = rc == Q42_OK;
+	}
 	if (rc == Q42_OK && o->sign_key != NULL) {
 		double t0 = now_ms();
 		rc = q42_ed25519_sign(o->sign_key, m.data, (size_t)m.size, sig, err);
@@ -339,7 +344,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 		goto done;
 	s.t_write = now_ms() - t1;
 
-	if (!to_stdout) {
+	if (!to_stdout && (o->json || o->sign_key != NULL)) {
 		rc = hash_and_sign(out.tmp_path, o, &s, sig, err);
 		if (rc != Q42_OK)
 			goto done;
