@@ -4,8 +4,12 @@ lib_libq42core_la_SOURCES += \
 	lib/engine/q42_mount.c lib/engine/q42_arch.c lib/engine/q42_engine.c \
 	lib/engine/q42_forward.c lib/engine/q42_pool.c lib/engine/q42_sample.c \
 	lib/engine/q42_generate.c lib/engine/q42_record.c lib/engine/q42_utf8.c \
-	lib/engine/q42_engine_impl.h
+	lib/engine/q42_engine_impl.h \
+	lib/kernels/q42_compat.c
 q42enginedir = $(includedir)/q42/engine
+# q42_compat (llama.cpp's x86 arithmetic) lives with the kernels but is
+# registered here: only the engine chooses it.
+q42kernels_HEADERS += lib/kernels/q42_compat.h
 q42engine_HEADERS = lib/engine/q42_mount.h lib/engine/q42_arch.h lib/engine/q42_engine.h \
 	lib/engine/q42_pool.h lib/engine/q42_sample.h lib/engine/q42_generate.h \
 	lib/engine/q42_record.h lib/engine/q42_utf8.h

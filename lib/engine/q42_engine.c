@@ -14,6 +14,8 @@
 #include "common/q42_ckd.h"
 #include "engine/q42_engine_impl.h"
 #include "formats/q42_types.h"
+#include "kernels/q42_compat.h"
+#include "kernels/q42_ops.h"
 
 #define Q42_MAX_EMBD (1u << 16)
 #define Q42_MAX_FF (1u << 20)
@@ -148,17 +150,35 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	}
 }
 
-static uint32_t act_slot(q42_engine *e, uint32_t vdt, bool *ok)
+static uint32_t act_slot(q42_engine *e, const q42_weight *w, bool *ok)
 {
 	for (uint32_t i = 0; i < e->n_act; i++)
-		if (e->act[i].type == vdt)
+		if (e->act[i].type == w->vdt && e->act[i].quantize == w->aq)
 			return i;
 	if (e->n_act == Q42_ACT_SLOTS) {
 		*ok = false;
 		return 0;
 	}
-	e->act[e->n_act].type = vdt;
+	e->act[e->n_act].type = w->vdt;
+	e->act[e->n_act].quantize = w->aq;
 	return e->n_act++;
+}
+
+/* The product a matrix uses: generic ggml kernels, or with
+ * Q42_ARITH_LLAMACPP the llama.cpp x86 ones where libq42 has them for the
+ * type, shape and buffer llama.cpp would give the matrix. */
+static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_place place)
+{
+	q42_compat_kernels ck;
+	w->dot = w->k->vec_dot;
+	w->vdt = w->k->vec_dot_type;
+	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, e->isa)->quantize;
+	if (e->arith == Q42_ARITH_LLAMACPP &&
+	    q42_compat_select(w->dtype, w->n_out, w->n_in, place, &ck)) {
+		w->dot = ck.vec_dot;
+		w->vdt = ck.vec_dot_type;
+		w->aq = ck.quantize;
+	}
 }
 
 static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, uint32_t l,
@@ -209,7 +229,7 @@ static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, 
 	if (s == Q42_W_TOK_EMBD && w->k->dequant == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: type %s cannot be dequantized",
 				   nl, nm, di->name);
-	w->vdt = w->k->vec_dot_type;
+	choose_product(e, w, s == Q42_W_TOK_EMBD ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL);
 	return Q42_OK;
 }
 
@@ -267,14 +287,15 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		e->g[Q42_W_OUTPUT] = e->g[Q42_W_TOK_EMBD];
 		e->tied = true;
 	}
-	/* activation slots: one per vec_dot_type in use */
+	/* activation slots: one per (vec_dot_type, quantizer) in use */
 	for (uint32_t l = 0; l <= e->n_layer; l++) {
 		q42_weight *ws = l < e->n_layer ? e->layers[l].w : e->g;
 		uint32_t first = l < e->n_layer ? Q42_W_LAYER_FIRST_ : 0;
 		uint32_t end = l < e->n_layer ? Q42_W_COUNT_ : Q42_W_LAYER_FIRST_;
 		for (uint32_t s = first; s < end; s++)
-			if (ws[s].data != NULL && ws[s].k != NULL)
-				ws[s].act = act_slot(e, ws[s].vdt, &ok);
+			if (ws[s].data != NULL && ws[s].k != NULL &&
+			    !(l == e->n_layer && s == Q42_W_TOK_EMBD)) /* only looked up */
+				ws[s].act = act_slot(e, &ws[s], &ok);
 	}
 	if (!ok)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
@@ -319,7 +340,6 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
 		q42_act *a = &e->act[i];
 		uint64_t rb = 0;
-		a->qk = q42_kernels_get(a->type, e->isa);
 		if (!q42_dtype_nbytes(a->type, widest, 1, &rb)) {
 			/* widest is not a whole number of blocks: size by the
 			 * rounded-up block count instead */
@@ -362,6 +382,12 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		return q42_err_set(err, Q42_ENOMEM, "engine: out of memory");
 	e->m = m;
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
+	e->arith = o->arith;
+	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML) {
+		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp or ggml",
+				 (int)o->arith);
+		goto fail;
+	}
 	e->arch = q42_arch_find(hp->arch);
 	if (e->arch == NULL) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
@@ -399,6 +425,13 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		goto fail;
 	}
 	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
+	e->att_kq = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
+	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? q42_compat_softmax : q42_op_softmax;
+	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? q42_compat_swiglu : q42_op_swiglu;
+	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
+		e->att_kq = e->att_kqv_one = q42_compat_dot_f32;
+		e->att_kqv = q42_compat_dot_f32_lanes;
+	}
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 
 	rc = bind_tensors(e, err);
@@ -483,5 +516,11 @@ uint32_t q42_engine_n_vocab(const q42_engine *e) { return e->n_vocab; }
 uint32_t q42_engine_n_threads(const q42_engine *e) { return q42_pool_size(e->pool); }
 uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
+enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
+
+const char *q42_arith_name(enum q42_arith a)
+{
+	return a == Q42_ARITH_GGML ? "ggml" : a == Q42_ARITH_LLAMACPP ? "llamacpp" : "unknown";
+}
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
 uint64_t q42_engine_n_params(const q42_engine *e) { return e->n_params; }

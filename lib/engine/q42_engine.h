@@ -23,12 +23,24 @@
 #define Q42_ENGINE_BATCH_DEFAULT 512u  /* prompt tokens per prefill pass */
 #define Q42_ENGINE_BATCH_MAX 8192u
 
+/* How matrix products round. Q42_ARITH_LLAMACPP (the default): as
+ * llama.cpp runs on an x86 CPU with AVX-512 and AMX -- its AMX-buffer
+ * kernels for Q4_0, Q8_0, Q4_K, Q6_K and F16 matrices and its AVX-512 F16
+ * vec_dot (kernels/q42_compat.h); every other type and shape keeps the
+ * generic arithmetic. Q42_ARITH_GGML: ggml's generic (scalar C) arithmetic
+ * everywhere. Either way a result does not depend on threads or batch. */
+enum q42_arith {
+	Q42_ARITH_LLAMACPP = 0,
+	Q42_ARITH_GGML = 1,
+};
+
 typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
 	uint32_t n_batch;   /* 0 = Q42_ENGINE_BATCH_DEFAULT */
 	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
+	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0) or Q42_ARITH_GGML */
 } q42_engine_opts;
 
 typedef struct q42_engine q42_engine;
@@ -62,6 +74,8 @@ Q42_API uint32_t q42_engine_n_vocab(const q42_engine *e);
 Q42_API uint32_t q42_engine_n_threads(const q42_engine *e);
 Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
 Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
+Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
+Q42_API const char *q42_arith_name(enum q42_arith a);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
 Q42_API uint64_t q42_engine_n_params(const q42_engine *e);
 

@@ -15,7 +15,12 @@ typedef struct q42_weight {
 	const uint8_t *data;         /* NULL when the slot is empty */
 	uint32_t dtype;
 	const q42_type_kernels *k;   /* matrices: kernels of dtype */
-	uint32_t vdt;                /* matrices: vec_dot_type of dtype */
+	/* matrices: the product actually used -- k's vec_dot, or the
+	 * llama.cpp x86 kernel (kernels/q42_compat.h) -- and the quantizer of
+	 * its activations (NULL: f32 rows are read as they are) */
+	void (*dot)(int64_t n, float *out, const void *w, const void *x);
+	void (*aq)(const float *src, void *dst, int64_t n);
+	uint32_t vdt;                /* matrices: vec_dot_type of dot */
 	uint32_t act;                /* matrices: index of the activation slot for vdt */
 	int64_t n_in;                /* ne[0] */
 	int64_t n_out;               /* ne[1] (1 for vectors) */
@@ -30,11 +35,12 @@ typedef struct q42_layer {
 
 #define Q42_ACT_SLOTS 4
 
-/* Activations quantized to one vec_dot_type, reused by every product of
- * the same input (q, k, v share one; gate and up share one). */
+/* Activations quantized to one vec_dot_type by one quantizer, reused by
+ * every product of the same input (q, k, v share one; gate and up share
+ * one). */
 typedef struct q42_act {
 	uint32_t type;
-	const q42_type_kernels *qk;  /* kernels of type (its quantize) */
+	void (*quantize)(const float *src, void *dst, int64_t n); /* NULL for F32 */
 	uint8_t *buf;                /* n_batch rows of the widest input */
 	bool valid;
 	const uint8_t *rows;         /* buf, or the f32 source itself for F32 */
@@ -52,6 +58,7 @@ struct q42_engine {
 	q42_mount *m;
 	const q42_arch *arch;
 	enum q42_isa isa;
+	enum q42_arith arith;
 	q42_pool *pool;
 
 	/* dimensions */
@@ -70,6 +77,15 @@ struct q42_engine {
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
 	uint64_t k_row_bytes, v_elem_bytes;
+	/* attention products: K.q, and V.p for passes of several tokens and
+	 * of one (kvk->vec_dot, or the llama.cpp f32 kernels) */
+	void (*att_kq)(int64_t n, float *out, const void *w, const void *x);
+	void (*att_kqv)(int64_t n, float *out, const void *w, const void *x);
+	void (*att_kqv_one)(int64_t n, float *out, const void *w, const void *x);
+	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
+	 * kernels/q42_compat.h) */
+	void (*softmax)(int64_t n, float *y, const float *x);
+	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	uint8_t *kc, *vc;
 	uint32_t n_past;
 

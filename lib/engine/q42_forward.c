@@ -5,7 +5,9 @@
  * uses at that point: the float ops come from kernels/q42_ops.h, RoPE
  * angles are advanced by repeated multiplication as ggml does, and matrix
  * products are vec_dot calls from the kernel tables on activations
- * quantized to the weight's vec_dot_type. Relies on q42_engine_open for
+ * quantized to the weight's vec_dot_type -- with ggml's generic
+ * arithmetic or, by default, llama.cpp's x86 one (q42_engine.c chooses per
+ * weight, kernels/q42_compat.h says what it does). Relies on q42_engine_open for
  * every shape and type check; must never allocate.
  */
 #include <math.h>
@@ -64,14 +66,14 @@ static const q42_act *acts_get(q42_engine *e, const q42_weight *w, const float *
 	q42_act *a = &e->act[w->act];
 	if (a->valid)
 		return a;
-	if (a->type == Q42_DTYPE_F32) { /* vec_dot reads the floats themselves */
+	if (a->quantize == NULL) { /* the product reads the floats themselves */
 		a->rows = (const uint8_t *)src;
 		a->stride = (uint64_t)w->n_in * sizeof(float);
 	} else {
 		uint64_t rb = 0;
 		q42_dtype_nbytes(a->type, (uint64_t)w->n_in, (uint64_t)w->n_in, &rb);
 		for (uint32_t t = 0; t < n_tok; t++)
-			a->qk->quantize(src + (uint64_t)t * w->n_in, a->buf + t * rb, w->n_in);
+			a->quantize(src + (uint64_t)t * w->n_in, a->buf + t * rb, w->n_in);
 		a->rows = a->buf;
 		a->stride = rb;
 	}
@@ -96,7 +98,7 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 	for (int64_t r = r0; r < r1; r++) {
 		const uint8_t *wr = w->data + (uint64_t)r * w->row_bytes;
 		for (uint32_t t = 0; t < m->n_tok; t++)
-			w->k->vec_dot(w->n_in, &m->y[(uint64_t)t * w->n_out + r], wr,
+			w->dot(w->n_in, &m->y[(uint64_t)t * w->n_out + r], wr,
 				      m->a->rows + t * m->a->stride);
 	}
 }
@@ -165,6 +167,10 @@ static void att_job(void *v, uint32_t ith, uint32_t nth)
 	const uint64_t n_pairs = (uint64_t)a->n_tok * e->n_head;
 	const uint64_t p0 = n_pairs * ith / nth, p1 = n_pairs * (ith + 1) / nth;
 	float *s = ts->scores;
+	/* llama.cpp's V product rounds differently for one token and for
+	 * several (q42_compat.h); att_kqv_one == att_kqv outside that mode */
+	void (*kqv)(int64_t, float *, const void *, const void *) =
+		a->n_tok == 1 ? e->att_kqv_one : e->att_kqv;
 
 	for (uint64_t p = p0; p < p1; p++) {
 		const uint32_t t = (uint32_t)(p / e->n_head), h = (uint32_t)(p % e->n_head);
@@ -174,12 +180,12 @@ static void att_job(void *v, uint32_t ith, uint32_t nth)
 		float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 		e->kvq->quantize(q, ts->qq, e->hd_k);
 		for (uint32_t j = 0; j < n_kv; j++)
-			e->kvk->vec_dot(e->hd_k, &s[j], k_row(e, a->l, kvh, j), ts->qq);
+			e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), ts->qq);
 		q42_op_scale(n_kv, s, s, e->kq_scale);
-		q42_op_softmax(n_kv, s, s);
+		e->softmax(n_kv, s, s);
 		e->kvq->quantize(s, ts->pq, n_kv);
 		for (uint32_t d = 0; d < e->hd_v; d++)
-			e->kvk->vec_dot(n_kv, &out[d], v_row(e, a->l, kvh, d), ts->pq);
+			kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), ts->pq);
 	}
 }
 
@@ -238,7 +244,9 @@ static void block_ffn(q42_engine *e, uint32_t l, uint32_t n)
 	op_norm_rows(e, &W[Q42_W_FFN_NORM], n, e->x, e->xb);
 	op_matmul(e, &W[Q42_W_FFN_GATE], e->xb, n, e->hg, &W[Q42_W_FFN_GATE_B]);
 	op_matmul(e, &W[Q42_W_FFN_UP], e->xb, n, e->hu, &W[Q42_W_FFN_UP_B]);
-	q42_op_swiglu((int64_t)n * ff, e->hg, e->hg, e->hu);
+	for (uint32_t t = 0; t < n; t++) /* per row: ggml's SIMD chunks restart */
+		e->swiglu(ff, e->hg + (uint64_t)t * ff, e->hg + (uint64_t)t * ff,
+			  e->hu + (uint64_t)t * ff);
 	acts_invalidate(e);
 	op_matmul(e, &W[Q42_W_FFN_DOWN], e->hg, n, e->ao, &W[Q42_W_FFN_DOWN_B]);
 	q42_op_add((int64_t)n * e->n_embd, e->x, e->x, e->ao);

@@ -127,19 +127,16 @@ static int load_golden(void **state)
 }
 
 /* How far a greedy comparison is meaningful: up to the first step whose
- * top-1/top-2 gap in llama.cpp is below this. Bounds are about twice the
- * largest logit difference measured against llama.cpp for the type
- * (tests/golden/engine/README, "Tolerances"): f32, q8_0, q6_K follow it to
- * ~1e-6; f16 differs by up to 1.6e-3 (llama.cpp's x86 f16 product keeps
- * f32 activations); q4_0 and q4_K by up to 3.4e-2 (its repacked x86
- * kernels round partial sums in another order, which can flip an int8 of
- * the next layer's quantized activations). */
+ * top-1/top-2 gap in llama.cpp is below this. With the default llama.cpp
+ * x86 arithmetic (kernels/q42_compat.h) f32, q8_0, q6_K, q4_K and f16
+ * follow llama.cpp to ~1e-6 or bit for bit: bound 1e-3. q4_0 keeps 7e-2:
+ * from about 19 tokens on one of its logits still differs by up to 4e-2
+ * (an int8 of a quantized activation flips; cause not found yet, see
+ * tests/golden/engine/README, "Tolerances"). */
 static double gap_tolerance(const char *model)
 {
-	if (strstr(model, "q4_0") != NULL || strstr(model, "q4_k") != NULL)
+	if (strstr(model, "q4_0") != NULL)
 		return 0.07;
-	if (strstr(model, "f16") != NULL)
-		return 0.004;
 	return 1e-3;
 }
 

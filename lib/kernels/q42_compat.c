@@ -1,0 +1,353 @@
+/* q42_compat.c -- scalar C that rounds as llama.cpp's x86 build does
+ * (AMX buffer kernels and AVX-512 vec_dot); see q42_compat.h for when
+ * llama.cpp takes each path.
+ *
+ * Integer block sums are exact in any order, so only the float steps are
+ * spelled out: one fmaf per block (and one more for the k-quant mins),
+ * 16-lane FMA accumulators reduced by halving (8, 4, 2, 1) as
+ * _mm512_reduce_add_ps does. Every fused step is an explicit fmaf; the
+ * file must never rely on the compiler contracting a*b+c (it is built with
+ * contraction off, and fmaf is exact either way). Reads only n elements'
+ * worth of blocks.
+ */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <string.h>
+#include "kernels/q42_compat.h"
+#include "kernels/q42_kernels.h"
+#include "formats/q42_types.h"
+#include "common/q42_le.h"
+
+/* ggml block layouts (ggml-common.h): sizes and field offsets. */
+enum {
+	QK = 32, QK_K = 256,
+	B_Q4_0 = 18, B_Q8_0 = 34,
+	B_Q4_K = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
+	B_Q6_K = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
+	B_Q8_K = 292, Q8K_D = 0, Q8K_QS = 4, Q8K_BSUMS = 260,
+};
+
+static float half_at(const uint8_t *p)
+{
+	return q42_f16_to_f32(q42_ld16(p));
+}
+
+/* ---- activations ------------------------------------------------------- */
+
+void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n)
+{
+	uint8_t *b = dst;
+	for (int64_t i = 0; i < n / QK; i++, src += QK, b += B_Q8_0) {
+		float amax = 0.0f;
+		for (int j = 0; j < QK; j++) {
+			const float a = fabsf(src[j]);
+			amax = a > amax ? a : amax;
+		}
+		const float d = amax / 127.0f;
+		const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+		q42_st16(b, q42_f32_to_f16(d));
+		for (int j = 0; j < QK; j++) {
+			/* nearbyintf rounds half to even in the default mode,
+			 * as _mm256_round_ps(_MM_ROUND_NEAREST); the packs
+			 * instructions saturate */
+			float r = nearbyintf(src[j] * id);
+			r = r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
+			b[2 + j] = (uint8_t)(int8_t)r;
+		}
+	}
+}
+
+void q42_compat_quantize_f16(const float *src, void *dst, int64_t n)
+{
+	uint8_t *p = dst;
+	for (int64_t i = 0; i < n; i++)
+		q42_st16(p + 2 * i, q42_f32_to_f16(src[i]));
+}
+
+/* ---- AMX / VNNI block products ----------------------------------------- */
+
+void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q4_0, b += B_Q8_0) {
+		const int8_t *y = (const int8_t *)(b + 2);
+		int32_t sumi = 0;
+		for (int j = 0; j < QK / 2; j++)
+			sumi += ((a[2 + j] & 0xF) - 8) * y[j] + ((a[2 + j] >> 4) - 8) * y[j + QK / 2];
+		acc = fmaf((float)sumi, half_at(a) * half_at(b), acc);
+	}
+	*out = acc;
+}
+
+void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q8_0, b += B_Q8_0) {
+		const int8_t *p = (const int8_t *)(a + 2), *y = (const int8_t *)(b + 2);
+		int32_t sumi = 0;
+		for (int j = 0; j < QK; j++)
+			sumi += p[j] * y[j];
+		acc = fmaf((float)sumi, half_at(a) * half_at(b), acc);
+	}
+	*out = acc;
+}
+
+/* 6-bit scale and min of sub-block j of a q4_K block (12 packed bytes). */
+static void k4_scale_min(int j, const uint8_t *q, int *sc, int *mn)
+{
+	if (j < 4) {
+		*sc = q[j] & 63;
+		*mn = q[j + 4] & 63;
+	} else {
+		*sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+		*mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+	}
+}
+
+static int16_t q8k_bsum(const uint8_t *b, int g)
+{
+	return (int16_t)q42_ld16(b + Q8K_BSUMS + 2 * g);
+}
+
+/* One scaled integer sum per super-block and one for the mins (the bsums
+ * of the two 16-element halves of each 32-element group are added first,
+ * as _mm_hadd_epi16 does), then two fmaf: d_w*d_x, and -(d_x*dmin_w). */
+void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q4_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		int32_t isum = 0, summ = 0;
+		for (int g = 0; g < 8; g++) {
+			int sc, mn, s = 0;
+			k4_scale_min(g, a + Q4K_SCALES, &sc, &mn);
+			for (int e = g * 32; e < g * 32 + 32; e++) {
+				const uint8_t q = a[Q4K_QS + (e / 64) * 32 + e % 32];
+				s += ((e % 64) < 32 ? (q & 0xF) : (q >> 4)) * y[e];
+			}
+			isum += sc * s;
+			summ += mn * (int16_t)(q8k_bsum(b, 2 * g) + q8k_bsum(b, 2 * g + 1));
+		}
+		const float yd = q42_ldf32(b + Q8K_D);
+		acc = fmaf((float)isum, half_at(a + Q4K_D) * yd, acc);
+		acc = fmaf((float)summ, -(yd * half_at(a + Q4K_DMIN)), acc);
+	}
+	*out = acc;
+}
+
+void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q6_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		int32_t isum = 0;
+		for (int s = 0; s < 16; s++) {
+			int32_t part = 0;
+			for (int e = s * 16; e < s * 16 + 16; e++) {
+				const int h = e / 128, q = (e % 128) / 32, l = e % 32;
+				const uint8_t lo = a[Q6K_QL + h * 64 + (q % 2) * 32 + l];
+				const int lo4 = q < 2 ? (lo & 0xF) : (lo >> 4);
+				const int hi2 = (a[Q6K_QH + h * 32 + l] >> (2 * q)) & 3;
+				part += ((lo4 | (hi2 << 4)) - 32) * y[e];
+			}
+			isum += (int8_t)a[Q6K_SCALES + s] * part;
+		}
+		acc = fmaf((float)isum, half_at(a + Q6K_D) * q42_ldf32(b + Q8K_D), acc);
+	}
+	*out = acc;
+}
+
+/* ---- float products ---------------------------------------------------- */
+
+/* _mm512_reduce_add_ps: lanes i and i+8, then i+4, i+2, i+1. */
+static float reduce16(const float v[16])
+{
+	float t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = v[i] + v[i + 8];
+	for (int i = 0; i < 4; i++)
+		t[i] = t[i] + t[i + 4];
+	for (int i = 0; i < 2; i++)
+		t[i] = t[i] + t[i + 2];
+	return t[0] + t[1];
+}
+
+void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w;
+	const float *v = x;
+	float lanes[16] = {0};
+	for (int64_t k = 0; k + 16 <= n; k += 16)
+		for (int l = 0; l < 16; l++)
+			lanes[l] = fmaf(v[k + l], q42_f16_to_f32(q42_ld16(a + 2 * (k + l))), lanes[l]);
+	*out = reduce16(lanes);
+}
+
+/* Four 16-lane accumulators over 64-element steps, folded as
+ * (s0 + s2) + (s1 + s3), reduced, then the leftover elements added in
+ * double as ggml_vec_dot_f16 does. */
+void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float s[4][16] = {{0}};
+	const int64_t np = n & ~(int64_t)63;
+	for (int64_t i = 0; i < np; i += 64)
+		for (int j = 0; j < 4; j++)
+			for (int l = 0; l < 16; l++) {
+				const int64_t k = i + 16 * j + l;
+				s[j][l] = fmaf(q42_f16_to_f32(q42_ld16(a + 2 * k)),
+					       q42_f16_to_f32(q42_ld16(b + 2 * k)), s[j][l]);
+			}
+	for (int l = 0; l < 16; l++) {
+		s[0][l] = s[0][l] + s[2][l];
+		s[1][l] = s[1][l] + s[3][l];
+	}
+	for (int l = 0; l < 16; l++)
+		s[0][l] = s[0][l] + s[1][l];
+	double sum = (double)reduce16(s[0]);
+	for (int64_t k = np; k < n; k++)
+		sum += (double)(q42_f16_to_f32(q42_ld16(a + 2 * k)) *
+				q42_f16_to_f32(q42_ld16(b + 2 * k)));
+	*out = (float)sum;
+}
+
+/* ggml_vec_dot_f32 of the AVX-512 build, for rows that llama.cpp pads
+ * with zeros to a multiple of 64 (its KV cache length is a multiple of
+ * 256): four 16-lane accumulators over 64-element steps, folded as in
+ * q42_compat_dot_f16; a partial last step only adds zero products there,
+ * so its elements go to their lanes too. */
+void q42_compat_dot_f32(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	float s[4][16] = {{0}};
+	for (int64_t k = 0; k < n; k++) {
+		const int j = (int)((k % 64) / 16), l = (int)(k % 16);
+		s[j][l] = fmaf(a[k], b[k], s[j][l]);
+	}
+	for (int l = 0; l < 16; l++) {
+		s[0][l] = s[0][l] + s[2][l];
+		s[1][l] = s[1][l] + s[3][l];
+	}
+	for (int l = 0; l < 16; l++)
+		s[0][l] = s[0][l] + s[1][l];
+	*out = reduce16(s[0]);
+}
+
+/* llamafile's tinyBLAS f32 kernel (AVX-512), one output element: 16 FMA
+ * lanes, element k in lane k % 16, then the lanes reduced. Zero-padded
+ * rows as above. */
+void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	float lanes[16] = {0};
+	for (int64_t k = 0; k < n; k++)
+		lanes[k % 16] = fmaf(a[k], b[k], lanes[k % 16]);
+	*out = reduce16(lanes);
+}
+
+/* ---- float ops --------------------------------------------------------- */
+
+/* ggml_v_expf (AVX-512): a degree-5 polynomial on the reduced argument,
+ * scaled by 2^n; |n| > 192 gives 0 or infinity. Not expf: it differs in
+ * the last bit now and then, which is why llama.cpp's softmax and SiLU
+ * need it. */
+static float v_expf(float x)
+{
+	const float r = 0x1.8p23f;
+	const float z = fmaf(x, 0x1.715476p+0f, r);
+	const float n = z - r;
+	const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+	const float u = b * b;
+	const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+				  fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+			     u, fmaf(0x1.ffffecp-1f, b, 1.0f));
+	if (fabsf(n) > 192.0f) /* also false for NaN, as _CMP_GT_OQ */
+		return n <= 0.0f ? 0.0f : INFINITY;
+	return ldexpf(j, (int)n);
+}
+
+/* ggml_vec_soft_max_f32 + the normalisation of ggml's soft_max, over a row
+ * llama.cpp pads with -inf to a multiple of 16: whole 16-lane chunks, each
+ * chunk's sum reduced as _mm512_reduce_add_ps and added in double. */
+void q42_compat_softmax(int64_t n, float *y, const float *x)
+{
+	float max = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		max = max > x[i] ? max : x[i];
+	double sum = 0.0;
+	for (int64_t i = 0; i < n; i += 16) {
+		float v[16] = {0};
+		for (int l = 0; l < 16 && i + l < n; l++)
+			y[i + l] = v[l] = v_expf(x[i + l] - max);
+		sum += (double)reduce16(v);
+	}
+	const float inv = (float)(1.0 / sum);
+	for (int64_t i = 0; i < n; i++)
+		y[i] *= inv;
+}
+
+/* ggml_vec_swiglu_f32: x / (1 + v_expf(0 - x)) * g in 16-element chunks,
+ * ggml's scalar SiLU (expf) for the rest. */
+void q42_compat_swiglu(int64_t n, float *y, const float *x, const float *g)
+{
+	const int64_t nv = n - n % 16;
+	for (int64_t i = 0; i < nv; i++)
+		y[i] = x[i] / (1.0f + v_expf(0.0f - x[i])) * g[i];
+	for (int64_t i = nv; i < n; i++)
+		y[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
+}
+
+/* ---- selection --------------------------------------------------------- */
+
+bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
+		       enum q42_compat_place place, q42_compat_kernels *out)
+{
+	const bool amx_rows = place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 32 == 0;
+	memset(out, 0, sizeof *out);
+	switch (dtype) {
+	case Q42_DTYPE_Q4_0:
+	case Q42_DTYPE_Q8_0:
+		if (!amx_rows || n_in % QK != 0)
+			return false;
+		out->vec_dot = dtype == Q42_DTYPE_Q4_0 ? q42_compat_dot_q4_0 : q42_compat_dot_q8_0;
+		out->quantize = q42_compat_quantize_q8_0;
+		out->vec_dot_type = Q42_DTYPE_Q8_0;
+		out->name = dtype == Q42_DTYPE_Q4_0 ? "amx-q4_0" : "amx-q8_0";
+		return true;
+	case Q42_DTYPE_Q4_K:
+	case Q42_DTYPE_Q6_K: {
+		const q42_type_kernels *k8 = q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
+		if (!amx_rows || n_in % QK_K != 0 || k8 == NULL)
+			return false;
+		out->vec_dot = dtype == Q42_DTYPE_Q4_K ? q42_compat_dot_q4_k : q42_compat_dot_q6_k;
+		out->quantize = k8->quantize; /* the AMX path quantizes with the reference */
+		out->vec_dot_type = Q42_DTYPE_Q8_K;
+		out->name = dtype == Q42_DTYPE_Q4_K ? "amx-q4_K" : "amx-q6_K";
+		return true;
+	}
+	case Q42_DTYPE_F16:
+		if (amx_rows && n_in % 16 == 0) {
+			out->vec_dot = q42_compat_dot_f16_f32;
+			out->quantize = NULL;
+			out->vec_dot_type = Q42_DTYPE_F32;
+			out->name = "amx-f16";
+		} else {
+			out->vec_dot = q42_compat_dot_f16;
+			out->quantize = q42_compat_quantize_f16;
+			out->vec_dot_type = Q42_DTYPE_F16;
+			out->name = "avx512-f16";
+		}
+		return true;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,83 @@
+/* q42_compat.h -- "llama.cpp x86" arithmetic: the kernels that make a
+ * matrix product round exactly as llama.cpp does on an x86 CPU with
+ * AVX-512 and AMX (its libggml-cpu-sapphirerapids build), as opposed to
+ * the generic ggml arithmetic of q42_kernels.h.
+ *
+ * On such a CPU llama.cpp stores every Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K,
+ * IQ4_XS and F16 weight matrix it can in its AMX buffer (ggml-cpu/amx):
+ * integer block sums are exact, but each block is accumulated as one
+ * fused multiply-add fma(sumi, d_w * d_x, acc) per output element, and F16
+ * matrices multiply f32 activations in 16 FMA lanes. Weights left in the
+ * plain CPU buffer (the token embedding, also when it doubles as the output
+ * matrix) take ggml's AVX-512 vec_dot instead. Each kernel here is plain
+ * scalar C (explicit fmaf, never contraction) computing one output element
+ * in that order; the weights keep their GGUF layout (no repacking).
+ * Never used unless the engine asks for the llama.cpp arithmetic.
+ */
+#ifndef Q42_COMPAT_H
+#define Q42_COMPAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_err.h"
+
+/* One product's kernels: *out = dot(weight row, activation row), where the
+ * activation row was made from f32 by quantize (NULL: the f32 row itself,
+ * vec_dot_type Q42_DTYPE_F32). */
+typedef struct q42_compat_kernels {
+	void (*vec_dot)(int64_t n, float *out, const void *w, const void *x);
+	void (*quantize)(const float *src, void *dst, int64_t n);
+	uint32_t vec_dot_type;
+	const char *name; /* e.g. "amx-q4_0", for messages and records */
+} q42_compat_kernels;
+
+/* Where llama.cpp keeps a weight matrix: Q42_COMPAT_MATMUL for a matrix
+ * only multiplied (it goes to the AMX buffer when its shape allows),
+ * Q42_COMPAT_CPU for one also read by row lookup (the token embedding,
+ * tied output), which stays in the plain CPU buffer. */
+enum q42_compat_place {
+	Q42_COMPAT_MATMUL = 0,
+	Q42_COMPAT_CPU = 1,
+};
+
+/* The llama.cpp x86 kernels for a [n_in, n_out] weight of dtype placed as
+ * place; false when libq42 has none for that case (the caller then keeps
+ * the generic ggml kernels). AMX is chosen as llama.cpp's supports_op
+ * does: n_out a multiple of 32 and n_in of the type's alignment (32 for
+ * Q4_0/Q8_0, 256 for k-quants, 16 for F16). */
+Q42_API bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
+			       enum q42_compat_place place, q42_compat_kernels *out);
+
+/* Activation quantizer of llama.cpp's x86 build for Q8_0
+ * (quantize_row_q8_0 with AVX): scale 127/amax, round half to even. */
+Q42_API void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n);
+/* f32 -> f16 row, round to nearest even (the F16C conversion). */
+Q42_API void q42_compat_quantize_f16(const float *src, void *dst, int64_t n);
+
+/* AMX / AVX-512-VNNI block products (x: Q8_0 from q42_compat_quantize_q8_0,
+ * or Q8_K from the reference quantizer for k-quants). */
+Q42_API void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
+/* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */
+Q42_API void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);
+/* ggml_vec_dot_f16 of the AVX-512 build: f16 weight times f16 activations. */
+Q42_API void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x);
+
+/* Attention with an f32 KV cache. llama.cpp computes K.q with
+ * ggml_vec_dot_f32 (q is a permuted, non-contiguous view, so llamafile is
+ * skipped) and V.softmax with llamafile's tinyBLAS when the pass has two or
+ * more tokens, with ggml_vec_dot_f32 when it has one. Both assume llama.cpp's
+ * zero padding of the row to a multiple of 64 (rows of other lengths do
+ * not round as llama.cpp does). */
+Q42_API void q42_compat_dot_f32(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
+
+/* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
+ * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row
+ * (16-element chunks, the rest scalar). */
+Q42_API void q42_compat_softmax(int64_t n, float *y, const float *x);
+Q42_API void q42_compat_swiglu(int64_t n, float *y, const float *x, const float *g);
+
+#endif
