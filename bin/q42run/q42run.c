@@ -53,7 +53,7 @@ struct opts {
 };
 
 enum {
-	OPT_DEADLINE = 256, OPT_STOP, OPT_KV_TYPE, OPT_ISA, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
+	OPT_DEADLINE = 256, OPT_STOP, OPT_KV_TYPE, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 };
@@ -70,6 +70,7 @@ static const struct option long_opts[] = {
 	{"ctx", required_argument, NULL, 'c'},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"isa", required_argument, NULL, OPT_ISA},
+	{"arith", required_argument, NULL, OPT_ARITH},
 	{"temp", required_argument, NULL, OPT_TEMP},
 	{"top-k", required_argument, NULL, OPT_TOP_K},
 	{"top-p", required_argument, NULL, OPT_TOP_P},
@@ -107,6 +108,7 @@ static void usage(FILE *f)
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
+	      "      --arith MODE        rounding of matrix products: llamacpp (default) or ggml\n"
 	      "      --temp F            sample with temperature F (default 0 = greedy)\n"
 	      "      --top-k N           keep the N best candidates (default 40)\n"
 	      "      --top-p F           nucleus cut (default 0.95)\n"
@@ -238,6 +240,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else
 				return bad_usage("--isa '%s': expected best, scalar, avx2 or avx512",
 						 optarg);
+			break;
+		case OPT_ARITH:
+			if (strcmp(optarg, "llamacpp") == 0)
+				o->eo.arith = Q42_ARITH_LLAMACPP;
+			else if (strcmp(optarg, "ggml") == 0)
+				o->eo.arith = Q42_ARITH_GGML;
+			else
+				return bad_usage("--arith '%s': expected llamacpp or ggml", optarg);
 			break;
 		case OPT_TEMP:
 			if (!parse_f64(optarg, 0, 100, &d))

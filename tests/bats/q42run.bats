@@ -246,3 +246,17 @@ PY
 	[ "$got" = "$want" ]
 	[ "$(rec_field "$output" 'r["tokens"]["generated"]')" = "$(golden tiny-llama-spm-f32.gguf "The little dog" 4)" ]
 }
+
+@test "--arith: both modes give llama.cpp's 32 greedy ids on stories260K (f32), the record names the mode, a bad mode is a usage error" {
+	need_model M stories260K.gguf || return 1
+	# llama.cpp's ids for this prompt, from shared/models/REFERENCE.md
+	want="432 383 286 261 376 298 315 421 395 317 426 338 401 396 267 337 410 408 419 292 411 322 265 282 295 433 426 385 328 432 358 394"
+	for mode in llamacpp ggml; do
+		rec=$("$Q42RUN" -m "$M" -p "Once upon a time" -n 32 --arith "$mode" --record)
+		got=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(" ".join(map(str, r["tokens"]["generated"])), r["engine"]["arith"])' "$rec")
+		[ "$got" = "$want $mode" ]
+	done
+	run "$Q42RUN" -m "$M" -p x --arith fast
+	[ "$status" -eq 2 ]
+	[[ $output == *"--arith 'fast'"* ]]
+}
