@@ -3,7 +3,8 @@
 # pass; their unit tests and golden data.
 lib_libq42core_la_SOURCES += \
 	lib/kernels/q42_half.c lib/kernels/q42_quants.c lib/kernels/q42_dot.c \
-	lib/kernels/q42_kernels.c lib/kernels/q42_kernels_x86.c lib/kernels/q42_ops.c \
+	lib/kernels/q42_kernels.c lib/kernels/q42_kernels_x86.c lib/kernels/q42_kernels_avx2.c \
+	lib/kernels/q42_kernels_avx512.c lib/kernels/q42_kernels_x86.h lib/kernels/q42_ops.c \
 	lib/kernels/q42_kernels_impl.h
 q42kernelsdir = $(includedir)/q42/kernels
 q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h
@@ -24,3 +25,11 @@ tests_unit_test_kernels_isa_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_kernels_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
+
+# Kernel micro-benchmark (not a test): `make bench-kernels`, options via
+# BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K").
+noinst_PROGRAMS += tests/tools/bench_kernels
+tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)
+bench-kernels: tests/tools/bench_kernels$(EXEEXT)
+	./tests/tools/bench_kernels$(EXEEXT) $(BENCH_KERNELS_ARGS)
+.PHONY: bench-kernels

@@ -19,8 +19,8 @@
  * table: it asks for the best one this CPU runs (q42_isa_detect()). */
 enum q42_isa {
 	Q42_ISA_SCALAR = 0,
-	Q42_ISA_AVX2 = 1,
-	Q42_ISA_AVX512 = 2,
+	Q42_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
+	Q42_ISA_AVX512 = 2, /* AVX-512 F, BW, VL, VNNI, VBMI (Ice Lake and later) */
 	Q42_ISA_BEST = 99,
 };
 
@@ -51,6 +51,25 @@ typedef struct q42_type_kernels {
 	void (*vec_dot)(int64_t n, float *out, const void *w, const void *x);
 	uint32_t vec_dot_type; /* how activations are quantized for vec_dot */
 } q42_type_kernels;
+
+/* What the ISA tables promise against the scalar table (checked by
+ * tests/unit/test_kernels_isa.c on random rows of 1..33 blocks):
+ *  - vec_dot of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
+ *    (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
+ *    float terms are formed and added in the scalar order (the k-quants'
+ *    8 per-lane float accumulators included), so the result does not
+ *    depend on the ISA. TQ1_0/TQ2_0 use the scalar kernel everywhere.
+ *  - vec_dot of F32, F16, BF16: products are exact in float, but the sum
+ *    runs in float SIMD lanes (flushed into a double every 1024 elements
+ *    for F16/BF16) instead of one double, so a result may differ from the
+ *    scalar one by at most (n/8 + 16) * 2^-24 * sum|w_i*x_i| plus one ulp.
+ *    Deterministic on a given ISA.
+ *  - quantize of Q8_0, Q8_1, Q8_K: bit-identical (blocks holding a NaN or
+ *    an infinity, or whose scale is not finite, take the scalar path).
+ * The SIMD integer dots assume activation quants in -127..127, which every
+ * quantize above produces; a -128 in x gives an unspecified result. Weights
+ * may hold any byte. Every result is independent of the thread count: a
+ * vec_dot covers one row. */
 
 /* Kernels for dtype on isa. NULL when libq42 has no kernels for the type
  * id, or when isa names an instruction set this CPU does not run (asking

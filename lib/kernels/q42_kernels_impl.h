@@ -90,12 +90,32 @@ void q42_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
 
-/* x86 variants (q42_kernels_x86.c); only called after q42_isa_detect()
- * confirmed the CPU runs them. */
+/* x86 variants (q42_kernels_x86.c, q42_kernels_avx2.c,
+ * q42_kernels_avx512.c); only called after q42_isa_detect() confirmed the
+ * CPU runs them. */
 void q42_dot_f32_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_f16_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_bf16_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q4_0_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q4_1_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q5_0_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q3_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q4_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q5_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q6_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_qz_q8_0_avx2(const float *src, void *dst, int64_t n);
+void q42_qz_q8_1_avx2(const float *src, void *dst, int64_t n);
+void q42_qz_q8_k_avx2(const float *src, void *dst, int64_t n);
 void q42_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_f16_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_bf16_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q4_k_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_q6_k_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 

@@ -1,0 +1,177 @@
+/* q42_kernels_x86.h -- inline AVX2 building blocks shared by the AVX2 and
+ * AVX-512 kernel files.
+ *
+ * Every helper carries the AVX2 target attribute, so it can be inlined into
+ * AVX2 and AVX-512 functions alike and nowhere else. The helpers keep the
+ * integer parts exact and do float work one IEEE operation at a time (the
+ * fp-contract pragma of q42_kernels_impl.h forbids fusing), so callers can
+ * reproduce the scalar reference bit for bit. Internal to lib/kernels; x86
+ * only; never called before q42_cpu_has_avx2() said yes.
+ */
+#ifndef Q42_KERNELS_X86_H
+#define Q42_KERNELS_X86_H
+
+#include "kernels/q42_kernels_impl.h"
+#include "common/q42_le.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define Q42_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define Q42_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+/* Eight f16 fields found every stride bytes from p, widened exactly. */
+Q42_AVX2_INLINE __m256 x86_halves8(const uint8_t *p, int stride)
+{
+	return _mm256_cvtph_ps(_mm_set_epi16(
+		(short)q42_ld16(p + 7 * stride), (short)q42_ld16(p + 6 * stride),
+		(short)q42_ld16(p + 5 * stride), (short)q42_ld16(p + 4 * stride),
+		(short)q42_ld16(p + 3 * stride), (short)q42_ld16(p + 2 * stride),
+		(short)q42_ld16(p + stride), (short)q42_ld16(p)));
+}
+
+/* sum + v[0] + v[1] + ... + v[7], one rounding per add, in that order: the
+ * order the scalar kernels add their per-block terms in. */
+Q42_AVX2_INLINE float x86_add_serial8(float sum, __m256 v)
+{
+	float t[8];
+	_mm256_storeu_ps(t, v);
+	for (int k = 0; k < 8; k++)
+		sum += t[k];
+	return sum;
+}
+
+Q42_AVX2_INLINE int32_t x86_hsum_i32(__m256i v)
+{
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+	return _mm_cvtsi128_si32(s);
+}
+
+/* The totals of eight vectors of int32 partial sums, in vector order. */
+Q42_AVX2_INLINE __m256i x86_reduce8(const __m256i v[8])
+{
+	const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]);
+	const __m256i h23 = _mm256_hadd_epi32(v[2], v[3]);
+	const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]);
+	const __m256i h67 = _mm256_hadd_epi32(v[6], v[7]);
+	const __m256i lo = _mm256_hadd_epi32(h01, h23);
+	const __m256i hi = _mm256_hadd_epi32(h45, h67);
+	return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20),
+				_mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* Eight int32 partial sums of w[i] * y[i] over 32 signed bytes. Exact as
+ * long as y holds no -128 (every q42 activation quantizer keeps its
+ * quants in -127..127; w may hold any value). */
+Q42_AVX2_INLINE __m256i x86_dot_i8(__m256i w, __m256i y)
+{
+	const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(y, w));
+	return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+/* Same for unsigned w (at most 63, so no int16 pair sum saturates). */
+Q42_AVX2_INLINE __m256i x86_dot_u8(__m256i w, __m256i y)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(w, y), _mm256_set1_epi16(1));
+}
+
+/* Byte e is 0xFF where bit e of x is set. */
+Q42_AVX2_INLINE __m256i x86_bits_to_bytes(uint32_t x)
+{
+	const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+					       0x0101010101010101, 0);
+	const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)x), shuf);
+	const __m256i bm = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+	return _mm256_cmpeq_epi8(_mm256_and_si256(v, bm), bm);
+}
+
+/* 16 packed nibbles -> 32 bytes: low nibbles are elements 0..15, high
+ * nibbles 16..31 (the q4_0/q4_1/q5 layout). */
+Q42_AVX2_INLINE __m256i x86_nibbles32(const uint8_t *p)
+{
+	const __m128i q = _mm_loadu_si128((const __m128i *)p);
+	const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(q),
+						  _mm_srli_epi16(q, 4), 1);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+}
+
+/*
+ * The k-quant kernels of the scalar reference sum a super-block into 8
+ * int32 lanes, lane = element index mod 8 ("class"), then scale each lane
+ * in float. To get the same 8 integers, the products are paired so that a
+ * pair never mixes classes: x86_class_pairs interleaves each 16-byte half
+ * of w and y as elements (0,8),(1,9),...,(7,15), so maddubs leaves, per
+ * 128-bit lane, word k = the two products of class k. x86_class_scale then
+ * interleaves two such vectors A and B word by word and multiplies by
+ * their sub-block scales (words of sc alternate A's and B's scale), giving
+ * int32 class sums 0..3 (lo) and 4..7 (hi) in each lane.
+ */
+Q42_AVX2_INLINE __m256i x86_class_shuffle(void)
+{
+	return _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+				0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* u (unsigned, at most 63) times y, pairs within a class; y pre-shuffled. */
+Q42_AVX2_INLINE __m256i x86_class_pairs(__m256i u, __m256i ys, __m256i shuf)
+{
+	return _mm256_maddubs_epi16(_mm256_shuffle_epi8(u, shuf), ys);
+}
+
+Q42_AVX2_INLINE void x86_class_scale(__m256i a, __m256i b, __m256i sc, __m256i *lo, __m256i *hi)
+{
+	*lo = _mm256_add_epi32(*lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), sc));
+	*hi = _mm256_add_epi32(*hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), sc));
+}
+
+/* The 8 class totals, in class order, from the lo/hi accumulators. */
+Q42_AVX2_INLINE __m256i x86_class_total(__m256i lo, __m256i hi)
+{
+	return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20),
+				_mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* q4_K/q5_K packed 6-bit scales and mins -> sc[0..7], mn[0..7] (the same
+ * values as q42_k4_scale_min, four at a time). */
+static inline void x86_k4_scales(const uint8_t *q, uint8_t sc[8], uint8_t mn[8])
+{
+	const uint32_t u0 = q42_ld32(q), u1 = q42_ld32(q + 4), u2 = q42_ld32(q + 8);
+	q42_st32(sc, u0 & 0x3F3F3F3Fu);
+	q42_st32(mn, u1 & 0x3F3F3F3Fu);
+	q42_st32(sc + 4, (u2 & 0x0F0F0F0Fu) | ((u0 >> 2) & 0x30303030u));
+	q42_st32(mn + 4, ((u2 >> 4) & 0x0F0F0F0Fu) | ((u1 >> 2) & 0x30303030u));
+}
+
+/* q3_K's 16 6-bit scales, -32 applied (as q42_k3_scale). */
+static inline void x86_k3_scales(const uint8_t *s, int8_t sc[16])
+{
+	const uint32_t a0 = q42_ld32(s), a1 = q42_ld32(s + 4), a2 = q42_ld32(s + 8);
+	const uint32_t w[4] = {
+		(a0 & 0x0F0F0F0Fu) | ((a2 & 0x03030303u) << 4),
+		(a1 & 0x0F0F0F0Fu) | (((a2 >> 2) & 0x03030303u) << 4),
+		((a0 >> 4) & 0x0F0F0F0Fu) | (((a2 >> 4) & 0x03030303u) << 4),
+		((a1 >> 4) & 0x0F0F0F0Fu) | (((a2 >> 6) & 0x03030303u) << 4),
+	};
+	for (int j = 0; j < 16; j++)
+		sc[j] = (int8_t)((int)((w[j / 4] >> (8 * (j % 4))) & 0xFFu) - 32);
+}
+
+/* Two int16 scales as one int32 word pair: a in the low half. */
+static inline int32_t x86_pair16(int a, int b)
+{
+	return (int32_t)(((uint32_t)(uint16_t)(int16_t)a) | ((uint32_t)(uint16_t)(int16_t)b << 16));
+}
+
+/* sum over the 16 groups g of bsums[g] * mn[g / 2], exact. */
+Q42_AVX2_INLINE int32_t x86_q8k_summ(const uint8_t *b, const uint8_t mn[8])
+{
+	const __m128i m = _mm_loadl_epi64((const __m128i *)mn);
+	const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m, m));
+	const __m256i bs = _mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS));
+	return x86_hsum_i32(_mm256_madd_epi16(bs, m16));
+}
+
+#endif
+#endif
