@@ -276,9 +276,20 @@ static float ggml_max(float a, float b)
 
 /* roundf() of a value already within int8 range. ggml converts a NaN with
  * a plain cast (undefined in C, 0 on x86); we make that 0 explicit. */
+/* For finite, normal blocks |v| <= 127 by construction. A NaN in the block
+ * (which resets ggml's running max) or a subnormal scale (1/d overflows)
+ * can push v outside int8, where a plain cast is undefined: such values
+ * saturate to +-127, the range every dot kernel assumes, and NaN maps
+ * to 0. */
 static int8_t round_q8(float v)
 {
-	return v == v ? (int8_t)roundf(v) : 0;
+	if (!(v == v))
+		return 0;
+	if (v >= 127.0f)
+		return 127;
+	if (v <= -127.0f)
+		return -127;
+	return (int8_t)roundf(v);
 }
 
 /* One 32-element q8 block as quantize_row_q8_{0,1}_ref: d = amax/127,
@@ -345,9 +356,11 @@ void q42_qz_q8_k(const float *src, void *dst, int64_t n)
 		const float iscale = -127.0f / max;
 		int8_t *q = (int8_t *)(b + Q8_K_QS);
 		for (int j = 0; j < Q42_QK_K; j++) {
+			/* Finite blocks never leave [-127, 127]; a subnormal max
+			 * (iscale overflows) or a NaN must not reach lrintf. */
 			const float v = iscale * src[j];
-			long r = v == v ? lrintf(v) : 0;
-			q[j] = (int8_t)(r > 127 ? 127 : r);
+			long r = !(v == v) ? 0 : v >= 127.0f ? 127 : v <= -127.0f ? -127 : lrintf(v);
+			q[j] = (int8_t)r;
 		}
 		for (int g = 0; g < Q42_QK_K / 16; g++) {
 			int sum = 0;
