@@ -20,4 +20,26 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/models/e256-llama-q8_0.gguf tests/models/e256-llama-q4_0.gguf \
 	tests/models/e256-llama-q4_k_m.gguf tests/models/e256-llama-q6_k.gguf \
 	tests/models/e256-llama-tied-f16.gguf tests/models/e256-qwen2-q8_0.gguf \
-	tests/models/no-tokenizer.gguf tests/models/strip_tokenizer.py
+	tests/models/no-tokenizer.gguf tests/models/strip_tokenizer.py tests/models/ggml-vocab-phi-3.gguf
+# q42_compat against llama.cpp's compiled x86 code (tests/golden/compat/README)
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_compat
+TESTS += tests/unit/test_compat
+tests_unit_test_compat_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -Wno-missing-prototypes
+tests_unit_test_compat_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif
+EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/tools/compat_oracle.c \
+	tests/golden/compat/dot_f16.bin tests/golden/compat/dot_f32.bin \
+	tests/golden/compat/mm_f16_m1.f32 tests/golden/compat/mm_f16_m19.f32 \
+	tests/golden/compat/mm_f16_m4.f32 tests/golden/compat/mm_f32_cpu.bin \
+	tests/golden/compat/mm_q4_0_m1.f32 tests/golden/compat/mm_q4_0_m19.f32 \
+	tests/golden/compat/mm_q4_0_m4.f32 tests/golden/compat/mm_q4_K_m1.f32 \
+	tests/golden/compat/mm_q4_K_m19.f32 tests/golden/compat/mm_q4_K_m4.f32 \
+	tests/golden/compat/mm_q6_K_m1.f32 tests/golden/compat/mm_q6_K_m19.f32 \
+	tests/golden/compat/mm_q6_K_m4.f32 tests/golden/compat/mm_q8_0_m1.f32 \
+	tests/golden/compat/mm_q8_0_m19.f32 tests/golden/compat/mm_q8_0_m4.f32 \
+	tests/golden/compat/q8_0.bin tests/golden/compat/rope_neox.bin tests/golden/compat/rope_norm.bin \
+	tests/golden/compat/soft_max.bin \
+	tests/golden/compat/swiglu_100.bin tests/golden/compat/swiglu_512.bin \
+	tests/golden/compat/w_f16.bin tests/golden/compat/w_q4_0.bin tests/golden/compat/w_q4_K.bin \
+	tests/golden/compat/w_q6_K.bin tests/golden/compat/w_q8_0.bin tests/golden/compat/x.f32

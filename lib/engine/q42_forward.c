@@ -14,6 +14,7 @@
 #include <string.h>
 #include "engine/q42_engine_impl.h"
 #include "formats/q42_types.h"
+#include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
 
 /* ---- RoPE -------------------------------------------------------------- */
@@ -40,6 +41,12 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 	const bool neox = e->arch->rope == Q42_ROPE_NEOX;
 	for (uint32_t h = 0; h < n_heads; h++) {
 		float *x = v + (uint64_t)h * hd;
+		/* llama.cpp's build fuses the rotation into FMAs; the last bit
+		 * of Q and K decides later Q8_0 roundings, so it must match. */
+		if (e->arith == Q42_ARITH_LLAMACPP) {
+			q42_compat_rope(n, x, cache, neox);
+			continue;
+		}
 		for (uint32_t i0 = 0; i0 < n; i0 += 2) {
 			const uint32_t a = neox ? i0 / 2 : i0;
 			const uint32_t b = neox ? i0 / 2 + n / 2 : i0 + 1;

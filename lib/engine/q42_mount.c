@@ -80,6 +80,38 @@ static int mount_p64(q42_mount *m, unsigned flags, q42_err *err)
 	return Q42_OK;
 }
 
+/* llama.cpp adjusts a few special-token attributes by model name and
+ * architecture (phi-3), so the tokenizer gets them: from the GGUF, or for a
+ * P64 from its hyperparameters and its copy of the source GGUF header. */
+static int open_tokenizer(q42_mount *m, q42_err *err)
+{
+	q42_tokenizer_opts to;
+	q42_gguf meta;
+	bool have_meta = false;
+	int rc;
+
+	memset(&to, 0, sizeof to);
+	if (m->container == Q42_CONTAINER_GGUF) {
+		q42_gguf_get_str(&m->gguf, "general.name", &to.general_name);
+		q42_gguf_get_str(&m->gguf, "general.architecture", &to.general_arch);
+	} else {
+		if (m->has_hparams) {
+			to.general_arch.p = m->hp.arch;
+			to.general_arch.len = strlen(m->hp.arch);
+		}
+		if (m->p64.source_header != NULL &&
+		    q42_gguf_parse_meta(&meta, m->p64.source_header, m->p64.source_header_len,
+					m->map.path, NULL) == Q42_OK) {
+			have_meta = true;
+			q42_gguf_get_str(&meta, "general.name", &to.general_name);
+		}
+	}
+	rc = q42_tokenizer_open_ex(&m->tok, m->vocab, &to, err);
+	if (have_meta)
+		q42_gguf_free(&meta);
+	return rc;
+}
+
 int q42_mount_open(q42_mount **out, const char *path, unsigned flags, q42_err *err)
 {
 	q42_mount *m;
@@ -113,7 +145,7 @@ int q42_mount_open(q42_mount **out, const char *path, unsigned flags, q42_err *e
 	}
 	if (rc != Q42_OK)
 		goto fail;
-	rc = q42_tokenizer_open(&m->tok, m->vocab, err);
+	rc = open_tokenizer(m, err);
 	if (rc != Q42_OK) {
 		q42_err_prefix(err, "%s: tokenizer", path);
 		goto fail;

@@ -479,8 +479,8 @@ static int parse_tensors(cursor *c, q42_gguf *g, gguf_private *priv)
 	return check_layout(c, g);
 }
 
-int q42_gguf_parse(q42_gguf *g, const uint8_t *data, uint64_t size, const char *name,
-		   q42_err *err)
+static int gguf_parse(q42_gguf *g, const uint8_t *data, uint64_t size, const char *name,
+		      bool meta_only, q42_err *err)
 {
 	cursor c = {.p = data, .size = size, .pos = 0, .name = name ? name : "gguf", .err = err};
 	gguf_private *priv = NULL;
@@ -520,11 +520,29 @@ int q42_gguf_parse(q42_gguf *g, const uint8_t *data, uint64_t size, const char *
 	rc = parse_kvs(&c, g, priv);
 	if (rc == Q42_OK)
 		rc = parse_alignment(&c, g);
-	if (rc == Q42_OK)
+	if (rc == Q42_OK && meta_only) {
+		/* The tensor infos are not read: only the key/value view is
+		 * exposed, so nothing depends on bytes that may be absent. */
+		g->n_tensors = 0;
+		g->header_end = g->data_offset = g->data_end = c.pos;
+	} else if (rc == Q42_OK) {
 		rc = parse_tensors(&c, g, priv);
+	}
 	if (rc != Q42_OK)
 		q42_gguf_free(g);
 	return rc;
+}
+
+int q42_gguf_parse(q42_gguf *g, const uint8_t *data, uint64_t size, const char *name,
+		   q42_err *err)
+{
+	return gguf_parse(g, data, size, name, false, err);
+}
+
+int q42_gguf_parse_meta(q42_gguf *g, const uint8_t *data, uint64_t size, const char *name,
+			q42_err *err)
+{
+	return gguf_parse(g, data, size, name, true, err);
 }
 
 void q42_gguf_free(q42_gguf *g)

@@ -87,6 +87,11 @@ typedef struct q42_gguf {
  * empty and err says what, where (offset) and expected vs found. */
 Q42_API int q42_gguf_parse(q42_gguf *g, const uint8_t *data, uint64_t size,
 			   const char *name, q42_err *err);
+/* Parse and validate the header and metadata only, for GGUF header bytes
+ * kept without their tensor data (a P64's GGUF section): tensor infos are
+ * not read and n_tensors is 0. */
+Q42_API int q42_gguf_parse_meta(q42_gguf *g, const uint8_t *data, uint64_t size,
+				const char *name, q42_err *err);
 Q42_API void q42_gguf_free(q42_gguf *g);
 
 Q42_API const q42_gguf_kv *q42_gguf_find(const q42_gguf *g, const char *key);

@@ -11,7 +11,6 @@
 #include "formats/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_ckd.h"
-#include "common/q42_le.h"
 
 /* Elements dequantized per step of q42_source_tensor_values (a multiple of
  * every block size), so a large range never needs a tensor-sized buffer. */
@@ -54,7 +53,6 @@ void q42_source_close(q42_source *s)
 		q42_p64_close(&s->p64);
 	if (s->meta_ready)
 		q42_gguf_free(&s->meta);
-	free(s->meta_copy);
 	q42_map_close(&s->map);
 	memset(s, 0, sizeof *s);
 	s->map.fd = -1;
@@ -73,10 +71,7 @@ const char *q42_source_kind_name(uint32_t kind)
 }
 
 /* A P64 carries the source GGUF's bytes up to its data section, but not the
- * tensor data the GGUF reader bounds-checks tensor infos against. The key/
- * value part is read from a private copy whose tensor count (the u64 at
- * offset 8 in GGUF v2 and v3) is set to zero, so the reader stops after the
- * metadata; the copy keeps the original offsets of every key and value. */
+ * tensor data; the metadata-only parse reads its key/value part in place. */
 int q42_source_meta(q42_source *s, const q42_gguf **out, q42_err *err)
 {
 	const q42_p64 *p = &s->p64;
@@ -97,16 +92,10 @@ int q42_source_meta(q42_source *s, const q42_gguf **out, q42_err *err)
 		return q42_err_set(err, Q42_ENOTFOUND,
 				   "%s: section GGUF: absent, the file carries no source metadata",
 				   s->map.path);
-	s->meta_copy = malloc(p->source_header_len);
-	if (s->meta_copy == NULL)
-		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory", s->map.path);
-	memcpy(s->meta_copy, p->source_header, p->source_header_len);
-	q42_st64(s->meta_copy + 8, 0);
-	rc = q42_gguf_parse(&s->meta, s->meta_copy, p->source_header_len, s->map.path, err);
+	rc = q42_gguf_parse_meta(&s->meta, p->source_header, p->source_header_len, s->map.path,
+				 err);
 	if (rc != Q42_OK) {
 		q42_err_prefix(err, "section GGUF");
-		free(s->meta_copy);
-		s->meta_copy = NULL;
 		return rc;
 	}
 	s->meta_ready = true;

@@ -30,7 +30,6 @@ typedef struct q42_source {
 	q42_p64 p64;     /* kind P64: the validated container */
 	/* Metadata view of a P64's source GGUF header (see q42_source_meta). */
 	bool meta_ready;
-	uint8_t *meta_copy;
 	q42_gguf meta;
 } q42_source;
 

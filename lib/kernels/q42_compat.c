@@ -306,6 +306,16 @@ void q42_compat_swiglu(int64_t n, float *y, const float *x, const float *g)
 		y[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
 }
 
+void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox)
+{
+	for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
+		const int64_t a = neox ? i0 / 2 : i0, b = neox ? i0 / 2 + n_rot / 2 : i0 + 1;
+		const float c = cache[i0], s = cache[i0 + 1], x0 = x[a], x1 = x[b];
+		x[a] = fmaf(x0, c, -(x1 * s));
+		x[b] = fmaf(x0, s, x1 * c);
+	}
+}
+
 /* ---- selection --------------------------------------------------------- */
 
 bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,

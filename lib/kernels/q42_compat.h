@@ -80,4 +80,10 @@ Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, cons
 Q42_API void q42_compat_softmax(int64_t n, float *y, const float *x);
 Q42_API void q42_compat_swiglu(int64_t n, float *y, const float *x, const float *g);
 
+/* RoPE of one head as llama.cpp's x86 build computes it: its compiler
+ * fuses each rotated pair into fma(x0, c, -(x1*s)) and fma(x0, s, x1*c).
+ * cache holds n_rot/2 (cos, sin) pairs; neox pairs element i with
+ * i + n_rot/2, the normal mode pairs 2i with 2i+1. */
+Q42_API void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox);
+
 #endif

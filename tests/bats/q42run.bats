@@ -260,3 +260,17 @@ PY
 	[ "$status" -eq 2 ]
 	[[ $output == *"--arith 'fast'"* ]]
 }
+
+@test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {
+	V="$Q42_SRCDIR/tests/models/ggml-vocab-phi-3.gguf"
+	P64C=$(q42_bin p64c)
+	"$P64C" --no-progress "$V" -o "$BATS_TEST_TMPDIR/phi3.p64"
+	text=$'<|user|>\n hi<|end|>\n <|assistant|>  x</s> y'
+	# llama.cpp: `llamapeer tok tests/models/ggml-vocab-phi-3.gguf "$text"`
+	want="1 32010 7251 32007 32001 921 2 343"
+	for m in "$V" "$BATS_TEST_TMPDIR/phi3.p64"; do
+		run "$Q42RUN" -m "$m" --tokenize -p "$text"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$want" ]
+	done
+}

@@ -128,15 +128,11 @@ static int load_golden(void **state)
 
 /* How far a greedy comparison is meaningful: up to the first step whose
  * top-1/top-2 gap in llama.cpp is below this. With the default llama.cpp
- * x86 arithmetic (kernels/q42_compat.h) f32, q8_0, q6_K, q4_K and f16
- * follow llama.cpp to ~1e-6 or bit for bit: bound 1e-3. q4_0 keeps 7e-2:
- * from about 19 tokens on one of its logits still differs by up to 4e-2
- * (an int8 of a quantized activation flips; cause not found yet, see
- * tests/golden/engine/README, "Tolerances"). */
+ * x86 arithmetic (kernels/q42_compat.h, including its fused RoPE) every
+ * model here follows llama.cpp to ~1e-6 or bit for bit. */
 static double gap_tolerance(const char *model)
 {
-	if (strstr(model, "q4_0") != NULL)
-		return 0.07;
+	(void)model;
 	return 1e-3;
 }
 

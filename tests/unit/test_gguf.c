@@ -441,6 +441,30 @@ static void test_truncation_everywhere(void **state)
 	q42_buf_free(&b);
 }
 
+/* Header bytes without their tensor data: the full parse refuses them,
+ * the metadata-only parse reads every key and no tensor. */
+static void test_parse_meta(void **state)
+{
+	(void)state;
+	q42_buf b;
+	q42_gguf g;
+	q42_err err;
+	q42_str s;
+	build_base(&b, 1);
+	assert_int_equal(parse_buf(&b, &err, &g), Q42_OK);
+	uint64_t hdr = g.data_offset;
+	q42_gguf_free(&g);
+	assert_int_equal(q42_gguf_parse(&g, b.data, hdr, "t", &err), Q42_EFORMAT);
+	assert_int_equal(q42_gguf_parse_meta(&g, b.data, hdr, "t", &err), Q42_OK);
+	assert_int_equal(g.n_tensors, 0);
+	assert_int_equal(g.n_kv, 9);
+	assert_true(q42_gguf_get_str(&g, "tokenizer.ggml.model", &s) && q42_str_eq(s, "llama"));
+	q42_gguf_free(&g);
+	/* metadata cut short is still an error */
+	assert_int_equal(q42_gguf_parse_meta(&g, b.data, 100, "t", &err), Q42_EFORMAT);
+	q42_buf_free(&b);
+}
+
 static void test_vocab_errors(void **state)
 {
 	(void)state;
@@ -540,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_type_listed),
 		cmocka_unit_test(test_tensor_past_end),
 		cmocka_unit_test(test_truncation_everywhere),
+		cmocka_unit_test(test_parse_meta),
 		cmocka_unit_test(test_vocab_errors),
 		cmocka_unit_test(test_shared_files),
 	};

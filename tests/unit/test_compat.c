@@ -1,0 +1,322 @@
+/* test_compat.c -- lib/kernels/q42_compat.c against llama.cpp's own
+ * compiled x86 code, bit for bit.
+ *
+ * Expected values are tests/golden/compat/, written by
+ * tests/tools/gen_compat_golden.py through tests/tools/compat_oracle.c from
+ * llama.cpp's prebuilt libggml-cpu-sapphirerapids.so (AMX-buffer matrix
+ * products, quantize_row_q8_0, ggml_vec_dot_f16/f32, llamafile's f32
+ * product, the soft_max, swiglu and rope graph ops); the README there has the
+ * exact commands. Every f32 is compared as a bit pattern: these kernels
+ * exist to round exactly as llama.cpp does, so no tolerance applies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "kernels/q42_compat.h"
+#include "kernels/q42_kernels.h"
+#include "formats/q42_types.h"
+
+/* shapes of tests/tools/gen_compat_golden.py */
+enum {
+	MM_K = 512, MM_K_F16 = 256, MM_N = 64, MM_M_MAX = 19,
+	F32_K = 256, F32_N = 8, F32_M = 2,
+	Q8_N = 1024,
+	SM_N = 256, SM_ROWS = 6,
+};
+static const int mm_ms[] = {1, 4, 19};
+
+typedef struct blob {
+	uint8_t *data;
+	size_t len;
+} blob;
+
+static blob golden(const char *name, size_t want)
+{
+	const char *src = getenv("Q42_SRCDIR");
+	char path[4096];
+	blob b = {NULL, 0};
+	snprintf(path, sizeof path, "%s/tests/golden/compat/%s", src ? src : ".", name);
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		fail_msg("cannot open golden file %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+	if (len < 0 || (size_t)len != want)
+		fail_msg("%s: %ld bytes, expected %zu", path, len, want);
+	b.len = want;
+	b.data = malloc(want);
+	assert_non_null(b.data);
+	assert_int_equal(fread(b.data, 1, want, f), want);
+	fclose(f);
+	return b;
+}
+
+static uint32_t bits(float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, sizeof u);
+	return u;
+}
+
+static float f32_at(const uint8_t *p, size_t i)
+{
+	float v;
+	memcpy(&v, p + 4 * i, sizeof v);
+	return v;
+}
+
+static void expect_bits(const char *what, size_t i, float got, float want)
+{
+	if (bits(got) != bits(want))
+		fail_msg("%s [%zu]: q42 %a (0x%08x), llama.cpp %a (0x%08x)", what, i, (double)got,
+			 bits(got), (double)want, bits(want));
+}
+
+static size_t row_bytes(uint32_t dtype, int64_t n)
+{
+	const q42_dtype_info *ti = q42_dtype_get(dtype);
+	assert_non_null(ti);
+	return (size_t)(n / ti->block_elems) * ti->block_bytes;
+}
+
+/* One weight type through the AMX buffer, for every activation count of
+ * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles). */
+static void check_mm(const char *name, uint32_t dtype)
+{
+	const int64_t k = dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K;
+	char fn[64];
+	q42_compat_kernels kern;
+	assert_true(q42_compat_select(dtype, MM_N, k, Q42_COMPAT_MATMUL, &kern));
+	snprintf(fn, sizeof fn, "w_%s.bin", name);
+	const size_t wrow = row_bytes(dtype, k);
+	blob w = golden(fn, wrow * MM_N);
+	blob x = golden("x.f32", (size_t)MM_M_MAX * MM_K * 4);
+	const size_t xrow = kern.quantize ? row_bytes(kern.vec_dot_type, k) : (size_t)k * 4;
+	uint8_t *qx = malloc(xrow);
+	assert_non_null(qx);
+	for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0]; c++) {
+		const int m = mm_ms[c];
+		snprintf(fn, sizeof fn, "mm_%s_m%d.f32", name, m);
+		blob want = golden(fn, (size_t)m * MM_N * 4);
+		for (int r = 0; r < m; r++) {
+			/* the oracle was given the first k values of each row */
+			const float *xr = (const float *)(x.data + (size_t)r * MM_K * 4);
+			if (kern.quantize)
+				kern.quantize(xr, qx, k);
+			else
+				memcpy(qx, xr, xrow);
+			for (int n = 0; n < MM_N; n++) {
+				float got;
+				kern.vec_dot(k, &got, w.data + (size_t)n * wrow, qx);
+				expect_bits(fn, (size_t)r * MM_N + n, got, f32_at(want.data, (size_t)r * MM_N + n));
+			}
+		}
+		free(want.data);
+	}
+	free(qx);
+	free(w.data);
+	free(x.data);
+}
+
+static void test_mm_q4_0(void **state)
+{
+	(void)state;
+	check_mm("q4_0", Q42_DTYPE_Q4_0);
+}
+
+static void test_mm_q8_0(void **state)
+{
+	(void)state;
+	check_mm("q8_0", Q42_DTYPE_Q8_0);
+}
+
+static void test_mm_q4_k(void **state)
+{
+	(void)state;
+	check_mm("q4_K", Q42_DTYPE_Q4_K);
+}
+
+static void test_mm_q6_k(void **state)
+{
+	(void)state;
+	check_mm("q6_K", Q42_DTYPE_Q6_K);
+}
+
+static void test_mm_f16(void **state)
+{
+	(void)state;
+	check_mm("f16", Q42_DTYPE_F16);
+}
+
+/* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
+ * q42_compat_dot_f32_lanes reproduces (the V x softmax product). */
+static void test_mm_f32_lanes(void **state)
+{
+	(void)state;
+	blob b = golden("mm_f32_cpu.bin", (F32_N * F32_K + F32_M * F32_K + F32_M * F32_N) * 4);
+	const float *w = (const float *)b.data, *x = w + F32_N * F32_K;
+	const uint8_t *want = b.data + (F32_N * F32_K + F32_M * F32_K) * 4;
+	for (int m = 0; m < F32_M; m++)
+		for (int n = 0; n < F32_N; n++) {
+			float got;
+			q42_compat_dot_f32_lanes(F32_K, &got, w + n * F32_K, x + m * F32_K);
+			expect_bits("mm_f32_cpu", (size_t)(m * F32_N + n), got,
+				    f32_at(want, (size_t)(m * F32_N + n)));
+		}
+	free(b.data);
+}
+
+static void test_quantize_q8_0(void **state)
+{
+	(void)state;
+	const size_t qbytes = Q8_N / 32 * 34;
+	blob b = golden("q8_0.bin", Q8_N * 4 + qbytes);
+	uint8_t *got = malloc(qbytes);
+	assert_non_null(got);
+	q42_compat_quantize_q8_0((const float *)b.data, got, Q8_N);
+	for (size_t i = 0; i < qbytes; i++)
+		if (got[i] != b.data[Q8_N * 4 + i])
+			fail_msg("q8_0 block %zu byte %zu: q42 0x%02x, llama.cpp 0x%02x", i / 34, i % 34,
+				 got[i], b.data[Q8_N * 4 + i]);
+	free(got);
+	free(b.data);
+}
+
+static void test_dot_f16(void **state)
+{
+	(void)state;
+	static const int ns[] = {512, 100, 37};
+	size_t total = 0;
+	for (size_t c = 0; c < 3; c++)
+		total += (size_t)ns[c] * 4 + 4;
+	blob b = golden("dot_f16.bin", total);
+	const uint8_t *p = b.data;
+	for (size_t c = 0; c < 3; c++) {
+		const int n = ns[c];
+		float got;
+		q42_compat_dot_f16(n, &got, p, p + 2 * n);
+		expect_bits("dot_f16", c, got, f32_at(p + 4 * n, 0));
+		p += 4 * n + 4;
+	}
+	free(b.data);
+}
+
+/* ggml_vec_dot_f32 on rows llama.cpp zero-pads; q42 sees only the values. */
+static void test_dot_f32(void **state)
+{
+	(void)state;
+	static const int cases[][2] = {{64, 64}, {19, 256}, {100, 256}, {256, 256}};
+	size_t total = 0;
+	for (size_t c = 0; c < 4; c++)
+		total += (size_t)cases[c][1] * 8 + 4;
+	blob b = golden("dot_f32.bin", total);
+	const uint8_t *p = b.data;
+	for (size_t c = 0; c < 4; c++) {
+		const int n = cases[c][0], npad = cases[c][1];
+		float got;
+		q42_compat_dot_f32(n, &got, p, p + 4 * npad);
+		expect_bits("dot_f32", c, got, f32_at(p + 8 * npad, 0));
+		p += 8 * npad + 4;
+	}
+	free(b.data);
+}
+
+/* ggml_soft_max on rows whose tail is -inf (llama.cpp's padded, masked KV
+ * positions); q42 is given the live part only, as the engine does. */
+static void test_softmax(void **state)
+{
+	(void)state;
+	static const int live[SM_ROWS] = {1, 19, 100, 255, 256, 37};
+	blob b = golden("soft_max.bin", 2 * SM_ROWS * SM_N * 4);
+	float y[SM_N];
+	for (int r = 0; r < SM_ROWS; r++) {
+		const float *x = (const float *)(b.data + (size_t)r * SM_N * 4);
+		const uint8_t *want = b.data + ((size_t)SM_ROWS + r) * SM_N * 4;
+		q42_compat_softmax(live[r], y, x);
+		for (int i = 0; i < live[r]; i++)
+			expect_bits("soft_max", (size_t)(r * SM_N + i), y[i], f32_at(want, (size_t)i));
+		for (int i = live[r]; i < SM_N; i++)
+			assert_int_equal(bits(f32_at(want, (size_t)i)), 0);
+	}
+	free(b.data);
+}
+
+static void check_swiglu(const char *fn, int n, int rows)
+{
+	blob b = golden(fn, 3 * (size_t)n * rows * 4);
+	float *y = malloc((size_t)n * 4);
+	assert_non_null(y);
+	for (int r = 0; r < rows; r++) {
+		const float *g = (const float *)(b.data + (size_t)r * n * 4);
+		const float *u = (const float *)(b.data + ((size_t)rows + r) * n * 4);
+		const uint8_t *want = b.data + (2 * (size_t)rows + r) * n * 4;
+		q42_compat_swiglu(n, y, g, u);
+		for (int i = 0; i < n; i++)
+			expect_bits(fn, (size_t)(r * n + i), y[i], f32_at(want, (size_t)i));
+	}
+	free(y);
+	free(b.data);
+}
+
+static void test_swiglu(void **state)
+{
+	(void)state;
+	check_swiglu("swiglu_512.bin", 512, 3);
+	check_swiglu("swiglu_100.bin", 100, 2);
+}
+
+/* ggml_rope_ext (no YaRN, base 10000) at positions 0..7; the cos/sin
+ * cache is built as ggml_rope_cache_init does: the angle multiplied by
+ * base^(-2/n_rot) from one pair to the next. */
+static void check_rope(const char *fn, bool neox)
+{
+	enum { HD = 64, HEADS = 2, TOK = 8 };
+	blob b = golden(fn, 2 * (size_t)TOK * HEADS * HD * 4);
+	const float ts = powf(10000.0f, -2.0f / HD);
+	float cache[HD], x[HD];
+	for (int t = 0; t < TOK; t++) {
+		float theta = (float)t;
+		for (int i = 0; i < HD; i += 2) {
+			cache[i] = cosf(theta);
+			cache[i + 1] = sinf(theta);
+			theta *= ts;
+		}
+		for (int h = 0; h < HEADS; h++) {
+			const size_t off = ((size_t)t * HEADS + h) * HD;
+			memcpy(x, b.data + off * 4, sizeof x);
+			q42_compat_rope(HD, x, cache, neox);
+			for (int i = 0; i < HD; i++)
+				expect_bits(fn, off + (size_t)i, x[i],
+					    f32_at(b.data, (size_t)TOK * HEADS * HD + off + (size_t)i));
+		}
+	}
+	free(b.data);
+}
+
+static void test_rope(void **state)
+{
+	(void)state;
+	check_rope("rope_norm.bin", false);
+	check_rope("rope_neox.bin", true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mm_q4_0),	  cmocka_unit_test(test_mm_q8_0),
+		cmocka_unit_test(test_mm_q4_k),	  cmocka_unit_test(test_mm_q6_k),
+		cmocka_unit_test(test_mm_f16),	  cmocka_unit_test(test_mm_f32_lanes),
+		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
+		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
+		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
