@@ -1,5 +1,6 @@
-/* q42run.c -- run a model on the CPU: generate text, or tokenize and
- * detokenize with the model's vocabulary.
+/* q42run.c -- run a model on the CPU: generate text (optionally under the
+ * Sentinel's rules and a grammar sieve), score fixed options, print chosen
+ * logits, or tokenize and detokenize with the model's vocabulary.
  *
  * Option parsing, reading the input, printing and exit statuses only; the
  * mount, engine, request loop and records are libq42 (lib/engine). Exit
@@ -17,12 +18,18 @@
 #include <time.h>
 #include "common/q42_buf.h"
 #include "common/q42_file.h"
+#include "engine/q42_bench.h"
+#include "engine/q42_choices.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_generate.h"
+#include "engine/q42_grammar.h"
 #include "engine/q42_mount.h"
 #include "engine/q42_record.h"
 #include "engine/q42_sample.h"
+#include "engine/q42_sentinel.h"
+#include "engine/q42_sieve.h"
 #include "engine/q42_utf8.h"
+#include "formats/q42_digest.h"
 #include "formats/q42_types.h"
 
 enum exit_status {
@@ -30,13 +37,13 @@ enum exit_status {
 	EXIT_MODEL = 1,   /* the model file is invalid or unsupported */
 	EXIT_USAGE = 2,   /* bad options */
 	EXIT_IO = 3,      /* a file could not be read, or output could not be written */
-	EXIT_REQUEST = 4, /* a request could not be served (prompt, ids) */
+	EXIT_REQUEST = 4, /* a request could not be served (prompt, ids, sentinel, sieve) */
 	EXIT_NOMEM = 5,   /* out of memory, or threads could not start */
 };
 
 #define MAX_TOKENS_LIMIT (1u << 24)
 
-enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE };
+enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH };
 
 struct opts {
 	const char *model;
@@ -50,12 +57,22 @@ struct opts {
 	uint32_t n_stops;
 	q42_engine_opts eo;
 	q42_sampling sp;
+	const char *sentinel;     /* --sentinel rules */
+	const char *choices;      /* --choices list */
+	const char *choices_file; /* --choices-file */
+	const char *logits_for;   /* --logits-for ids */
+	const char *sieve;        /* --sieve quin */
+	const char *grammar;      /* --grammar FILE */
+	q42_bench_opts bench;     /* --bench: --pp, --tg, --reps */
+	bool json;                /* --bench --json */
 };
 
 enum {
+	OPT_BENCH = 200, OPT_PP, OPT_TG, OPT_REPS, OPT_JSON,
 	OPT_DEADLINE = 256, OPT_STOP, OPT_KV_TYPE, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
+	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
 };
 
 static const struct option long_opts[] = {
@@ -86,6 +103,17 @@ static const struct option long_opts[] = {
 	{"record", no_argument, NULL, OPT_RECORD},
 	{"strict", no_argument, NULL, OPT_STRICT},
 	{"timings", no_argument, NULL, OPT_TIMINGS},
+	{"sentinel", required_argument, NULL, OPT_SENTINEL},
+	{"choices", required_argument, NULL, OPT_CHOICES},
+	{"choices-file", required_argument, NULL, OPT_CHOICES_FILE},
+	{"logits-for", required_argument, NULL, OPT_LOGITS_FOR},
+	{"sieve", required_argument, NULL, OPT_SIEVE},
+	{"grammar", required_argument, NULL, OPT_GRAMMAR},
+	{"bench", no_argument, NULL, OPT_BENCH},
+	{"pp", required_argument, NULL, OPT_PP},
+	{"tg", required_argument, NULL, OPT_TG},
+	{"reps", required_argument, NULL, OPT_REPS},
+	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -122,12 +150,27 @@ static void usage(FILE *f)
 	      "      --detokenize        print the text of the token ids in the input\n"
 	      "      --lines             one request per input line\n"
 	      "      --record            print one q42-record JSON line per request\n"
-	      "      --strict            make every fallback an error\n"
+	      "      --strict            make every fallback (and every Sentinel intervention) an error\n"
 	      "      --timings           print load, prefill and decode times to stderr\n"
+	      "      --sentinel RULES    check each token before it is committed; RULES is a\n"
+	      "                          comma list of witness, nonfinite (always on),\n"
+	      "                          banned=FILE, repeat=N; a denied token is replaced by\n"
+	      "                          the best-ranked token not denied\n"
+	      "      --sieve quin        allow only tokens that keep the output a valid quin\n"
+	      "      --grammar FILE      allow only tokens that keep the output a valid prefix\n"
+	      "                          of the grammar in FILE (see q42run(1), GRAMMARS)\n"
+	      "      --choices LIST      print the probability of each comma-separated option\n"
+	      "                          after the prompt instead of generating\n"
+	      "      --choices-file FILE the same, one option per line of FILE\n"
+	      "      --logits-for IDS    print the next-token logits of the comma-separated ids\n"
+	      "      --bench             measure prompt processing and generation tokens/s\n"
+	      "                          (--pp N, default 128; --tg N, default 64; --reps R,\n"
+	      "                          default 5; --json for one JSON object)\n"
 	      "  -h, --help              show this help\n"
 	      "  -V, --version           show the version\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 invalid model, 2 usage, 3 I/O error, 4 request failed,\n"
+	      "Exit status: 0 ok, 1 invalid model, 2 usage, 3 I/O error, 4 request failed\n"
+	      "(also: an intervention under --strict, [sieve-misaligned]),\n"
 	      "5 out of memory. See q42run(1).\n",
 	      f);
 }
@@ -179,6 +222,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->max_tokens = Q42_GEN_MAX_TOKENS_DEFAULT;
+	o->bench = (q42_bench_opts){128, 64, 5, 0};
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
 	q42_sampling_default(&o->sp);
@@ -300,6 +344,35 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_RECORD: o->record = true; break;
 		case OPT_STRICT: o->strict = true; break;
 		case OPT_TIMINGS: o->timings = true; break;
+		case OPT_SENTINEL: o->sentinel = optarg; break;
+		case OPT_CHOICES: o->choices = optarg; o->mode = MODE_CHOICES; break;
+		case OPT_CHOICES_FILE: o->choices_file = optarg; o->mode = MODE_CHOICES; break;
+		case OPT_LOGITS_FOR: o->logits_for = optarg; o->mode = MODE_LOGITS; break;
+		case OPT_SIEVE:
+			if (strcmp(optarg, "quin") != 0)
+				return bad_usage("--sieve '%s': expected quin", optarg);
+			o->sieve = optarg;
+			break;
+		case OPT_GRAMMAR: o->grammar = optarg; break;
+		case OPT_BENCH: o->mode = MODE_BENCH; break;
+		case OPT_PP:
+		case OPT_TG:
+		case OPT_REPS: {
+			char *end;
+			unsigned long v;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
+			    v > (c == OPT_REPS ? Q42_BENCH_REPS_MAX : 1000000u) || (c == OPT_REPS && v == 0))
+				return bad_usage("--%s '%s': expected an integer in %u..%u",
+						 c == OPT_PP ? "pp" : c == OPT_TG ? "tg" : "reps", optarg,
+						 c == OPT_REPS ? 1u : 0u,
+						 c == OPT_REPS ? Q42_BENCH_REPS_MAX : 1000000u);
+			*(c == OPT_PP ? &o->bench.n_pp : c == OPT_TG ? &o->bench.n_tg : &o->bench.reps) =
+				(uint32_t)v;
+			break;
+		}
+		case OPT_JSON: o->json = true; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("q42run (q42) %s\n", Q42_VERSION); exit(EXIT_OK);
 		default:
@@ -313,8 +386,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("no model: use -m MODEL");
 	if (o->prompt != NULL && o->file != NULL)
 		return bad_usage("-p and -f are mutually exclusive");
-	if (o->record && o->mode != MODE_GENERATE)
-		return bad_usage("--record applies to generation, not to --tokenize or --detokenize");
+	if (o->record && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES)
+		return bad_usage("--record applies to generation and --choices, not to --tokenize,"
+				 " --detokenize or --logits-for");
+	if (o->choices != NULL && o->choices_file != NULL)
+		return bad_usage("--choices and --choices-file are mutually exclusive");
+	if ((o->choices || o->choices_file) && o->logits_for)
+		return bad_usage("--choices and --logits-for are mutually exclusive");
+	if (o->sieve != NULL && o->grammar != NULL)
+		return bad_usage("--sieve and --grammar are mutually exclusive");
+	if ((o->sieve || o->grammar) && o->n_stops > 0)
+		return bad_usage("--stop cannot be combined with --sieve or --grammar");
+	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
+		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
 	return EXIT_OK;
 }
 
@@ -500,16 +584,76 @@ static void on_text(void *ud, const char *p, size_t n)
 		s->failed = true;
 }
 
-static void print_timings(double load_ms, const q42_result *r)
+static void print_timings(double load_ms, const q42_result *r, const q42_request *rq)
 {
 	fprintf(stderr,
 		"q42run: timings: load_ms=%.3f tokenize_ms=%.3f prefill_ms=%.3f prompt_tokens=%zu"
 		" prefill_tok_s=%.2f decode_ms=%.3f decode_steps=%u decode_tok_s=%.2f"
-		" generated=%zu stop=%s\n",
+		" generated=%zu stop=%s",
 		load_ms, r->tokenize_ms, r->prefill_ms, r->prompt.n,
 		r->prefill_ms > 0 ? (double)r->prompt.n / (r->prefill_ms / 1e3) : 0.0, r->decode_ms,
 		r->n_decode, r->decode_ms > 0 ? (double)r->n_decode / (r->decode_ms / 1e3) : 0.0,
 		r->out.n, q42_stop_name(r->stop));
+	if (rq->sieve != NULL)
+		fprintf(stderr, " sieve_ms=%.3f", r->sieve_ms);
+	if (rq->sentinel != NULL)
+		fprintf(stderr, " interventions=%zu", r->n_iv);
+	fputc('\n', stderr);
+}
+
+/* The sieve of --sieve or --grammar: its grammar, its name and digest. */
+struct sieve_setup {
+	q42_grammar *g;
+	q42_sieve *sv;
+	const char *name;
+	char sha[Q42_SHA256_HEX_LEN + 1];
+};
+
+static int sieve_open(const struct opts *o, const q42_tokenizer *tok, struct sieve_setup *ss)
+{
+	q42_map m = {0};
+	q42_err err = {0};
+	const char *src;
+	size_t n;
+	uint8_t d[Q42_SHA256_LEN];
+	int rc, ex = EXIT_OK;
+
+	m.fd = -1;
+	if (o->grammar != NULL) {
+		rc = q42_map_open(&m, o->grammar, 0, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --grammar: %s\n", err.msg);
+			return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+		}
+		if (m.size > Q42_GRAMMAR_MAX_BYTES) {
+			fprintf(stderr, "q42run: --grammar: %s: %llu bytes, the limit is %u\n", o->grammar,
+				(unsigned long long)m.size, Q42_GRAMMAR_MAX_BYTES);
+			ex = EXIT_USAGE;
+			goto done;
+		}
+		src = m.data ? (const char *)m.data : "";
+		n = (size_t)m.size;
+		ss->name = o->grammar;
+	} else {
+		src = q42_grammar_quin_source();
+		n = strlen(src);
+		ss->name = "quin";
+	}
+	rc = q42_sha256(src, n, d, &err);
+	if (rc == Q42_OK)
+		rc = q42_grammar_compile(&ss->g, src, n, ss->name, &err);
+	if (rc == Q42_OK)
+		rc = q42_sieve_open(&ss->sv, ss->g, tok, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: --grammar: %s\n", err.msg);
+		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
+		goto done;
+	}
+	q42_hex_encode(d, sizeof d, ss->sha);
+done:
+	if (m.path != NULL)
+		q42_map_close(&m);
+	return ex;
 }
 
 static int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_start)
@@ -524,9 +668,24 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 	size_t n;
 	uint64_t idx = 0;
 	double load_ms;
+	q42_sentinel *sen = NULL;
+	struct sieve_setup ss = {0};
 	int rc, ex = EXIT_OK;
 
 	q42_buf_init(&rec);
+	if (o->sentinel != NULL) {
+		rc = q42_sentinel_open(&sen, o->sentinel, q42_mount_tokenizer(m), &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --sentinel: %s\n", err.msg);
+			ex = rc == Q42_EIO ? EXIT_IO : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
+			goto done;
+		}
+	}
+	if (o->sieve != NULL || o->grammar != NULL) {
+		ex = sieve_open(o, q42_mount_tokenizer(m), &ss);
+		if (ex != EXIT_OK)
+			goto done;
+	}
 	rc = q42_engine_open(&e, m, &o->eo, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
@@ -556,6 +715,7 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 			.strict = o->strict, .max_tokens = o->max_tokens, .deadline_s = o->deadline,
 			.stops = o->stops, .n_stops = o->n_stops,
 			.on_text = o->record ? NULL : on_text, .ud = &sink,
+			.sentinel = sen, .sieve = ss.sv, .parse_quin = o->sieve != NULL,
 		};
 		q42_result r;
 		q42_result_init(&r);
@@ -568,6 +728,8 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 				.program = "q42run", .version = Q42_VERSION, .request_index = idx,
 				.load_ms = load_ms, .model_path = o->model, .ident = ident,
 				.engine = e, .sampling = &o->sp, .request = &rq, .result = &r,
+				.sieve_name = ss.sv ? ss.name : NULL, .sieve_sha256 = ss.sha,
+				.sieve_states = ss.g ? q42_grammar_n_states(ss.g) : 0,
 			};
 			q42_buf_reset(&rec);
 			rc = q42_record_append(&rec, &ri, &err);
@@ -580,8 +742,9 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		} else if (o->lines) {
 			on_text(&sink, "\n", 1);
 		}
-		if (rc == Q42_OK && o->timings)
-			print_timings(load_ms, &r);
+		/* a misaligned sieve still reports what it cost */
+		if (o->timings && (rc == Q42_OK || (ss.sv != NULL && r.decode_ms > 0)))
+			print_timings(load_ms, &r, &rq);
 		if (sink.failed)
 			ex = EXIT_IO;
 		q42_result_free(&r);
@@ -591,7 +754,194 @@ done:
 	q42_buf_free(&rec);
 	q42_sampler_close(s);
 	q42_engine_close(e);
+	q42_sentinel_close(sen);
+	q42_sieve_close(ss.sv);
+	q42_grammar_free(ss.g);
 	return ex;
+}
+
+/* --logits-for: "ID,ID,..." against the vocabulary size. */
+static int parse_ids(const char *s, uint32_t nv, int32_t **out, uint32_t *n_out)
+{
+	uint32_t n = 1, k = 0;
+	int32_t *ids;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	if (n > Q42_LOGITS_FOR_MAX) {
+		fprintf(stderr, "q42run: --logits-for: more than %u ids\n", Q42_LOGITS_FOR_MAX);
+		return EXIT_USAGE;
+	}
+	ids = malloc(n * sizeof *ids);
+	if (ids == NULL)
+		return EXIT_NOMEM;
+	for (const char *p = s;; p++) {
+		char *end;
+		unsigned long v;
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (*p < '0' || *p > '9' || errno != 0 || (*end != ',' && *end != '\0') || v >= nv) {
+			fprintf(stderr, "q42run: --logits-for '%s': expected comma-separated token ids in 0..%u\n",
+				s, nv - 1);
+			free(ids);
+			return EXIT_USAGE;
+		}
+		ids[k++] = (int32_t)v;
+		p = end;
+		if (*end == '\0')
+			break;
+	}
+	*out = ids;
+	*n_out = k;
+	return EXIT_OK;
+}
+
+/* --choices / --choices-file and --logits-for: score the prompt, print. */
+static int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_start)
+{
+	q42_engine *e = NULL;
+	const q42_model_ident *ident = NULL;
+	q42_err err = {0};
+	q42_buf out;
+	q42_map cf = {0};
+	q42_choice *ch = NULL;
+	uint32_t n_ch = 0, n_ids = 0;
+	int32_t *ids = NULL;
+	const char *p;
+	size_t n;
+	uint64_t idx = 0;
+	double load_ms;
+	int rc, ex = EXIT_OK;
+
+	cf.fd = -1;
+	q42_buf_init(&out);
+	if (o->choices_file != NULL) {
+		rc = q42_map_open(&cf, o->choices_file, 0, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --choices-file: %s\n", err.msg);
+			ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+			goto done;
+		}
+		rc = q42_choices_split(cf.data ? (const char *)cf.data : "", (size_t)cf.size, '\n', &ch,
+				       &n_ch, &err);
+	} else if (o->choices != NULL) {
+		rc = q42_choices_split(o->choices, strlen(o->choices), ',', &ch, &n_ch, &err);
+	} else {
+		rc = parse_ids(o->logits_for, q42_tokenizer_n_vocab(q42_mount_tokenizer(m)), &ids, &n_ids);
+		if (rc != EXIT_OK) {
+			ex = rc;
+			goto done;
+		}
+	}
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
+		goto done;
+	}
+	rc = q42_engine_open(&e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		ex = exit_for_load(rc);
+		goto done;
+	}
+	if (o->record) {
+		rc = q42_mount_ident(m, &ident, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: %s\n", err.msg);
+			ex = EXIT_MODEL;
+			goto done;
+		}
+	}
+	load_ms = now_ms() - t_start;
+	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
+		q42_request rq = {
+			.prompt = p, .prompt_len = n, .add_special = !o->no_bos,
+			.parse_special = !o->no_special, .strict = o->strict,
+		};
+		q42_result r;
+		q42_result_init(&r);
+		q42_buf_reset(&out);
+		if (ch != NULL)
+			rc = q42_choices_score(e, q42_mount_tokenizer(m), &rq, ch, n_ch, &r, &err);
+		else
+			rc = q42_prompt_eval(e, q42_mount_tokenizer(m), &rq, &r, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: request %llu: %s\n", (unsigned long long)idx, err.msg);
+			ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_REQUEST;
+		} else if (o->record) {
+			q42_sampling sp;
+			q42_record_info ri = {
+				.program = "q42run", .version = Q42_VERSION, .request_index = idx,
+				.load_ms = load_ms, .model_path = o->model, .ident = ident,
+				.engine = e, .sampling = &sp, .request = &rq, .result = &r,
+				.choices = ch, .n_choices = n_ch,
+			};
+			q42_sampling_default(&sp);
+			rc = q42_record_append(&out, &ri, &err);
+			if (rc != Q42_OK) {
+				fprintf(stderr, "q42run: %s\n", err.msg);
+				ex = EXIT_NOMEM;
+			}
+		} else if (ch != NULL) {
+			for (uint32_t i = 0; i < n_ch; i++) {
+				q42_buf_append(&out, ch[i].text, ch[i].len);
+				q42_buf_printf(&out, "\t%.9g\t%.9g\n", ch[i].prob, ch[i].loglik);
+			}
+		} else {
+			const float *l = q42_engine_logits(e);
+			for (uint32_t i = 0; i < n_ids; i++)
+				q42_buf_printf(&out, "%d\t%.9g\n", ids[i], (double)l[ids[i]]);
+		}
+		if (ex == EXIT_OK)
+			ex = out.failed ? EXIT_NOMEM : write_out(out.data, out.len);
+		q42_result_free(&r);
+		idx++;
+	}
+done:
+	q42_buf_free(&out);
+	q42_choices_free(ch, n_ch);
+	free(ids);
+	if (cf.path != NULL)
+		q42_map_close(&cf);
+	q42_engine_close(e);
+	return ex;
+}
+
+/* --bench: no prompt is read; one line of key=value pairs, or JSON. */
+static int run_bench(const struct opts *o, q42_mount *m, double t_start)
+{
+	q42_engine *e = NULL;
+	q42_err err = {0};
+	q42_bench_result r;
+	int rc = q42_engine_open(&e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	const double load_ms = now_ms() - t_start;
+	rc = q42_bench_run(e, &o->bench, &r, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		q42_engine_close(e);
+		return rc == Q42_ENOMEM ? EXIT_NOMEM : rc == Q42_EARG ? EXIT_USAGE : EXIT_REQUEST;
+	}
+	if (o->json)
+		printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\","
+		       "\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
+		       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f},"
+		       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
+		       "\"weight_gb_s\":%.3f}}\n",
+		       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
+		       q42_arith_name(q42_engine_arith(e)), load_ms, o->bench.reps,
+		       (unsigned long long)r.weight_bytes, o->bench.n_pp, r.pp.median, r.pp.min,
+		       r.pp.max, o->bench.n_tg, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps);
+	else
+		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
+		       "tg_weight_gb_s=%.2f pp=%u tg=%u reps=%u threads=%u isa=%s\n",
+		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
+		       o->bench.n_pp, o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e),
+		       q42_isa_name(q42_engine_isa(e)));
+	q42_engine_close(e);
+	return finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -607,10 +957,17 @@ int main(int argc, char **argv)
 	if (ex != EXIT_OK)
 		return ex;
 	t_start = now_ms();
-	rc = q42_mount_open(&m, o.model, o.mode == MODE_GENERATE ? 0 : Q42_MOUNT_VOCAB_ONLY, &err);
+	rc = q42_mount_open(&m, o.model,
+			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
+			    &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
 		return exit_for_load(rc);
+	}
+	if (o.mode == MODE_BENCH) {
+		ex = run_bench(&o, m, t_start);
+		q42_mount_close(m);
+		return ex;
 	}
 	rc = input_open(&in, &o, &err);
 	if (rc != Q42_OK) {
@@ -622,6 +979,8 @@ int main(int argc, char **argv)
 		ex = run_tokenize(&o, q42_mount_tokenizer(m), &in);
 	else if (o.mode == MODE_DETOKENIZE)
 		ex = run_detokenize(&o, q42_mount_tokenizer(m), &in);
+	else if (o.mode == MODE_CHOICES || o.mode == MODE_LOGITS)
+		ex = run_score(&o, m, &in, t_start);
 	else
 		ex = run_generate(&o, m, &in, t_start);
 	if (ex == EXIT_OK || ex == EXIT_REQUEST)

@@ -171,11 +171,13 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_p
 {
 	q42_compat_kernels ck;
 	w->dot = w->k->vec_dot;
+	w->rows = NULL;
 	w->vdt = w->k->vec_dot_type;
 	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, e->isa)->quantize;
 	if (e->arith == Q42_ARITH_LLAMACPP &&
-	    q42_compat_select(w->dtype, w->n_out, w->n_in, place, &ck)) {
+	    q42_compat_select_isa(w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
 		w->dot = ck.vec_dot;
+		w->rows = ck.rows;
 		w->vdt = ck.vec_dot_type;
 		w->aq = ck.quantize;
 	}
@@ -426,11 +428,13 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	}
 	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
 	e->att_kq = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
-	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? q42_compat_softmax : q42_op_softmax;
-	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? q42_compat_swiglu : q42_op_swiglu;
+	/* the llama.cpp row ops in their fastest bit-identical form */
+	e->cops = q42_compat_ops_get(e->isa);
+	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? e->cops->softmax : q42_op_softmax;
+	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
 	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
-		e->att_kq = e->att_kqv_one = q42_compat_dot_f32;
-		e->att_kqv = q42_compat_dot_f32_lanes;
+		e->att_kq = e->att_kqv_one = e->cops->dot_f32;
+		e->att_kqv = e->cops->dot_f32_lanes;
 	}
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 
@@ -486,6 +490,15 @@ void q42_engine_close(q42_engine *e)
 void q42_engine_reset(q42_engine *e)
 {
 	e->n_past = 0;
+}
+
+int q42_engine_truncate(q42_engine *e, uint32_t n_past, q42_err *err)
+{
+	if (n_past > e->n_past)
+		return q42_err_set(err, Q42_EARG, "truncate: position %u is past the cache (%u)",
+				   n_past, e->n_past);
+	e->n_past = n_past;
+	return Q42_OK;
 }
 
 int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err)

@@ -64,6 +64,11 @@ Q42_API void q42_engine_reset(q42_engine *e);
  * evaluated then). */
 Q42_API int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err);
 
+/* Forget the cache from position n_past on (n_past <= the current
+ * position; Q42_EARG otherwise): the next eval overwrites it. The logits
+ * stay those of the last eval. Used to take back a token. */
+Q42_API int q42_engine_truncate(q42_engine *e, uint32_t n_past, q42_err *err);
+
 /* The n_vocab logits left by the last eval. */
 Q42_API const float *q42_engine_logits(const q42_engine *e);
 

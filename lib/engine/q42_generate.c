@@ -5,8 +5,13 @@
  * sequence waits for the next token, and a tail that could be the start of
  * a stop string waits until it is known not to be one. The first generated
  * token comes from the prefill logits, so N tokens cost N-1 decode steps,
- * which is how llama.cpp counts them. Nothing here prints.
+ * which is how llama.cpp counts them. With a Sentinel, step s is sent to
+ * it before the forward pass of its token and its verdict is read after
+ * that pass, before anything of step s is committed: the check overlaps
+ * the pass, and a denial takes the pass back (the cache is truncated) and
+ * runs the substitute instead. Nothing here prints.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +27,8 @@ const char *q42_stop_name(enum q42_stop_reason r)
 	case Q42_STOP_DEADLINE: return "deadline";
 	case Q42_STOP_STRING: return "stop";
 	case Q42_STOP_CTX_FULL: return "ctx_full";
+	case Q42_STOP_GRAMMAR: return "grammar";
+	case Q42_STOP_SENTINEL: return "sentinel";
 	}
 	return "?";
 }
@@ -30,10 +37,13 @@ void q42_result_init(q42_result *r)
 {
 	memset(r, 0, sizeof *r);
 	q42_buf_init(&r->text);
+	q42_quin_init(&r->quin);
 }
 
 void q42_result_free(q42_result *r)
 {
+	free(r->iv);
+	q42_quin_free(&r->quin);
 	q42_tokens_free(&r->prompt);
 	q42_tokens_free(&r->out);
 	q42_buf_free(&r->text);
@@ -177,6 +187,87 @@ static int tokenize_prompt(const q42_tokenizer *tok, const q42_request *rq, q42_
 	return rc;
 }
 
+static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
+			const q42_request *rq, q42_result *r, double t0, double deadline,
+			q42_err *err)
+{
+	const uint32_t n_ctx = q42_engine_n_ctx(e), nb = q42_engine_n_batch(e);
+	double t1;
+	int rc;
+
+	rc = tokenize_prompt(tok, rq, r, err);
+	if (rc != Q42_OK)
+		return rc;
+	t1 = now_ms();
+	r->tokenize_ms = t1 - t0;
+	if (r->prompt.n == 0)
+		return q42_err_set(err, Q42_EARG, "prompt: no tokens (empty prompt and no BOS)");
+	if (r->prompt.n > n_ctx)
+		return q42_err_set(err, Q42_EARG,
+				   "prompt: %zu tokens do not fit the context of %u tokens (see --ctx)",
+				   r->prompt.n, n_ctx);
+	q42_engine_reset(e);
+	if (s != NULL) {
+		q42_sampler_reset(s);
+		for (size_t i = 0; i < r->prompt.n; i++)
+			q42_sampler_accept(s, r->prompt.ids[i]);
+	}
+	for (size_t i = 0; i < r->prompt.n; i += nb) {
+		uint32_t c = (uint32_t)(r->prompt.n - i < nb ? r->prompt.n - i : nb);
+		rc = q42_engine_eval(e, r->prompt.ids + i, c, err);
+		if (rc != Q42_OK)
+			return rc;
+		if (deadline > 0 && i + c < r->prompt.n && now_ms() >= deadline) {
+			r->stop = Q42_STOP_DEADLINE;
+			break;
+		}
+	}
+	r->prefill_ms = now_ms() - t1;
+	return Q42_OK;
+}
+
+int q42_prompt_eval(q42_engine *e, const q42_tokenizer *tok, const q42_request *rq,
+		    q42_result *r, q42_err *err)
+{
+	return prompt_stage(e, NULL, tok, rq, r, now_ms(), 0, err);
+}
+
+static bool add_iv(q42_result *r, uint32_t step, uint32_t rule, int32_t denied)
+{
+	if (r->n_iv == r->cap_iv) {
+		size_t cap = r->cap_iv ? 2 * r->cap_iv : 8;
+		q42_intervention *p = realloc(r->iv, cap * sizeof *p);
+		if (p == NULL)
+			return false;
+		r->iv = p;
+		r->cap_iv = cap;
+	}
+	r->iv[r->n_iv++] = (q42_intervention){step, rule, denied, -1};
+	return true;
+}
+
+/* The best-ranked token not denied: highest logit, lowest id on ties;
+ * masked (-inf) and non-finite logits never qualify. -1 if none. */
+static int32_t best_not_denied(const float *l, uint32_t n, const int32_t *denied, uint32_t nd)
+{
+	int32_t best = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		bool d = false;
+		if (!isfinite(l[i]) || (best >= 0 && !(l[i] > l[best])))
+			continue;
+		for (uint32_t k = 0; k < nd && !d; k++)
+			d = denied[k] == (int32_t)i;
+		if (!d)
+			best = (int32_t)i;
+	}
+	return best;
+}
+
+static int nomem(q42_err *err)
+{
+	return q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+}
+
 int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		 const q42_request *rq, q42_result *r, q42_err *err)
 {
@@ -184,49 +275,45 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 	q42_buf piece;
 	const double t0 = now_ms();
 	const double deadline = rq->deadline_s > 0 ? t0 + rq->deadline_s * 1e3 : 0;
-	const uint32_t n_ctx = q42_engine_n_ctx(e), nb = q42_engine_n_batch(e);
-	double t1, t2;
+	const uint32_t n_ctx = q42_engine_n_ctx(e), nv = q42_engine_n_vocab(e);
+	q42_sentinel *sen = rq->sentinel;
+	q42_sieve *sv = rq->sieve;
+	/* text is held back when the request may still fail after it began */
+	const bool hold = sv != NULL || (sen != NULL && rq->strict);
+	float *work = NULL;
+	int32_t denied[Q42_GEN_MAX_DENIALS];
+	double t2;
 	int rc;
 
 	q42_buf_init(&st.pend);
 	q42_buf_init(&piece);
-	rc = tokenize_prompt(tok, rq, r, err);
+	rc = prompt_stage(e, s, tok, rq, r, t0, deadline, err);
 	if (rc != Q42_OK)
 		goto done;
-	t1 = now_ms();
-	r->tokenize_ms = t1 - t0;
-	if (r->prompt.n == 0) {
-		rc = q42_err_set(err, Q42_EARG, "prompt: no tokens (empty prompt and no BOS)");
-		goto done;
-	}
-	if (r->prompt.n > n_ctx) {
-		rc = q42_err_set(err, Q42_EARG,
-				 "prompt: %zu tokens do not fit the context of %u tokens (see --ctx)",
-				 r->prompt.n, n_ctx);
-		goto done;
-	}
 	for (uint32_t i = 0; i < rq->n_stops; i++)
 		if (strlen(rq->stops[i]) > st.max_stop)
 			st.max_stop = strlen(rq->stops[i]);
-
-	q42_engine_reset(e);
-	q42_sampler_reset(s);
-	for (size_t i = 0; i < r->prompt.n; i++)
-		q42_sampler_accept(s, r->prompt.ids[i]);
-	for (size_t i = 0; i < r->prompt.n; i += nb) {
-		uint32_t c = (uint32_t)(r->prompt.n - i < nb ? r->prompt.n - i : nb);
-		rc = q42_engine_eval(e, r->prompt.ids + i, c, err);
-		if (rc != Q42_OK)
+	if (sv != NULL || sen != NULL) {
+		work = malloc((size_t)nv * sizeof *work);
+		if (work == NULL) {
+			rc = nomem(err);
 			goto done;
-		if (deadline > 0 && i + c < r->prompt.n && now_ms() >= deadline) {
-			r->stop = Q42_STOP_DEADLINE;
-			break;
 		}
 	}
+	if (sv != NULL)
+		q42_sieve_reset(sv);
+	if (sen != NULL) {
+		rc = q42_sentinel_start(sen, err);
+		if (rc != Q42_OK)
+			goto done;
+	}
 	t2 = now_ms();
-	r->prefill_ms = t2 - t1;
 
 	while (r->stop == Q42_STOP_NONE) {
+		const float *l;
+		q42_logit_event ev = {0};
+		uint32_t n_denied = 0, pos;
+		bool evald = false, need_eval, eog;
 		size_t before;
 		int32_t id;
 
@@ -234,13 +321,100 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			r->stop = Q42_STOP_MAX_TOKENS;
 			break;
 		}
-		id = q42_sampler_sample(s, q42_engine_logits(e));
-		if (q42_tokenizer_is_eog(tok, id)) {
+		l = q42_engine_logits(e);
+		if (sen != NULL)
+			q42_logit_summary(l, nv, &ev);
+		if (work != NULL) {
+			memcpy(work, l, (size_t)nv * sizeof *work);
+			l = work;
+		}
+		if (sv != NULL) {
+			double tm = now_ms();
+			bool oom;
+			uint32_t n_ok = q42_sieve_mask(sv, work, &oom);
+			r->sieve_ms += now_ms() - tm;
+			if (oom) {
+				rc = nomem(err);
+				goto done;
+			}
+			if (n_ok == 0)
+				break; /* no token continues the grammar: misaligned below */
+		}
+		id = q42_sampler_sample(s, l);
+		pos = q42_engine_n_past(e);
+		for (;;) {
+			q42_deny d;
+			bool hit = false;
+			uint32_t rule = 0;
+
+			eog = q42_tokenizer_is_eog(tok, id);
+			need_eval = !eog && r->out.n + 1 < rq->max_tokens && pos < n_ctx;
+			if (sen == NULL)
+				break;
+			ev.step = (uint32_t)r->out.n;
+			ev.token = id;
+			ev.logit = l[id];
+			if (!q42_sentinel_submit(sen, &ev)) {
+				r->sentinel_dropped++;
+				break; /* unchecked: see q42run(1), --sentinel */
+			}
+			r->sentinel_events++;
+			if (need_eval) {
+				/* the forward pass overlaps the Sentinel's check */
+				rc = q42_engine_eval(e, &id, 1, err);
+				if (rc != Q42_OK)
+					goto done;
+				r->n_decode++;
+				evald = true;
+			}
+			q42_sentinel_wait(sen);
+			while (q42_sentinel_poll(sen, &d))
+				if (d.seq == ev.seq) {
+					hit = true;
+					rule = d.rule;
+				}
+			if (!hit)
+				break;
+			if (evald) {
+				rc = q42_engine_truncate(e, pos, err);
+				if (rc != Q42_OK)
+					goto done;
+				evald = false;
+			}
+			if (!add_iv(r, ev.step, rule, id)) {
+				rc = nomem(err);
+				goto done;
+			}
+			if (rq->strict) {
+				rc = q42_err_set(err, Q42_EARG,
+						 "sentinel: rule %s denied token %d at step %u (refused under --strict)",
+						 q42_rule_name((enum q42_rule)rule), id, ev.step);
+				goto done;
+			}
+			if (rule == Q42_RULE_NONFINITE || n_denied == Q42_GEN_MAX_DENIALS) {
+				r->stop = Q42_STOP_SENTINEL;
+				break;
+			}
+			denied[n_denied++] = id;
+			id = best_not_denied(l, nv, denied, n_denied);
+			if (id < 0) {
+				r->stop = Q42_STOP_SENTINEL;
+				break;
+			}
+			r->iv[r->n_iv - 1].substitute = id;
+		}
+		if (r->stop != Q42_STOP_NONE)
+			break;
+		if (eog) {
 			r->stop = Q42_STOP_EOS;
 			break;
 		}
+		if (sv != NULL && !q42_sieve_accept(sv, id)) {
+			rc = q42_err_set(err, Q42_EARG, "generate: token %d is outside the sieve", id);
+			goto done;
+		}
 		if (!q42_tokens_push(&r->out, id)) {
-			rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+			rc = nomem(err);
 			goto done;
 		}
 		q42_sampler_accept(s, id);
@@ -251,7 +425,7 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		q42_buf_append(&st.pend, piece.data, piece.len);
 		take_text(&st, false);
 		if (st.pend.failed || r->text.failed) {
-			rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+			rc = nomem(err);
 			goto done;
 		}
 		if (st.max_stop > 0 &&
@@ -259,30 +433,57 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			r->stop = Q42_STOP_STRING;
 			break;
 		}
-		emit(&st, r->text.len - stop_hold(&st));
-		if (r->out.n >= rq->max_tokens)
+		if (!hold)
+			emit(&st, r->text.len - stop_hold(&st));
+		if (sv != NULL && q42_sieve_final(sv))
+			r->stop = Q42_STOP_GRAMMAR;
+		else if (r->out.n >= rq->max_tokens)
 			r->stop = Q42_STOP_MAX_TOKENS;
 		else if (deadline > 0 && now_ms() >= deadline)
 			r->stop = Q42_STOP_DEADLINE;
-		else if (q42_engine_n_past(e) >= n_ctx)
+		else if (pos >= n_ctx)
 			r->stop = Q42_STOP_CTX_FULL;
-		else {
+		else if (!evald) {
 			rc = q42_engine_eval(e, &id, 1, err);
 			if (rc != Q42_OK)
 				goto done;
 			r->n_decode++;
 		}
 	}
+	if (sen != NULL)
+		q42_sentinel_stop(sen);
+	r->decode_ms = now_ms() - t2;
 	if (r->stop != Q42_STOP_STRING)
 		take_text(&st, true);
 	if (r->text.failed) {
-		rc = q42_err_set(err, Q42_ENOMEM, "generate: out of memory");
+		rc = nomem(err);
 		goto done;
 	}
+	if (sv != NULL && !q42_sieve_complete(sv)) {
+		rc = q42_err_set(err, Q42_EARG,
+				 "[sieve-misaligned] no complete sentence of the grammar after %zu tokens "
+				 "(stop: %s)", r->out.n,
+				 r->stop == Q42_STOP_NONE ? "no token continues it" : q42_stop_name(r->stop));
+		goto done;
+	}
+	if (sv != NULL && r->stop == Q42_STOP_NONE)
+		r->stop = Q42_STOP_GRAMMAR;
+	if (rq->parse_quin) {
+		q42_err qe = {0};
+		if (q42_quin_parse(&r->quin, (const char *)r->text.data, r->text.len,
+				   Q42_SYNTAX_QUINS, &qe) != Q42_OK || r->quin.prov.kind == Q42_TERM_NONE) {
+			rc = q42_err_set(err, Q42_EARG, "[sieve-misaligned] the output is not a quin: %s",
+					 qe.msg[0] ? qe.msg : "no provenance term");
+			goto done;
+		}
+		r->has_quin = true;
+	}
 	emit(&st, r->text.len);
-	r->decode_ms = now_ms() - t2;
 	rc = Q42_OK;
 done:
+	if (sen != NULL)
+		q42_sentinel_stop(sen);
+	free(work);
 	q42_buf_free(&st.pend);
 	q42_buf_free(&piece);
 	return rc;

@@ -67,6 +67,83 @@ static json_t *jrate(double n, double ms)
 	return ms > 0.0 ? json_real(round(n / (ms / 1e3) * 100.0) / 100.0) : json_null();
 }
 
+static json_t *jterm(const q42_term *t)
+{
+	json_t *o;
+	const char *kind = t->kind == Q42_TERM_IRI ? "iri" : t->kind == Q42_TERM_BLANK ? "blank"
+			   : t->kind == Q42_TERM_LITERAL ? "literal" : NULL;
+	if (kind == NULL)
+		return json_null();
+	o = json_pack("{s:s, s:s%}", "kind", kind, "value", t->value, t->len);
+	if (o != NULL && t->datatype != NULL)
+		json_object_set_new(o, "datatype", json_string(t->datatype));
+	if (o != NULL && t->lang != NULL)
+		json_object_set_new(o, "lang", json_string(t->lang));
+	return o;
+}
+
+/* The in-loop governance fields (q42-record(5): interventions, sentinel,
+ * sieve, quin, quins, choices), appended after the base ones. */
+static int add_governance(json_t *o, const q42_record_info *ri, q42_err *err)
+{
+	const q42_result *r = ri->result;
+	const q42_request *rq = ri->request;
+	json_t *iv = json_array();
+	int bad = iv == NULL;
+
+	for (size_t i = 0; !bad && i < r->n_iv; i++)
+		bad |= json_array_append_new(iv, json_pack("{s:I, s:s, s:I, s:o}",
+			"step", (json_int_t)r->iv[i].step,
+			"rule", q42_rule_name((enum q42_rule)r->iv[i].rule),
+			"denied", (json_int_t)r->iv[i].denied,
+			"substitute", r->iv[i].substitute >= 0 ? json_integer(r->iv[i].substitute)
+							       : json_null())) != 0;
+	bad |= json_object_set_new(o, "interventions", iv) != 0;
+	bad |= json_object_set_new(o, "sentinel", rq->sentinel == NULL ? json_null() :
+		json_pack("{s:s, s:I, s:I}", "rules", q42_sentinel_rules(rq->sentinel),
+			  "events", (json_int_t)r->sentinel_events,
+			  "dropped", (json_int_t)r->sentinel_dropped)) != 0;
+	bad |= json_object_set_new(o, "sieve", ri->sieve_name == NULL ? json_null() :
+		json_pack("{s:o, s:s, s:I, s:o}", "grammar", jstr_lossy(ri->sieve_name),
+			  "sha256", ri->sieve_sha256 ? ri->sieve_sha256 : "",
+			  "states", (json_int_t)ri->sieve_states, "mask_ms", jms(r->sieve_ms))) != 0;
+	if (r->has_quin) {
+		q42_buf b;
+		q42_buf_init(&b);
+		bad |= !q42_quin_write(&b, &r->quin) || b.len == 0;
+		if (!bad) {
+			b.len--; /* the line end */
+			bad |= json_object_set_new(o, "quin", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+				"subject", jterm(&r->quin.s), "predicate", jterm(&r->quin.p),
+				"object", jterm(&r->quin.o), "graph", jterm(&r->quin.g),
+				"provenance", jterm(&r->quin.prov))) != 0;
+			bad |= json_object_set_new(o, "quins",
+				json_pack("[s%]", (const char *)b.data, b.len)) != 0;
+		}
+		q42_buf_free(&b);
+	}
+	if (ri->choices != NULL) {
+		json_t *opts = json_array();
+		char digest[Q42_SHA256_HEX_LEN + 1];
+		q42_hex_encode(r->prompt_sha256, sizeof r->prompt_sha256, digest);
+		bad |= opts == NULL;
+		for (uint32_t i = 0; !bad && i < ri->n_choices; i++) {
+			const q42_choice *c = &ri->choices[i];
+			bad |= json_array_append_new(opts, json_pack("{s:s%, s:o, s:f, s:f}",
+				"option", c->text, c->len, "ids", jids(&c->ids),
+				"loglik", c->loglik, "prob", c->prob)) != 0;
+		}
+		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+			"model_sha256", ri->ident->sha256,
+			"prompt_template_sha256", digest,
+			"options", opts,
+			"build", "program", ri->program, "version", ri->version,
+			"isa", q42_isa_name(q42_engine_isa(ri->engine)),
+			"arith", q42_arith_name(q42_engine_arith(ri->engine)))) != 0;
+	}
+	return bad ? q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object") : Q42_OK;
+}
+
 int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 {
 	const q42_result *r = ri->result;
@@ -167,6 +244,9 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
 		goto done;
 	}
+	rc = add_governance(o, ri, err);
+	if (rc != Q42_OK)
+		goto done;
 	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 	if (line == NULL || !q42_buf_append(out, line, strlen(line)) || !q42_buf_u8(out, '\n')) {
 		rc = q42_err_set(err, Q42_ENOMEM, "record: out of memory");

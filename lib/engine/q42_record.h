@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "common/q42_buf.h"
 #include "common/q42_err.h"
+#include "engine/q42_choices.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_generate.h"
 #include "engine/q42_mount.h"
@@ -29,6 +30,13 @@ typedef struct q42_record_info {
 	const q42_sampling *sampling;
 	const q42_request *request;
 	const q42_result *result;
+	/* optional: the sieve (name "quin" or the grammar path, digest of the
+	 * grammar text in hex) and scored options (--choices) */
+	const char *sieve_name;
+	const char *sieve_sha256;
+	uint32_t sieve_states;
+	const q42_choice *choices;
+	uint32_t n_choices;
 } q42_record_info;
 
 /* Append the record as one line of compact JSON plus '\n' to out. */

@@ -9,6 +9,7 @@
 # shared/tools/llamapeer/README.md (`llamapeer tok`).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	Q42RUN=$(q42_bin q42run)
@@ -272,5 +273,252 @@ PY
 		run "$Q42RUN" -m "$m" --tokenize -p "$text"
 		[ "$status" -eq 0 ]
 		[ "$output" = "$want" ]
+	done
+}
+
+# ---- in-loop governance: the Sentinel, typed decisions, the sieve ----
+# Expected ids are llama.cpp's (greedy.tsv); option log-likelihoods are
+# tests/golden/engine/choices.tsv (make_choices_golden.py, llamapeer);
+# logits are logits-*-once.txt (make_golden.sh).
+
+# gov_check RECORD GOLDEN-IDS BANNED: the record's ids equal the golden ids
+# before the first intervention, whose denied token is the golden id there,
+# and the text never contains BANNED.
+gov_check() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); gold = [int(x) for x in sys.argv[2].split()]; banned = sys.argv[3]
+iv = r["interventions"]
+assert iv, "no intervention"
+k = iv[0]["step"]
+gen = r["tokens"]["generated"]
+assert gen[:k] == gold[:k], (gen[:k], gold[:k])
+assert iv[0]["denied"] == gold[k] and iv[0]["substitute"] == gen[k] != gold[k], iv[0]
+assert iv[0]["rule"] == "banned"
+assert banned not in r["text"], r["text"]
+assert r["sentinel"]["dropped"] == 0 and r["sentinel"]["rules"] == "nonfinite,banned"
+PY
+}
+
+@test "--sentinel banned=FILE: a word the model would write is never emitted; ids are llama.cpp's up to that step" {
+	need_model m stories260K.gguf
+	gold=$(golden stories260K.gguf "Once upon a time" 4)
+	printf '# names\nLily\n' > "$BATS_TEST_TMPDIR/ban"
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 32 --sentinel "banned=$BATS_TEST_TMPDIR/ban" --record
+	[ "$status" -eq 0 ]
+	gov_check "$output" "$gold" Lily
+	# the streamed text is the record's, without the word
+	want=$(rec_field "$output" 'r["text"]')
+	got=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 32 --sentinel "banned=$BATS_TEST_TMPDIR/ban")
+	[ "$got" = "$want" ]
+	[[ "$got" == ", there was a little girl named "* ]]
+	# a string split across tokens, starting inside one
+	printf 'rl nam\n' > "$BATS_TEST_TMPDIR/ban2"
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 32 --sentinel "banned=$BATS_TEST_TMPDIR/ban2" --record
+	[ "$status" -eq 0 ]
+	gov_check "$output" "$gold" "rl nam"
+	# an id sequence: " little girl" as ids, from greedy.tsv (376 298)
+	printf 'ids: 376 298\n' > "$BATS_TEST_TMPDIR/ban3"
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 32 --sentinel "banned=$BATS_TEST_TMPDIR/ban3" --record
+	[ "$status" -eq 0 ]
+	[ "$(rec_field "$output" '[(i["step"], i["denied"]) for i in r["interventions"]][0]')" = "(5, 298)" ]
+}
+
+@test "--sentinel under --strict: an intervention fails the request (4), nothing on stdout" {
+	need_model m stories260K.gguf
+	printf 'Lily\n' > "$BATS_TEST_TMPDIR/ban"
+	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 32 --sentinel "banned=$BATS_TEST_TMPDIR/ban" --strict
+	[ "$status" -eq 4 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"sentinel: rule banned denied token 317 at step 9"* ]]
+	# without an intervention --strict changes nothing
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 8 --sentinel witness --strict
+	[ "$status" -eq 0 ]
+	[ "$output" = ", there was a little girl" ]
+}
+
+@test "--sentinel repeat=N: no n-gram twice; deterministic for any thread count" {
+	need_model m stories260K.gguf
+	gold=$(golden stories260K.gguf "Tom and Lily went to the park." 4)
+	a=$("$Q42RUN" -m "$m" -p "Tom and Lily went to the park." -n 64 -t 1 --sentinel repeat=3,witness --record)
+	b=$("$Q42RUN" -m "$m" -p "Tom and Lily went to the park." -n 64 -t 2 --sentinel repeat=3,witness --record)
+	python3 - "$a" "$b" "$gold" <<'PY'
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2]); gold = [int(x) for x in sys.argv[3].split()]
+g = a["tokens"]["generated"]
+assert g == b["tokens"]["generated"] and a["interventions"] == b["interventions"]
+grams = [tuple(g[i:i + 3]) for i in range(len(g) - 2)]
+assert len(grams) == len(set(grams)), "a 3-gram repeats"
+assert a["interventions"], "expected interventions"
+k = a["interventions"][0]["step"]
+assert g[:k] == gold[:k] and a["interventions"][0]["denied"] == gold[k]
+ivs = a["interventions"]
+for j, iv in enumerate(ivs):
+    # a substitute is generated unless it was denied in turn at that step
+    nxt = ivs[j + 1] if j + 1 < len(ivs) else None
+    chained = nxt is not None and nxt["step"] == iv["step"] and nxt["denied"] == iv["substitute"]
+    assert iv["rule"] in ("repeat", "witness") and (chained or iv["substitute"] == g[iv["step"]])
+# the golden ids do repeat a 3-gram ("a big box"), so the rule had work to do
+gg = [tuple(gold[i:i + 3]) for i in range(len(gold) - 2)]
+assert len(gg) != len(set(gg))
+PY
+}
+
+@test "--sentinel: bad rules exit 2, an unreadable banned file exits 3" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" -p x --sentinel bogus
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown rule"* ]]
+	run "$Q42RUN" -m "$m" -p x --sentinel repeat=0
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --sentinel "banned=$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 3 ]
+	printf 'ids: 1 x\n' > "$BATS_TEST_TMPDIR/bad"
+	run "$Q42RUN" -m "$m" -p x --sentinel "banned=$BATS_TEST_TMPDIR/bad"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"line 1"* ]]
+}
+
+# choices_check MODEL PROMPT: q42run --choices against choices.tsv (1e-4)
+choices_check() {
+	local model=$1 prompt=$2 opts out
+	opts=$(awk -F'\t' -v m="$model" -v p="$prompt" '$1 == m && $2 == p { print $3 }' \
+		"$Q42_SRCDIR/tests/golden/engine/choices.tsv" | paste -sd,)
+	out=$("$Q42RUN" -m "$Q42_TEST_MODELS/$model" -p "$prompt" --choices "$opts")
+	python3 - "$out" "$model" "$prompt" "$Q42_SRCDIR/tests/golden/engine/choices.tsv" <<'PY'
+import math, sys
+out, model, prompt, path = sys.argv[1:]
+gold = [l.split("\t") for l in open(path).read().splitlines() if not l.startswith("#")]
+gold = [(g[2], float(g[5])) for g in gold if g[0] == model and g[1] == prompt]
+lines = [l.split("\t") for l in out.splitlines()]
+assert [l[0] for l in lines] == [g[0] for g in gold]
+m = max(g[1] for g in gold); z = sum(math.exp(g[1] - m) for g in gold)
+for (opt, p, ll), (gopt, gll) in zip(lines, gold):
+    assert abs(float(ll) - gll) <= 1e-4, (opt, ll, gll)
+    assert abs(float(p) - math.exp(gll - m) / z) <= 1e-4, (opt, p)
+PY
+}
+
+@test "--choices: probabilities and log-likelihoods are llama.cpp's (stories260K, tiny-llama-spm)" {
+	need_model m stories260K.gguf
+	need_model t tiny-llama-spm-f32.gguf
+	choices_check stories260K.gguf "Once upon a time, there was a little girl named"
+	choices_check stories260K.gguf "The cat sat on the"
+	choices_check tiny-llama-spm-f32.gguf "The little dog"
+	# --choices-file gives the same lines
+	printf 'Lily\nAmy\nthe dog\n' > "$BATS_TEST_TMPDIR/opts"
+	a=$("$Q42RUN" -m "$m" -p "Once upon a time, there was a little girl named" --choices "Lily,Amy,the dog")
+	b=$("$Q42RUN" -m "$m" -p "Once upon a time, there was a little girl named" --choices-file "$BATS_TEST_TMPDIR/opts")
+	[ "$a" = "$b" ]
+}
+
+@test "--choices --record: the receipt names model, prompt digest, option ids and build" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" -p "Once upon a time, there was a little girl named" --choices "Lily,Amy,the dog" --record
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys, hashlib
+r = json.loads(sys.argv[1]); c = r["choices"]
+assert c["model_sha256"] == "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d"
+assert c["prompt_template_sha256"] == hashlib.sha256(b"Once upon a time, there was a little girl named").hexdigest()
+# option ids from choices.tsv (llamapeer tok --no-bos)
+assert [o["ids"] for o in c["options"]] == [[317], [410, 447, 343], [265, 400, 428]]
+assert abs(sum(o["prob"] for o in c["options"]) - 1) < 1e-9
+assert c["build"]["program"] == "q42run" and c["build"]["version"] and c["build"]["arith"]
+assert r["tokens"]["generated"] == [] and r["interventions"] == []
+PY
+}
+
+@test "--choices and --logits-for: bad lists are usage errors" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" -p x --choices "yes,,no"
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --choices "yes"
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --choices-file "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 3 ]
+	run "$Q42RUN" -m "$m" -p x --logits-for 1,512
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --logits-for 1,,2
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --logits-for 1 --record
+	[ "$status" -eq 2 ]
+}
+
+@test "--logits-for: llama.cpp's logits, in the order given, duplicates kept" {
+	for mod in stories260K.gguf tiny-llama-spm-f32.gguf; do
+		need_model m "$mod"
+		gold="$Q42_SRCDIR/tests/golden/engine/logits-${mod%.gguf}-once.txt"
+		run "$Q42RUN" -m "$m" -p "Once upon a time" --logits-for 432,383,0,432,7,100
+		[ "$status" -eq 0 ]
+		python3 - "$output" "$gold" <<'PY'
+import sys
+lines = [l.split("\t") for l in sys.argv[1].splitlines()]
+gold = [float(x) for x in open(sys.argv[2]).read().split()]
+assert [int(l[0]) for l in lines] == [432, 383, 0, 432, 7, 100]
+assert lines[0][1] == lines[3][1]
+for i, v in lines:
+    g = gold[int(i)]
+    assert abs(float(v) - g) <= 1e-4 * max(1.0, abs(g)), (i, v, g)
+PY
+	done
+}
+
+@test "--sieve quin: no quin within the budget is [sieve-misaligned], exit 4, nothing printed" {
+	need_model m stories260K.gguf
+	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 24 --sieve quin
+	[ "$status" -eq 4 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"[sieve-misaligned]"* ]]
+	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 24 --sieve quin --record
+	[ "$status" -eq 4 ]
+	[ -z "$output" ]
+	run "$Q42RUN" -m "$m" -p x --sieve json
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --sieve quin --stop x
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m "$m" -p x --sieve quin --grammar "$BATS_TEST_TMPDIR/g"
+	[ "$status" -eq 2 ]
+}
+
+@test "--grammar FILE: the output is a sentence of the grammar, stop grammar; bad grammars exit 2 or 3" {
+	need_model m stories260K.gguf
+	cat > "$BATS_TEST_TMPDIR/g" <<'G'
+# a sentence about Lily or Tom
+root ::= name (" " word)+ "."
+name ::= "Lily" | "Tom"
+word ::= [a-z]+
+G
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 64 --grammar "$BATS_TEST_TMPDIR/g" --record
+	[ "$status" -eq 0 ]
+	python3 - "$output" "$BATS_TEST_TMPDIR/g" <<'PY'
+import json, re, sys, hashlib
+r = json.loads(sys.argv[1])
+assert re.fullmatch(r"(Lily|Tom)( [a-z]+)+\.", r["text"]), r["text"]
+assert r["stop"] == "grammar"
+assert r["sieve"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert r["sieve"]["states"] > 0
+PY
+	# unconstrained, the model does not start with a name: the sieve acted
+	[[ "$("$Q42RUN" -m "$m" -p "Once upon a time" -n 4)" != Lily* ]]
+	printf 'root ::= "a" missing\n' > "$BATS_TEST_TMPDIR/bad"
+	run "$Q42RUN" -m "$m" -p x --grammar "$BATS_TEST_TMPDIR/bad"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *":1:14: undefined rule 'missing'"* ]]
+	printf 'root ::= "a" root\n' > "$BATS_TEST_TMPDIR/rec"
+	run "$Q42RUN" -m "$m" -p x --grammar "$BATS_TEST_TMPDIR/rec"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"refers to itself"* ]]
+	run "$Q42RUN" -m "$m" -p x --grammar "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 3 ]
+}
+
+@test "--help and the completions name every governance option" {
+	run "$Q42RUN" --help
+	for opt in --sentinel --sieve --grammar --choices --choices-file --logits-for; do
+		[[ "$output" == *"$opt"* ]]
+		grep -q -- "$opt" "$Q42_SRCDIR/completions/q42run"
+		grep -q -- "$opt" "$Q42_SRCDIR/completions/_q42run"
+		grep -qF -- "${opt//-/\\-}" "$Q42_SRCDIR/man/q42run.1"
 	done
 }

@@ -1,0 +1,48 @@
+/* q42_choices.h -- typed decisions: the probability of each allowed
+ * answer, scored instead of generated.
+ *
+ * Each option is tokenized on its own (no BOS/EOS, special-token text is
+ * text) and its log-likelihood is the sum, over its tokens, of the
+ * log-softmax of the logits after the prompt and the option's earlier
+ * tokens. The probabilities are the softmax of those log-likelihoods over
+ * the options. The prompt is evaluated once; each option is evaluated
+ * after it and then taken back (the cache is truncated). Nothing here
+ * prints. Also: the raw next-token logits for chosen ids (--logits-for).
+ */
+#ifndef Q42_CHOICES_H
+#define Q42_CHOICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "common/q42_err.h"
+#include "engine/q42_engine.h"
+#include "engine/q42_generate.h"
+#include "tokenizer/q42_tokenizer.h"
+
+#define Q42_CHOICES_MAX 1024u          /* options per request */
+#define Q42_CHOICE_MAX_BYTES 4096u     /* bytes of one option */
+#define Q42_LOGITS_FOR_MAX 65536u      /* ids of --logits-for */
+
+typedef struct q42_choice {
+	const char *text; /* not owned */
+	size_t len;
+	q42_tokens ids;
+	double loglik;    /* natural log */
+	double prob;
+} q42_choice;
+
+/* Split "a,b,c" (sep ',') or lines (sep '\n', a final newline and '\r'
+ * before it ignored) into options pointing into s; Q42_EARG for an empty
+ * option, more than Q42_CHOICES_MAX, an option over Q42_CHOICE_MAX_BYTES
+ * or not valid UTF-8, a duplicate. *out is allocated (free()). */
+Q42_API int q42_choices_split(const char *s, size_t n, char sep, q42_choice **out, uint32_t *n_out,
+			      q42_err *err);
+Q42_API void q42_choices_free(q42_choice *c, uint32_t n);
+
+/* Evaluate rq's prompt (as q42_prompt_eval; r gets the prompt and its
+ * timings) and score every option. Q42_EARG: an option has no tokens or
+ * does not fit the context after the prompt; prompt errors. */
+Q42_API int q42_choices_score(q42_engine *e, const q42_tokenizer *tok, const q42_request *rq,
+			      q42_choice *c, uint32_t n, q42_result *r, q42_err *err);
+
+#endif

@@ -1,0 +1,220 @@
+/* test_sieve.c -- the grammar dialect (q42run(1), GRAMMARS) and the sieve
+ * over a real vocabulary.
+ *
+ * Expected acceptance is read off the grammars by hand; the quin cases are
+ * examples in the style of the W3C RDF 1.1 N-Quads specification with a
+ * fifth term, and every sentence the quin grammar accepts must also be
+ * accepted by the independent quin reader (lib/governance/q42_quin.c).
+ * The token walk uses stories260K's vocabulary ($Q42_TEST_MODELS; skipped
+ * when absent, a failure under CI=true).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "engine/q42_grammar.h"
+#include "engine/q42_mount.h"
+#include "engine/q42_sieve.h"
+#include "governance/q42_quin.h"
+
+/* 1: accepting, 0: a valid prefix, -1: dead */
+static int run_text(const q42_grammar *g, const char *s)
+{
+	int32_t q = q42_grammar_start(g);
+	for (size_t i = 0; s[i] && q >= 0; i++)
+		q = q42_grammar_next(g, q, (uint8_t)s[i]);
+	if (q < 0)
+		return -1;
+	return q42_grammar_accepting(g, q) ? 1 : 0;
+}
+
+static q42_grammar *compile(const char *src)
+{
+	q42_grammar *g = NULL;
+	q42_err err = {0};
+	if (q42_grammar_compile(&g, src, strlen(src), "t", &err) != Q42_OK)
+		fail_msg("compile failed: %s", err.msg);
+	return g;
+}
+
+static void test_dialect(void **state)
+{
+	(void)state;
+	q42_grammar *g = compile("# a comment\n"
+				 "root ::= \"a\" (\"b\" | \"cd\")* tail?\n"
+				 "tail ::= [x-z] | '!'+  # another\n");
+	assert_int_equal(run_text(g, "a"), 1);
+	assert_int_equal(run_text(g, "ab"), 1);
+	assert_int_equal(run_text(g, "acdbcd"), 1);
+	assert_int_equal(run_text(g, "abz"), 1);
+	assert_int_equal(run_text(g, "a!!!"), 1);
+	assert_int_equal(run_text(g, "ac"), 0);
+	assert_int_equal(run_text(g, ""), 0);
+	assert_int_equal(run_text(g, "b"), -1);
+	assert_int_equal(run_text(g, "ad"), -1);
+	assert_int_equal(run_text(g, "azb"), -1);
+	assert_int_equal(run_text(g, "a!x"), -1);
+	q42_grammar_free(g);
+
+	/* classes: negation, escapes, ranges; final state */
+	g = compile("r ::= [^\\x00-\\x1f\"]+ \"\\\"\" [\\-\\]]");
+	assert_int_equal(run_text(g, "ab c\"-"), 1);
+	assert_int_equal(run_text(g, "x\"]"), 1);
+	assert_int_equal(run_text(g, "\n"), -1);
+	{
+		int32_t q = q42_grammar_start(g);
+		const char *t = "x\"]";
+		for (size_t i = 0; t[i]; i++)
+			q = q42_grammar_next(g, q, (uint8_t)t[i]);
+		assert_true(q42_grammar_final(g, q));
+	}
+	q42_grammar_free(g);
+
+	/* a state with no way to a complete sentence is dead */
+	g = compile("r ::= \"a\" \"b\" | \"a\" [^\\x00-\\xff]* \"c\"");
+	assert_int_equal(run_text(g, "a"), 0);
+	assert_int_equal(run_text(g, "ac"), 1);
+	q42_grammar_free(g);
+}
+
+static void expect_error(const char *src, const char *what)
+{
+	q42_grammar *g = NULL;
+	q42_err err = {0};
+	assert_int_equal(q42_grammar_compile(&g, src, strlen(src), "t", &err), Q42_EARG);
+	assert_null(g);
+	if (strstr(err.msg, what) == NULL)
+		fail_msg("'%s': message '%s' lacks '%s'", src, err.msg, what);
+}
+
+static void test_dialect_errors(void **state)
+{
+	(void)state;
+	expect_error("", "no rules");
+	expect_error("r ::= x", "t:1:7: undefined rule 'x'");
+	expect_error("r ::= \"a\" r?", "refers to itself");
+	expect_error("r ::= s\ns ::= \"b\" r", "t:2:11: rule 'r' refers to itself");
+	expect_error("r ::= \"abc", "unterminated");
+	expect_error("r ::= []", "empty class");
+	expect_error("r ::= [z-a]", "backwards");
+	expect_error("r ::= \"a\" |", "empty alternatives");
+	expect_error("r ::= (\"a\"", "expected ')'");
+	expect_error("r ::= \"a\"\nr ::= \"b\"", "t:2:1: rule defined twice");
+	expect_error("r ::= \"\\q\"", "unknown escape");
+	expect_error("r ::= \"\"", "empty literal");
+	expect_error("r ::= [^\\x00-\\xff]", "matches no text");
+	expect_error("\"a\"", "expected 'NAME ::='");
+}
+
+static void test_quin_grammar(void **state)
+{
+	(void)state;
+	const char *src = q42_grammar_quin_source();
+	q42_grammar *g = compile(src);
+	static const char *good[] = {
+		("<http://example.org/s> <http://example.org/p> <http://example.org/o> "
+		 "<http://example.org/g> <http://example.org/prov> ."),
+		"_:b0 <http://xmlns.com/foaf/0.1/name> \"Alice\"@en-GB _:g1 \"from a model\" .",
+		"<urn:a> <urn:p> \"3\"^^<http://www.w3.org/2001/XMLSchema#integer> <urn:g> <urn:w>.",
+		"<urn:a>\t<urn:p> \"line\\nbreak \\u00E9\" <urn:g>   _:x.y .",
+	};
+	static const char *bad[] = {
+		"<urn:a> <urn:p> <urn:o> .",               /* three terms */
+		"<urn:a> <urn:p> <urn:o> <urn:g> .",       /* four terms: no provenance */
+		"<a> <urn:p> <urn:o> <urn:g> <urn:w> .",   /* relative IRI */
+		"\"s\" <urn:p> <urn:o> <urn:g> <urn:w> .", /* literal subject */
+		"<urn:a> <urn:p> <urn:o> <urn:g> <urn:w>", /* no dot */
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		q42_quin q;
+		q42_err err = {0};
+		if (run_text(g, good[i]) != 1)
+			fail_msg("quin grammar refuses: %s", good[i]);
+		q42_quin_init(&q);
+		if (q42_quin_parse(&q, good[i], strlen(good[i]), Q42_SYNTAX_QUINS, &err) != Q42_OK)
+			fail_msg("the quin reader refuses what the grammar accepts: %s (%s)", good[i], err.msg);
+		assert_int_not_equal(q.prov.kind, Q42_TERM_NONE);
+		q42_quin_free(&q);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		if (run_text(g, bad[i]) == 1)
+			fail_msg("quin grammar accepts: %s", bad[i]);
+	q42_grammar_free(g);
+}
+
+/* The sieve over stories260K's vocabulary: the tokens of a sentence of the
+ * grammar are allowed one by one, others are masked, EOS only at the end. */
+static void test_sieve_walk(void **state)
+{
+	char path[4096];
+	const char *d = getenv("Q42_TEST_MODELS");
+	q42_mount *m = NULL;
+	q42_err err = {0};
+	q42_grammar *g;
+	q42_sieve *sv = NULL;
+	q42_tokens t = {0};
+	float *l;
+	uint32_t nv;
+	bool oom;
+	(void)state;
+	snprintf(path, sizeof path, "%s/stories260K.gguf", d && *d ? d : "../shared/models");
+	if (access(path, R_OK) != 0) {
+		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
+			fail_msg("missing %s under CI=true", path);
+		skip();
+	}
+	assert_int_equal(q42_mount_open(&m, path, Q42_MOUNT_VOCAB_ONLY, &err), Q42_OK);
+	const q42_tokenizer *tok = q42_mount_tokenizer(m);
+	nv = q42_tokenizer_n_vocab(tok);
+	g = compile("r ::= \"Lily\" (\" \" [a-z]+)+ \".\"");
+	assert_int_equal(q42_sieve_open(&sv, g, tok, &err), Q42_OK);
+	l = malloc(nv * sizeof *l);
+	/* " Lily" (317) is allowed first: the output drops its leading space */
+	assert_int_equal(q42_tokenizer_encode(tok, "Lily was happy.", 15, 0, &t, &err), Q42_OK);
+	assert_int_equal(t.ids[0], 317);
+	for (size_t i = 0; i < t.n; i++) {
+		uint32_t allowed;
+		for (uint32_t k = 0; k < nv; k++)
+			l[k] = 0.0f;
+		allowed = q42_sieve_mask(sv, l, &oom);
+		assert_false(oom);
+		assert_true(allowed > 0 && allowed < nv);
+		assert_true(isfinite(l[t.ids[i]]));
+		assert_false(isfinite(l[q42_tokenizer_eos(tok)]));
+		assert_false(q42_sieve_complete(sv));
+		assert_true(q42_sieve_accept(sv, t.ids[i]));
+	}
+	assert_true(q42_sieve_complete(sv));
+	assert_true(q42_sieve_final(sv));
+	/* start over: a token that cannot begin the sentence is masked */
+	q42_sieve_reset(sv);
+	for (uint32_t k = 0; k < nv; k++)
+		l[k] = 0.0f;
+	q42_sieve_mask(sv, l, &oom);
+	assert_false(isfinite(l[265])); /* " the" */
+	assert_false(q42_sieve_accept(sv, 265));
+	assert_true(q42_sieve_masks_built(sv) >= 2);
+	free(l);
+	q42_tokens_free(&t);
+	q42_sieve_close(sv);
+	q42_grammar_free(g);
+	q42_mount_close(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dialect),
+		cmocka_unit_test(test_dialect_errors),
+		cmocka_unit_test(test_quin_grammar),
+		cmocka_unit_test(test_sieve_walk),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
