@@ -1,0 +1,934 @@
+/* q42wal.c -- commit q42-record lines to a Q42 volume; verify it, prove
+ * inclusion and consistency, review, recover, export and import.
+ *
+ * Option parsing, stdin line splitting (for group commit: a batch is what
+ * is already readable without waiting) and printing live here (q42wal(1));
+ * the volume, its tree, locking and durability are libq42's (lib/wal).
+ * An entry's index and hash are printed only after the flush that made it
+ * durable (under --sync full) returned.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "formats/q42_digest.h"
+#include "wal/q42_wal.h"
+
+enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
+
+static const char *prog = "q42wal";
+
+static void help(void)
+{
+	printf("Usage: %s COMMAND [OPTIONS] ARGS\n"
+	       "Commit q42-record lines to a Q42 volume (q42-volume(5)) and check it.\n"
+	       "\n"
+	       "Commands:\n"
+	       "  init VOL [--review-key PUB.pem]... [--quorum K]   create a volume\n"
+	       "  commit VOL [--sync full|normal|off] [--batch N] [--review] [--no-wait]\n"
+	       "                            records on stdin -> entries; prints INDEX HASH KIND\n"
+	       "  log VOL [--json]          list entries\n"
+	       "  show VOL ENTRY            print an entry's body\n"
+	       "  verify VOL [--outputs] [--head HEAD.json [--pub PUB.pem]]\n"
+	       "                            check every CRC, link, rule and the root\n"
+	       "  head VOL [--size N] [--sign KEY.pem]   print the tree head (JSON)\n"
+	       "  prove VOL ENTRY [--size N]             inclusion proof (JSON)\n"
+	       "  consistency VOL OLD NEW                consistency proof (JSON)\n"
+	       "  recover VOL [--dry-run] [--force]      cut a torn tail\n"
+	       "  export VOL ARCHIVE        write VOL to ARCHIVE (.tar, .tar.zst)\n"
+	       "  import ARCHIVE VOL        verify ARCHIVE's volume, then create VOL\n"
+	       "  pending VOL [--all]       records waiting for review\n"
+	       "  approve VOL SEQ --key KEY.pem   approve a pending record\n"
+	       "  reject VOL SEQ --key KEY.pem    reject a pending record\n"
+	       "  bind VOL MODEL.p64        commit the model's provenance binding\n"
+	       "\n"
+	       "  -h, --help     show this help and exit\n"
+	       "  -V, --version  show the version and exit\n"
+	       "\n"
+	       "Exit status: 0 success, 1 verification failed or invalid input, 2 usage\n"
+	       "error, 3 I/O error. See q42wal(1).\n",
+	       prog);
+}
+
+static int status_of(int rc)
+{
+	switch (rc) {
+	case Q42_OK: return EXIT_OK;
+	case Q42_EIO:
+	case Q42_ENOMEM: return EXIT_IO;
+	case Q42_EARG: return EXIT_USAGE;
+	default: return EXIT_INVALID;
+	}
+}
+
+static int fail(int rc, const q42_err *err)
+{
+	fprintf(stderr, "%s: %s\n", prog, err->msg);
+	return status_of(rc);
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void hex32(const uint8_t *h, char out[65])
+{
+	q42_hex_encode(h, 32, out);
+}
+
+typedef struct opts {
+	const char *cmd;
+	uint32_t sync;
+	uint64_t batch;
+	bool review, nowait, json, outputs, dry_run, force, all;
+	bool have_size;
+	uint64_t size;
+	const char *sign, *key, *head, *pub;
+	q42_vol_config cfg;
+	const char *keys[Q42_VOL_MAX_KEYS];
+	uint32_t n_keys;
+	int64_t quorum;
+} opts;
+
+/* ---- commit ------------------------------------------------------------- */
+
+typedef struct line_reader {
+	char *buf;
+	size_t len, cap, start;
+	bool eof;
+} line_reader;
+
+#define MAX_LINE ((size_t)Q42_VOL_MAX_PAYLOAD - Q42_VOL_ENTRY_HEAD)
+
+/* Next complete line from stdin, without its newline. When wait is false,
+ * return NULL instead of blocking if no complete line is buffered or
+ * readable now. *too_long is set for a line over the cap (then skipped). */
+static char *next_line(line_reader *r, bool wait, size_t *n, bool *too_long, int *io)
+{
+	*too_long = false;
+	for (;;) {
+		char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start) : NULL;
+		if (nl || (r->eof && r->len > r->start)) {
+			char *line = r->buf + r->start;
+			size_t l = nl ? (size_t)(nl - line) : r->len - r->start;
+			r->start += l + (nl ? 1 : 0);
+			line[l] = 0;
+			*n = l;
+			if (l > MAX_LINE)
+				*too_long = true;
+			return line;
+		}
+		if (r->eof)
+			return NULL;
+		if (!wait) {
+			struct pollfd p = {.fd = 0, .events = POLLIN};
+			if (poll(&p, 1, 0) <= 0)
+				return NULL;
+		}
+		if (r->start > 0) {
+			memmove(r->buf, r->buf + r->start, r->len - r->start);
+			r->len -= r->start;
+			r->start = 0;
+		}
+		if (r->cap - r->len < 65536) {
+			size_t cap = r->cap ? r->cap * 2 : 1 << 20;
+			char *b = realloc(r->buf, cap + 1);
+			if (!b) {
+				*io = ENOMEM;
+				return NULL;
+			}
+			r->buf = b;
+			r->cap = cap;
+		}
+		ssize_t k = read(0, r->buf + r->len, r->cap - r->len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			*io = errno;
+			return NULL;
+		}
+		if (k == 0)
+			r->eof = true;
+		r->len += (size_t)k;
+	}
+}
+
+static void print_acks(const q42_wal_ack *acks, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		char h[65];
+		hex32(acks[i].hash, h);
+		printf("%" PRIu64 "\t%s\t%s\n", acks[i].index, h,
+		       acks[i].pending ? "pending" : q42_vol_kind_name(acks[i].kind));
+	}
+}
+
+static int cmd_commit(const opts *o, const char *vol)
+{
+	q42_wal w;
+	q42_err err;
+	line_reader lr = {0};
+	q42_wal_ack *acks = NULL, *staged = NULL;
+	uint64_t n_staged = 0, cap_staged = 0, lineno = 0, in_batch = 0;
+	int rc, status = EXIT_OK, io = 0;
+	if ((rc = q42_wal_open(&w, vol, o->sync, o->nowait, &err)) != Q42_OK)
+		return fail(rc, &err);
+	acks = malloc((1 + Q42_WAL_MAX_QUINS) * sizeof *acks);
+	if (!acks) {
+		err.rc = Q42_ENOMEM;
+		snprintf(err.msg, sizeof err.msg, "out of memory");
+		status = EXIT_IO;
+		goto out;
+	}
+	for (;;) {
+		size_t n;
+		bool too_long;
+		char *line = next_line(&lr, in_batch == 0, &n, &too_long, &io);
+		if (!line && io) {
+			fprintf(stderr, "%s: commit: reading stdin: %s\n", prog, strerror(io));
+			status = EXIT_IO;
+			break;
+		}
+		if (!line || in_batch >= o->batch) {
+			if (in_batch > 0) {
+				if ((rc = q42_wal_flush(&w, &err)) != Q42_OK) {
+					fprintf(stderr, "%s: commit: %s\n", prog, err.msg);
+					status = status_of(rc);
+					break;
+				}
+				print_acks(staged, (uint32_t)n_staged);
+				fflush(stdout);
+				n_staged = 0;
+				in_batch = 0;
+			}
+			if (!line) {
+				if (lr.eof && lr.start >= lr.len)
+					break;
+				continue;
+			}
+		}
+		lineno++;
+		if (n == 0)
+			continue;
+		if (too_long) {
+			fprintf(stderr, "%s: commit: stdin line %" PRIu64 ": longer than %zu bytes\n",
+				prog, lineno, MAX_LINE);
+			status = EXIT_INVALID;
+			continue;
+		}
+		uint32_t na = 0;
+		rc = q42_wal_stage_record(&w, line, n, o->review, acks, &na, &err);
+		if (rc == Q42_EFORMAT) {
+			fprintf(stderr, "%s: commit: stdin line %" PRIu64 ": %s\n", prog, lineno, err.msg);
+			status = EXIT_INVALID;
+			continue;
+		}
+		if (rc != Q42_OK) {
+			fprintf(stderr, "%s: commit: stdin line %" PRIu64 ": %s\n", prog, lineno, err.msg);
+			status = status_of(rc);
+			q42_wal_discard(&w);
+			break;
+		}
+		if (n_staged + na > cap_staged) {
+			uint64_t cap = (cap_staged ? cap_staged * 2 : 64) + na;
+			q42_wal_ack *s = realloc(staged, (size_t)cap * sizeof *s);
+			if (!s) {
+				fprintf(stderr, "%s: commit: out of memory\n", prog);
+				status = EXIT_IO;
+				q42_wal_discard(&w);
+				break;
+			}
+			staged = s;
+			cap_staged = cap;
+		}
+		memcpy(staged + n_staged, acks, na * sizeof *acks);
+		n_staged += na;
+		in_batch++;
+	}
+out:
+	rc = q42_wal_close(&w, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "%s: commit: %s\n", prog, err.msg);
+		if (status == EXIT_OK)
+			status = status_of(rc);
+	}
+	free(acks);
+	free(staged);
+	free(lr.buf);
+	return status;
+}
+
+/* ---- readers -------------------------------------------------------------- */
+
+static int open_view(q42_wal_view *r, const char *vol)
+{
+	q42_err err;
+	int rc = q42_wal_view_open(r, vol, &err);
+	if (rc != Q42_OK) {
+		q42_wal_view_close(r);
+		return fail(rc, &err);
+	}
+	if (r->in_progress)
+		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
+			prog, vol, r->ignored);
+	return EXIT_OK;
+}
+
+static json_t *hex_json(const uint8_t *h)
+{
+	char s[65];
+	hex32(h, s);
+	return json_string(s);
+}
+
+static void print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
+}
+
+static int cmd_log(const opts *o, const char *vol)
+{
+	q42_wal_view r;
+	int st = open_view(&r, vol);
+	if (st)
+		return st;
+	for (uint64_t i = 0; i < r.vol.n_leaves; i++) {
+		const q42_vol_frame *f = &r.vol.frames[r.vol.leaf_frame[i]];
+		q42_vol_entry e;
+		char h[65], ref[24] = "-", rev[24] = "-";
+		q42_volume_entry(&r.vol, f, &e);
+		hex32(r.vol.leaves[i], h);
+		if (e.ref != Q42_VOL_NONE)
+			snprintf(ref, sizeof ref, "%" PRIu64, e.ref);
+		if (e.review != Q42_VOL_NONE)
+			snprintf(rev, sizeof rev, "%" PRIu64, e.review);
+		if (o->json) {
+			json_t *j = json_pack("{s:I,s:s,s:I,s:o,s:I}", "index", (json_int_t)i, "kind",
+					      q42_vol_kind_name(e.kind), "frame",
+					      (json_int_t)r.vol.leaf_frame[i], "hash",
+					      hex_json(r.vol.leaves[i]), "bytes", (json_int_t)e.body_len);
+			if (j) {
+				json_object_set_new(j, "ref", e.ref == Q42_VOL_NONE ? json_null()
+							: json_integer((json_int_t)e.ref));
+				json_object_set_new(j, "review", e.review == Q42_VOL_NONE ? json_null()
+							: json_integer((json_int_t)e.review));
+				print_json(j);
+			}
+		} else {
+			printf("%" PRIu64 "\t%s\t%" PRIu64 "\t%s\t%s\t%s\t%" PRIu64 "\n", i,
+			       q42_vol_kind_name(e.kind), r.vol.leaf_frame[i], h, ref, rev, e.body_len);
+		}
+	}
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+static int cmd_show(const char *vol, const char *arg)
+{
+	q42_wal_view r;
+	uint64_t i;
+	if (!parse_u64(arg, &i))
+		return usage("show: ENTRY must be a non-negative integer, got '%s'", arg);
+	int st = open_view(&r, vol);
+	if (st)
+		return st;
+	if (i >= r.vol.n_leaves) {
+		fprintf(stderr, "%s: show: entry %" PRIu64 " does not exist (the volume has %" PRIu64
+			" entries)\n", prog, i, r.vol.n_leaves);
+		q42_wal_view_close(&r);
+		return EXIT_INVALID;
+	}
+	q42_vol_entry e;
+	q42_volume_entry(&r.vol, &r.vol.frames[r.vol.leaf_frame[i]], &e);
+	const uint8_t *b = e.body;
+	uint64_t n = e.body_len;
+	if (e.kind == Q42_VOL_K_BINDING) {
+		b += Q42_VOL_BINDING_HEAD;
+		n -= Q42_VOL_BINDING_HEAD;
+	}
+	fwrite(b, 1, (size_t)n, stdout);
+	if (n == 0 || b[n - 1] != '\n')
+		putchar('\n');
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+static int cmd_head(const opts *o, const char *vol)
+{
+	q42_wal_view r;
+	q42_err err;
+	q42_hash root;
+	int st = open_view(&r, vol), rc;
+	if (st)
+		return st;
+	uint64_t size = o->have_size ? o->size : r.vol.n_leaves;
+	if ((rc = q42_volume_root(&r.vol, size, root, &err)) != Q42_OK) {
+		q42_wal_view_close(&r);
+		return fail(rc == Q42_EARG ? Q42_EFORMAT : rc, &err);
+	}
+	char id[33];
+	q42_hex_encode(r.vol.id, Q42_VOL_ID_LEN, id);
+	json_t *j = json_pack("{s:s,s:I,s:o}", "volume", id, "size", (json_int_t)size, "root",
+			      hex_json(root));
+	if (o->sign && j) {
+		uint8_t msg[Q42_VOL_HEAD_MSG_LEN], sig[64], key[32];
+		char sh[129], kh[65];
+		q42_vol_head_message(r.vol.id, size, root, msg);
+		if ((rc = q42_vol_ed25519_pubkey(o->sign, key, &err)) != Q42_OK ||
+		    (rc = q42_ed25519_sign(o->sign, msg, sizeof msg, sig, &err)) != Q42_OK) {
+			json_decref(j);
+			q42_wal_view_close(&r);
+			return fail(rc, &err);
+		}
+		q42_hex_encode(key, 32, kh);
+		q42_hex_encode(sig, 64, sh);
+		json_object_set_new(j, "key", json_string(kh));
+		json_object_set_new(j, "signature", json_string(sh));
+	}
+	print_json(j);
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+static void json_path(json_t *arr, const q42_hash *h, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		json_array_append_new(arr, hex_json(h[i]));
+}
+
+static int cmd_prove(const opts *o, const char *vol, const char *arg)
+{
+	q42_wal_view r;
+	q42_err err;
+	q42_hash root, path[Q42_MERKLE_MAX_PATH];
+	uint32_t len;
+	uint64_t i;
+	if (!parse_u64(arg, &i))
+		return usage("prove: ENTRY must be a non-negative integer, got '%s'", arg);
+	int st = open_view(&r, vol), rc;
+	if (st)
+		return st;
+	uint64_t size = o->have_size ? o->size : r.vol.n_leaves;
+	if (size > r.vol.n_leaves || i >= size) {
+		fprintf(stderr, "%s: prove: entry %" PRIu64 " is not in a tree of %" PRIu64
+			" entries (the volume has %" PRIu64 ")\n", prog, i, size, r.vol.n_leaves);
+		q42_wal_view_close(&r);
+		return EXIT_INVALID;
+	}
+	if ((rc = q42_volume_root(&r.vol, size, root, &err)) != Q42_OK ||
+	    (rc = q42_merkle_path(r.vol.leaves, size, i, path, &len, &err)) != Q42_OK) {
+		q42_wal_view_close(&r);
+		return fail(rc, &err);
+	}
+	json_t *arr = json_array();
+	json_path(arr, path, len);
+	print_json(json_pack("{s:I,s:I,s:o,s:o,s:o}", "index", (json_int_t)i, "size",
+			     (json_int_t)size, "leaf", hex_json(r.vol.leaves[i]), "root",
+			     hex_json(root), "path", arr));
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+static int cmd_consistency(const char *vol, const char *a, const char *b)
+{
+	q42_wal_view r;
+	q42_err err;
+	q42_hash r1, r2, proof[Q42_MERKLE_MAX_CONSISTENCY];
+	uint32_t len;
+	uint64_t m, n;
+	if (!parse_u64(a, &m) || !parse_u64(b, &n))
+		return usage("consistency: OLD and NEW must be non-negative integers, got '%s' '%s'", a, b);
+	int st = open_view(&r, vol), rc;
+	if (st)
+		return st;
+	if (m == 0 || m > n || n > r.vol.n_leaves) {
+		fprintf(stderr, "%s: consistency: need 0 < OLD <= NEW <= %" PRIu64 " (got %" PRIu64
+			" and %" PRIu64 ")\n", prog, r.vol.n_leaves, m, n);
+		q42_wal_view_close(&r);
+		return EXIT_INVALID;
+	}
+	if ((rc = q42_volume_root(&r.vol, m, r1, &err)) != Q42_OK ||
+	    (rc = q42_volume_root(&r.vol, n, r2, &err)) != Q42_OK ||
+	    (rc = q42_merkle_consistency(r.vol.leaves, n, m, proof, &len, &err)) != Q42_OK) {
+		q42_wal_view_close(&r);
+		return fail(rc, &err);
+	}
+	json_t *arr = json_array();
+	json_path(arr, proof, len);
+	print_json(json_pack("{s:I,s:I,s:o,s:o,s:o}", "old", (json_int_t)m, "new", (json_int_t)n,
+			     "old_root", hex_json(r1), "new_root", hex_json(r2), "proof", arr));
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+/* verify --head: the head's size and root must be those of this volume's
+ * first `size` entries, and its signature (when present) must verify. */
+static int check_head(const opts *o, const q42_volume *v)
+{
+	json_error_t je;
+	q42_err err;
+	json_t *h = json_load_file(o->head, 0, &je);
+	int status = EXIT_INVALID;
+	uint8_t root[32], want[32], key[32], sig[64];
+	if (!h) {
+		fprintf(stderr, "%s: verify: %s: line %d: %s\n", prog, o->head, je.line, je.text);
+		return EXIT_INVALID;
+	}
+	json_t *js = json_object_get(h, "size"), *jr = json_object_get(h, "root");
+	json_t *jk = json_object_get(h, "key"), *jg = json_object_get(h, "signature");
+	if (!json_is_integer(js) || json_integer_value(js) < 0 || !json_is_string(jr) ||
+	    q42_hex_decode(json_string_value(jr), want, 32, NULL) != Q42_OK) {
+		fprintf(stderr, "%s: verify: %s: needs \"size\" (integer) and \"root\" (64 hex)\n",
+			prog, o->head);
+		goto out;
+	}
+	uint64_t size = (uint64_t)json_integer_value(js);
+	if (size > v->n_leaves) {
+		fprintf(stderr, "%s: verify: head size %" PRIu64 " exceeds the volume's %" PRIu64
+			" entries\n", prog, size, v->n_leaves);
+		goto out;
+	}
+	if (q42_volume_root(v, size, root, &err) != Q42_OK || memcmp(root, want, 32) != 0) {
+		fprintf(stderr, "%s: verify: head root differs from the root of the first %" PRIu64
+			" entries\n", prog, size);
+		goto out;
+	}
+	if (jg || o->pub) {
+		uint8_t msg[Q42_VOL_HEAD_MSG_LEN];
+		if (!json_is_string(jk) || !json_is_string(jg) ||
+		    q42_hex_decode(json_string_value(jk), key, 32, NULL) != Q42_OK ||
+		    q42_hex_decode(json_string_value(jg), sig, 64, NULL) != Q42_OK) {
+			fprintf(stderr, "%s: verify: %s: unsigned, or key/signature malformed\n", prog,
+				o->head);
+			goto out;
+		}
+		if (o->pub) {
+			uint8_t pk[32];
+			int rc = q42_vol_ed25519_pubkey(o->pub, pk, &err);
+			if (rc != Q42_OK) {
+				status = fail(rc, &err);
+				goto out;
+			}
+			if (memcmp(pk, key, 32) != 0) {
+				fprintf(stderr, "%s: verify: head signed by another key than %s\n", prog,
+					o->pub);
+				goto out;
+			}
+		}
+		q42_vol_head_message(v->id, size, root, msg);
+		if (q42_vol_ed25519_verify_raw(key, msg, sizeof msg, sig, &err) != Q42_OK) {
+			fprintf(stderr, "%s: verify: head signature: %s\n", prog, err.msg);
+			goto out;
+		}
+	}
+	status = EXIT_OK;
+out:
+	json_decref(h);
+	return status;
+}
+
+/* verify --outputs: every record must refer to a binding whose P64 (or
+ * source) digest is the model the record names. */
+static int check_outputs(const q42_volume *v)
+{
+	int status = EXIT_OK;
+	for (uint64_t i = 0; i < v->n_leaves; i++) {
+		if (v->leaf_kind[i] != Q42_VOL_K_RECORD)
+			continue;
+		q42_vol_entry e, b;
+		q42_volume_entry(v, &v->frames[v->leaf_frame[i]], &e);
+		if (e.ref == Q42_VOL_NONE) {
+			printf("%" PRIu64 "\tunbound\t-\t-\n", i);
+			status = EXIT_INVALID;
+			continue;
+		}
+		q42_volume_entry(v, &v->frames[v->leaf_frame[e.ref]], &b);
+		char p64[65], src[65];
+		hex32(b.body, p64);
+		hex32(b.body + 32, src);
+		json_t *rec = json_loadb((const char *)e.body, (size_t)e.body_len, 0, NULL);
+		json_t *m = rec ? json_object_get(rec, "model") : NULL;
+		const char *ms = json_string_value(json_object_get(m, "sha256"));
+		const char *ss = json_string_value(json_object_get(m, "source_sha256"));
+		bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
+		json_decref(rec);
+		printf("%" PRIu64 "\t%s\t%" PRIu64 "\t%s\n", i, ok ? "bound" : "mismatch", e.ref, src);
+		if (!ok)
+			status = EXIT_INVALID;
+	}
+	return status;
+}
+
+static int cmd_verify(const opts *o, const char *vol)
+{
+	q42_wal_view r;
+	q42_err err;
+	q42_hash root;
+	int rc = q42_wal_view_open(&r, vol, &err), status = EXIT_OK;
+	if (rc != Q42_OK) {
+		q42_wal_view_close(&r);
+		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
+		return status_of(rc);
+	}
+	if (r.in_progress)
+		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
+			prog, vol, r.ignored);
+	if ((rc = q42_volume_root(&r.vol, r.vol.n_leaves, root, &err)) != Q42_OK) {
+		q42_wal_view_close(&r);
+		return fail(rc, &err);
+	}
+	char h[65];
+	hex32(root, h);
+	if (o->head)
+		status = check_head(o, &r.vol);
+	if (status == EXIT_OK && o->outputs)
+		status = check_outputs(&r.vol);
+	if (status == EXIT_OK)
+		printf("ok\t%" PRIu64 " frames\t%" PRIu64 " entries\t%s\n", r.vol.n_frames,
+		       r.vol.n_leaves, h);
+	q42_wal_view_close(&r);
+	return status;
+}
+
+static int cmd_pending(const opts *o, const char *vol)
+{
+	q42_wal_view r;
+	int st = open_view(&r, vol);
+	if (st)
+		return st;
+	static const char *const names[] = {"open", "committed", "rejected"};
+	for (uint64_t i = 0; i < r.vol.n_pending; i++) {
+		const q42_vol_pending *p = &r.vol.pending[i];
+		if (!o->all && p->state != Q42_VOL_P_OPEN)
+			continue;
+		char leaf[24] = "-";
+		if (p->leaf != Q42_VOL_NONE)
+			snprintf(leaf, sizeof leaf, "%" PRIu64, p->leaf);
+		printf("%" PRIu64 "\t%s\t%u/%u\t%u\t%s\t%u\n", p->seq, names[p->state], p->approvals,
+		       r.vol.config.quorum, p->rejections, leaf,
+		       r.vol.frames[p->seq].length - Q42_VOL_ENTRY_HEAD);
+	}
+	q42_wal_view_close(&r);
+	return EXIT_OK;
+}
+
+static int cmd_vote(const opts *o, const char *vol, const char *arg, uint32_t decision)
+{
+	q42_wal w;
+	q42_err err;
+	uint64_t seq;
+	uint32_t state = 0, na = 0;
+	int rc;
+	if (!parse_u64(arg, &seq))
+		return usage("SEQ must be a non-negative integer, got '%s'", arg);
+	if (!o->key)
+		return usage("%s needs --key KEY.pem", o->cmd);
+	q42_wal_ack *acks = malloc((1 + Q42_WAL_MAX_QUINS) * sizeof *acks);
+	if (!acks) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_IO;
+	}
+	if ((rc = q42_wal_open(&w, vol, Q42_WAL_SYNC_FULL, o->nowait, &err)) != Q42_OK) {
+		free(acks);
+		return fail(rc, &err);
+	}
+	rc = q42_wal_vote(&w, seq, decision, o->key, &state, acks, &na, &err);
+	if (rc != Q42_OK) {
+		q42_wal_close(&w, NULL);
+		free(acks);
+		return fail(rc == Q42_ENOTFOUND ? Q42_EFORMAT : rc, &err);
+	}
+	rc = q42_wal_close(&w, &err);
+	if (rc != Q42_OK) {
+		free(acks);
+		return fail(rc, &err);
+	}
+	static const char *const names[] = {"open", "committed", "rejected"};
+	printf("%" PRIu64 "\t%s\n", seq, names[state]);
+	print_acks(acks, na);
+	free(acks);
+	return EXIT_OK;
+}
+
+static int cmd_bind(const opts *o, const char *vol, const char *model)
+{
+	q42_wal w;
+	q42_err err;
+	q42_buf body;
+	q42_hash h;
+	uint64_t idx;
+	int rc;
+	q42_buf_init(&body);
+	if ((rc = q42_wal_binding_body(model, &body, &err)) != Q42_OK) {
+		q42_buf_free(&body);
+		return fail(rc, &err);
+	}
+	if ((rc = q42_wal_open(&w, vol, o->sync, o->nowait, &err)) != Q42_OK) {
+		q42_buf_free(&body);
+		return fail(rc, &err);
+	}
+	rc = q42_wal_stage(&w, Q42_VOL_F_ENTRY, Q42_VOL_K_BINDING, Q42_VOL_NONE, Q42_VOL_NONE,
+			   body.data, body.len, &idx, h, &err);
+	if (rc == Q42_OK)
+		rc = q42_wal_flush(&w, &err);
+	int rc2 = q42_wal_close(&w, rc == Q42_OK ? &err : NULL);
+	q42_buf_free(&body);
+	if (rc == Q42_OK)
+		rc = rc2;
+	if (rc != Q42_OK)
+		return fail(rc, &err);
+	char hx[65];
+	hex32(h, hx);
+	printf("%" PRIu64 "\t%s\tbinding\n", idx, hx);
+	return EXIT_OK;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+enum {
+	OPT_SYNC = 256, OPT_BATCH, OPT_REVIEW, OPT_NOWAIT, OPT_JSON, OPT_OUTPUTS, OPT_HEAD,
+	OPT_PUB, OPT_SIZE, OPT_SIGN, OPT_DRY, OPT_FORCE, OPT_KEY, OPT_RKEY, OPT_QUORUM, OPT_ALL,
+};
+
+/* Which commands take which option (checked after parsing). */
+static const struct {
+	int opt;
+	const char *name;
+	const char *cmds;
+} option_cmds[] = {
+	{OPT_SYNC, "--sync", " commit bind "},
+	{OPT_BATCH, "--batch", " commit "},
+	{OPT_REVIEW, "--review", " commit "},
+	{OPT_NOWAIT, "--no-wait", " commit bind approve reject "},
+	{OPT_JSON, "--json", " log "},
+	{OPT_OUTPUTS, "--outputs", " verify "},
+	{OPT_HEAD, "--head", " verify "},
+	{OPT_PUB, "--pub", " verify "},
+	{OPT_SIZE, "--size", " head prove "},
+	{OPT_SIGN, "--sign", " head "},
+	{OPT_DRY, "--dry-run", " recover "},
+	{OPT_FORCE, "--force", " recover "},
+	{OPT_KEY, "--key", " approve reject "},
+	{OPT_RKEY, "--review-key", " init "},
+	{OPT_QUORUM, "--quorum", " init "},
+	{OPT_ALL, "--all", " pending "},
+};
+
+static const struct {
+	const char *name;
+	int nargs;
+} commands[] = {
+	{"init", 1}, {"commit", 1}, {"log", 1}, {"show", 2}, {"verify", 1}, {"head", 1},
+	{"prove", 2}, {"consistency", 3}, {"recover", 1}, {"export", 2}, {"import", 2},
+	{"pending", 1}, {"approve", 2}, {"reject", 2}, {"bind", 2},
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"sync", required_argument, NULL, OPT_SYNC},
+		{"batch", required_argument, NULL, OPT_BATCH},
+		{"review", no_argument, NULL, OPT_REVIEW},
+		{"no-wait", no_argument, NULL, OPT_NOWAIT},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"outputs", no_argument, NULL, OPT_OUTPUTS},
+		{"head", required_argument, NULL, OPT_HEAD},
+		{"pub", required_argument, NULL, OPT_PUB},
+		{"size", required_argument, NULL, OPT_SIZE},
+		{"sign", required_argument, NULL, OPT_SIGN},
+		{"dry-run", no_argument, NULL, OPT_DRY},
+		{"force", no_argument, NULL, OPT_FORCE},
+		{"key", required_argument, NULL, OPT_KEY},
+		{"review-key", required_argument, NULL, OPT_RKEY},
+		{"quorum", required_argument, NULL, OPT_QUORUM},
+		{"all", no_argument, NULL, OPT_ALL},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	opts o = {.sync = Q42_WAL_SYNC_FULL, .batch = 256, .quorum = -1};
+	int c, used[64] = {0}, n_used = 0;
+	q42_err err;
+	int rc;
+
+	if (argc >= 2 && argv[1][0] != '-') {
+		o.cmd = argv[1];
+		argv++;
+		argc--;
+	}
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		if (c >= OPT_SYNC && n_used < 64)
+			used[n_used++] = c;
+		switch (c) {
+		case 'h':
+			help();
+			return EXIT_OK;
+		case 'V':
+			printf("%s %s\n", prog, Q42_VERSION);
+			return EXIT_OK;
+		case OPT_SYNC:
+			if (!strcmp(optarg, "full"))
+				o.sync = Q42_WAL_SYNC_FULL;
+			else if (!strcmp(optarg, "normal"))
+				o.sync = Q42_WAL_SYNC_NORMAL;
+			else if (!strcmp(optarg, "off"))
+				o.sync = Q42_WAL_SYNC_OFF;
+			else
+				return usage("--sync takes full, normal or off, not '%s'", optarg);
+			break;
+		case OPT_BATCH:
+			if (!parse_u64(optarg, &o.batch) || o.batch == 0 || o.batch > 1000000)
+				return usage("--batch takes 1..1000000, not '%s'", optarg);
+			break;
+		case OPT_REVIEW: o.review = true; break;
+		case OPT_NOWAIT: o.nowait = true; break;
+		case OPT_JSON: o.json = true; break;
+		case OPT_OUTPUTS: o.outputs = true; break;
+		case OPT_HEAD: o.head = optarg; break;
+		case OPT_PUB: o.pub = optarg; break;
+		case OPT_SIZE:
+			if (!parse_u64(optarg, &o.size))
+				return usage("--size takes a non-negative integer, not '%s'", optarg);
+			o.have_size = true;
+			break;
+		case OPT_SIGN: o.sign = optarg; break;
+		case OPT_DRY: o.dry_run = true; break;
+		case OPT_FORCE: o.force = true; break;
+		case OPT_KEY: o.key = optarg; break;
+		case OPT_RKEY:
+			if (o.n_keys >= Q42_VOL_MAX_KEYS)
+				return usage("at most 16 --review-key options, '%s' is one too many", optarg);
+			o.keys[o.n_keys++] = optarg;
+			break;
+		case OPT_QUORUM: {
+			uint64_t q;
+			if (!parse_u64(optarg, &q) || q > Q42_VOL_MAX_KEYS)
+				return usage("--quorum takes 1..16, not '%s'", optarg);
+			o.quorum = (int64_t)q;
+			break;
+		}
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return EXIT_USAGE;
+		}
+	}
+	if (!o.cmd)
+		return usage("%s", "missing COMMAND");
+	size_t ci;
+	for (ci = 0; ci < sizeof commands / sizeof commands[0]; ci++)
+		if (!strcmp(commands[ci].name, o.cmd))
+			break;
+	if (ci == sizeof commands / sizeof commands[0])
+		return usage("unknown command '%s'", o.cmd);
+	char padded[32];
+	snprintf(padded, sizeof padded, " %s ", o.cmd);
+	for (int i = 0; i < n_used; i++)
+		for (size_t k = 0; k < sizeof option_cmds / sizeof option_cmds[0]; k++)
+			if (option_cmds[k].opt == used[i] && !strstr(option_cmds[k].cmds, padded)) {
+				fprintf(stderr, "%s: %s does not apply to %s\n", prog, option_cmds[k].name,
+					o.cmd);
+				return EXIT_USAGE;
+			}
+	int nargs = argc - optind;
+	if (nargs != commands[ci].nargs) {
+		fprintf(stderr, "%s: %s takes %d argument%s, got %d\nTry '%s --help'.\n", prog, o.cmd,
+			commands[ci].nargs, commands[ci].nargs == 1 ? "" : "s", nargs, prog);
+		return EXIT_USAGE;
+	}
+	char **a = argv + optind;
+	if (o.pub && !o.head)
+		return usage("%s", "--pub needs --head");
+
+	if (!strcmp(o.cmd, "init")) {
+		if (o.quorum >= 0 && o.n_keys == 0)
+			return usage("%s", "--quorum needs --review-key");
+		o.cfg.n_keys = o.n_keys;
+		o.cfg.quorum = o.n_keys ? (o.quorum >= 0 ? (uint32_t)o.quorum : o.n_keys) : 0;
+		for (uint32_t i = 0; i < o.n_keys; i++)
+			if ((rc = q42_vol_ed25519_pubkey(o.keys[i], o.cfg.keys[i], &err)) != Q42_OK)
+				return fail(rc, &err);
+		if ((rc = q42_wal_create(a[0], &o.cfg, &err)) != Q42_OK)
+			return fail(rc, &err);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "commit"))
+		return cmd_commit(&o, a[0]);
+	if (!strcmp(o.cmd, "log"))
+		return cmd_log(&o, a[0]);
+	if (!strcmp(o.cmd, "show"))
+		return cmd_show(a[0], a[1]);
+	if (!strcmp(o.cmd, "verify"))
+		return cmd_verify(&o, a[0]);
+	if (!strcmp(o.cmd, "head"))
+		return cmd_head(&o, a[0]);
+	if (!strcmp(o.cmd, "prove"))
+		return cmd_prove(&o, a[0], a[1]);
+	if (!strcmp(o.cmd, "consistency"))
+		return cmd_consistency(a[0], a[1], a[2]);
+	if (!strcmp(o.cmd, "recover")) {
+		q42_wal_recovery rep;
+		if ((rc = q42_wal_recover(a[0], o.dry_run, o.force, &rep, &err)) != Q42_OK)
+			return fail(rc, &err);
+		if (rep.cut)
+			printf("%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
+			       o.dry_run ? "would-cut" : "cut", rep.offset, rep.bytes, rep.frame,
+			       rep.reason);
+		else
+			printf("clean\t%" PRIu64 " frames\t%" PRIu64 " entries\n", rep.frames_kept,
+			       rep.entries_kept);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "export")) {
+		if ((rc = q42_wal_export(a[0], a[1], &err)) != Q42_OK)
+			return fail(rc, &err);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "import")) {
+		uint64_t size;
+		q42_hash root;
+		char h[65];
+		if ((rc = q42_wal_import(a[0], a[1], &size, root, &err)) != Q42_OK)
+			return fail(rc, &err);
+		hex32(root, h);
+		printf("imported\t%" PRIu64 " entries\t%s\n", size, h);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "pending"))
+		return cmd_pending(&o, a[0]);
+	if (!strcmp(o.cmd, "approve"))
+		return cmd_vote(&o, a[0], a[1], Q42_VOL_APPROVE);
+	if (!strcmp(o.cmd, "reject"))
+		return cmd_vote(&o, a[0], a[1], Q42_VOL_REJECT);
+	return cmd_bind(&o, a[0], a[1]);
+}

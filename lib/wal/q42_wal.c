@@ -1,0 +1,583 @@
+/* q42_wal.c -- the writer side of a Q42 volume: create, lock, stage,
+ * group-commit, recover; and the non-blocking reader view.
+ *
+ * The writer never appends to a volume it has not validated end to end,
+ * and never leaves a half-written batch behind when it can help it (a
+ * failed write is cut back). Crash safety does not depend on that: the
+ * reader's CRC and link checks find a torn tail, and q42_wal_recover cuts
+ * only a tail, never a frame that intact frames follow. See q42-volume(5).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "common/q42_ckd.h"
+#include "common/q42_crc32c.h"
+#include "common/q42_le.h"
+#include "formats/q42_digest.h"
+#include "wal/q42_wal.h"
+#include "wal/q42_wal_impl.h"
+
+/* Cap on a volume read into memory by a writer or by import. */
+#define WAL_MAX_VOLUME_BYTES (UINT64_C(1) << 36)
+
+/* Append one frame (head, payload pieces, CRC) to buf; hash it. */
+static int frame_build(q42_buf *buf, uint16_t type, uint64_t seq, const q42_hash prev,
+		       const void *a, uint64_t an, const void *b, uint64_t bn, q42_hash hash,
+		       q42_err *err)
+{
+	uint64_t len = an + bn;
+	size_t start = buf->len;
+	if (len > Q42_VOL_MAX_PAYLOAD)
+		return q42_err_set(err, Q42_EARG, "payload of %llu bytes exceeds the %u-byte cap",
+				   (unsigned long long)len, Q42_VOL_MAX_PAYLOAD);
+	q42_buf_u32le(buf, (uint32_t)len);
+	q42_buf_u16le(buf, type);
+	q42_buf_u16le(buf, 0);
+	q42_buf_u64le(buf, seq);
+	q42_buf_append(buf, prev, Q42_MERKLE_HASH_LEN);
+	if (an)
+		q42_buf_append(buf, a, (size_t)an);
+	if (bn)
+		q42_buf_append(buf, b, (size_t)bn);
+	if (buf->failed) {
+		buf->failed = false;
+		buf->len = start;
+		return q42_err_set(err, Q42_ENOMEM, "out of memory building frame %llu",
+				   (unsigned long long)seq);
+	}
+	q42_buf_u32le(buf, q42_crc32c(0, buf->data + start, buf->len - start));
+	if (buf->failed) {
+		buf->failed = false;
+		buf->len = start;
+		return q42_err_set(err, Q42_ENOMEM, "out of memory building frame %llu",
+				   (unsigned long long)seq);
+	}
+	return q42_sha256(buf->data + start, buf->len - start, hash, err);
+}
+
+static int fsync_dir(const char *path, q42_err *err)
+{
+	char *dup = strdup(path), *slash;
+	int rc = Q42_OK, fd;
+	if (!dup)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	slash = strrchr(dup, '/');
+	if (slash == dup)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	fd = open(slash ? dup : ".", O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || fsync(fd) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot fsync its directory: %s", path,
+				 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(dup);
+	return rc;
+}
+
+int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err)
+{
+	size_t tl = strlen(path) + 16;
+	char *tmp = malloc(tl);
+	int fd = -1, rc;
+	if (!tmp)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	/* Linked, not renamed, into place: link fails with EEXIST, so an
+	 * existing volume is never replaced, and the new one appears whole. */
+	snprintf(tmp, tl, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot create a temporary file: %s", path,
+				 strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	const uint8_t *p = data;
+	uint64_t done = 0;
+	rc = Q42_OK;
+	if (fchmod(fd, 0644) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: chmod: %s", tmp, strerror(errno));
+	while (rc == Q42_OK && done < n) {
+		ssize_t k = write(fd, p + done, (size_t)(n - done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			rc = q42_err_set(err, Q42_EIO, "%s: write: %s", tmp,
+					 k < 0 ? strerror(errno) : "wrote nothing");
+		else
+			done += (uint64_t)k;
+	}
+	if (rc == Q42_OK && fsync(fd) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", tmp, strerror(errno));
+	if (rc == Q42_OK && link(tmp, path) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s",
+				 path, strerror(errno));
+	if (rc == Q42_OK)
+		rc = fsync_dir(path, err);
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int q42_wal_create(const char *path, const q42_vol_config *cfg, q42_err *err)
+{
+	q42_buf b;
+	q42_hash prev, hash;
+	int rc;
+	uint8_t cfgp[8 + Q42_VOL_MAX_KEYS * Q42_VOL_ED25519_KEY_LEN];
+	q42_buf_init(&b);
+	if (cfg->n_keys > Q42_VOL_MAX_KEYS || (cfg->n_keys == 0 && cfg->quorum != 0) ||
+	    (cfg->n_keys > 0 && (cfg->quorum < 1 || cfg->quorum > cfg->n_keys))) {
+		rc = q42_err_set(err, Q42_EARG, "quorum %u is impossible with %u review keys",
+				 cfg->quorum, cfg->n_keys);
+		goto fail;
+	}
+	for (uint32_t i = 0; i < cfg->n_keys; i++)
+		for (uint32_t j = 0; j < i; j++)
+			if (!memcmp(cfg->keys[i], cfg->keys[j], Q42_VOL_ED25519_KEY_LEN)) {
+				rc = q42_err_set(err, Q42_EARG, "review key %u repeats key %u", i, j);
+				goto fail;
+			}
+	uint8_t hdr[Q42_VOL_HEADER_SIZE] = {0};
+	memcpy(hdr, Q42_VOL_MAGIC, 4);
+	q42_st32(hdr + 4, Q42_VOL_VERSION);
+	q42_st32(hdr + 8, Q42_VOL_HEADER_SIZE);
+	if (RAND_bytes(hdr + 16, Q42_VOL_ID_LEN) != 1) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "cannot draw a random volume id");
+		goto fail;
+	}
+	q42_st64(hdr + 32, (uint64_t)time(NULL));
+	q42_st32(hdr + 60, q42_crc32c(0, hdr, 60));
+	if ((rc = q42_sha256(hdr, sizeof hdr, prev, err)) != Q42_OK)
+		goto fail;
+	q42_buf_append(&b, hdr, sizeof hdr);
+	q42_st32(cfgp, cfg->quorum);
+	q42_st32(cfgp + 4, cfg->n_keys);
+	memcpy(cfgp + 8, cfg->keys, (size_t)cfg->n_keys * Q42_VOL_ED25519_KEY_LEN);
+	if ((rc = frame_build(&b, Q42_VOL_F_CONFIG, 0, prev, cfgp,
+			      8 + (uint64_t)cfg->n_keys * Q42_VOL_ED25519_KEY_LEN, NULL, 0, hash,
+			      err)) != Q42_OK)
+		goto fail;
+	if (b.failed) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+		goto fail;
+	}
+	rc = q42_wal_write_new(path, b.data, b.len, err);
+fail:
+	q42_buf_free(&b);
+	return rc;
+}
+
+/* Read the whole of fd into a fresh buffer. */
+static int read_all(int fd, const char *path, uint8_t **out, uint64_t *size, q42_err *err)
+{
+	struct stat st;
+	uint8_t *p;
+	*out = NULL;
+	*size = 0;
+	if (fstat(fd, &st) != 0)
+		return q42_err_set(err, Q42_EIO, "%s: stat: %s", path, strerror(errno));
+	if ((uint64_t)st.st_size > WAL_MAX_VOLUME_BYTES)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: %llu bytes exceeds the %llu-byte cap",
+				   path, (unsigned long long)st.st_size,
+				   (unsigned long long)WAL_MAX_VOLUME_BYTES);
+	p = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!p)
+		return q42_err_set(err, Q42_ENOMEM, "%s: cannot allocate %llu bytes", path,
+				   (unsigned long long)st.st_size);
+	uint64_t got = 0;
+	while (got < (uint64_t)st.st_size) {
+		ssize_t n = pread(fd, p + got, (size_t)((uint64_t)st.st_size - got), (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(p);
+			return q42_err_set(err, Q42_EIO, "%s: read: %s", path,
+					   n < 0 ? strerror(errno) : "file shrank");
+		}
+		got += (uint64_t)n;
+	}
+	*out = p;
+	*size = got;
+	return Q42_OK;
+}
+
+static int lock_open(const char *path, bool nowait, int *fdp, q42_err *err)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	*fdp = -1;
+	if (fd < 0)
+		return q42_err_set(err, Q42_EIO, "%s: cannot open: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX | (nowait ? LOCK_NB : 0)) != 0) {
+		if (errno == EINTR)
+			continue;
+		int e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return q42_err_set(err, Q42_EIO, "%s: locked by another writer", path);
+		return q42_err_set(err, Q42_EIO, "%s: cannot lock: %s", path, strerror(e));
+	}
+	*fdp = fd;
+	return Q42_OK;
+}
+
+static bool leaves_grow(q42_wal *w, uint64_t need)
+{
+	if (need <= w->cap_leaves)
+		return true;
+	uint64_t cap = w->cap_leaves ? w->cap_leaves * 2 : 256;
+	while (cap < need)
+		cap *= 2;
+	q42_hash *l = realloc(w->leaves, (size_t)cap * sizeof *l);
+	if (!l)
+		return false;
+	w->leaves = l;
+	uint8_t *k = realloc(w->leaf_kind, (size_t)cap);
+	if (!k)
+		return false;
+	w->leaf_kind = k;
+	w->cap_leaves = cap;
+	return true;
+}
+
+static bool binding_add(q42_wal *w, uint64_t leaf, const uint8_t *body)
+{
+	if (w->n_bindings == w->cap_bindings) {
+		uint64_t cap = w->cap_bindings ? w->cap_bindings * 2 : 8;
+		q42_wal_binding *b = realloc(w->bindings, (size_t)cap * sizeof *b);
+		if (!b)
+			return false;
+		w->bindings = b;
+		w->cap_bindings = cap;
+	}
+	q42_wal_binding *b = &w->bindings[w->n_bindings++];
+	b->leaf = leaf;
+	memcpy(b->p64_sha256, body, 32);
+	memcpy(b->source_sha256, body + 32, 32);
+	return true;
+}
+
+int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err)
+{
+	uint64_t size;
+	int rc;
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	q42_buf_init(&w->batch);
+	w->sync = sync;
+	if (sync > Q42_WAL_SYNC_OFF)
+		return q42_err_set(err, Q42_EARG, "unknown sync mode %u", sync);
+	w->path = strdup(path);
+	if (!w->path)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if ((rc = lock_open(path, nowait, &w->fd, err)) != Q42_OK)
+		goto fail;
+	if ((rc = read_all(w->fd, path, &w->data, &size, err)) != Q42_OK)
+		goto fail;
+	rc = q42_volume_parse(&w->vol, w->data, size, path, err);
+	if (rc != Q42_OK) {
+		if (w->vol.header_ok && w->vol.tail_bad)
+			q42_err_prefix(err, "refusing to append (run `q42wal recover` for a torn tail)");
+		goto fail;
+	}
+	w->size = size;
+	w->next_seq = w->vol.n_frames;
+	memcpy(w->last, w->vol.frames[w->vol.n_frames - 1].hash, Q42_MERKLE_HASH_LEN);
+	if (!leaves_grow(w, w->vol.n_leaves + 1)) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (w->vol.n_leaves)
+		memcpy(w->leaves, w->vol.leaves, (size_t)w->vol.n_leaves * sizeof *w->leaves);
+	if (w->vol.n_leaves)
+		memcpy(w->leaf_kind, w->vol.leaf_kind, (size_t)w->vol.n_leaves);
+	w->n_leaves = w->vol.n_leaves;
+	for (uint64_t i = 0; i < w->vol.n_leaves; i++) {
+		if (w->vol.leaf_kind[i] != Q42_VOL_K_BINDING)
+			continue;
+		q42_vol_entry e;
+		q42_volume_entry(&w->vol, &w->vol.frames[w->vol.leaf_frame[i]], &e);
+		if (!binding_add(w, i, e.body)) {
+			rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	return Q42_OK;
+fail:
+	q42_wal_close(w, NULL);
+	return rc;
+}
+
+uint64_t q42_wal_staged(const q42_wal *w)
+{
+	return w->batch.len;
+}
+
+int q42_wal_stage(q42_wal *w, uint32_t type, uint32_t kind, uint64_t ref, uint64_t review,
+		  const void *body, uint64_t body_len, uint64_t *index, q42_hash hash, q42_err *err)
+{
+	uint8_t head[Q42_VOL_ENTRY_HEAD] = {0};
+	q42_hash fh;
+	int rc;
+	if (w->broken)
+		return q42_err_set(err, Q42_EIO, "%s: an earlier write failed", w->path);
+	if ((type != Q42_VOL_F_ENTRY && type != Q42_VOL_F_PENDING) || body_len == 0)
+		return q42_err_set(err, Q42_EARG, "stage: bad frame type %u or empty body", type);
+	if (kind == Q42_VOL_K_BINDING && body_len < Q42_VOL_BINDING_HEAD)
+		return q42_err_set(err, Q42_EARG, "stage: binding body shorter than %u bytes",
+				   Q42_VOL_BINDING_HEAD);
+	head[0] = (uint8_t)kind;
+	q42_st64(head + 8, ref);
+	q42_st64(head + 16, review);
+	if (!leaves_grow(w, w->n_leaves + 1))
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if ((rc = frame_build(&w->batch, (uint16_t)type, w->next_seq, w->last, head, sizeof head,
+			      body, body_len, fh, err)) != Q42_OK)
+		return rc;
+	if (type == Q42_VOL_F_ENTRY) {
+		const uint8_t *payload = w->batch.data + w->batch.len - Q42_VOL_FRAME_TAIL -
+					 Q42_VOL_ENTRY_HEAD - body_len;
+		if ((rc = q42_merkle_leaf(payload, Q42_VOL_ENTRY_HEAD + body_len,
+					  w->leaves[w->n_leaves], err)) != Q42_OK)
+			return rc;
+		if (kind == Q42_VOL_K_BINDING && !binding_add(w, w->n_leaves, body))
+			return q42_err_set(err, Q42_ENOMEM, "out of memory");
+		w->leaf_kind[w->n_leaves] = (uint8_t)kind;
+		*index = w->n_leaves++;
+		memcpy(hash, w->leaves[*index], Q42_MERKLE_HASH_LEN);
+	} else {
+		*index = w->next_seq;
+		memcpy(hash, fh, Q42_MERKLE_HASH_LEN);
+	}
+	memcpy(w->last, fh, Q42_MERKLE_HASH_LEN);
+	w->next_seq++;
+	return Q42_OK;
+}
+
+int q42_wal_stage_vote_frame(q42_wal *w, const uint8_t payload[Q42_VOL_VOTE_SIZE], q42_err *err)
+{
+	q42_hash fh;
+	int rc = frame_build(&w->batch, Q42_VOL_F_VOTE, w->next_seq, w->last, payload,
+			     Q42_VOL_VOTE_SIZE, NULL, 0, fh, err);
+	if (rc != Q42_OK)
+		return rc;
+	memcpy(w->last, fh, Q42_MERKLE_HASH_LEN);
+	w->next_seq++;
+	return Q42_OK;
+}
+
+void q42_wal_discard(q42_wal *w)
+{
+	/* Rebuilding the in-memory tail is simpler than undoing it: re-derive
+	 * seq, link and leaves from the last written state. Only called before
+	 * anything of the batch was written, so those are the open-time state
+	 * plus earlier flushed batches, which the writer tracks as `size`. */
+	if (w->batch.len == 0)
+		return;
+	uint64_t off = 0;
+	uint64_t frames = 0, leaves = 0, bindings = 0;
+	while (off < w->batch.len) {
+		uint32_t len = q42_ld32(w->batch.data + off);
+		uint16_t type = q42_ld16(w->batch.data + off + 4);
+		if (type == Q42_VOL_F_ENTRY) {
+			leaves++;
+			if (w->batch.data[off + Q42_VOL_FRAME_HEAD] == Q42_VOL_K_BINDING)
+				bindings++;
+		}
+		frames++;
+		off += Q42_VOL_FRAME_OVERHEAD + (uint64_t)len;
+	}
+	memcpy(w->last, w->batch.data + 16, Q42_MERKLE_HASH_LEN);
+	w->next_seq -= frames;
+	w->n_leaves -= leaves;
+	w->n_bindings -= bindings;
+	q42_buf_reset(&w->batch);
+}
+
+int q42_wal_flush(q42_wal *w, q42_err *err)
+{
+	if (w->broken)
+		return q42_err_set(err, Q42_EIO, "%s: an earlier write failed", w->path);
+	uint64_t done = 0;
+	while (done < w->batch.len) {
+		ssize_t n = pwrite(w->fd, w->batch.data + done, (size_t)(w->batch.len - done),
+				   (off_t)(w->size + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = errno;
+			/* Cut the partial batch so the volume stays valid. */
+			if (ftruncate(w->fd, (off_t)w->size) != 0)
+				w->broken = true;
+			q42_wal_discard(w);
+			return q42_err_set(err, Q42_EIO, "%s: write at offset %llu: %s", w->path,
+					   (unsigned long long)(w->size + done),
+					   n < 0 ? strerror(e) : "wrote nothing");
+		}
+		done += (uint64_t)n;
+	}
+	w->size += done;
+	if (done)
+		w->unsynced = true;
+	q42_buf_reset(&w->batch);
+	if (w->sync == Q42_WAL_SYNC_FULL && w->unsynced) {
+		if (fsync(w->fd) != 0) {
+			/* After a failed fsync the page cache state is unknown:
+			 * nothing more may be acknowledged from this handle. */
+			w->broken = true;
+			return q42_err_set(err, Q42_EIO, "%s: fsync: %s", w->path, strerror(errno));
+		}
+		w->unsynced = false;
+	}
+	return Q42_OK;
+}
+
+int q42_wal_close(q42_wal *w, q42_err *err)
+{
+	int rc = Q42_OK;
+	if (w->fd >= 0 && !w->broken) {
+		rc = q42_wal_flush(w, err);
+		if (rc == Q42_OK && w->unsynced && w->sync == Q42_WAL_SYNC_NORMAL &&
+		    fsync(w->fd) != 0)
+			rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", w->path, strerror(errno));
+	}
+	if (w->fd >= 0)
+		close(w->fd); /* releases the lock */
+	q42_volume_free(&w->vol);
+	free(w->data);
+	free(w->path);
+	free(w->leaves);
+	free(w->leaf_kind);
+	free(w->bindings);
+	q42_buf_free(&w->batch);
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	return rc;
+}
+
+uint64_t q42_wal_find_binding(const q42_wal *w, const uint8_t *p64_sha256,
+			      const uint8_t *source_sha256)
+{
+	/* The latest binding wins: rebinding the same model later is allowed. */
+	for (uint64_t i = w->n_bindings; i-- > 0;)
+		if (p64_sha256 && !memcmp(w->bindings[i].p64_sha256, p64_sha256, 32))
+			return w->bindings[i].leaf;
+	for (uint64_t i = w->n_bindings; i-- > 0;)
+		if (source_sha256 && !memcmp(w->bindings[i].source_sha256, source_sha256, 32))
+			return w->bindings[i].leaf;
+	return Q42_VOL_NONE;
+}
+
+/* Is there an intact frame anywhere after the bad one? A torn write only
+ * ever leaves a prefix of what was written, so one found means the damage
+ * is not a torn tail. Candidates are filtered on the cheap fields first. */
+static bool intact_frame_after(const q42_volume *v)
+{
+	uint64_t first = v->valid_end + 1;
+	for (uint64_t o = first; o + Q42_VOL_FRAME_OVERHEAD <= v->size; o++) {
+		const uint8_t *f = v->data + o;
+		uint32_t len = q42_ld32(f);
+		uint16_t type = q42_ld16(f + 4);
+		uint64_t seq = q42_ld64(f + 8);
+		if (len > Q42_VOL_MAX_PAYLOAD || type < Q42_VOL_F_ENTRY || type > Q42_VOL_F_VOTE ||
+		    q42_ld16(f + 6) != 0 || seq <= v->bad_frame ||
+		    seq - v->bad_frame > (v->size - v->valid_end) / Q42_VOL_FRAME_OVERHEAD ||
+		    (uint64_t)len + Q42_VOL_FRAME_OVERHEAD > v->size - o)
+			continue;
+		if (q42_crc32c(0, f, Q42_VOL_FRAME_HEAD + (size_t)len) ==
+		    q42_ld32(f + Q42_VOL_FRAME_HEAD + len))
+			return true;
+	}
+	return false;
+}
+
+int q42_wal_recover(const char *path, bool dry_run, bool force, q42_wal_recovery *rep,
+		    q42_err *err)
+{
+	uint8_t *data = NULL;
+	uint64_t size;
+	q42_volume v;
+	q42_err perr;
+	int fd = -1, rc;
+	memset(rep, 0, sizeof *rep);
+	memset(&v, 0, sizeof v);
+	if ((rc = lock_open(path, false, &fd, err)) != Q42_OK)
+		return rc;
+	if ((rc = read_all(fd, path, &data, &size, err)) != Q42_OK)
+		goto fail;
+	rc = q42_volume_parse(&v, data, size, path, &perr);
+	rep->frames_kept = v.n_frames;
+	rep->entries_kept = v.n_leaves;
+	if (rc == Q42_OK)
+		goto fail; /* nothing to cut */
+	if (rc == Q42_ENOMEM) {
+		*err = perr;
+		goto fail;
+	}
+	if (!v.header_ok || v.n_frames == 0) {
+		rc = q42_err_set(err, Q42_EFORMAT, "%s; the %s is damaged, which recovery cannot repair",
+				 perr.msg, v.header_ok ? "config frame" : "header");
+		goto fail;
+	}
+	if (!force && intact_frame_after(&v)) {
+		rc = q42_err_set(err, Q42_EFORMAT,
+				 "%s; intact frames follow it, so this is corruption, not a torn "
+				 "tail: refusing to cut (--force cuts anyway)", perr.msg);
+		goto fail;
+	}
+	rep->cut = true;
+	rep->offset = v.valid_end;
+	rep->bytes = size - v.valid_end;
+	rep->frame = v.n_frames;
+	snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg);
+	rc = Q42_OK;
+	if (!dry_run && (ftruncate(fd, (off_t)v.valid_end) != 0 || fsync(fd) != 0))
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot truncate to %llu bytes: %s", path,
+				 (unsigned long long)v.valid_end, strerror(errno));
+fail:
+	q42_volume_free(&v);
+	free(data);
+	close(fd);
+	return rc;
+}
+
+int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err)
+{
+	int rc;
+	memset(r, 0, sizeof *r);
+	r->map.fd = -1;
+	if ((rc = q42_map_open(&r->map, path, 0, err)) != Q42_OK)
+		return rc;
+	rc = q42_volume_parse(&r->vol, r->map.data, r->map.size, path, err);
+	if (rc == Q42_EFORMAT && r->vol.header_ok && r->vol.n_frames > 0 && r->vol.tail_bad) {
+		/* A writer mid-batch looks exactly like a torn tail; it can only
+		 * be told apart by its lock, tested without waiting. */
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+				r->in_progress = true;
+				r->ignored = r->vol.size - r->vol.valid_end;
+				rc = Q42_OK;
+			}
+			close(fd);
+		}
+	}
+	return rc;
+}
+
+void q42_wal_view_close(q42_wal_view *r)
+{
+	q42_volume_free(&r->vol);
+	q42_map_close(&r->map);
+	memset(r, 0, sizeof *r);
+}

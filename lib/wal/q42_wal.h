@@ -1,0 +1,172 @@
+/* q42_wal.h -- writing Q42 volumes: create, lock, append with group
+ * commit, vote, recover a torn tail; and the lock-free reader's view.
+ *
+ * One writer at a time holds an exclusive flock(2) on the volume for as
+ * long as it is open; readers never take a blocking lock. A writer first
+ * validates the whole volume (q42_volume_parse) and refuses one whose tail
+ * is torn: cutting is q42_wal_recover's job, done on request and reported.
+ * Frames are staged in memory and written by q42_wal_flush with one
+ * write(2) and, under Q42_WAL_SYNC_FULL, one fsync(2): an entry counts as
+ * acknowledged only after the flush that carried it returned Q42_OK.
+ */
+#ifndef Q42_WAL_H
+#define Q42_WAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_buf.h"
+#include "common/q42_err.h"
+#include "common/q42_file.h"
+#include "wal/q42_volume.h"
+
+enum q42_wal_sync {
+	Q42_WAL_SYNC_FULL = 0,   /* fsync after every flush (batch) */
+	Q42_WAL_SYNC_NORMAL = 1, /* write every batch; fsync once, at close */
+	Q42_WAL_SYNC_OFF = 2,    /* never fsync */
+};
+
+/* Create a new volume at path (refused when path exists): header, then the
+ * config frame with the review keys and quorum (n_keys 0: no review).
+ * Written to a temporary file, fsynced, linked into place. id may be NULL
+ * (random). */
+Q42_API int q42_wal_create(const char *path, const q42_vol_config *cfg, q42_err *err);
+
+typedef struct q42_wal_binding {
+	uint64_t leaf;
+	uint8_t p64_sha256[32];
+	uint8_t source_sha256[32];
+} q42_wal_binding;
+
+typedef struct q42_wal {
+	int fd;
+	char *path;
+	uint8_t *data;          /* the file as read at open (owned) */
+	q42_volume vol;         /* parsed over data: the state at open */
+	uint32_t sync;          /* enum q42_wal_sync */
+	uint64_t size;          /* bytes written to the file so far */
+	uint64_t next_seq;
+	q42_hash last;          /* hash of the last frame (written or staged) */
+	q42_buf batch;          /* staged frames, not yet written */
+	uint64_t n_leaves;      /* including staged */
+	uint64_t cap_leaves;
+	q42_hash *leaves;
+	uint8_t *leaf_kind;
+	uint64_t n_bindings, cap_bindings;
+	q42_wal_binding *bindings;
+	bool unsynced;          /* written since the last fsync */
+	bool broken;            /* a write failed: nothing more may be appended */
+} q42_wal;
+
+/* Open path for appending: take the exclusive lock (waiting for another
+ * writer unless nowait, then Q42_EIO "locked"), read and validate it.
+ * A volume that fails validation is refused with Q42_EFORMAT (the message
+ * names the frame and, for a torn tail, says to run recovery). */
+Q42_API int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err);
+/* Flush what is staged, fsync when SYNC_NORMAL left data unsynced, unlock,
+ * free. Returns the flush result; *w is freed either way. */
+Q42_API int q42_wal_close(q42_wal *w, q42_err *err);
+
+/* Stage one ENTRY (type Q42_VOL_F_ENTRY) or PENDING frame. *index gets the
+ * leaf index (ENTRY) or the frame's sequence number (PENDING), hash the
+ * leaf hash (ENTRY) or frame hash (PENDING). Nothing is written yet. */
+Q42_API int q42_wal_stage(q42_wal *w, uint32_t type, uint32_t kind, uint64_t ref,
+			  uint64_t review, const void *body, uint64_t body_len,
+			  uint64_t *index, q42_hash hash, q42_err *err);
+/* Write the staged frames with one write and sync as the mode says. On
+ * failure the file is cut back to its size before the batch. */
+Q42_API int q42_wal_flush(q42_wal *w, q42_err *err);
+/* Drop what is staged (after a bad record in the middle of a batch). */
+Q42_API void q42_wal_discard(q42_wal *w);
+/* Bytes staged and not yet flushed. */
+Q42_API uint64_t q42_wal_staged(const q42_wal *w);
+
+/* The binding entry for a model with this P64 (or, when p64 is NULL or
+ * unmatched, source) SHA-256; Q42_VOL_NONE when none. */
+Q42_API uint64_t q42_wal_find_binding(const q42_wal *w, const uint8_t *p64_sha256,
+				      const uint8_t *source_sha256);
+
+/* ---- Records (q42-record(5)) ---------------------------------------- */
+
+typedef struct q42_wal_ack {
+	uint32_t kind;   /* enum q42_vol_kind */
+	bool pending;    /* staged as PENDING: index is a frame seq */
+	uint64_t index;
+	q42_hash hash;
+} q42_wal_ack;
+
+#define Q42_WAL_MAX_QUINS 256u
+
+/* Stage one q42-record JSON line: the record entry (or a pending frame when
+ * review is true or the record's verdict says "review"), then one quin
+ * entry per quin the record carries. acks receives up to
+ * 1 + Q42_WAL_MAX_QUINS items. Q42_EFORMAT for a line that is not a valid
+ * record (nothing is staged then). */
+Q42_API int q42_wal_stage_record(q42_wal *w, const char *line, uint64_t len, bool review,
+				 q42_wal_ack *acks, uint32_t *n_acks, q42_err *err);
+
+/* ---- Review --------------------------------------------------------- */
+
+/* Vote on pending frame seq with the Ed25519 private key in key_pem, and
+ * when that reaches the quorum, commit the pending record (and its quins).
+ * Flushes. *state gets the pending frame's resulting state; acks as for
+ * q42_wal_stage_record when it was committed. */
+Q42_API int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pem,
+			 uint32_t *state, q42_wal_ack *acks, uint32_t *n_acks, q42_err *err);
+
+/* ---- Recovery ------------------------------------------------------- */
+
+typedef struct q42_wal_recovery {
+	bool cut;            /* something was (or, dry run, would be) cut */
+	uint64_t offset;     /* the new size */
+	uint64_t bytes;      /* bytes removed */
+	uint64_t frame;      /* seq of the first frame removed */
+	uint64_t frames_kept, entries_kept;
+	char reason[Q42_ERR_MSG_MAX];
+} q42_wal_recovery;
+
+/* Take the writer lock, validate, and cut a torn tail: everything from the
+ * first invalid frame on, when no intact frame follows it. A damaged
+ * header or config frame, or an invalid frame followed by intact ones
+ * (corruption, not a torn write), is refused with Q42_EFORMAT unless force
+ * (then cut anyway; never for the header). dry_run reports without cutting. */
+Q42_API int q42_wal_recover(const char *path, bool dry_run, bool force, q42_wal_recovery *rep,
+			    q42_err *err);
+
+/* ---- Readers ---------------------------------------------------------- */
+
+typedef struct q42_wal_view {
+	q42_map map;
+	q42_volume vol;
+	bool in_progress;    /* a writer holds the lock and the tail was ignored */
+	uint64_t ignored;    /* bytes after vol.valid_end ignored because of that */
+} q42_wal_view;
+
+/* Map and validate path without blocking anyone. An invalid tail is
+ * ignored (in_progress) only while a writer holds the lock; otherwise any
+ * failure is returned as q42_volume_parse reports it. */
+Q42_API int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err);
+Q42_API void q42_wal_view_close(q42_wal_view *r);
+
+/* ---- Archives (q42_walarc.c) ------------------------------------------ */
+
+/* Write the validated volume at vol_path to a tar archive (zstd-compressed
+ * when the name ends in .zst or .tzst) holding volume.q42 and head.json;
+ * atomically, through q42_outfile. The volume must verify first. */
+Q42_API int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err);
+/* Read volume.q42 (and head.json, when present) from a tar or tar.zst
+ * archive, verify the volume completely and that the head matches it, and
+ * only then create dest (refused when it exists). *size and root receive
+ * the imported tree head. */
+Q42_API int q42_wal_import(const char *archive_path, const char *dest, uint64_t *size,
+			   q42_hash root, q42_err *err);
+
+/* ---- Model provenance binding (q42_walbind.c) ------------------------- */
+
+/* Build the body of a binding entry for the P64 at p64_path: the P64's and
+ * its source's SHA-256 (64 bytes), then canonical N-Quads binding source ->
+ * P64, container version, transcode policy, tool, every tensor (name,
+ * dtype, offset, length, CRC-32C) and the licence metadata found in the
+ * model. The P64 is validated completely first (Q42_EFORMAT otherwise). */
+Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err);
+
+#endif

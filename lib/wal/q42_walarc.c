@@ -1,0 +1,231 @@
+/* q42_walarc.c -- moving volumes between machines: export to and import
+ * from tar or tar.zst archives, through libarchive.
+ *
+ * An archive holds volume.q42 and head.json (its tree head). Export only
+ * writes a volume that verifies; import verifies the volume (and that the
+ * head matches it) completely in memory before creating anything, and it
+ * never replaces an existing volume. Nothing here prints.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "formats/q42_digest.h"
+#include "wal/q42_wal.h"
+#include "wal/q42_wal_impl.h"
+
+#define ARC_VOLUME "volume.q42"
+#define ARC_HEAD "head.json"
+/* Caps on what import reads into memory. */
+#define ARC_MAX_VOLUME (UINT64_C(1) << 32)
+#define ARC_MAX_HEAD 4096u
+
+static bool is_zstd_name(const char *path)
+{
+	size_t n = strlen(path);
+	return (n >= 4 && !strcmp(path + n - 4, ".zst")) || (n >= 5 && !strcmp(path + n - 5, ".tzst"));
+}
+
+static int add_member(struct archive *a, const char *name, const void *data, uint64_t n,
+		      q42_err *err)
+{
+	struct archive_entry *e = archive_entry_new();
+	int rc = Q42_OK;
+	if (!e)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_size(e, (la_int64_t)n);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_mtime(e, time(NULL), 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK ||
+	    (n > 0 && archive_write_data(a, data, (size_t)n) != (la_ssize_t)n))
+		rc = q42_err_set(err, Q42_EIO, "archive: writing %s: %s", name,
+				 archive_error_string(a));
+	archive_entry_free(e);
+	return rc;
+}
+
+static int head_json(const q42_volume *v, char **out, q42_err *err)
+{
+	q42_hash root;
+	char idhex[Q42_VOL_ID_LEN * 2 + 1], roothex[65];
+	int rc = q42_volume_root(v, v->n_leaves, root, err);
+	if (rc != Q42_OK)
+		return rc;
+	q42_hex_encode(v->id, Q42_VOL_ID_LEN, idhex);
+	q42_hex_encode(root, 32, roothex);
+	json_t *o = json_pack("{s:s,s:I,s:s}", "volume", idhex, "size", (json_int_t)v->n_leaves,
+			      "root", roothex);
+	*out = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!*out)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	return Q42_OK;
+}
+
+int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err)
+{
+	q42_wal_view r;
+	q42_outfile o = {0};
+	struct archive *a = NULL;
+	char *head = NULL;
+	int rc = q42_wal_view_open(&r, vol_path, err);
+	if (rc != Q42_OK)
+		goto fail;
+	if ((rc = head_json(&r.vol, &head, err)) != Q42_OK)
+		goto fail;
+	if ((rc = q42_outfile_open(&o, archive_path, err)) != Q42_OK)
+		goto fail;
+	a = archive_write_new();
+	if (!a) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    (is_zstd_name(archive_path) && archive_write_add_filter_zstd(a) != ARCHIVE_OK) ||
+	    /* no zero padding after a compressed stream: zstd readers reject it */
+	    (is_zstd_name(archive_path) && archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK) ||
+	    archive_write_open_FILE(a, o.fp) != ARCHIVE_OK) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "archive: %s", archive_error_string(a));
+		goto fail;
+	}
+	/* Only the verified prefix: a writer's batch in progress is not part of it. */
+	if ((rc = add_member(a, ARC_VOLUME, r.vol.data, r.vol.valid_end, err)) != Q42_OK ||
+	    (rc = add_member(a, ARC_HEAD, head, strlen(head), err)) != Q42_OK)
+		goto fail;
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		rc = q42_err_set(err, Q42_EIO, "archive: %s", archive_error_string(a));
+		goto fail;
+	}
+	rc = q42_outfile_commit(&o, err);
+fail:
+	if (a)
+		archive_write_free(a);
+	q42_outfile_abort(&o);
+	free(head);
+	q42_wal_view_close(&r);
+	return rc;
+}
+
+/* Read the current member's data (at most cap bytes) into a new buffer. */
+static int read_member(struct archive *a, struct archive_entry *e, uint64_t cap, uint8_t **out,
+		       uint64_t *n, q42_err *err)
+{
+	const char *name = archive_entry_pathname(e);
+	la_int64_t size = archive_entry_size(e);
+	if (!archive_entry_size_is_set(e) || size < 0 || (uint64_t)size > cap)
+		return q42_err_set(err, Q42_EFORMAT, "archive: %s: size unknown or over %llu bytes",
+				   name, (unsigned long long)cap);
+	uint8_t *p = malloc((size_t)size + 1);
+	if (!p)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	uint64_t got = 0;
+	for (;;) {
+		la_ssize_t k = archive_read_data(a, p + got, (size_t)((uint64_t)size + 1 - got));
+		if (k < 0) {
+			free(p);
+			return q42_err_set(err, Q42_EFORMAT, "archive: %s: %s", name,
+					   archive_error_string(a));
+		}
+		if (k == 0)
+			break;
+		got += (uint64_t)k;
+		if (got > (uint64_t)size) {
+			free(p);
+			return q42_err_set(err, Q42_EFORMAT, "archive: %s: longer than its header says",
+					   name);
+		}
+	}
+	if (got != (uint64_t)size) {
+		free(p);
+		return q42_err_set(err, Q42_EFORMAT, "archive: %s: %llu of %lld bytes", name,
+				   (unsigned long long)got, (long long)size);
+	}
+	p[got] = 0;
+	*out = p;
+	*n = got;
+	return Q42_OK;
+}
+
+int q42_wal_import(const char *archive_path, const char *dest, uint64_t *size, q42_hash root,
+		   q42_err *err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	uint8_t *vol = NULL, *head = NULL;
+	uint64_t vol_n = 0, head_n = 0;
+	q42_volume v;
+	int rc = Q42_OK;
+	memset(&v, 0, sizeof v);
+	if (!a)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
+		rc = q42_err_set(err, Q42_EIO, "%s: %s", archive_path, archive_error_string(a));
+		goto fail;
+	}
+	for (;;) {
+		int r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK) {
+			rc = q42_err_set(err, Q42_EFORMAT, "%s: %s", archive_path,
+					 archive_error_string(a));
+			goto fail;
+		}
+		const char *name = archive_entry_pathname(e);
+		bool is_vol = name && !strcmp(name, ARC_VOLUME), is_head = name && !strcmp(name, ARC_HEAD);
+		if ((is_vol && vol) || (is_head && head)) {
+			rc = q42_err_set(err, Q42_EFORMAT, "%s: %s appears twice", archive_path, name);
+			goto fail;
+		}
+		if (is_vol)
+			rc = read_member(a, e, ARC_MAX_VOLUME, &vol, &vol_n, err);
+		else if (is_head)
+			rc = read_member(a, e, ARC_MAX_HEAD, &head, &head_n, err);
+		if (rc != Q42_OK) {
+			q42_err_prefix(err, "%s", archive_path);
+			goto fail;
+		}
+	}
+	if (!vol) {
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: no %s member", archive_path, ARC_VOLUME);
+		goto fail;
+	}
+	if ((rc = q42_volume_parse(&v, vol, vol_n, ARC_VOLUME, err)) != Q42_OK) {
+		q42_err_prefix(err, "%s", archive_path);
+		goto fail;
+	}
+	*size = v.n_leaves;
+	if ((rc = q42_volume_root(&v, v.n_leaves, root, err)) != Q42_OK)
+		goto fail;
+	if (head) {
+		json_error_t je;
+		json_t *h = json_loadb((const char *)head, (size_t)head_n, 0, &je);
+		json_t *hs = h ? json_object_get(h, "size") : NULL, *hr = h ? json_object_get(h, "root") : NULL;
+		uint8_t want[32];
+		bool ok = json_is_integer(hs) && json_is_string(hr) &&
+			  (uint64_t)json_integer_value(hs) == v.n_leaves &&
+			  q42_hex_decode(json_string_value(hr), want, 32, NULL) == Q42_OK &&
+			  !memcmp(want, root, 32);
+		json_decref(h);
+		if (!ok) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "%s: %s does not match the volume (size %llu)", archive_path,
+					 ARC_HEAD, (unsigned long long)v.n_leaves);
+			goto fail;
+		}
+	}
+	rc = q42_wal_write_new(dest, vol, vol_n, err);
+fail:
+	q42_volume_free(&v);
+	free(vol);
+	free(head);
+	archive_read_free(a);
+	return rc;
+}

@@ -1,0 +1,361 @@
+#!/usr/bin/env bats
+# q42wal.bats -- q42wal(1): every command, option and exit status; tamper
+# evidence byte by byte; proofs checked by tests/tools/rfc6962.py (an
+# independent RFC 6962/9162 implementation in Python that also reads the
+# volume format on its own); crash safety with 200 SIGKILLs.
+
+load helpers
+
+setup() {
+	W=$(q42_bin q42wal)
+	RFC="python3 $Q42_SRCDIR/tests/tools/rfc6962.py"
+	T=$BATS_TEST_TMPDIR
+	V=$T/v.q42
+}
+
+# rec N: one q42-record line with a quin.
+rec() {
+	printf '{"schema":"q42-record/1","text":"output %s","quin":"<urn:q42:s%s> <urn:q42:p> \\"o%s\\" .","provenance":[]}\n' "$1" "$1" "$1"
+}
+
+recs() { for i in $(seq 1 "$1"); do rec "$i"; done; }
+
+keygen() {
+	openssl genpkey -algorithm ed25519 -out "$T/$1.pem" 2>/dev/null
+	openssl pkey -in "$T/$1.pem" -pubout -out "$T/$1.pub" 2>/dev/null
+}
+
+@test "--help, --version, usage errors exit 2" {
+	run "$W" --help
+	[ "$status" -eq 0 ] && [[ "$output" == *"consistency VOL OLD NEW"* ]]
+	run "$W" --version
+	[ "$status" -eq 0 ] && [[ "$output" == "q42wal "* ]]
+	run "$W"
+	[ "$status" -eq 2 ]
+	run "$W" frobnicate x
+	[ "$status" -eq 2 ] && [[ "$output" == *"unknown command"* ]]
+	run "$W" init
+	[ "$status" -eq 2 ]
+	run "$W" log "$V" --sign k.pem
+	[ "$status" -eq 2 ] && [[ "$output" == *"--sign does not apply to log"* ]]
+	run "$W" commit "$V" --sync sometimes
+	[ "$status" -eq 2 ]
+	run "$W" commit "$V" --batch 0
+	[ "$status" -eq 2 ]
+	run "$W" show "$V" minus-one
+	[ "$status" -eq 2 ]
+	run "$W" init "$V" --quorum 1
+	[ "$status" -eq 2 ]
+	run "$W" verify "$V" --pub x.pub
+	[ "$status" -eq 2 ]
+}
+
+@test "init creates a verifying volume, never overwrites one; missing volume is exit 3" {
+	run "$W" init "$V"
+	[ "$status" -eq 0 ]
+	run "$W" verify "$V"
+	[ "$status" -eq 0 ] && [[ "$output" == "ok	1 frames	0 entries	e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" ]]
+	cp "$V" "$T/before"
+	run "$W" init "$V"
+	[ "$status" -eq 3 ]
+	cmp "$V" "$T/before"
+	only_files "$T" v.q42 before
+	run "$W" verify "$T/absent.q42"
+	[ "$status" -eq 3 ]
+}
+
+@test "commit prints index, hash, kind; independent reader agrees on every leaf and the root" {
+	"$W" init "$V"
+	run bash -c "$(declare -f rec recs); recs 5 | '$W' commit '$V'"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 10 ]
+	[[ "${lines[0]}" =~ ^0$'\t'[0-9a-f]{64}$'\t'record$ ]]
+	[[ "${lines[1]}" =~ ^1$'\t'[0-9a-f]{64}$'\t'quin$ ]]
+	printf '%s\n' "${lines[@]}" | cut -f2 > "$T/acked"
+	$RFC leaves "$V" > "$T/indep"
+	diff "$T/acked" "$T/indep"
+	root=$($RFC root "$V" | cut -d' ' -f2)
+	run "$W" head "$V"
+	[[ "$output" == *"\"size\":10,\"root\":\"$root\""* ]]
+}
+
+@test "commit: --sync full|normal|off and --batch all give the same entries" {
+	for s in full normal off; do
+		for b in 1 3; do
+			rm -f "$V"
+			"$W" init "$V"
+			recs 7 | "$W" commit "$V" --sync $s --batch $b > "$T/out.$s.$b"
+			"$W" verify "$V"
+			cut -f3 "$T/out.$s.$b" > "$T/kinds.$s.$b"
+			diff "$T/kinds.full.1" "$T/kinds.$s.$b"
+		done
+	done
+	[ "$(wc -l < "$T/out.off.3")" -eq 14 ]
+}
+
+@test "commit: a bad record is reported with its line and skipped (exit 1), others commit" {
+	"$W" init "$V"
+	run bash -c "{ $(declare -f rec); rec 1; echo 'not json'; echo '{\"schema\":\"other\"}'; echo '{\"schema\":\"q42-record/1\",\"quin\":\"<bad\"}'; rec 2; } | '$W' commit '$V'"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"stdin line 2: record: not JSON"* ]]
+	[[ "$output" == *"stdin line 3: record: \"schema\""* ]]
+	[[ "$output" == *"stdin line 4: record: quin"* ]]
+	run "$W" verify "$V"
+	[[ "$output" == *"4 entries"* ]]
+}
+
+@test "commit --review without review keys is refused (exit 1)" {
+	"$W" init "$V"
+	run bash -c "$(declare -f rec); rec 1 | '$W' commit '$V' --review"
+	[ "$status" -eq 1 ] && [[ "$output" == *"no review keys"* ]]
+}
+
+@test "log, log --json and show" {
+	"$W" init "$V"
+	recs 2 | "$W" commit "$V" > /dev/null
+	run "$W" log "$V"
+	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ]
+	[[ "${lines[1]}" =~ ^1$'\t'quin$'\t'2$'\t'[0-9a-f]{64}$'\t'0$'\t'-$'\t'[0-9]+$ ]]
+	"$W" log "$V" --json | json_lines
+	run "$W" show "$V" 2
+	[ "$status" -eq 0 ] && [ "$output" = "$(rec 2)" ]
+	run "$W" show "$V" 3
+	[ "$output" = '<urn:q42:s2> <urn:q42:p> "o2" .' ]
+	run "$W" show "$V" 4
+	[ "$status" -eq 1 ]
+}
+
+@test "tamper evidence: inverting any byte makes verify fail (exit 1) and name the frame" {
+	"$W" init "$V"
+	recs 2 | "$W" commit "$V" > /dev/null
+	size=$(stat -c %s "$V")
+	# frame offsets from the independent reader's view of the layout
+	offs=$(python3 - "$V" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read(); o = 64; out = []
+while o < len(d):
+    out.append(o); o += 52 + struct.unpack_from("<I", d, o)[0]
+print(" ".join(map(str, out)))
+PY
+)
+	read -r -a fo <<< "$offs"
+	python3 - "$V" "$T" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+for i in range(len(d)):
+    b = bytearray(d); b[i] ^= 0xFF
+    open("%s/t%d.q42" % (sys.argv[2], i), "wb").write(b)
+PY
+	for ((i = 0; i < size; i++)); do
+		run "$W" verify "$T/t$i.q42"
+		[ "$status" -eq 1 ] || { echo "byte $i: status $status"; return 1; }
+		if [ "$i" -lt 64 ]; then
+			[[ "$output" == *header* ]] || { echo "byte $i: $output"; return 1; }
+		else
+			f=0
+			while [ $((f + 1)) -lt ${#fo[@]} ] && [ "${fo[$((f + 1))]}" -le "$i" ]; do f=$((f + 1)); done
+			[[ "$output" == *"frame $f at offset ${fo[$f]}"* ]] || { echo "byte $i: $output"; return 1; }
+		fi
+	done
+}
+
+@test "prove: every inclusion proof verifies independently; a wrong leaf does not" {
+	"$W" init "$V"
+	recs 7 | "$W" commit "$V" > /dev/null   # 14 entries
+	for n in 1 2 3 7 8 13 14; do
+		for ((i = 0; i < n; i++)); do
+			"$W" prove "$V" $i --size $n > "$T/p.$n.$i.json"
+		done
+	done
+	$RFC inclusion "$T"/p.*.json
+	[ "$(ls "$T"/p.*.json | wc -l)" -eq 48 ]
+	"$W" prove "$V" 3 > "$T/p.json"
+	sed -i 's/"index":3/"index":4/' "$T/p.json"
+	run $RFC inclusion "$T/p.json"
+	[ "$status" -eq 1 ]
+	run "$W" prove "$V" 14
+	[ "$status" -eq 1 ]
+	run "$W" prove "$V" 0 --size 15
+	[ "$status" -eq 1 ]
+}
+
+@test "consistency: every proof verifies independently; roots match the independent reader" {
+	"$W" init "$V"
+	recs 7 | "$W" commit "$V" > /dev/null
+	for n in 1 2 5 8 9 14; do
+		for ((m = 1; m <= n; m++)); do
+			"$W" consistency "$V" $m $n > "$T/c.$m.$n.json"
+		done
+	done
+	$RFC consistency "$T"/c.*.json
+	for m in 1 5 9 14; do
+		r=$($RFC root "$V" $m | cut -d' ' -f2)
+		grep -q "\"old_root\":\"$r\"" "$T/c.$m.14.json"
+	done
+	run "$W" consistency "$V" 0 3
+	[ "$status" -eq 1 ]
+	run "$W" consistency "$V" 5 3
+	[ "$status" -eq 1 ]
+	run "$W" consistency "$V" 3 15
+	[ "$status" -eq 1 ]
+}
+
+@test "head --size, --sign; verify --head [--pub] accepts it and rejects a forged one" {
+	keygen signer
+	keygen other
+	"$W" init "$V"
+	recs 3 | "$W" commit "$V" > /dev/null
+	"$W" head "$V" --size 4 --sign "$T/signer.pem" > "$T/h.json"
+	grep -q '"size":4' "$T/h.json"
+	run "$W" verify "$V" --head "$T/h.json" --pub "$T/signer.pub"
+	[ "$status" -eq 0 ]
+	run "$W" verify "$V" --head "$T/h.json" --pub "$T/other.pub"
+	[ "$status" -eq 1 ]
+	sed 's/"size":4/"size":5/' "$T/h.json" > "$T/forged.json"
+	run "$W" verify "$V" --head "$T/forged.json"
+	[ "$status" -eq 1 ]
+	run "$W" head "$V" --size 7
+	[ "$status" -eq 1 ]
+	run "$W" head "$V" --sign "$T/absent.pem"
+	[ "$status" -eq 3 ]
+}
+
+@test "recover: clean volume, torn tail cut (and --dry-run), corruption refused, --force" {
+	"$W" init "$V"
+	recs 3 | "$W" commit "$V" > /dev/null
+	run "$W" recover "$V"
+	[ "$status" -eq 0 ] && [[ "$output" == "clean	7 frames	6 entries" ]]
+	size=$(stat -c %s "$V")
+	truncate -s $((size - 10)) "$V"
+	run "$W" verify "$V"
+	[ "$status" -eq 1 ] && [[ "$output" == *"frame 6 at offset"*"truncated"* ]]
+	run "$W" commit "$V" < /dev/null
+	[ "$status" -eq 1 ] && [[ "$output" == *"recover"* ]]
+	run "$W" recover "$V" --dry-run
+	[ "$status" -eq 0 ] && [[ "$output" == would-cut* ]]
+	[ "$(stat -c %s "$V")" -eq $((size - 10)) ]
+	run "$W" recover "$V"
+	[ "$status" -eq 0 ] && [[ "$output" == cut$'\t'*$'\t'6$'\t'* ]]
+	run "$W" verify "$V"
+	[ "$status" -eq 0 ] && [[ "$output" == *"5 entries"* ]]
+	flip_byte "$V" 200
+	run "$W" recover "$V"
+	[ "$status" -eq 1 ] && [[ "$output" == *"not a torn tail"* ]]
+	run "$W" recover "$V" --force
+	[ "$status" -eq 0 ]
+	run "$W" verify "$V"
+	[ "$status" -eq 0 ]
+}
+
+@test "export and import: tar and tar.zst round trip; damaged archives and existing targets refused" {
+	"$W" init "$V"
+	recs 3 | "$W" commit "$V" > /dev/null
+	root=$($RFC root "$V" | cut -d' ' -f2)
+	for a in vol.tar vol.tar.zst; do
+		"$W" export "$V" "$T/$a"
+		run "$W" import "$T/$a" "$T/in-$a.q42"
+		[ "$status" -eq 0 ] && [[ "$output" == "imported	6 entries	$root" ]]
+		cmp "$V" "$T/in-$a.q42"
+	done
+	tar -tf "$T/vol.tar" | sort | tr '\n' ' ' | grep -q "head.json volume.q42"
+	run "$W" import "$T/vol.tar" "$T/in-vol.tar.q42"
+	[ "$status" -eq 3 ]
+	# a volume that fails verification inside the archive
+	mkdir "$T/x" && tar -xf "$T/vol.tar" -C "$T/x"
+	flip_byte "$T/x/volume.q42" 300
+	tar -cf "$T/bad.tar" -C "$T/x" volume.q42 head.json
+	run "$W" import "$T/bad.tar" "$T/bad.q42"
+	[ "$status" -eq 1 ] && [ ! -e "$T/bad.q42" ]
+	# a head that does not match
+	tar -xf "$T/vol.tar" -C "$T/x"
+	echo '{"size":6,"root":"00'"${root:2}"'"}' > "$T/x/head.json"
+	tar -cf "$T/badhead.tar" -C "$T/x" volume.q42 head.json
+	run "$W" import "$T/badhead.tar" "$T/bh.q42"
+	[ "$status" -eq 1 ] && [ ! -e "$T/bh.q42" ]
+	run "$W" export "$T/absent.q42" "$T/z.tar"
+	[ "$status" -eq 3 ] && [ ! -e "$T/z.tar" ]
+}
+
+@test "review: pending records wait until K of N keys approve; rejection; wrong keys refused" {
+	keygen a; keygen b; keygen c; keygen stranger
+	run "$W" init "$V" --review-key "$T/a.pub" --review-key "$T/b.pub" --review-key "$T/c.pub" --quorum 2
+	[ "$status" -eq 0 ]
+	run bash -c "$(declare -f rec recs); recs 2 | '$W' commit '$V' --review"
+	[ "$status" -eq 0 ] && [[ "${lines[0]}" == 1$'\t'*$'\t'pending ]] && [[ "${lines[1]}" == 2$'\t'*$'\t'pending ]]
+	run "$W" pending "$V"
+	[ "${#lines[@]}" -eq 2 ] && [[ "${lines[0]}" == 1$'\t'open$'\t'0/2$'\t'0* ]]
+	run "$W" approve "$V" 1 --key "$T/a.pem"
+	[ "$status" -eq 0 ] && [ "$output" = "1	open" ]
+	run "$W" approve "$V" 1 --key "$T/a.pem"
+	[ "$status" -eq 2 ] && [[ "$output" == *"already voted"* ]]
+	run "$W" approve "$V" 1 --key "$T/stranger.pem"
+	[ "$status" -eq 2 ]
+	run "$W" approve "$V" 1
+	[ "$status" -eq 2 ]
+	run "$W" approve "$V" 1 --key "$T/b.pem"
+	[ "$status" -eq 0 ] && [ "${lines[0]}" = "1	committed" ] && [[ "${lines[1]}" == 0$'\t'*$'\t'record ]] && [[ "${lines[2]}" == 1$'\t'*$'\t'quin ]]
+	run "$W" show "$V" 0
+	[ "$output" = "$(rec 1)" ]
+	run "$W" reject "$V" 2 --key "$T/c.pem"
+	[ "$output" = "2	open" ]
+	run "$W" reject "$V" 2 --key "$T/b.pem"
+	[ "$status" -eq 0 ] && [ "$output" = "2	rejected" ]
+	run "$W" approve "$V" 2 --key "$T/a.pem"
+	[ "$status" -eq 2 ] && [[ "$output" == *rejected* ]]
+	run "$W" approve "$V" 0 --key "$T/a.pem"
+	[ "$status" -eq 1 ]
+	run "$W" pending "$V" --all
+	[ "${#lines[@]}" -eq 2 ] && [[ "${lines[1]}" == 2$'\t'rejected* ]]
+	run "$W" verify "$V"
+	[ "$status" -eq 0 ] && [[ "$output" == *"2 entries"* ]]
+	$RFC root "$V" > /dev/null
+}
+
+@test "bind MODEL.p64; records of that model reference it; verify --outputs" {
+	need_model gguf stories260K.gguf
+	p64c=$(q42_bin p64c)
+	"$p64c" "$gguf" -o "$T/m.p64" 2>/dev/null
+	"$W" init "$V"
+	run "$W" bind "$V" "$T/m.p64"
+	[ "$status" -eq 0 ] && [[ "$output" == 0$'\t'*$'\t'binding ]]
+	run "$W" show "$V" 0
+	p64sha=$(sha256sum "$T/m.p64" | cut -c1-64)
+	srcsha=$(sha256sum "$gguf" | cut -c1-64)
+	[[ "$output" == *"<urn:sha256:$p64sha> <https://q42.dev/ns/p64#source> <urn:sha256:$srcsha>"* ]]
+	[[ "$output" == *"#tensor/token_embd.weight> <https://q42.dev/ns/p64#crc32c>"* ]]
+	printf '{"schema":"q42-record/1","text":"x","model":{"container":"p64","sha256":"%s","source_sha256":"%s"}}\n' "$p64sha" "$srcsha" | "$W" commit "$V" > /dev/null
+	run "$W" log "$V"
+	[[ "${lines[1]}" == 1$'\t'record$'\t'2$'\t'*$'\t'0$'\t'-* ]]
+	run "$W" verify "$V" --outputs
+	[ "$status" -eq 0 ] && [[ "${lines[0]}" == "1	bound	0	$srcsha" ]]
+	rec 9 | "$W" commit "$V" > /dev/null
+	run "$W" verify "$V" --outputs
+	[ "$status" -eq 1 ] && [[ "$output" == *"unbound"* ]]
+	run "$W" bind "$V" "$gguf"
+	[ "$status" -eq 1 ]
+}
+
+@test "locking: one writer at a time (--no-wait exits 3); readers are never blocked" {
+	"$W" init "$V"
+	rec 1 | "$W" commit "$V" > /dev/null
+	flock "$V" sleep 3 &
+	sleep 0.5
+	run "$W" commit "$V" --no-wait < /dev/null
+	[ "$status" -eq 3 ] && [[ "$output" == *"locked"* ]]
+	run timeout 2 "$W" verify "$V"
+	[ "$status" -eq 0 ]
+	run timeout 2 "$W" log "$V"
+	[ "$status" -eq 0 ]
+	wait
+}
+
+@test "crash safety: 200 SIGKILLs mid-commit, torn tails; every acknowledged entry survives recovery" {
+	ct="$Q42_BUILDDIR/tests/tools/crashtest"
+	[ -x "$ct" ] || { echo "crashtest not built"; return 1; }
+	run "$ct" --kills 200 --q42wal "$W" --dir "$T"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"200 kills"* ]]
+	run "$W" verify "$T/crash.q42"
+	[ "$status" -eq 0 ]
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""rfc6962.py -- an independent reader of Q42 volumes and verifier of
+RFC 6962 proofs, for the q42wal tests. Shares no code with libq42: the
+volume layout is read from q42-volume(5), CRC-32C is computed bit by bit
+from its definition (reflected polynomial 0x82F63B78), the tree hash
+from RFC 6962 section 2.1, and the proof checks follow the verification
+algorithms of RFC 9162 sections 2.1.3.2 and 2.1.4.2.
+
+  rfc6962.py root VOLUME [SIZE]   print "SIZE ROOTHEX" of the volume's tree
+  rfc6962.py leaves VOLUME        print one leaf hash per line
+  rfc6962.py inclusion PROOF.json...    verify `q42wal prove` outputs
+  rfc6962.py consistency PROOF.json...  verify `q42wal consistency` outputs
+Exit status 0 when all are valid, 1 when one is not.
+"""
+import hashlib
+import json
+import struct
+import sys
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def sha(b):
+    return hashlib.sha256(b).digest()
+
+
+def read_volume(path):
+    """Leaf payloads of every ENTRY frame, after checking every frame."""
+    data = open(path, "rb").read()
+    if len(data) < 64 or data[:4] != b"Q42\0":
+        raise ValueError("bad header")
+    if struct.unpack_from("<I", data, 60)[0] != crc32c(data[:60]):
+        raise ValueError("header CRC")
+    prev = sha(data[:64])
+    off, seq, leaves = 64, 0, []
+    while off < len(data):
+        length, ftype, flags, fseq = struct.unpack_from("<IHHQ", data, off)
+        end = off + 48 + length + 4
+        if end > len(data):
+            raise ValueError("frame %d truncated" % seq)
+        frame = data[off:end]
+        if struct.unpack_from("<I", frame, 48 + length)[0] != crc32c(frame[:48 + length]):
+            raise ValueError("frame %d CRC" % seq)
+        if fseq != seq or flags != 0 or frame[16:48] != prev:
+            raise ValueError("frame %d sequence, flags or link" % seq)
+        if ftype == 2:
+            leaves.append(frame[48:48 + length])
+        prev = sha(frame)
+        off, seq = end, seq + 1
+    return leaves
+
+
+def leaf_hash(d):
+    return sha(b"\x00" + d)
+
+
+def node_hash(l, r):
+    return sha(b"\x01" + l + r)
+
+
+def mth(hashes):
+    n = len(hashes)
+    if n == 0:
+        return sha(b"")
+    if n == 1:
+        return hashes[0]
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return node_hash(mth(hashes[:k]), mth(hashes[k:]))
+
+
+def verify_inclusion(index, size, leaf, path, root):
+    """RFC 9162, 2.1.3.2."""
+    if index >= size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in path:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            if not fn & 1:
+                while True:
+                    fn >>= 1
+                    sn >>= 1
+                    if fn & 1 or fn == 0:
+                        break
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(first, second, first_root, second_root, proof):
+    """RFC 9162, 2.1.4.2."""
+    if first == second:
+        return not proof and first_root == second_root
+    if first == 0 or first > second or not proof:
+        return False
+    if first & (first - 1) == 0:
+        proof = [first_root] + proof
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = proof[0]
+    for c in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            if not fn & 1:
+                while True:
+                    fn >>= 1
+                    sn >>= 1
+                    if fn & 1 or fn == 0:
+                        break
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == first_root and sr == second_root
+
+
+def main(argv):
+    cmd = argv[1]
+    if cmd in ("root", "leaves"):
+        hashes = [leaf_hash(d) for d in read_volume(argv[2])]
+        if cmd == "leaves":
+            for h in hashes:
+                print(h.hex())
+            return 0
+        n = int(argv[3]) if len(argv) > 3 else len(hashes)
+        print(n, mth(hashes[:n]).hex())
+        return 0
+    h = bytes.fromhex
+    bad = 0
+    for path in argv[2:]:
+        p = json.load(open(path))
+        if cmd == "inclusion":
+            ok = verify_inclusion(p["index"], p["size"], h(p["leaf"]),
+                                  [h(x) for x in p["path"]], h(p["root"]))
+        else:
+            ok = verify_consistency(p["old"], p["new"], h(p["old_root"]), h(p["new_root"]),
+                                    [h(x) for x in p["proof"]])
+        print("%s: %s" % (path, "valid" if ok else "INVALID"))
+        bad += not ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
