@@ -1,5 +1,6 @@
-/* p64c.c -- compile a GGUF model into a P64 container, or rebuild the GGUF
- * from a byte-preserving P64 (--to-gguf).
+/* p64c.c -- compile a GGUF model, a Safetensors file, a Hugging Face folder
+ * or an archive of one into a P64 container, or rebuild the GGUF from a
+ * byte-preserving P64 (--to-gguf).
  *
  * Option parsing, output naming, the progress bar and the --json summary
  * live here (p64c(1)); compiling, rebuilding, hashing and signing are
@@ -19,7 +20,10 @@
 #include "common/q42_file.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_p64.h"
+#include "formats/q42_profile.h"
+#include "formats/q42_safetensors.h"
 #include "formats/q42_source.h"
+#include "formats/q42_types.h"
 
 enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 
@@ -31,6 +35,8 @@ typedef struct opts {
 	const char *sign_key;
 	int progress;          /* -1 auto (stderr is a terminal), 0 off, 1 on */
 	bool json;
+	int32_t type;          /* --type: ggml dtype id, -1 keep */
+	uint32_t profile;      /* --profile: enum q42_profile_id */
 } opts;
 
 static const char *prog = "p64c";
@@ -38,14 +44,18 @@ static const char *prog = "p64c";
 static void help(void)
 {
 	printf("Usage: %s [OPTIONS] INPUT [-o OUTPUT]\n"
-	       "Compile a GGUF model into a P64 container, or rebuild the GGUF from a\n"
-	       "byte-preserving P64 with --to-gguf. The input format is told by its\n"
-	       "magic bytes. INPUT '-' reads stdin.\n"
+	       "Compile a GGUF model, a .safetensors file, a Hugging Face model folder or\n"
+	       "a .tar/.tar.gz/.tar.zst/.zip of one into a P64 container, or rebuild the\n"
+	       "GGUF from a byte-preserving P64 with --to-gguf. The input format is told\n"
+	       "by its magic bytes. INPUT '-' reads stdin (GGUF or P64 only).\n"
 	       "\n"
 	       "  -o, --output FILE     output path ('-' = stdout); default: INPUT with\n"
 	       "                        .gguf replaced by .p64 (.p64 by .gguf with --to-gguf)\n"
 	       "      --page-log2 N     blob alignment 2^N bytes, N in %u..%u (default %u)\n"
 	       "      --to-gguf         rebuild the source GGUF, byte-exact, from a P64\n"
+	       "      --type T          output dtype of the weights: f32, f16, bf16, q8_0\n"
+	       "                        (default: each tensor keeps its source dtype)\n"
+	       "      --profile NAME    quantize by role: ffn-q4_0, ffn-tq, q8_0\n"
 	       "      --sign KEY.pem    write an Ed25519 signature of OUTPUT to OUTPUT.sig\n"
 	       "      --progress        show a progress bar on stderr\n"
 	       "      --no-progress     never show it (default: shown when stderr is a terminal)\n"
@@ -145,13 +155,26 @@ static int progress_close(void *cookie)
  * stdin goes to stdout. */
 static char *derive_output(const char *input, const char *from_ext, const char *to_ext)
 {
+	static const char *const hf_exts[] = {".safetensors", ".tar.gz", ".tgz", ".tar.zst",
+					      ".tar", ".zip"};
 	size_t n = strlen(input), fe = strlen(from_ext), te = strlen(to_ext);
 	char *out;
 
 	if (strcmp(input, "-") == 0)
 		return strdup("-");
-	if (n > fe && strcmp(input + n - fe, from_ext) == 0)
+	while (n > 1 && input[n - 1] == '/') /* a folder given as "dir/" */
+		n--;
+	if (n > fe && strncmp(input + n - fe, from_ext, fe) == 0) {
 		n -= fe;
+	} else if (strcmp(to_ext, ".p64") == 0) {
+		for (size_t i = 0; i < sizeof hf_exts / sizeof hf_exts[0]; i++) {
+			size_t k = strlen(hf_exts[i]);
+			if (n > k && strncmp(input + n - k, hf_exts[i], k) == 0) {
+				n -= k;
+				break;
+			}
+		}
+	}
 	out = malloc(n + te + 1);
 	if (out == NULL)
 		return NULL;
@@ -171,6 +194,8 @@ typedef struct summary {
 	bool has_in_sha, has_out_sha;
 	const char *sig_path;
 	const char *hparams_note, *vocab_note;
+	const char *policy;
+	uint64_t n_rewritten;
 	double t_read, t_write, t_sign, t_total;
 } summary;
 
@@ -214,6 +239,8 @@ static void print_summary(FILE *f, const opts *o, const char *output, const summ
 	json_object_set_new(t, "sign", json_real(s->t_sign));
 	json_object_set_new(t, "total", json_real(s->t_total));
 	json_object_set_new(j, "timings_ms", t);
+	json_object_set_new(j, "policy", str_or_null(s->policy));
+	json_object_set_new(j, "tensors_rewritten", json_integer((json_int_t)s->n_rewritten));
 	json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
 	fflush(f);
@@ -253,6 +280,12 @@ static int run(const opts *o, const char *output, q42_err *err)
 	q42_source src;
 	q42_outfile out, sig_out;
 	q42_p64_write_report rep;
+	q42_transcode_report trep;
+	q42_transcode_opts to = {.type = o->type, .profile = o->profile,
+				 .write = {.page_log2 = o->page_log2, .tool = "p64c " Q42_VERSION}};
+	bool hf = !o->to_gguf && q42_st_is_candidate(o->input);
+	bool transcode = hf || o->type >= 0 || o->profile != Q42_PROFILE_NONE;
+	struct stat in_st;
 	progress pg = {.shown = -1};
 	summary s;
 	uint8_t sig[Q42_ED25519_SIG_LEN];
@@ -264,13 +297,18 @@ static int run(const opts *o, const char *output, q42_err *err)
 
 	memset(&s, 0, sizeof s);
 	memset(&rep, 0, sizeof rep);
+	memset(&trep, 0, sizeof trep);
+	memset(&src, 0, sizeof src);
+	src.map.fd = -1;
 	memset(&out, 0, sizeof out);
 	memset(&sig_out, 0, sizeof sig_out);
 	out.fd = sig_out.fd = -1;
 
-	rc = q42_source_open(&src, o->input, err);
-	if (rc != Q42_OK)
-		goto done;
+	if (!hf) {
+		rc = q42_source_open(&src, o->input, err);
+		if (rc != Q42_OK)
+			goto done;
+	}
 	if (src.kind == Q42_SOURCE_P64 && !o->to_gguf) {
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "%s: the input is already P64 (use --to-gguf to rebuild its GGUF)",
@@ -282,7 +320,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 				 o->input);
 		goto done;
 	}
-	s.in_bytes = src.map.size;
+	s.in_bytes = hf ? (stat(o->input, &in_st) == 0 ? (uint64_t)in_st.st_size : 0) : src.map.size;
 	s.t_read = now_ms() - t0;
 
 	if (o->sign_key != NULL) {
@@ -302,7 +340,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 		cookie_io_functions_t io = {.write = progress_write, .seek = progress_seek,
 					    .close = progress_close};
 		pg.under = out.fp;
-		pg.expected = src.map.size;
+		pg.expected = s.in_bytes;
 		w = fopencookie(&pg, "w", io);
 		if (w == NULL)
 			w = out.fp;
@@ -318,6 +356,22 @@ static int run(const opts *o, const char *output, q42_err *err)
 		if (rc == Q42_OK)
 			rc = q42_p64_to_gguf(&src.p64, w, err);
 		s.out_bytes = src.p64.prov.source_size;
+	} else if (transcode) {
+		s.mode = hf ? "safetensors-to-p64" : "gguf-to-p64";
+		s.out_format = "p64";
+		s.page_log2 = o->page_log2 ? o->page_log2 : Q42_P64_PAGE_LOG2_DEFAULT;
+		rc = hf ? q42_transcode_hf(o->input, &to, w, &trep, err)
+			: q42_transcode_gguf(&src.gguf, &to, w, &trep, err);
+		s.in_format = trep.input_kind ? trep.input_kind : "safetensors";
+		rep = trep.w;
+		s.n_tensors = rep.n_tensors;
+		s.out_bytes = rep.bytes_written;
+		memcpy(s.in_sha, rep.source_sha256, Q42_SHA256_LEN);
+		s.has_in_sha = rc == Q42_OK;
+		s.hparams_note = rep.hparams_note;
+		s.vocab_note = rep.vocab_note;
+		s.policy = trep.policy;
+		s.n_rewritten = trep.n_rewritten;
 	} else {
 		q42_p64_write_opts wo = {.page_log2 = o->page_log2, .tool = "p64c " Q42_VERSION};
 		s.mode = "gguf-to-p64", s.in_format = "gguf", s.out_format = "p64";
@@ -329,6 +383,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 		s.has_in_sha = rc == Q42_OK;
 		s.hparams_note = rep.hparams_note;
 		s.vocab_note = rep.vocab_note;
+		s.policy = "byte-preserving";
 	}
 	if (w != out.fp) {
 		if (fclose(w) != 0 && rc == Q42_OK)
@@ -379,12 +434,16 @@ static int run(const opts *o, const char *output, q42_err *err)
 done:
 	q42_outfile_abort(&sig_out);
 	q42_outfile_abort(&out);
-	q42_source_close(&src);
+	if (!hf)
+		q42_source_close(&src);
 	free(sig_path);
 	return rc;
 }
 
-enum { OPT_PAGE_LOG2 = 256, OPT_TO_GGUF, OPT_SIGN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON };
+enum {
+	OPT_PAGE_LOG2 = 256, OPT_TO_GGUF, OPT_SIGN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON,
+	OPT_TYPE, OPT_PROFILE
+};
 
 static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
@@ -394,6 +453,8 @@ static const struct option long_opts[] = {
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"type", required_argument, NULL, OPT_TYPE},
+	{"profile", required_argument, NULL, OPT_PROFILE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -416,7 +477,7 @@ static bool parse_page_log2(const char *arg, uint32_t *out)
 
 int main(int argc, char **argv)
 {
-	opts o = {.progress = -1};
+	opts o = {.progress = -1, .type = -1};
 	q42_err err = {0};
 	struct stat st;
 	char *output = NULL;
@@ -451,6 +512,30 @@ int main(int argc, char **argv)
 		case OPT_JSON:
 			o.json = true;
 			break;
+		case OPT_TYPE:
+			o.type = strcmp(optarg, "f32") == 0    ? Q42_DTYPE_F32
+				 : strcmp(optarg, "f16") == 0  ? Q42_DTYPE_F16
+				 : strcmp(optarg, "bf16") == 0 ? Q42_DTYPE_BF16
+				 : strcmp(optarg, "q8_0") == 0 ? Q42_DTYPE_Q8_0
+							       : -2;
+			if (o.type == -2) {
+				fprintf(stderr, "%s: --type: expected f32, f16, bf16 or q8_0, found '%s'\n",
+					prog, optarg);
+				ok = false;
+			}
+			break;
+		case OPT_PROFILE: {
+			int p = q42_profile_from_name(optarg);
+			if (p <= 0) {
+				fprintf(stderr,
+					"%s: --profile: expected ffn-q4_0, ffn-tq or q8_0, found '%s'\n",
+					prog, optarg);
+				ok = false;
+			} else {
+				o.profile = (uint32_t)p;
+			}
+			break;
+		}
 		case 'h':
 			help();
 			return EXIT_OK;
@@ -471,6 +556,11 @@ int main(int argc, char **argv)
 	if (ok && argc - optind != 1) {
 		fprintf(stderr, "%s: %s\n", prog,
 			argc - optind == 0 ? "no INPUT given" : "exactly one INPUT is allowed");
+		ok = false;
+	}
+	if (ok && o.to_gguf && (o.type >= 0 || o.profile != Q42_PROFILE_NONE)) {
+		fprintf(stderr, "%s: --type and --profile apply to P64 output, not to --to-gguf\n",
+			prog);
 		ok = false;
 	}
 	if (ok && o.to_gguf && o.page_log2 != 0) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "engine/q42_engine.h"
 #include "engine/q42_pool.h"
+#include "kernels/q42_compat.h"
 
 /* One bound weight: a view into the mapping plus its kernels. */
 typedef struct q42_weight {
@@ -19,6 +20,9 @@ typedef struct q42_weight {
 	 * llama.cpp x86 kernel (kernels/q42_compat.h) -- and the quantizer of
 	 * its activations (NULL: f32 rows are read as they are) */
 	void (*dot)(int64_t n, float *out, const void *w, const void *x);
+	/* many rows and tokens per call, each element rounded as dot (NULL:
+	 * the product has only dot) */
+	q42_compat_rows_fn rows;
 	void (*aq)(const float *src, void *dst, int64_t n);
 	uint32_t vdt;                /* matrices: vec_dot_type of dot */
 	uint32_t act;                /* matrices: index of the activation slot for vdt */
@@ -86,6 +90,7 @@ struct q42_engine {
 	 * kernels/q42_compat.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
+	const q42_compat_ops *cops; /* llama.cpp row ops for isa (RoPE) */
 	uint8_t *kc, *vc;
 	uint32_t n_past;
 

@@ -44,7 +44,7 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 		/* llama.cpp's build fuses the rotation into FMAs; the last bit
 		 * of Q and K decides later Q8_0 roundings, so it must match. */
 		if (e->arith == Q42_ARITH_LLAMACPP) {
-			q42_compat_rope(n, x, cache, neox);
+			e->cops->rope(n, x, cache, neox);
 			continue;
 		}
 		for (uint32_t i0 = 0; i0 < n; i0 += 2) {
@@ -95,13 +95,27 @@ struct mm_args {
 	uint32_t n_tok;
 };
 
+/* Rows per share of a row-product job: the SIMD kernels compute 8 rows
+ * at a time, so shares start on a multiple of 8. */
+#define MM_ROW_ALIGN 8
+
 /* Each thread owns a contiguous range of weight rows; every output
- * element is one vec_dot, so the split cannot change a result. */
+ * element is one dot product computed by one thread (the row kernels give
+ * each row its own lane), so the split cannot change a result. Each
+ * weight row is read once per call however many tokens there are. */
 static void mm_job(void *v, uint32_t ith, uint32_t nth)
 {
 	const struct mm_args *m = v;
 	const q42_weight *w = m->w;
-	const int64_t r0 = w->n_out * ith / nth, r1 = w->n_out * (ith + 1) / nth;
+	int64_t r0 = w->n_out * ith / nth, r1 = w->n_out * (ith + 1) / nth;
+	if (w->rows != NULL) {
+		r0 = ith == 0 ? 0 : r0 - r0 % MM_ROW_ALIGN;
+		r1 = ith + 1 == nth ? w->n_out : r1 - r1 % MM_ROW_ALIGN;
+		if (r1 > r0)
+			w->rows(w->n_in, r1 - r0, w->data + (uint64_t)r0 * w->row_bytes, w->row_bytes,
+				m->n_tok, m->a->rows, m->a->stride, m->y + r0, (uint64_t)w->n_out);
+		return;
+	}
 	for (int64_t r = r0; r < r1; r++) {
 		const uint8_t *wr = w->data + (uint64_t)r * w->row_bytes;
 		for (uint32_t t = 0; t < m->n_tok; t++)

@@ -1,11 +1,18 @@
-/* q42_pool.c -- fixed-size pthread pool with condition-variable hand-off.
+/* q42_pool.c -- fixed-size pthread pool: a short spin, then a
+ * condition-variable hand-off.
  *
- * A job is published by bumping a generation counter under the mutex;
- * workers wake, run it, and the last one to finish signals the caller.
+ * A job is published by bumping an atomic generation counter (under the
+ * mutex, so sleepers cannot miss it); workers wake, run it, and the last
+ * one to finish signals the caller. A decode step runs a few hundred jobs
+ * of a few tens of microseconds each, so both sides first spin for about
+ * Q42_POOL_SPIN pause instructions before sleeping: waking through the
+ * kernel every time would cost more than the jobs. Between requests the
+ * spin runs out and every worker sleeps.
  * There is no work stealing and no queue: each job tells every thread which
  * fixed share it owns, so the assignment of work never depends on timing.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,9 +25,9 @@ struct q42_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work;
 	pthread_cond_t cv_done;
-	uint64_t gen;
-	uint32_t pending;
-	bool quit;
+	atomic_uint_fast64_t gen;
+	atomic_uint pending;
+	atomic_bool quit;
 	q42_pool_fn fn;
 	void *arg;
 };
@@ -30,6 +37,16 @@ struct worker_arg {
 	uint32_t ith;
 };
 
+/* About 50-100 microseconds of pause instructions. */
+#define Q42_POOL_SPIN 4096
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
 static void *worker_main(void *v)
 {
 	q42_pool *p = ((struct worker_arg *)v)->p;
@@ -37,26 +54,29 @@ static void *worker_main(void *v)
 	uint64_t seen = 0;
 	free(v);
 	for (;;) {
-		q42_pool_fn fn;
-		void *arg;
-		pthread_mutex_lock(&p->mu);
-		while (!p->quit && p->gen == seen)
-			pthread_cond_wait(&p->cv_work, &p->mu);
-		if (p->quit) {
+		uint64_t g;
+		int spins = 0;
+		while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen &&
+		       !atomic_load_explicit(&p->quit, memory_order_acquire)) {
+			if (++spins < Q42_POOL_SPIN) {
+				cpu_relax();
+				continue;
+			}
+			pthread_mutex_lock(&p->mu);
+			while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit))
+				pthread_cond_wait(&p->cv_work, &p->mu);
 			pthread_mutex_unlock(&p->mu);
-			return NULL;
 		}
-		seen = p->gen;
-		fn = p->fn;
-		arg = p->arg;
-		pthread_mutex_unlock(&p->mu);
-
-		fn(arg, ith, p->n);
-
-		pthread_mutex_lock(&p->mu);
-		if (--p->pending == 0)
+		if (atomic_load_explicit(&p->quit, memory_order_acquire))
+			return NULL;
+		seen = g;
+		/* fn and arg were written before gen was released */
+		p->fn(p->arg, ith, p->n);
+		if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+			pthread_mutex_lock(&p->mu);
 			pthread_cond_signal(&p->cv_done);
-		pthread_mutex_unlock(&p->mu);
+			pthread_mutex_unlock(&p->mu);
+		}
 	}
 }
 
@@ -120,7 +140,7 @@ void q42_pool_close(q42_pool *p)
 	if (p == NULL)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->quit = true;
+	atomic_store(&p->quit, true);
 	pthread_cond_broadcast(&p->cv_work);
 	pthread_mutex_unlock(&p->mu);
 	for (uint32_t i = 0; i < p->n_started; i++)
@@ -143,18 +163,24 @@ void q42_pool_run(q42_pool *p, q42_pool_fn fn, void *arg)
 		fn(arg, 0, 1);
 		return;
 	}
-	pthread_mutex_lock(&p->mu);
 	p->fn = fn;
 	p->arg = arg;
-	p->pending = p->n - 1;
-	p->gen++;
+	atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
+	pthread_mutex_lock(&p->mu);
+	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
 	pthread_cond_broadcast(&p->cv_work);
 	pthread_mutex_unlock(&p->mu);
 
 	fn(arg, 0, p->n);
 
-	pthread_mutex_lock(&p->mu);
-	while (p->pending != 0)
-		pthread_cond_wait(&p->cv_done, &p->mu);
-	pthread_mutex_unlock(&p->mu);
+	for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) != 0; spins++) {
+		if (spins < Q42_POOL_SPIN) {
+			cpu_relax();
+			continue;
+		}
+		pthread_mutex_lock(&p->mu);
+		while (atomic_load(&p->pending) != 0)
+			pthread_cond_wait(&p->cv_done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
 }

@@ -5,7 +5,7 @@
  * the caller is thread 0. Jobs split work so that every output element is
  * computed by exactly one thread in a fixed order, which is why results do
  * not depend on the thread count. Idle workers sleep on a condition
- * variable; nothing here spins or allocates per job.
+ * variable after a short spin; nothing here allocates per job.
  */
 #ifndef Q42_POOL_H
 #define Q42_POOL_H

@@ -40,3 +40,26 @@ fuzz-build/fuzz_p64: $(addprefix $(srcdir)/,$(FUZZ_P64_SRCS))
 	$(AM_V_CC)$(CLANG) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I$(srcdir)/lib -I$(top_builddir) \
 		-o $@ $(addprefix $(srcdir)/,$(FUZZ_P64_SRCS)) -pthread -lm
+
+# Safetensors and Hugging Face inputs, weight quantizers and profiles
+# (p64c --type/--profile; see p64c(1)).
+lib_libq42core_la_SOURCES += \
+	lib/formats/q42_safetensors.c lib/formats/q42_safetensors.h \
+	lib/formats/q42_hf.c lib/formats/q42_hf.h \
+	lib/formats/q42_profile.c lib/formats/q42_profile.h
+q42formats_HEADERS += lib/formats/q42_safetensors.h lib/formats/q42_hf.h lib/formats/q42_profile.h
+EXTRA_DIST += tests/golden/quant tests/golden/hf tests/tools/export_hf.py \
+	tests/tools/gen_quant_golden.py
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_safetensors tests/unit/test_hf tests/unit/test_profile
+TESTS += tests/unit/test_safetensors tests/unit/test_hf tests/unit/test_profile
+tests_unit_test_safetensors_SOURCES = tests/unit/test_safetensors.c
+tests_unit_test_safetensors_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_safetensors_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_hf_SOURCES = tests/unit/test_hf.c
+tests_unit_test_hf_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_hf_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
+tests_unit_test_profile_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_profile_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif

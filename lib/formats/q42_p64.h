@@ -214,6 +214,56 @@ typedef struct q42_p64_write_report {
 Q42_API int q42_p64_write(const q42_gguf *g, const q42_p64_write_opts *opts,
 			  FILE *out, q42_p64_write_report *rep, q42_err *err);
 
+/* ---- Streamed writer: transcodes (Safetensors input, --type, profiles) --
+ *
+ * The caller plans every tensor (name, dtype, shape) up front; the layout is
+ * fixed by the plan alone, so blobs may then be delivered in any order, each
+ * whole, and only one needs to be in memory at a time. The result has no
+ * GGUF section and is not byte-preserving (see p64(5), "PROV"). out must be
+ * seekable: the metadata is written first as a placeholder, each blob at
+ * its offset, and the metadata again at the end. */
+
+#define Q42_P64_SOURCE_SAFETENSORS 2u
+
+typedef struct q42_p64_plan_tensor {
+	const char *name;     /* GGUF-style name; non-empty, unique */
+	uint32_t dtype;       /* ggml type id of the blob; must be known to libq42 */
+	uint32_t rank;        /* 1..4 */
+	uint64_t dims[Q42_P64_MAX_RANK]; /* dims[0] varies fastest; unused dims 1 */
+	uint64_t source_offset; /* where the source bytes were (see p64(5), TDSC) */
+} q42_p64_plan_tensor;
+
+typedef struct q42_p64_plan {
+	uint64_t n_tensors;
+	const q42_p64_plan_tensor *tensors; /* descriptor and blob order */
+	const q42_hparams *hparams;  /* NULL: no HPAR section */
+	const q42_vocab *vocab;      /* NULL: no Q42T section */
+	uint32_t source_format;      /* Q42_P64_SOURCE_GGUF or _SAFETENSORS */
+	uint32_t source_version;
+	uint64_t source_size;
+	const char *policy;          /* PROV policy, e.g. "transcode profile=ffn-q4_0" */
+} q42_p64_plan;
+
+typedef struct q42_p64_stream q42_p64_stream;
+
+/* Validate the plan, lay the file out and write the placeholder metadata.
+ * The plan's strings and structures are copied: they need not outlive the
+ * call. Q42_EARG for a bad plan or a non-seekable out (message says which),
+ * Q42_EIO on a write failure. *ws is NULL on failure. */
+Q42_API int q42_p64_stream_open(q42_p64_stream **ws, const q42_p64_plan *plan,
+				const q42_p64_write_opts *opts, FILE *out, q42_err *err);
+/* Write blob i (nbytes must equal the planned length) at its offset, with
+ * its CRC-32C and manifold sample. Each blob exactly once. */
+Q42_API int q42_p64_stream_put(q42_p64_stream *ws, uint64_t i, const void *data,
+			       uint64_t nbytes, q42_err *err);
+/* Check that every blob was written, fill in the manifold records, the
+ * source SHA-256 (NULL: 32 zero bytes, "not computed") and every CRC, and
+ * rewrite the metadata. out is left positioned at the end of the file. */
+Q42_API int q42_p64_stream_finish(q42_p64_stream *ws, const uint8_t *source_sha256,
+				  q42_p64_write_report *rep, q42_err *err);
+/* Free; safe on NULL and after any result. Writes nothing. */
+Q42_API void q42_p64_stream_close(q42_p64_stream *ws);
+
 /* ---- GGUF rebuild and proof ------------------------------------------ */
 
 /* Write the source GGUF of a byte-preserving P64 to out, byte-exact: its

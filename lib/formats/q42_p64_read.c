@@ -530,10 +530,15 @@ static int read_prov(rd *r, q42_p64 *p)
 	if ((rc = str_field(r, v + 48, &p->prov.policy, "section PROV", "policy")) != Q42_OK ||
 	    (rc = str_field(r, v + 56, &p->prov.tool, "section PROV", "tool")) != Q42_OK)
 		return rc;
-	if (p->prov.source_format != Q42_P64_SOURCE_GGUF)
-		return bad(r, "section PROV: source format at offset %llu: expected %u (GGUF), "
-			      "found %u",
+	if (p->prov.source_format != Q42_P64_SOURCE_GGUF &&
+	    p->prov.source_format != Q42_P64_SOURCE_SAFETENSORS)
+		return bad(r, "section PROV: source format at offset %llu: expected %u (GGUF) or "
+			      "%u (Safetensors), found %u",
 			   (unsigned long long)(s->offset + 40), Q42_P64_SOURCE_GGUF,
+			   Q42_P64_SOURCE_SAFETENSORS, p->prov.source_format);
+	/* Only a GGUF source can be rebuilt from its header bytes. */
+	if (g != NULL && p->prov.source_format != Q42_P64_SOURCE_GGUF)
+		return bad(r, "section GGUF: present, but the source format is %u, not 1 (GGUF)",
 			   p->prov.source_format);
 	if (g != NULL) {
 		const uint8_t *h = r->d + g->offset;

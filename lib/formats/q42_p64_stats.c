@@ -76,7 +76,7 @@ static bool decode(const q42_p64_stats_input *t, const q42_dtype_info *ti,
 
 /* Sum of squares of the sampled elements; false when the type cannot be
  * decoded. */
-static bool sample(const q42_p64_stats_input *t, double *sumsq, uint64_t *count)
+bool q42_p64_stats_sample(const q42_p64_stats_input *t, double *sumsq, uint64_t *count)
 {
 	const q42_dtype_info *ti = q42_dtype_get(t->dtype);
 	const q42_type_kernels *k = q42_kernels_get(t->dtype, Q42_ISA_SCALAR);
@@ -115,6 +115,19 @@ static bool sample(const q42_p64_stats_input *t, double *sumsq, uint64_t *count)
 bool q42_p64_stats_compute(const q42_p64_stats_input *in, uint64_t n, q42_p64_manifold *recs,
 			   uint32_t n_recs)
 {
+	q42_p64_stats_part *parts = calloc(n ? n : 1, sizeof *parts);
+	if (parts == NULL)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+		parts[i].ok = q42_p64_stats_sample(&in[i], &parts[i].sumsq, &parts[i].count);
+	bool ok = q42_p64_stats_fold(in, parts, n, recs, n_recs);
+	free(parts);
+	return ok;
+}
+
+bool q42_p64_stats_fold(const q42_p64_stats_input *in, const q42_p64_stats_part *parts,
+			uint64_t n, q42_p64_manifold *recs, uint32_t n_recs)
+{
 	acc *a = calloc(n_recs, sizeof *a);
 	if (a == NULL)
 		return false;
@@ -127,9 +140,9 @@ bool q42_p64_stats_compute(const q42_p64_stats_input *in, uint64_t n, q42_p64_ma
 		uint32_t nr = 1;
 		if (t->layer >= 0 && (uint32_t)t->layer + 1 < n_recs)
 			rs[nr++] = (uint32_t)t->layer;
-		double s = 0.0;
-		uint64_t c = 0;
-		bool ok = sample(t, &s, &c);
+		const double s = parts[i].sumsq;
+		const uint64_t c = parts[i].count;
+		const bool ok = parts[i].ok;
 		uint32_t g = q42_p64_coord_of_role(t->role);
 		for (uint32_t k = 0; k < nr; k++) {
 			q42_p64_manifold *rec = &recs[rs[k]];

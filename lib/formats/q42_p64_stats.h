@@ -24,6 +24,22 @@ typedef struct q42_p64_stats_input {
 /* The coordinate (enum q42_p64_coord, never ALL) a role contributes to. */
 uint32_t q42_p64_coord_of_role(uint32_t role);
 
+/* One tensor's sample: the sum of squares and count of the sampled
+ * elements; ok false when its type cannot be decoded. */
+typedef struct q42_p64_stats_part {
+	double sumsq;
+	uint64_t count;
+	bool ok;
+} q42_p64_stats_part;
+
+bool q42_p64_stats_sample(const q42_p64_stats_input *t, double *sumsq, uint64_t *count);
+
+/* q42_p64_stats_compute from samples taken earlier, one per tensor (the
+ * streamed writer samples each blob while it has it in memory); in[i].data
+ * is not read. The result is the same as compute's on the same bytes. */
+bool q42_p64_stats_fold(const q42_p64_stats_input *in, const q42_p64_stats_part *parts,
+			uint64_t n, q42_p64_manifold *recs, uint32_t n_recs);
+
 /* Fill recs[0, n_recs): records 0..n_recs-2 are layers, the last is global.
  * A tensor whose layer is outside the layer records counts only globally.
  * False when out of memory. */

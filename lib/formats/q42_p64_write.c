@@ -31,7 +31,13 @@
 #define COPY_CHUNK (1u << 20)
 
 typedef struct wtensor {
-	const q42_gguf_tensor *src;
+	const q42_gguf_tensor *src; /* GGUF compile only; NULL for a streamed plan */
+	q42_str name;
+	uint32_t dtype;
+	uint32_t n_dims;
+	uint64_t ne[Q42_P64_MAX_RANK];
+	uint64_t source_offset;
+	bool written;      /* streamed plans: put() has delivered the blob */
 	uint64_t nbytes;   /* source length (gap to the next tensor for unknown dtypes) */
 	uint64_t offset;   /* blob offset in the P64, relative to the output start */
 	uint32_t crc;
@@ -41,7 +47,13 @@ typedef struct wtensor {
 } wtensor;
 
 typedef struct wctx {
-	const q42_gguf *g;
+	const q42_gguf *g;     /* GGUF compile; NULL for a streamed plan */
+	/* What PROV and the GGUF section say (see p64(5), "PROV"). */
+	const uint8_t *gguf_header;
+	uint64_t gguf_header_len;
+	uint64_t source_size;
+	uint32_t source_format, source_version;
+	const char *policy;
 	FILE *out;
 	q42_err *err;
 	uint64_t page;
@@ -133,6 +145,12 @@ static int plan_tensors(wctx *w, q42_p64_write_report *rep)
 		const q42_gguf_tensor *s = &g->tensors[i];
 		wtensor *t = &w->t[i];
 		t->src = s;
+		t->name = s->name;
+		t->dtype = s->type;
+		t->n_dims = s->n_dims;
+		for (uint32_t k = 0; k < Q42_P64_MAX_RANK; k++)
+			t->ne[k] = k < s->n_dims ? s->ne[k] : 1;
+		t->source_offset = s->abs_offset;
 		if (i > 0 && s->abs_offset < w->t[i - 1].src->abs_offset)
 			return q42_err_set(w->err, Q42_EUNSUPPORTED,
 					   "tensor %.*s: source data out of order", (int)s->name.len,
@@ -242,19 +260,18 @@ static void put_descriptors(wctx *w, q42_buf *b)
 {
 	for (uint64_t i = 0; i < w->n; i++) {
 		const wtensor *t = &w->t[i];
-		const q42_gguf_tensor *s = t->src;
 		q42_buf_u32le(b, t->name_ref[0]);
 		q42_buf_u32le(b, t->name_ref[1]);
-		q42_buf_u64le(b, q42_p64_name_hash(s->name.p, s->name.len));
-		q42_buf_u32le(b, s->type);
+		q42_buf_u64le(b, q42_p64_name_hash(t->name.p, t->name.len));
+		q42_buf_u32le(b, t->dtype);
 		q42_buf_u32le(b, t->role);
 		q42_buf_u32le(b, (uint32_t)t->layer);
-		q42_buf_u32le(b, s->n_dims);
+		q42_buf_u32le(b, t->n_dims);
 		for (uint32_t k = 0; k < Q42_P64_MAX_RANK; k++)
-			q42_buf_u64le(b, k < s->n_dims ? s->ne[k] : 1);
+			q42_buf_u64le(b, t->ne[k]);
 		q42_buf_u64le(b, t->offset);
 		q42_buf_u64le(b, t->nbytes);
-		q42_buf_u64le(b, s->abs_offset);
+		q42_buf_u64le(b, t->source_offset);
 		q42_buf_u32le(b, t->crc);
 		q42_buf_u32le(b, 0);
 	}
@@ -275,11 +292,33 @@ static void put_manifold(wctx *w, q42_buf *b, const q42_p64_manifold *recs, uint
 	}
 }
 
-/* Build every section into separate buffers, then lay them out. */
-static int build_meta(wctx *w, const char *tool)
+/* Manifold statistics from the source bytes of a GGUF compile (see
+ * q42_p64_stats.h); recs has n_layer_records + 1 entries. */
+static int gguf_manifold(wctx *w, q42_p64_manifold *recs)
+{
+	q42_p64_stats_input *in = calloc(w->n ? w->n : 1, sizeof *in);
+	if (in == NULL)
+		return q42_err_set(w->err, Q42_ENOMEM, "out of memory for manifold records");
+	for (uint64_t i = 0; i < w->n; i++) {
+		const q42_gguf_tensor *s = w->t[i].src;
+		in[i] = (q42_p64_stats_input){.data = w->g->file + s->abs_offset,
+					      .dtype = s->type,
+					      .n_elems = s->n_elems,
+					      .row_elems = s->ne[0],
+					      .role = w->t[i].role,
+					      .layer = w->t[i].layer};
+	}
+	bool ok = q42_p64_stats_compute(in, w->n, recs, w->n_layer_records + 1);
+	free(in);
+	return ok ? Q42_OK : q42_err_set(w->err, Q42_ENOMEM, "out of memory for manifold records");
+}
+
+/* Build every section into separate buffers, then lay them out. recs NULL
+ * leaves the manifold records zero, to be patched in by patch_manifold(). */
+static int build_meta(wctx *w, const char *tool, const q42_p64_manifold *recs)
 {
 	q42_buf sec[Q42_P64_MAX_SECTIONS];
-	q42_p64_manifold *recs = NULL;
+	q42_p64_manifold *zero = NULL;
 	uint32_t n_recs = w->n_layer_records + 1;
 	int rc = Q42_OK;
 	for (int i = 0; i < (int)Q42_P64_MAX_SECTIONS; i++)
@@ -293,53 +332,34 @@ static int build_meta(wctx *w, const char *tool)
 		goto done;
 	}
 	for (uint64_t i = 0; i < w->n; i++)
-		if (!str_add(w, w->t[i].src->name.p, w->t[i].src->name.len, w->t[i].name_ref)) {
+		if (!str_add(w, w->t[i].name.p, w->t[i].name.len, w->t[i].name_ref)) {
 			rc = q42_err_set(w->err, Q42_EUNSUPPORTED, "string table exceeds 4 GiB");
 			goto done;
 		}
-	/* Manifold statistics from the source bytes (see q42_p64_stats.h). */
-	recs = calloc(n_recs, sizeof *recs);
 	if (recs == NULL) {
-		rc = q42_err_set(w->err, Q42_ENOMEM, "out of memory for manifold records");
-		goto done;
-	}
-	{
-		q42_p64_stats_input *in = calloc(w->n ? w->n : 1, sizeof *in);
-		if (in == NULL) {
+		zero = calloc(n_recs, sizeof *zero);
+		if (zero == NULL) {
 			rc = q42_err_set(w->err, Q42_ENOMEM, "out of memory for manifold records");
 			goto done;
 		}
-		for (uint64_t i = 0; i < w->n; i++) {
-			const q42_gguf_tensor *s = w->t[i].src;
-			in[i] = (q42_p64_stats_input){.data = w->g->file + s->abs_offset,
-						      .dtype = s->type,
-						      .n_elems = s->n_elems,
-						      .row_elems = s->ne[0],
-						      .role = w->t[i].role,
-						      .layer = w->t[i].layer};
-		}
-		bool ok = q42_p64_stats_compute(in, w->n, recs, n_recs);
-		free(in);
-		if (!ok) {
-			rc = q42_err_set(w->err, Q42_ENOMEM, "out of memory for manifold records");
-			goto done;
-		}
+		recs = zero;
 	}
 	put_manifold(w, &sec[Q42_P64_SEC_MANI], recs, n_recs);
-	q42_buf_append(&sec[Q42_P64_SEC_GGUF], w->g->file, (size_t)w->g->data_offset);
+	if (w->gguf_header != NULL)
+		q42_buf_append(&sec[Q42_P64_SEC_GGUF], w->gguf_header, (size_t)w->gguf_header_len);
 
 	/* PROV: SHA-256 is patched in once known. */
 	q42_buf *pv = &sec[Q42_P64_SEC_PROV];
 	q42_buf_zeros(pv, 32);
-	q42_buf_u64le(pv, w->g->file_size);
-	q42_buf_u32le(pv, Q42_P64_SOURCE_GGUF);
-	q42_buf_u32le(pv, w->g->version);
-	if (!str_put(w, pv, "byte-preserving", 15) || !str_put(w, pv, tool, strlen(tool))) {
+	q42_buf_u64le(pv, w->source_size);
+	q42_buf_u32le(pv, w->source_format);
+	q42_buf_u32le(pv, w->source_version);
+	if (!str_put(w, pv, w->policy, strlen(w->policy)) || !str_put(w, pv, tool, strlen(tool))) {
 		rc = q42_err_set(w->err, Q42_EUNSUPPORTED, "string table exceeds 4 GiB");
 		goto done;
 	}
 
-	w->flags = Q42_P64_F_BYTE_PRESERVING;
+	w->flags = w->gguf_header != NULL ? Q42_P64_F_BYTE_PRESERVING : 0;
 	if (w->has_hp)
 		w->flags |= Q42_P64_F_HAS_HPARAMS;
 	if (w->has_vocab)
@@ -350,6 +370,7 @@ static int build_meta(wctx *w, const char *tool)
 		w->sec_on[i] = true;
 	w->sec_on[Q42_P64_SEC_HPAR] = w->has_hp;
 	w->sec_on[Q42_P64_SEC_Q42T] = w->has_vocab;
+	w->sec_on[Q42_P64_SEC_GGUF] = w->gguf_header != NULL;
 	w->n_sections = 0;
 	for (int i = 0; i < (int)Q42_P64_MAX_SECTIONS; i++)
 		w->n_sections += w->sec_on[i];
@@ -415,7 +436,7 @@ static int build_meta(wctx *w, const char *tool)
 done:
 	for (int i = 0; i < (int)Q42_P64_MAX_SECTIONS; i++)
 		q42_buf_free(&sec[i]);
-	free(recs);
+	free(zero);
 	return rc;
 }
 
@@ -507,6 +528,7 @@ int q42_p64_write(const q42_gguf *g, const q42_p64_write_opts *opts, FILE *out,
 	int rc;
 	off_t base = -1;
 	q42_err sub;
+	q42_p64_manifold *recs = NULL;
 
 	q42_buf_init(&w.strs);
 	q42_buf_init(&w.meta);
@@ -544,7 +566,18 @@ int q42_p64_write(const q42_gguf *g, const q42_p64_write_opts *opts, FILE *out,
 		snprintf(rep->vocab_note, sizeof rep->vocab_note, "%s", sub.msg);
 	if (w.has_hp && w.hp.n_layer > w.n_layer_records)
 		w.n_layer_records = w.hp.n_layer;
-	if ((rc = build_meta(&w, tool)) != Q42_OK)
+	w.gguf_header = g->file;
+	w.gguf_header_len = g->data_offset;
+	w.source_size = g->file_size;
+	w.source_format = Q42_P64_SOURCE_GGUF;
+	w.source_version = g->version;
+	w.policy = "byte-preserving";
+	recs = calloc(w.n_layer_records + 1, sizeof *recs);
+	if (recs == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for manifold records");
+		goto fail;
+	}
+	if ((rc = gguf_manifold(&w, recs)) != Q42_OK || (rc = build_meta(&w, tool, recs)) != Q42_OK)
 		goto fail;
 
 	base = ftello(out);
@@ -596,5 +629,315 @@ fail:
 	q42_buf_free(&w.strs);
 	q42_buf_free(&w.meta);
 	free(w.t);
+	free(recs);
+	return rc;
+}
+
+/* ---- Streamed writer ----------------------------------------------------
+ *
+ * The same layout and metadata as above, from a plan instead of a GGUF:
+ * the placeholder metadata goes out first, each blob is written at its
+ * planned offset when the caller has it (the gaps between blobs are left to
+ * the file system and read as zeros), and the metadata is rewritten once the
+ * CRCs and manifold samples of every blob are known. */
+
+struct q42_p64_stream {
+	wctx w;
+	off_t base;
+	char tool_buf[64];
+	const char *tool;
+	char *names;                 /* the plan's names, copied */
+	char *policy;
+	q42_p64_stats_input *stats_in;
+	q42_p64_stats_part *parts;
+	uint64_t n_written;
+	uint64_t end_max;            /* furthest byte written, relative to base */
+};
+
+void q42_p64_stream_close(q42_p64_stream *ws)
+{
+	if (ws == NULL)
+		return;
+	if (ws->w.has_vocab)
+		q42_vocab_free(&ws->w.vocab);
+	q42_buf_free(&ws->w.strs);
+	q42_buf_free(&ws->w.meta);
+	free(ws->w.t);
+	free(ws->names);
+	free(ws->policy);
+	free(ws->stats_in);
+	free(ws->parts);
+	free(ws);
+}
+
+/* A deep copy of v's arrays (the strings stay views: they only need to live
+ * until build_meta has copied them into the string table). */
+static bool vocab_copy(q42_vocab *dst, const q42_vocab *src)
+{
+	*dst = *src;
+	dst->tokens = NULL, dst->scores = NULL, dst->types = NULL, dst->merges = NULL;
+	dst->tokens = malloc((src->n_tokens ? src->n_tokens : 1) * sizeof *dst->tokens);
+	dst->merges = malloc((src->n_merges ? src->n_merges : 1) * sizeof *dst->merges);
+	if (src->scores)
+		dst->scores = malloc(src->n_tokens * sizeof *dst->scores);
+	if (src->types)
+		dst->types = malloc(src->n_tokens * sizeof *dst->types);
+	if (dst->tokens == NULL || dst->merges == NULL || (src->scores && !dst->scores) ||
+	    (src->types && !dst->types))
+		return false;
+	memcpy(dst->tokens, src->tokens, src->n_tokens * sizeof *dst->tokens);
+	if (src->n_merges)
+		memcpy(dst->merges, src->merges, src->n_merges * sizeof *dst->merges);
+	if (src->scores)
+		memcpy(dst->scores, src->scores, src->n_tokens * sizeof *dst->scores);
+	if (src->types)
+		memcpy(dst->types, src->types, src->n_tokens * sizeof *dst->types);
+	return true;
+}
+
+static int plan_check(wctx *w, const q42_p64_plan *plan, char *names)
+{
+	uint64_t pos = 0;
+	for (uint64_t i = 0; i < w->n; i++) {
+		const q42_p64_plan_tensor *pt = &plan->tensors[i];
+		wtensor *t = &w->t[i];
+		size_t len = pt->name != NULL ? strlen(pt->name) : 0;
+		uint64_t n_elems = 1;
+		if (len == 0)
+			return q42_err_set(w->err, Q42_EARG, "plan: tensor %llu has an empty name",
+					   (unsigned long long)i);
+		memcpy(names + pos, pt->name, len + 1);
+		t->name.p = names + pos;
+		t->name.len = len;
+		pos += len + 1;
+		if (pt->rank < 1 || pt->rank > Q42_P64_MAX_RANK)
+			return q42_err_set(w->err, Q42_EARG, "plan: tensor %s: rank %u, expected 1..%u",
+					   pt->name, pt->rank, Q42_P64_MAX_RANK);
+		for (uint32_t k = 0; k < Q42_P64_MAX_RANK; k++) {
+			t->ne[k] = k < pt->rank ? pt->dims[k] : 1;
+			if (q42_mul_overflow(n_elems, t->ne[k], &n_elems))
+				return q42_err_set(w->err, Q42_EARG,
+						   "plan: tensor %s: element count overflows", pt->name);
+		}
+		t->dtype = pt->dtype;
+		t->n_dims = pt->rank;
+		t->source_offset = pt->source_offset;
+		if (!q42_dtype_nbytes(pt->dtype, n_elems, t->ne[0], &t->nbytes))
+			return q42_err_set(w->err, Q42_EARG,
+					   "plan: tensor %s: dtype %u cannot hold %llu elements in "
+					   "rows of %llu", pt->name, pt->dtype,
+					   (unsigned long long)n_elems, (unsigned long long)t->ne[0]);
+		for (uint64_t j = 0; j < i; j++)
+			if (w->t[j].name.len == len && memcmp(w->t[j].name.p, pt->name, len) == 0)
+				return q42_err_set(w->err, Q42_EARG, "plan: tensor name %s twice",
+						   pt->name);
+		t->role = q42_role_classify(t->name.p, len, &t->layer);
+		if (t->layer >= 0 && (uint32_t)t->layer + 1 > w->n_layer_records)
+			w->n_layer_records = (uint32_t)t->layer + 1;
+	}
+	return Q42_OK;
+}
+
+int q42_p64_stream_open(q42_p64_stream **out_ws, const q42_p64_plan *plan,
+			const q42_p64_write_opts *opts, FILE *out, q42_err *err)
+{
+	q42_p64_stream *ws = calloc(1, sizeof *ws);
+	uint32_t page_log2 = opts && opts->page_log2 ? opts->page_log2 : Q42_P64_PAGE_LOG2_DEFAULT;
+	uint64_t names_len = 0;
+	int rc;
+
+	*out_ws = NULL;
+	if (ws == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	wctx *w = &ws->w;
+	w->out = out;
+	w->err = err;
+	q42_buf_init(&w->strs);
+	q42_buf_init(&w->meta);
+	if (page_log2 < Q42_P64_PAGE_LOG2_MIN || page_log2 > Q42_P64_PAGE_LOG2_MAX) {
+		rc = q42_err_set(err, Q42_EARG, "page_log2 %u: expected %u..%u", page_log2,
+				 Q42_P64_PAGE_LOG2_MIN, Q42_P64_PAGE_LOG2_MAX);
+		goto fail;
+	}
+	if (plan->n_tensors > UINT32_MAX || plan->policy == NULL) {
+		rc = q42_err_set(err, Q42_EARG, "plan: %llu tensors (at most %u), policy %s",
+				 (unsigned long long)plan->n_tensors, UINT32_MAX,
+				 plan->policy ? "given" : "missing");
+		goto fail;
+	}
+	w->page = 1ull << page_log2;
+	if (opts != NULL && opts->tool != NULL) {
+		ws->tool = opts->tool;
+	} else {
+		snprintf(ws->tool_buf, sizeof ws->tool_buf, "libq42 %s", Q42_VERSION);
+		ws->tool = ws->tool_buf;
+	}
+	w->n = plan->n_tensors;
+	for (uint64_t i = 0; i < w->n; i++)
+		names_len += (plan->tensors[i].name ? strlen(plan->tensors[i].name) : 0) + 1;
+	w->t = calloc(w->n ? w->n : 1, sizeof *w->t);
+	ws->names = malloc(names_len ? names_len : 1);
+	ws->policy = strdup(plan->policy);
+	ws->stats_in = calloc(w->n ? w->n : 1, sizeof *ws->stats_in);
+	ws->parts = calloc(w->n ? w->n : 1, sizeof *ws->parts);
+	if (w->t == NULL || ws->names == NULL || ws->policy == NULL || ws->stats_in == NULL ||
+	    ws->parts == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for %llu tensors",
+				 (unsigned long long)w->n);
+		goto fail;
+	}
+	if ((rc = plan_check(w, plan, ws->names)) != Q42_OK)
+		goto fail;
+	if (plan->hparams != NULL) {
+		w->has_hp = true;
+		w->hp = *plan->hparams;
+		if (w->hp.n_layer > Q42_MAX_LAYERS) {
+			rc = q42_err_set(err, Q42_EARG, "plan: %u layers, at most %u", w->hp.n_layer,
+					 Q42_MAX_LAYERS);
+			goto fail;
+		}
+		if (w->hp.n_layer > w->n_layer_records)
+			w->n_layer_records = w->hp.n_layer;
+	}
+	if (plan->vocab != NULL) {
+		w->has_vocab = true;
+		if (!vocab_copy(&w->vocab, plan->vocab)) {
+			rc = q42_err_set(err, Q42_ENOMEM, "out of memory for the tokenizer");
+			goto fail;
+		}
+	}
+	w->source_size = plan->source_size;
+	w->source_format = plan->source_format;
+	w->source_version = plan->source_version;
+	w->policy = ws->policy;
+	if ((rc = build_meta(w, ws->tool, NULL)) != Q42_OK)
+		goto fail;
+	/* build_meta copied the token strings: the vocab's views may go. */
+	if (w->has_vocab) {
+		q42_vocab_free(&w->vocab);
+		w->has_vocab = false;
+	}
+	for (uint64_t i = 0; i < w->n; i++) {
+		w->t[i].name.p = (const char *)w->strs.data + w->t[i].name_ref[0];
+		/* plan_check proved this product does not overflow */
+		ws->stats_in[i] = (q42_p64_stats_input){
+			.dtype = w->t[i].dtype,
+			.n_elems = w->t[i].ne[0] * w->t[i].ne[1] * w->t[i].ne[2] * w->t[i].ne[3],
+			.row_elems = w->t[i].ne[0],
+			.role = w->t[i].role,
+			.layer = w->t[i].layer};
+	}
+	ws->base = ftello(out);
+	if (ws->base < 0 || fseeko(out, ws->base, SEEK_SET) != 0) {
+		rc = q42_err_set(err, Q42_EARG,
+				 "this P64 output must be seekable (a file, not a pipe): blobs are "
+				 "written at their offsets as the source delivers them");
+		goto fail;
+	}
+	if ((rc = put(w, w->meta.data, w->meta.len)) != Q42_OK)
+		goto fail;
+	ws->end_max = w->meta.len;
+	*out_ws = ws;
+	return Q42_OK;
+fail:
+	q42_p64_stream_close(ws);
+	return rc;
+}
+
+int q42_p64_stream_put(q42_p64_stream *ws, uint64_t i, const void *data, uint64_t nbytes,
+		       q42_err *err)
+{
+	wctx *w = &ws->w;
+	w->err = err;
+	if (i >= w->n)
+		return q42_err_set(err, Q42_EARG, "blob %llu: the plan has %llu tensors",
+				   (unsigned long long)i, (unsigned long long)w->n);
+	wtensor *t = &w->t[i];
+	if (t->written || nbytes != t->nbytes)
+		return q42_err_set(err, Q42_EARG, "tensor %s: %s (%llu bytes, planned %llu)",
+				   t->name.p, t->written ? "written twice" : "wrong length",
+				   (unsigned long long)nbytes, (unsigned long long)t->nbytes);
+	if (fseeko(w->out, ws->base + (off_t)t->offset, SEEK_SET) != 0)
+		return q42_err_set(err, Q42_EIO, "tensor %s: seeking to offset %llu failed",
+				   t->name.p, (unsigned long long)t->offset);
+	const uint8_t *p = data;
+	uint32_t crc = 0;
+	for (uint64_t done = 0; done < nbytes;) {
+		size_t k = nbytes - done > COPY_CHUNK ? COPY_CHUNK : (size_t)(nbytes - done);
+		crc = q42_crc32c(crc, p + done, k);
+		if (fwrite(p + done, 1, k, w->out) != k)
+			return q42_err_set(err, Q42_EIO, "tensor %s: write failed at offset %llu",
+					   t->name.p, (unsigned long long)(t->offset + done));
+		done += k;
+	}
+	t->crc = crc;
+	t->written = true;
+	if (t->offset + nbytes > ws->end_max)
+		ws->end_max = t->offset + nbytes;
+	ws->stats_in[i].data = p;
+	ws->parts[i].ok = q42_p64_stats_sample(&ws->stats_in[i], &ws->parts[i].sumsq,
+					       &ws->parts[i].count);
+	ws->stats_in[i].data = NULL;
+	ws->n_written++;
+	return Q42_OK;
+}
+
+int q42_p64_stream_finish(q42_p64_stream *ws, const uint8_t *source_sha256,
+			  q42_p64_write_report *rep, q42_err *err)
+{
+	wctx *w = &ws->w;
+	uint32_t n_recs = w->n_layer_records + 1;
+	q42_p64_manifold *recs = NULL;
+	q42_buf mani;
+	int rc;
+
+	w->err = err;
+	q42_buf_init(&mani);
+	if (ws->n_written != w->n) {
+		for (uint64_t i = 0; i < w->n; i++)
+			if (!w->t[i].written) {
+				rc = q42_err_set(err, Q42_EARG, "tensor %s: its blob was never written",
+						 w->t[i].name.p);
+				goto done;
+			}
+	}
+	recs = calloc(n_recs, sizeof *recs);
+	if (recs == NULL || !q42_p64_stats_fold(ws->stats_in, ws->parts, w->n, recs, n_recs)) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for manifold records");
+		goto done;
+	}
+	put_manifold(w, &mani, recs, n_recs);
+	if (mani.failed) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for manifold records");
+		goto done;
+	}
+	memcpy(w->meta.data + w->sec_off[Q42_P64_SEC_MANI], mani.data, mani.len);
+	if (source_sha256 != NULL)
+		memcpy(w->sha, source_sha256, 32);
+	finalize(w);
+	/* Trailing empty blobs end the file after the last byte written. */
+	if (ws->end_max < w->file_size &&
+	    (fseeko(w->out, ws->base + (off_t)ws->end_max, SEEK_SET) != 0 ||
+	     put_zeros(w, w->file_size - ws->end_max) != Q42_OK)) {
+		rc = q42_err_set(err, Q42_EIO, "writing the end of the P64 failed");
+		goto done;
+	}
+	if (fseeko(w->out, ws->base, SEEK_SET) != 0 ||
+	    fwrite(w->meta.data, 1, w->meta.len, w->out) != w->meta.len ||
+	    fseeko(w->out, ws->base + (off_t)w->file_size, SEEK_SET) != 0 || fflush(w->out) != 0) {
+		rc = q42_err_set(err, Q42_EIO, "rewriting the P64 header failed");
+		goto done;
+	}
+	if (rep != NULL) {
+		/* the caller's notes (hparams_note, vocab_note) are kept */
+		rep->bytes_written = w->file_size;
+		rep->n_tensors = w->n;
+		rep->flags = w->flags;
+		memcpy(rep->source_sha256, w->sha, 32);
+	}
+	rc = Q42_OK;
+done:
+	q42_buf_free(&mani);
+	free(recs);
 	return rc;
 }

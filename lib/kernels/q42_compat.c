@@ -22,6 +22,8 @@
 #include "kernels/q42_kernels.h"
 #include "formats/q42_types.h"
 #include "common/q42_le.h"
+#include "kernels/q42_compat_x86.h"
+#include "kernels/q42_kernels_impl.h"
 
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
 enum {
@@ -316,12 +318,110 @@ void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox)
 	}
 }
 
+/* ---- many rows ---------------------------------------------------------- */
+
+/* The scalar row products: vec_dot per element (the definition). */
+#define SCALAR_ROWS(NAME, DOT)                                                                  \
+	static void NAME(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,            \
+			 int64_t n_tok, const void *x, uint64_t x_stride, float *y,              \
+			 uint64_t y_stride)                                                      \
+	{                                                                                        \
+		for (int64_t r = 0; r < n_rows; r++)                                             \
+			for (int64_t t = 0; t < n_tok; t++)                                      \
+				DOT(n, &y[(uint64_t)t * y_stride + (uint64_t)r],                 \
+				    (const uint8_t *)w + (uint64_t)r * w_stride,                 \
+				    (const uint8_t *)x + (uint64_t)t * x_stride);                \
+	}
+SCALAR_ROWS(rows_q4_0, q42_compat_dot_q4_0)
+SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
+SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
+SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
+SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
+SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
+
 /* ---- selection --------------------------------------------------------- */
+
+/* The instruction set this CPU runs that is closest to the one asked for. */
+static enum q42_isa usable_isa(enum q42_isa isa)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (isa == Q42_ISA_SCALAR)
+		return Q42_ISA_SCALAR;
+	if ((isa == Q42_ISA_AVX512 || isa == Q42_ISA_BEST) && q42_cpu_has_avx512())
+		return Q42_ISA_AVX512;
+	if (q42_cpu_has_avx2())
+		return Q42_ISA_AVX2;
+#else
+	(void)isa;
+#endif
+	return Q42_ISA_SCALAR;
+}
+
+/* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
+ * and ISA. */
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_COUNT };
+
+static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
+{
+	static const q42_compat_rows_fn scalar[R_COUNT] = {
+		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16};
+#if defined(__x86_64__) || defined(__i386__)
+	static const q42_compat_rows_fn avx2[R_COUNT] = {
+		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
+		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2};
+	static const q42_compat_rows_fn avx512[R_COUNT] = {
+		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
+		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
+		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512};
+	if (isa == Q42_ISA_AVX512)
+		return avx512[which];
+	if (isa == Q42_ISA_AVX2)
+		return avx2[which];
+#else
+	(void)isa;
+#endif
+	return scalar[which];
+}
+
+const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
+{
+	static const q42_compat_ops scalar = {
+		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
+		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_softmax,
+		q42_compat_swiglu, q42_compat_rope};
+#if defined(__x86_64__) || defined(__i386__)
+	/* AVX2 has no row ops of its own: its CPUs run the scalar ones */
+	static const q42_compat_ops avx2 = {
+		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
+		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_softmax,
+		q42_compat_swiglu, q42_compat_rope};
+	static const q42_compat_ops avx512 = {
+		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_f16_avx512,
+		q42_compat_dot_f32_avx512, q42_compat_dot_f32_lanes_avx512,
+		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512};
+	switch (usable_isa(isa)) {
+	case Q42_ISA_AVX512: return &avx512;
+	case Q42_ISA_AVX2: return &avx2;
+	default: break;
+	}
+#else
+	(void)isa;
+#endif
+	return &scalar;
+}
 
 bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 		       enum q42_compat_place place, q42_compat_kernels *out)
 {
+	return q42_compat_select_isa(dtype, n_out, n_in, place, Q42_ISA_BEST, out);
+}
+
+bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
+			   enum q42_compat_place place, enum q42_isa isa, q42_compat_kernels *out)
+{
 	const bool amx_rows = place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 32 == 0;
+	const enum q42_isa use = usable_isa(isa);
+	const q42_compat_ops *ops = q42_compat_ops_get(use);
 	memset(out, 0, sizeof *out);
 	switch (dtype) {
 	case Q42_DTYPE_Q4_0:
@@ -329,17 +429,23 @@ bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 		if (!amx_rows || n_in % QK != 0)
 			return false;
 		out->vec_dot = dtype == Q42_DTYPE_Q4_0 ? q42_compat_dot_q4_0 : q42_compat_dot_q8_0;
-		out->quantize = q42_compat_quantize_q8_0;
+		out->rows = rows_for(dtype == Q42_DTYPE_Q4_0 ? R_Q4_0 : R_Q8_0, use);
+		out->quantize = ops->quantize_q8_0;
 		out->vec_dot_type = Q42_DTYPE_Q8_0;
 		out->name = dtype == Q42_DTYPE_Q4_0 ? "amx-q4_0" : "amx-q8_0";
 		return true;
 	case Q42_DTYPE_Q4_K:
 	case Q42_DTYPE_Q6_K: {
-		const q42_type_kernels *k8 = q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
+		/* the AMX path quantizes with the reference, which every
+		 * q42_kernels table reproduces bit for bit */
+		const q42_type_kernels *k8 = q42_kernels_get(Q42_DTYPE_Q8_K, use);
+		if (k8 == NULL)
+			k8 = q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
 		if (!amx_rows || n_in % QK_K != 0 || k8 == NULL)
 			return false;
 		out->vec_dot = dtype == Q42_DTYPE_Q4_K ? q42_compat_dot_q4_k : q42_compat_dot_q6_k;
-		out->quantize = k8->quantize; /* the AMX path quantizes with the reference */
+		out->rows = rows_for(dtype == Q42_DTYPE_Q4_K ? R_Q4_K : R_Q6_K, use);
+		out->quantize = k8->quantize;
 		out->vec_dot_type = Q42_DTYPE_Q8_K;
 		out->name = dtype == Q42_DTYPE_Q4_K ? "amx-q4_K" : "amx-q6_K";
 		return true;
@@ -347,12 +453,14 @@ bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {
 			out->vec_dot = q42_compat_dot_f16_f32;
+			out->rows = rows_for(R_F16_F32, use);
 			out->quantize = NULL;
 			out->vec_dot_type = Q42_DTYPE_F32;
 			out->name = "amx-f16";
 		} else {
 			out->vec_dot = q42_compat_dot_f16;
-			out->quantize = q42_compat_quantize_f16;
+			out->rows = rows_for(R_F16, use);
+			out->quantize = ops->quantize_f16;
 			out->vec_dot_type = Q42_DTYPE_F16;
 			out->name = "avx512-f16";
 		}

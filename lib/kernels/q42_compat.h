@@ -20,12 +20,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
+#include "kernels/q42_kernels.h"
+
+/* Several products at once: y[t * y_stride + r] = dot(weight row r,
+ * activation row t) for r < n_rows, t < n_tok, weight rows w_stride bytes
+ * apart, activation rows x_stride bytes apart. Every element rounds exactly
+ * as vec_dot of the same kernels computes it, whatever n_rows and n_tok. */
+typedef void (*q42_compat_rows_fn)(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+				   int64_t n_tok, const void *x, uint64_t x_stride, float *y,
+				   uint64_t y_stride);
 
 /* One product's kernels: *out = dot(weight row, activation row), where the
  * activation row was made from f32 by quantize (NULL: the f32 row itself,
  * vec_dot_type Q42_DTYPE_F32). */
 typedef struct q42_compat_kernels {
 	void (*vec_dot)(int64_t n, float *out, const void *w, const void *x);
+	q42_compat_rows_fn rows; /* the same products, many rows and tokens per call */
 	void (*quantize)(const float *src, void *dst, int64_t n);
 	uint32_t vec_dot_type;
 	const char *name; /* e.g. "amx-q4_0", for messages and records */
@@ -47,6 +57,29 @@ enum q42_compat_place {
  * Q4_0/Q8_0, 256 for k-quants, 16 for F16). */
 Q42_API bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 			       enum q42_compat_place place, q42_compat_kernels *out);
+/* The same with the instruction set chosen: Q42_ISA_SCALAR gives the
+ * scalar functions below (the definition), Q42_ISA_AVX2 / Q42_ISA_AVX512
+ * their SIMD versions (kernels/q42_compat_x86.c), bit-identical to them;
+ * an ISA this CPU lacks falls back to the best one it has, and
+ * q42_compat_select uses Q42_ISA_BEST. */
+Q42_API bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
+				   enum q42_compat_place place, enum q42_isa isa,
+				   q42_compat_kernels *out);
+
+/* The row operations of this file for one instruction set (same rules as
+ * q42_compat_select_isa: SIMD versions are bit-identical to the scalar
+ * functions). Never NULL; the table lives as long as the process. */
+typedef struct q42_compat_ops {
+	enum q42_isa isa; /* the one actually used */
+	void (*quantize_q8_0)(const float *src, void *dst, int64_t n);
+	void (*quantize_f16)(const float *src, void *dst, int64_t n);
+	void (*dot_f32)(int64_t n, float *out, const void *w, const void *x);
+	void (*dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x);
+	void (*softmax)(int64_t n, float *y, const float *x);
+	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
+	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
+} q42_compat_ops;
+Q42_API const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa);
 
 /* Activation quantizer of llama.cpp's x86 build for Q8_0
  * (quantize_row_q8_0 with AVX): scale 127/amax, round half to even. */

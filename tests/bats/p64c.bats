@@ -19,8 +19,8 @@ setup() {
 
 @test "p64c --help lists every option and exits 0" {
 	run -0 "$P64C" --help
-	for opt in --output --page-log2 --to-gguf --sign --progress --no-progress --json \
-		--help --version; do
+	for opt in --output --page-log2 --to-gguf --type --profile --sign --progress \
+		--no-progress --json --help --version; do
 		[[ "$output" == *"$opt"* ]] || { echo "help lacks $opt"; return 1; }
 	done
 }
@@ -282,7 +282,9 @@ assert j["mode"] == "p64-to-gguf" and j["sha256"]["output"] == sys.argv[1], j
 	run -3 "$P64C" "$T/missing.gguf" -o "$T/x.p64"
 	[[ "$output" == *"missing.gguf"* ]]
 	run -3 "$P64C" "$m" -o "$T/no/such/dir/x.p64"
-	run -3 "$P64C" "$T" -o "$T/x.p64"
+	# A folder is a Hugging Face input: one without weights is invalid (1).
+	run -1 "$P64C" "$T" -o "$T/x.p64"
+	[[ "$output" == *"no weights"* ]]
 }
 
 # ---- man page and completions ------------------------------------------------
@@ -307,4 +309,212 @@ assert j["mode"] == "p64-to-gguf" and j["sha256"]["output"] == sys.argv[1], j
 		COMP_WORDS=(p64c --page-log2 ""); COMP_CWORD=2; _p64c; printf "%s\n" "${COMPREPLY[@]}"
 	' _ "$Q42_SRCDIR"
 	[ "${#lines[@]}" -eq 10 ]
+}
+
+# ---- Safetensors, Hugging Face folders and archives --------------------------
+#
+# tests/golden/hf holds stories260K.gguf exported by tests/tools/export_hf.py
+# (gguf-py + numpy, see tests/golden/hf/README). The reference for a compiled
+# folder is the GGUF itself: q42run must give the same greedy ids from both.
+
+hf_setup() {
+	HF="$Q42_SRCDIR/tests/golden/hf"
+	Q42RUN=$(q42_bin q42run)
+}
+
+# greedy_ids MODEL: the 32 greedy ids q42run generates for a fixed prompt.
+greedy_ids() {
+	"$Q42RUN" -m "$1" -p "Once upon a time" -n 32 -t 1 --record |
+		python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["tokens"]["generated"])'
+}
+
+@test "p64c: an HF folder, its shards and each archive type give one P64 that runs like the GGUF" {
+	local m a want
+	need_model m stories260K.gguf
+	need_cmd zip
+	hf_setup
+	want=$(greedy_ids "$m")
+	[ -n "$want" ]
+	run -0 --separate-stderr "$P64C" --no-progress "$HF/stories260K" -o "$T/dir.p64"
+	[ -z "$stderr" ]
+	"$P64CHECK" "$T/dir.p64"
+	[ "$(greedy_ids "$T/dir.p64")" = "$want" ]
+	"$P64C" --no-progress "$HF/stories260K-sharded" -o "$T/sharded.p64"
+	[ "$(greedy_ids "$T/sharded.p64")" = "$want" ]
+	# archives are read in place, with or without a top folder
+	tar -C "$HF" -cf "$T/m.tar" stories260K
+	tar -C "$HF" -czf "$T/m.tar.gz" stories260K
+	tar -C "$HF" --zstd -cf "$T/m.tar.zst" stories260K
+	(cd "$HF/stories260K" && zip -q -r "$T/m.zip" .)
+	tar -C "$HF" -czf "$T/s.tar.gz" stories260K-sharded
+	for a in m.tar m.tar.gz m.tar.zst m.zip; do
+		"$P64C" --no-progress "$T/$a" -o "$T/$a.p64"
+		cmp "$T/dir.p64" "$T/$a.p64"
+	done
+	"$P64C" --no-progress "$T/s.tar.gz" -o "$T/s.p64"
+	[ "$(greedy_ids "$T/s.p64")" = "$want" ]
+	# the default output name drops the archive suffix
+	(cd "$T" && "$P64C" --no-progress m.tar.gz && [ -f m.p64 ])
+}
+
+@test "p64c: a Safetensors P64 records its source digest and policy and is not byte-preserving" {
+	local digest
+	hf_setup
+	"$P64C" --no-progress "$HF/stories260K" -o "$T/a.p64"
+	run -0 "$P64CHECK" --header "$T/a.p64"
+	[[ "$output" == *$'flag_names\thparams,tokenizer,bootable'* ]]
+	[[ "$output" == *$'policy\ttranscode'* ]]
+	digest=$(cd "$HF/stories260K" && sha256sum config.json model.safetensors tokenizer.json \
+		tokenizer_config.json | sha256sum | cut -d' ' -f1)
+	[[ "$output" == *$'source_sha256\t'"$digest"* ]]
+	run -1 "$P64C" --to-gguf "$T/a.p64" -o "$T/a.gguf"
+	[ ! -e "$T/a.gguf" ]
+	# a single file: its own SHA-256, weights only, not bootable
+	run -0 --separate-stderr "$P64C" --no-progress "$HF/stories260K/model.safetensors" -o "$T/raw.p64"
+	[[ "$stderr" == *"warning: no hyperparameters"* ]]
+	run -0 "$P64CHECK" --header "$T/raw.p64"
+	[[ "$output" == *$'flag_names\t'$'\n'* ]]
+	[[ "$output" == *$'source_sha256\t'"$(sha256sum "$HF/stories260K/model.safetensors" | cut -d' ' -f1)"* ]]
+	"$P64CHECK" --tensors "$T/raw.p64" | grep -q '^model.layers.0.self_attn.q_proj.weight	f32	64x64	'
+}
+
+@test "p64c: BF16 weights in, --type f32|f16|bf16|q8_0 out" {
+	local m want t
+	need_model m stories260K.gguf
+	hf_setup
+	want=$(greedy_ids "$m")
+	"$P64C" --no-progress "$HF/stories260K-bf16" -o "$T/bf.p64"
+	"$P64CHECK" --tensors "$T/bf.p64" | tail -n +2 | cut -f2 | sort -u | diff - <(echo bf16)
+	"$P64C" --no-progress --type f32 "$HF/stories260K-bf16" -o "$T/bf32.p64"
+	"$P64CHECK" --tensors "$T/bf32.p64" | tail -n +2 | cut -f2 | sort -u | diff - <(echo f32)
+	# bf16 -> f32 is exact: the values are the bf16 ones widened
+	"$P64CHECK" --values blk.0.ffn_up.weight "$T/bf.p64" |
+		diff - <("$P64CHECK" --values blk.0.ffn_up.weight "$T/bf32.p64")
+	for t in f16 bf16 q8_0; do
+		"$P64C" --no-progress --type $t "$HF/stories260K" -o "$T/$t.p64"
+		# 2-D weights take the type (q8_0 only where rows are whole blocks of
+		# 32, f32 otherwise), 1-D norms become f32
+		"$P64CHECK" --tensors "$T/$t.p64" | tail -n +2 | awk -F'\t' -v t=$t '
+			{ split($3, d, "x"); want = $3 ~ /x/ ? t : "f32" }
+			t == "q8_0" && d[1] % 32 != 0 { want = "f32" }
+			$2 != want { print; bad = 1 } END { exit bad }'
+		run -0 "$P64CHECK" --header "$T/$t.p64"
+		[[ "$output" == *$'policy\ttranscode type='"$t"* ]]
+	done
+	[ "$(greedy_ids "$T/q8_0.p64")" = "$want" ]
+}
+
+# check_profile P64 BASE BLOCK DTYPE ROLES: every tensor of ROLES (comma
+# list) whose rows are whole BLOCKs has DTYPE and dequantizes within one
+# quantization step of BASE's values (ternary: each value is 0 or +-the
+# block's mean |x|); every other tensor is byte-identical (same dtype and
+# CRC) to BASE's. Prints how many tensors were rewritten.
+check_profile() {
+	python3 -c '
+import subprocess, sys
+chk, p64, base, block, dtype, roles = sys.argv[1:7]
+block, roles = int(block), roles.split(",")
+def table(f):
+    out = subprocess.run([chk, "--tensors", f], check=True, capture_output=True, text=True).stdout
+    rows = [l.split("\t") for l in out.splitlines()]
+    return {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+def values(f, name):
+    out = subprocess.run([chk, "--values", name, f], check=True, capture_output=True, text=True).stdout
+    return [float(l.split("\t")[1]) for l in out.splitlines()[1:]]
+a, b = table(p64), table(base)
+assert a.keys() == b.keys()
+n = 0
+for name, t in a.items():
+    row = int(t["dims"].split("x")[0])
+    if t["role"] in roles and "x" in t["dims"] and row % block == 0:
+        assert t["dtype"] == dtype, (name, t["dtype"])
+        q, x = values(p64, name), values(base, name)
+        step = {"q4_0": 1 / 8, "q8_0": 1 / 127}.get(dtype)
+        for i in range(0, len(x), block):
+            bx, bq = x[i:i + block], q[i:i + block]
+            if step is None:
+                d = sum(abs(v) for v in bx) / block
+                assert all(v == 0 or abs(abs(v) - d) <= d * 1e-3 for v in bq), (name, i)
+            else:
+                amax = max(abs(v) for v in bx)
+                assert all(abs(u - v) <= amax * step * 1.01 + 1e-12 for u, v in zip(bx, bq)), (name, i)
+        n += 1
+    else:
+        assert t["dtype"] == b[name]["dtype"] and t["crc32c"] == b[name]["crc32c"], name
+print(n)
+' "$P64CHECK" "$@"
+}
+
+@test "p64c --profile: ffn-q4_0, ffn-tq, q8_0 rewrite by role; other tensors stay byte-identical" {
+	local m
+	need_model m stories260K.gguf
+	hf_setup
+	"$P64C" --no-progress "$HF/stories260K" -o "$T/base.p64"
+	"$P64C" --no-progress --profile ffn-q4_0 "$HF/stories260K" -o "$T/q4.p64"
+	run -0 check_profile "$T/q4.p64" "$T/base.p64" 32 q4_0 ffn_gate,ffn_up,ffn_down
+	# gate and up of 5 layers; ffn_down rows of 172 are not whole blocks
+	[ "$output" -eq 10 ]
+	"$P64C" --no-progress --profile q8_0 "$HF/stories260K" -o "$T/q8.p64"
+	run -0 check_profile "$T/q8.p64" "$T/base.p64" 32 q8_0 \
+		token_embd,output,attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down
+	[ "$output" -eq 32 ]
+	# stories260K has no row of 256 elements: ffn-tq leaves every tensor as it was
+	"$P64C" --no-progress --profile ffn-tq "$HF/stories260K" -o "$T/tq.p64"
+	run -0 check_profile "$T/tq.p64" "$T/base.p64" 256 tq2_0 ffn_gate,ffn_up,ffn_down
+	[ "$output" -eq 0 ]
+	run -0 "$P64CHECK" --header "$T/q4.p64"
+	[[ "$output" == *$'policy\ttranscode profile=ffn-q4_0'* ]]
+	[[ "$output" != *"byte-preserving"* ]]
+	# the same profile on the GGUF: the same dtypes, the same greedy ids
+	"$P64C" --no-progress --profile ffn-q4_0 "$m" -o "$T/g.p64"
+	diff <("$P64CHECK" --tensors "$T/g.p64" | cut -f1,2 | sort) \
+		<("$P64CHECK" --tensors "$T/q4.p64" | cut -f1,2 | sort)
+	[ "$(greedy_ids "$T/g.p64")" = "$(greedy_ids "$T/q4.p64")" ]
+	run -0 "$P64CHECK" --header "$T/g.p64"
+	[[ "$output" == *$'source_sha256\t'"$(sha256sum "$m" | cut -d' ' -f1)"* ]]
+	[[ "$output" == *$'policy\ttranscode profile=ffn-q4_0'* ]]
+}
+
+# mk_st FILE HEADER N: a Safetensors file with that JSON header and N zero bytes.
+mk_st() {
+	python3 -c '
+import struct, sys
+h = sys.argv[2].encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(int(sys.argv[3])))
+' "$@"
+}
+
+@test "p64c: malformed Safetensors headers exit 1 with the field named, and write nothing" {
+	hf_setup
+	mkdir "$T/out"
+	mk_st "$T/overlap.st" '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}' 8
+	run -1 "$P64C" "$T/overlap.st" -o "$T/out/x.p64"
+	[[ "$output" == *"tensor b"*"overlaps"* ]]
+	mk_st "$T/len.st" '{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}' 8
+	run -1 "$P64C" "$T/len.st" -o "$T/out/x.p64"
+	[[ "$output" == *"byte length"* ]]
+	mk_st "$T/dup.st" '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}' 8
+	run -1 "$P64C" "$T/dup.st" -o "$T/out/x.p64"
+	[[ "$output" == *"duplicate"* ]]
+	mk_st "$T/i8.st" '{"a":{"dtype":"I8","shape":[4],"data_offsets":[0,4]}}' 4
+	run -1 "$P64C" "$T/i8.st" -o "$T/out/x.p64"
+	[[ "$output" == *"dtype I8"* ]]
+	# a shard that the index names is missing
+	cp -r "$HF/stories260K-sharded" "$T/sh"
+	rm "$T/sh/model-00002-of-00003.safetensors"
+	run -1 "$P64C" "$T/sh" -o "$T/out/x.p64"
+	[[ "$output" == *"is missing"* ]]
+	only_files "$T/out"
+}
+
+@test "p64c --type/--profile: bad values and --to-gguf are usage errors; a pipe is refused" {
+	hf_setup
+	run -2 "$P64C" --type q4_K "$HF/stories260K" -o "$T/x.p64"
+	[[ "$output" == *"--type"* ]]
+	run -2 "$P64C" --profile fast "$HF/stories260K" -o "$T/x.p64"
+	[[ "$output" == *"--profile"* ]]
+	run -2 "$P64C" --to-gguf --type f16 x.p64
+	run -2 bash -c '"$1" "$2" -o - | cat >/dev/null; exit ${PIPESTATUS[0]}' _ "$P64C" "$HF/stories260K"
+	[[ "$output" == *"seekable"* ]]
+	only_files "$T"
 }

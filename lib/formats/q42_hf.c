@@ -1,0 +1,557 @@
+/* q42_hf.c -- config.json, tokenizer.json and HF tensor names as q42's
+ * model description (see q42_hf.h; the mapping tables are in p64c(1)).
+ *
+ * The facts behind the tables (which HF name is which GGUF tensor, the
+ * llama q/k row order, gemma's 1 + w norms, lfm2's per-layer key/value
+ * heads) come from reading llama.cpp's converter; nothing is copied from
+ * it. JSON is parsed with jansson; every number is range-checked before it
+ * lands in a q42_hparams field. Never prints.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "formats/q42_hf.h"
+
+static bool num_u32(const json_t *o, const char *key, uint32_t *out)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
+		return false;
+	*out = (uint32_t)json_integer_value(v);
+	return true;
+}
+
+static bool num_f32(const json_t *o, const char *key, float *out)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!json_is_number(v))
+		return false;
+	*out = (float)json_number_value(v);
+	return true;
+}
+
+static int32_t first_id(const json_t *v)
+{
+	if (json_is_array(v))
+		v = json_array_get(v, 0);
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+		return -1;
+	return (int32_t)json_integer_value(v);
+}
+
+int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err *err)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *o;
+	const char *mt;
+	q42_hparams *hp = &c->hp;
+	int rc = Q42_OK;
+
+	memset(c, 0, sizeof *c);
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "config.json: offset %d: %s", je.position, je.text);
+	/* multimodal gemma3 keeps the language model's numbers in text_config */
+	o = json_is_object(json_object_get(root, "text_config")) ? json_object_get(root, "text_config")
+								 : root;
+	mt = json_string_value(json_object_get(root, "model_type"));
+	if (mt == NULL) {
+		rc = q42_err_set(err, Q42_EFORMAT, "config.json: model_type: expected a string");
+		goto done;
+	}
+	static const struct {
+		const char *mt, *arch;
+		uint32_t fam;
+	} fams[] = {
+		{"llama", "llama", Q42_HF_LLAMA},    {"mistral", "llama", Q42_HF_LLAMA},
+		{"qwen2", "qwen2", Q42_HF_QWEN2},    {"qwen3", "qwen3", Q42_HF_QWEN3},
+		{"gemma", "gemma", Q42_HF_GEMMA},    {"gemma2", "gemma2", Q42_HF_GEMMA},
+		{"gemma3", "gemma3", Q42_HF_GEMMA},  {"gemma3_text", "gemma3", Q42_HF_GEMMA},
+		{"lfm2", "lfm2", Q42_HF_LFM2},
+	};
+	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
+		if (strcmp(mt, fams[i].mt) == 0) {
+			c->family = fams[i].fam;
+			snprintf(hp->arch, sizeof hp->arch, "%s", fams[i].arch);
+		}
+	if (c->family == 0) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "config.json: model_type \"%s\": expected one of llama, mistral, "
+				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2", mt);
+		goto done;
+	}
+	if (!num_u32(o, "hidden_size", &hp->n_embd) || !num_u32(o, "num_hidden_layers", &hp->n_layer) ||
+	    !num_u32(o, "num_attention_heads", &hp->n_head) || hp->n_head == 0 || hp->n_embd == 0 ||
+	    hp->n_layer == 0 || hp->n_layer > Q42_MAX_LAYERS) {
+		rc = q42_err_set(err, Q42_EFORMAT,
+				 "config.json: hidden_size, num_hidden_layers (1..%u) and "
+				 "num_attention_heads: expected positive integers", Q42_MAX_LAYERS);
+		goto done;
+	}
+	c->n_head_kv = hp->n_head;
+	num_u32(o, "num_key_value_heads", &c->n_head_kv);
+	uint32_t ff = 0;
+	if (!num_u32(o, "intermediate_size", &ff))
+		num_u32(o, "block_ff_dim", &ff);
+	const json_t *lt = json_object_get(o, "layer_types");
+	for (uint32_t l = 0; l < hp->n_layer; l++) {
+		hp->n_ff[l] = ff;
+		hp->n_head_kv[l] = c->n_head_kv;
+		/* lfm2: convolution layers have no attention */
+		const char *t = json_string_value(json_array_get(lt, l));
+		if (c->family == Q42_HF_LFM2 && t != NULL && strcmp(t, "conv") == 0)
+			hp->n_head_kv[l] = 0;
+	}
+	if (num_u32(o, "head_dim", &hp->head_dim_k))
+		hp->head_dim_v = hp->head_dim_k;
+	hp->n_rot = hp->head_dim_k ? hp->head_dim_k : hp->n_embd / hp->n_head;
+	num_u32(o, "max_position_embeddings", &hp->n_ctx_train);
+	num_u32(o, "vocab_size", &hp->n_vocab);
+	num_f32(o, "rope_theta", &hp->rope_freq_base);
+	hp->rope_freq_scale = 1.0f;
+	const json_t *rs = json_object_get(o, "rope_scaling");
+	const char *rt = json_string_value(json_object_get(rs, "rope_type"));
+	if (rt == NULL)
+		rt = json_string_value(json_object_get(rs, "type"));
+	float factor;
+	if (rt != NULL && strcmp(rt, "linear") == 0 && num_f32(rs, "factor", &factor) && factor > 0)
+		hp->rope_freq_scale = 1.0f / factor;
+	if (!num_f32(o, "rms_norm_eps", &hp->norm_rms_eps))
+		num_f32(o, "norm_eps", &hp->norm_rms_eps);
+	num_u32(o, "sliding_window", &hp->sliding_window);
+	num_f32(o, "rope_local_base_freq", &hp->rope_freq_base_swa);
+	num_f32(o, "attn_logit_softcapping", &hp->attn_softcap);
+	num_f32(o, "final_logit_softcapping", &hp->final_softcap);
+	num_u32(o, "conv_L_cache", &hp->conv_l_cache);
+	c->bos_id = first_id(json_object_get(root, "bos_token_id"));
+	c->eos_id = first_id(json_object_get(root, "eos_token_id"));
+done:
+	json_decref(root);
+	return rc;
+}
+
+/* ---- tensor names ------------------------------------------------------------ */
+
+typedef struct name_rule {
+	const char *hf, *gguf;
+	uint32_t families; /* bit per family; 0 = all */
+	uint32_t xform;
+} name_rule;
+
+#define F(x) (1u << (x))
+
+static const name_rule layer_rules[] = {
+	{"input_layernorm.weight", "attn_norm.weight", 0, 0},
+	{"self_attn.q_proj.weight", "attn_q.weight", 0, 0},
+	{"self_attn.k_proj.weight", "attn_k.weight", 0, 0},
+	{"self_attn.v_proj.weight", "attn_v.weight", 0, 0},
+	{"self_attn.o_proj.weight", "attn_output.weight", 0, 0},
+	{"self_attn.q_proj.bias", "attn_q.bias", 0, 0},
+	{"self_attn.k_proj.bias", "attn_k.bias", 0, 0},
+	{"self_attn.v_proj.bias", "attn_v.bias", 0, 0},
+	{"self_attn.o_proj.bias", "attn_output.bias", 0, 0},
+	{"self_attn.q_norm.weight", "attn_q_norm.weight", 0, 0},
+	{"self_attn.k_norm.weight", "attn_k_norm.weight", 0, 0},
+	{"pre_feedforward_layernorm.weight", "ffn_norm.weight", F(Q42_HF_GEMMA), 0},
+	{"post_feedforward_layernorm.weight", "post_ffw_norm.weight", F(Q42_HF_GEMMA), 0},
+	{"mlp.gate_proj.weight", "ffn_gate.weight", 0, 0},
+	{"mlp.up_proj.weight", "ffn_up.weight", 0, 0},
+	{"mlp.down_proj.weight", "ffn_down.weight", 0, 0},
+	{"operator_norm.weight", "attn_norm.weight", F(Q42_HF_LFM2), 0},
+	{"ffn_norm.weight", "ffn_norm.weight", F(Q42_HF_LFM2), 0},
+	{"conv.conv.weight", "shortconv.conv.weight", F(Q42_HF_LFM2), Q42_HF_X_SQUEEZE},
+	{"conv.in_proj.weight", "shortconv.in_proj.weight", F(Q42_HF_LFM2), 0},
+	{"conv.out_proj.weight", "shortconv.out_proj.weight", F(Q42_HF_LFM2), 0},
+	{"self_attn.out_proj.weight", "attn_output.weight", F(Q42_HF_LFM2), 0},
+	{"self_attn.q_layernorm.weight", "attn_q_norm.weight", F(Q42_HF_LFM2), 0},
+	{"self_attn.k_layernorm.weight", "attn_k_norm.weight", F(Q42_HF_LFM2), 0},
+	{"feed_forward.w1.weight", "ffn_gate.weight", F(Q42_HF_LFM2), 0},
+	{"feed_forward.w3.weight", "ffn_up.weight", F(Q42_HF_LFM2), 0},
+	{"feed_forward.w2.weight", "ffn_down.weight", F(Q42_HF_LFM2), 0},
+};
+
+static const name_rule global_rules[] = {
+	{"model.embed_tokens.weight", "token_embd.weight", 0, 0},
+	{"model.norm.weight", "output_norm.weight", 0, 0},
+	{"lm_head.weight", "output.weight", 0, 0},
+	{"model.embedding_norm.weight", "token_embd_norm.weight", F(Q42_HF_LFM2), 0},
+};
+
+static bool rule_applies(const name_rule *r, uint32_t family)
+{
+	return r->families == 0 || (r->families & F(family)) != 0;
+}
+
+bool q42_hf_tensor_name(const q42_hf_config *c, const char *name, char *out, size_t cap,
+			uint32_t *xform)
+{
+	char norm[512];
+	const char *gguf = NULL;
+	bool gemma2plus = c->family == Q42_HF_GEMMA && strcmp(c->hp.arch, "gemma") != 0;
+	char lbuf[16] = "";
+	int n;
+
+	*xform = Q42_HF_X_NONE;
+	/* multimodal checkpoints nest the language model one level down */
+	if (strncmp(name, "language_model.", 15) == 0) {
+		name += 15;
+	} else if (strncmp(name, "model.language_model.", 21) == 0) {
+		if (snprintf(norm, sizeof norm, "model.%s", name + 21) >= (int)sizeof norm)
+			return false;
+		name = norm;
+	}
+	for (size_t i = 0; i < sizeof global_rules / sizeof global_rules[0]; i++)
+		if (rule_applies(&global_rules[i], c->family) && strcmp(name, global_rules[i].hf) == 0) {
+			gguf = global_rules[i].gguf;
+			*xform = global_rules[i].xform;
+		}
+	const char *rest = NULL;
+	unsigned long layer = 0;
+	if (gguf == NULL && strncmp(name, "model.layers.", 13) == 0) {
+		char *end;
+		const char *d = name + 13;
+		if (*d < '0' || *d > '9' || (d[0] == '0' && d[1] != '.'))
+			return false;
+		layer = strtoul(d, &end, 10);
+		if (*end != '.' || layer >= Q42_MAX_LAYERS)
+			return false;
+		rest = end + 1;
+		/* llama: post_attention_layernorm is the FFN norm; gemma2/3 have
+		 * a separate norm after attention. */
+		if (strcmp(rest, "post_attention_layernorm.weight") == 0)
+			gguf = gemma2plus ? "post_attention_norm.weight" : "ffn_norm.weight";
+		for (size_t i = 0; gguf == NULL && i < sizeof layer_rules / sizeof layer_rules[0]; i++)
+			if (rule_applies(&layer_rules[i], c->family) && strcmp(rest, layer_rules[i].hf) == 0) {
+				gguf = layer_rules[i].gguf;
+				*xform = layer_rules[i].xform;
+			}
+		snprintf(lbuf, sizeof lbuf, "blk.%lu.", layer);
+	}
+	if (gguf == NULL)
+		return false;
+	if (c->family == Q42_HF_LLAMA && strcmp(gguf, "attn_q.weight") == 0)
+		*xform = Q42_HF_X_PERMUTE_Q;
+	if (c->family == Q42_HF_LLAMA && strcmp(gguf, "attn_k.weight") == 0)
+		*xform = Q42_HF_X_PERMUTE_K;
+	if (c->family == Q42_HF_GEMMA) {
+		size_t gl = strlen(gguf);
+		if (gl >= 11 && strcmp(gguf + gl - 11, "norm.weight") == 0)
+			*xform = Q42_HF_X_ADD_ONE;
+	}
+	n = snprintf(out, cap, "%s%s", lbuf, gguf);
+	return n > 0 && (size_t)n < cap;
+}
+
+int q42_hf_permute_rows(void *rows, void *scratch, uint64_t n_rows, uint64_t row_bytes,
+			uint32_t n_head, q42_err *err)
+{
+	uint8_t *in = rows, *out = scratch;
+	if (n_head == 0 || n_rows % ((uint64_t)n_head * 2) != 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "%llu rows do not split into %u heads of an even size",
+				   (unsigned long long)n_rows, n_head);
+	/* HF row h*hd + s*hd/2 + i (half s, pair i) is GGUF row h*hd + 2i + s */
+	const uint64_t hd = n_rows / n_head, half = hd / 2;
+	for (uint64_t h = 0; h < n_head; h++)
+		for (uint64_t s = 0; s < 2; s++)
+			for (uint64_t i = 0; i < half; i++)
+				memcpy(out + (h * hd + 2 * i + s) * row_bytes,
+				       in + (h * hd + s * half + i) * row_bytes, (size_t)row_bytes);
+	memcpy(in, out, (size_t)(n_rows * row_bytes));
+	return Q42_OK;
+}
+
+/* ---- tokenizer --------------------------------------------------------------- */
+
+void q42_hf_vocab_free(q42_hf_vocab *v)
+{
+	q42_vocab_free(&v->v);
+	json_decref((json_t *)v->json_);
+	free(v->arena_);
+	memset(v, 0, sizeof *v);
+}
+
+/* A special token given as "text" or {"content": "text"}. */
+static const char *special_text(const json_t *cfg, const char *key)
+{
+	const json_t *v = json_object_get(cfg, key);
+	if (json_is_object(v))
+		v = json_object_get(v, "content");
+	return json_string_value(v);
+}
+
+static int32_t find_token(const q42_vocab *v, const char *s)
+{
+	size_t n;
+	if (s == NULL)
+		return -1;
+	n = strlen(s);
+	for (uint32_t i = 0; i < v->n_tokens; i++)
+		if (v->tokens[i].len == n && memcmp(v->tokens[i].p, s, n) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+static bool is_byte_token(q42_str t)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	return t.len == 6 && memcmp(t.p, "<0x", 3) == 0 && t.p[5] == '>' &&
+	       strchr(hex, t.p[3]) != NULL && strchr(hex, t.p[4]) != NULL && t.p[3] && t.p[4];
+}
+
+/* Does the tokenizer put "▁" before the text (SentencePiece style)? */
+static bool prepends_space(const json_t *root)
+{
+	const json_t *norm = json_object_get(root, "normalizer"), *pre = json_object_get(root, "pre_tokenizer");
+	const json_t *list = json_object_get(norm, "normalizers");
+	size_t n = json_is_array(list) ? json_array_size(list) : 1;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_is_array(list) ? json_array_get(list, i) : norm;
+		const char *t = json_string_value(json_object_get(x, "type"));
+		if (t != NULL && strcmp(t, "Prepend") == 0)
+			return true;
+	}
+	const char *pt = json_string_value(json_object_get(pre, "type"));
+	if (pt != NULL && strcmp(pt, "Metaspace") == 0) {
+		const char *sch = json_string_value(json_object_get(pre, "prepend_scheme"));
+		if (sch != NULL)
+			return strcmp(sch, "never") != 0;
+		return json_is_true(json_object_get(pre, "add_prefix_space"));
+	}
+	return false;
+}
+
+int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
+		       const char *cfg_json, size_t cfg_len, const q42_hf_config *c, q42_err *err)
+{
+	json_error_t je;
+	json_t *root, *cfg = NULL, *model, *vocab, *merges, *added;
+	q42_vocab *v = &out->v;
+	const char *type;
+	bool spm, unigram;
+	uint64_t n = 0, arena_len = 0, arena_pos = 0;
+	int rc = Q42_OK;
+
+	memset(out, 0, sizeof *out);
+	root = json_loadb(tok_json, tok_len, 0, &je);
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "tokenizer.json: offset %d: %s", je.position,
+				   je.text);
+	out->json_ = root;
+	if (cfg_json != NULL) {
+		cfg = json_loadb(cfg_json, cfg_len, 0, &je);
+		if (cfg == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT, "tokenizer_config.json: offset %d: %s",
+					 je.position, je.text);
+			goto fail;
+		}
+	}
+	model = json_object_get(root, "model");
+	vocab = json_object_get(model, "vocab");
+	merges = json_object_get(model, "merges");
+	added = json_object_get(root, "added_tokens");
+	type = json_string_value(json_object_get(model, "type"));
+	if (type == NULL && json_is_array(merges))
+		type = "BPE";
+	unigram = type != NULL && strcmp(type, "Unigram") == 0;
+	if (type == NULL || (!unigram && strcmp(type, "BPE") != 0) ||
+	    (unigram && !json_is_array(vocab)) || (!unigram && !json_is_object(vocab))) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "tokenizer.json: model.type %s%s%s: expected Unigram (vocab array) "
+				 "or BPE (vocab object)", type ? "\"" : "", type ? type : "(absent)",
+				 type ? "\"" : "");
+		goto fail;
+	}
+	spm = unigram || json_is_true(json_object_get(model, "byte_fallback"));
+
+	/* Number of ids: base vocabulary, added tokens, embedding rows. */
+	n = unigram ? json_array_size(vocab) : 0;
+	if (!unigram) {
+		const char *k;
+		json_t *id;
+		json_object_foreach(vocab, k, id) if (json_is_integer(id) && json_integer_value(id) >= 0 &&
+						      (uint64_t)json_integer_value(id) + 1 > n) n =
+			(uint64_t)json_integer_value(id) + 1;
+	}
+	for (size_t i = 0; i < json_array_size(added); i++) {
+		json_int_t id = json_integer_value(json_object_get(json_array_get(added, i), "id"));
+		if (id >= 0 && (uint64_t)id + 1 > n)
+			n = (uint64_t)id + 1;
+	}
+	uint64_t n_tok = n;
+	if (c != NULL && c->hp.n_vocab > n)
+		n = c->hp.n_vocab;
+	if (n == 0 || n > (1u << 24)) {
+		rc = q42_err_set(err, Q42_EFORMAT, "tokenizer.json: %llu tokens, expected 1..%u",
+				 (unsigned long long)n, 1u << 24);
+		goto fail;
+	}
+	v->n_tokens = (uint32_t)n;
+	v->tokens = calloc(n, sizeof *v->tokens);
+	v->types = calloc(n, sizeof *v->types);
+	v->scores = spm ? calloc(n, sizeof *v->scores) : NULL;
+	v->n_merges = (!spm && json_is_array(merges)) ? (uint32_t)json_array_size(merges) : 0;
+	v->merges = calloc(v->n_merges ? v->n_merges : 1, sizeof *v->merges);
+	if (v->tokens == NULL || v->types == NULL || (spm && v->scores == NULL) || v->merges == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for %llu tokens", (unsigned long long)n);
+		goto fail;
+	}
+	/* arena: "[PAD<id>]" names and "a b" merges given as pairs */
+	arena_len = (n - n_tok) * 20 + 1;
+	for (size_t i = 0; json_is_array(merges) && i < json_array_size(merges); i++) {
+		const json_t *m = json_array_get(merges, i);
+		if (json_is_array(m))
+			arena_len += json_string_length(json_array_get(m, 0)) +
+				     json_string_length(json_array_get(m, 1)) + 2;
+	}
+	out->arena_ = malloc(arena_len);
+	if (out->arena_ == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for the tokenizer strings");
+		goto fail;
+	}
+	if (unigram) {
+		for (size_t i = 0; i < json_array_size(vocab); i++) {
+			const json_t *e = json_array_get(vocab, i), *t = json_array_get(e, 0),
+				     *s = json_array_get(e, 1);
+			if (!json_is_string(t) || !json_is_number(s)) {
+				rc = q42_err_set(err, Q42_EFORMAT,
+						 "tokenizer.json: model.vocab[%zu]: expected [text, score]", i);
+				goto fail;
+			}
+			v->tokens[i] = (q42_str){json_string_value(t), json_string_length(t)};
+			v->scores[i] = (float)json_number_value(s);
+		}
+	} else {
+		const char *k;
+		json_t *id;
+		void *it;
+		for (it = json_object_iter(vocab); it != NULL; it = json_object_iter_next(vocab, it)) {
+			k = json_object_iter_key(it);
+			id = json_object_iter_value(it);
+			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+			    v->tokens[json_integer_value(id)].p != NULL) {
+				rc = q42_err_set(err, Q42_EFORMAT,
+						 "tokenizer.json: model.vocab.%s: expected a unique id", k);
+				goto fail;
+			}
+			v->tokens[json_integer_value(id)] =
+				(q42_str){k, json_object_iter_key_len(it)};
+		}
+	}
+	for (size_t i = 0; i < json_array_size(added); i++) {
+		const json_t *a = json_array_get(added, i), *t = json_object_get(a, "content");
+		json_int_t id = json_integer_value(json_object_get(a, "id"));
+		if (!json_is_string(t) || id < 0) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "tokenizer.json: added_tokens[%zu]: expected id and content", i);
+			goto fail;
+		}
+		v->tokens[id] = (q42_str){json_string_value(t), json_string_length(t)};
+		v->types[id] = json_is_true(json_object_get(a, "special")) ? Q42_TOK_CONTROL
+									     : Q42_TOK_USER_DEFINED;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (i >= n_tok) {
+			char *p = out->arena_ + arena_pos;
+			int k = snprintf(p, 20, "[PAD%llu]", (unsigned long long)i);
+			v->tokens[i] = (q42_str){p, (uint64_t)k};
+			arena_pos += (uint64_t)k + 1;
+			v->types[i] = Q42_TOK_UNUSED;
+			if (v->scores)
+				v->scores[i] = -1000.0f;
+			continue;
+		}
+		if (v->tokens[i].p == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT, "tokenizer.json: token id %llu has no text",
+					 (unsigned long long)i);
+			goto fail;
+		}
+		if (v->types[i] == 0)
+			v->types[i] = spm && is_byte_token(v->tokens[i]) ? Q42_TOK_BYTE : Q42_TOK_NORMAL;
+	}
+	/* merges: kept for byte-level BPE; for SentencePiece-style BPE they
+	 * become scores (rank r gives its result -r, so earlier merges win). */
+	for (size_t i = 0; json_is_array(merges) && i < json_array_size(merges); i++) {
+		const json_t *m = json_array_get(merges, i);
+		q42_str s;
+		if (json_is_string(m)) {
+			s = (q42_str){json_string_value(m), json_string_length(m)};
+		} else if (json_is_array(m) && json_is_string(json_array_get(m, 0)) &&
+			   json_is_string(json_array_get(m, 1))) {
+			char *p = out->arena_ + arena_pos;
+			size_t a = json_string_length(json_array_get(m, 0)),
+			       b = json_string_length(json_array_get(m, 1));
+			memcpy(p, json_string_value(json_array_get(m, 0)), a);
+			p[a] = ' ';
+			memcpy(p + a + 1, json_string_value(json_array_get(m, 1)), b);
+			p[a + 1 + b] = '\0';
+			s = (q42_str){p, a + 1 + b};
+			arena_pos += a + b + 2;
+		} else {
+			rc = q42_err_set(err, Q42_EFORMAT, "tokenizer.json: model.merges[%zu]: expected "
+					 "\"a b\" or [a, b]", i);
+			goto fail;
+		}
+		if (!spm) {
+			v->merges[i] = s;
+			continue;
+		}
+		const char *sp = memchr(s.p, ' ', s.len);
+		if (sp == NULL)
+			continue;
+		/* the merged text is the pair without the space */
+		size_t la = (size_t)(sp - s.p), lb = s.len - la - 1;
+		char tmp[1024];
+		if (la + lb >= sizeof tmp)
+			continue;
+		memcpy(tmp, s.p, la);
+		memcpy(tmp + la, sp + 1, lb);
+		json_t *id = json_object_getn(vocab, tmp, la + lb);
+		if (json_is_integer(id) && json_integer_value(id) >= 0 &&
+		    (uint64_t)json_integer_value(id) < n)
+			v->scores[json_integer_value(id)] = -(float)i;
+	}
+	if (spm && !unigram)
+		for (uint64_t i = 0; i < n_tok; i++)
+			if (v->scores[i] == 0.0f && v->tokens[i].len > 1 && v->types[i] == Q42_TOK_NORMAL)
+				v->scores[i] = -(float)json_array_size(merges) - 1.0f;
+	if (!json_is_array(merges))
+		v->n_merges = 0;
+
+	v->model = spm ? (q42_str){"llama", 5} : (q42_str){"gpt2", 4};
+	v->pre = (q42_str){"", 0};
+	if (!spm) {
+		const char *pre = c == NULL ? "default"
+				: c->family == Q42_HF_LLAMA ? "llama-bpe"
+				: c->family == Q42_HF_QWEN2 || c->family == Q42_HF_QWEN3 ? "qwen2"
+				: c->family == Q42_HF_LFM2 ? "lfm2" : "default";
+		v->pre = (q42_str){pre, strlen(pre)};
+	}
+	v->bos = find_token(v, special_text(cfg, "bos_token"));
+	v->eos = find_token(v, special_text(cfg, "eos_token"));
+	v->unk = find_token(v, special_text(cfg, "unk_token"));
+	v->pad = find_token(v, special_text(cfg, "pad_token"));
+	v->eot = v->eom = v->sep = v->mask = Q42_TOK_NONE;
+	if (v->bos < 0 && c != NULL && c->bos_id >= 0 && (uint32_t)c->bos_id < n)
+		v->bos = c->bos_id;
+	if (v->eos < 0 && c != NULL && c->eos_id >= 0 && (uint32_t)c->eos_id < n)
+		v->eos = c->eos_id;
+	if (v->unk < 0 && unigram && json_is_integer(json_object_get(model, "unk_id")) &&
+	    json_integer_value(json_object_get(model, "unk_id")) < (json_int_t)n)
+		v->unk = (int32_t)json_integer_value(json_object_get(model, "unk_id"));
+	if (v->unk < 0 && !unigram)
+		v->unk = find_token(v, json_string_value(json_object_get(model, "unk_token")));
+	if (v->unk >= 0)
+		v->types[v->unk] = Q42_TOK_UNKNOWN;
+	const json_t *ab = json_object_get(cfg, "add_bos_token"), *ae = json_object_get(cfg, "add_eos_token");
+	v->add_bos = json_is_boolean(ab) ? (int8_t)json_is_true(ab) : -1;
+	v->add_eos = json_is_boolean(ae) ? (int8_t)json_is_true(ae) : -1;
+	v->add_space_prefix = spm ? (int8_t)prepends_space(root) : -1;
+	v->remove_extra_whitespaces = -1;
+	json_decref(cfg);
+	return Q42_OK;
+fail:
+	json_decref(cfg);
+	q42_hf_vocab_free(out);
+	return rc;
+}

@@ -1,0 +1,615 @@
+/* q42_compat_x86.c -- AVX2 and AVX-512 versions of the q42_compat kernels:
+ * the same bits as the scalar definitions in q42_compat.c, faster.
+ *
+ * Integer block sums are exact in any order, so they are formed with
+ * whatever instructions are quickest (VNNI where there is one). The float
+ * steps are kept exactly: the row products compute eight (or four) output
+ * rows at once with one row per SIMD lane, so each row still gets one
+ * fused multiply-add per block in block order (the serial chain of the
+ * scalar kernel, eight chains in flight); float lanes are reduced in the
+ * scalar tree order. Blocks holding a NaN or an infinity, where the
+ * scalar code's behaviour is not a plain vector operation, go through the
+ * scalar code. Each function carries its own target attribute (no -m build
+ * flags); nothing here may run before q42_cpu_has_avx2() /
+ * q42_cpu_has_avx512() said yes.
+ */
+#include <math.h>
+#include "kernels/q42_compat.h"
+#include "kernels/q42_compat_x86.h"
+#include "kernels/q42_kernels_x86.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#define A2 __attribute__((target("avx2,fma,f16c")))
+#define A5 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+#define A2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+#define A5_INLINE                                                                              \
+	static inline __attribute__((always_inline,                                          \
+				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+
+#define GROUP 8 /* output rows per pass of the quantized row products */
+
+/* Row pointers of one group; rows past the end repeat the last row so the
+ * lanes stay busy (their results are never stored). */
+static void group_rows(const void *w, uint64_t stride, int64_t r0, int64_t n_rows, int g,
+		       const uint8_t **wr)
+{
+	for (int r = 0; r < g; r++) {
+		const int64_t i = r0 + r < n_rows ? r0 + r : n_rows - 1;
+		wr[r] = (const uint8_t *)w + (uint64_t)i * stride;
+	}
+}
+
+static void store_group(float *y, int64_t r0, int64_t n_rows, const float *v, int g)
+{
+	for (int r = 0; r < g && r0 + r < n_rows; r++)
+		y[r0 + r] = v[r];
+}
+
+/* The f16 field at offset off of eight rows, widened exactly. */
+A2_INLINE __m256 halves_rows(const uint8_t *const wr[GROUP], int64_t off)
+{
+	return _mm256_cvtph_ps(_mm_setr_epi16(
+		(short)q42_ld16(wr[0] + off), (short)q42_ld16(wr[1] + off),
+		(short)q42_ld16(wr[2] + off), (short)q42_ld16(wr[3] + off),
+		(short)q42_ld16(wr[4] + off), (short)q42_ld16(wr[5] + off),
+		(short)q42_ld16(wr[6] + off), (short)q42_ld16(wr[7] + off)));
+}
+
+/* ---- Q8_0 / Q4_0 against Q8_0 ------------------------------------------ */
+
+/* Exact integer sums of block j of eight rows (one per lane). */
+A2_INLINE __m256i sums_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m256i v[GROUP];
+	for (int r = 0; r < GROUP; r++)
+		v[r] = x86_dot_i8(_mm256_loadu_si256((const __m256i *)(wr[r] + off + Q8_0_QS)), y);
+	return x86_reduce8(v);
+}
+
+A2_INLINE __m256i sums_q4_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m256i v[GROUP];
+	const int32_t ys = x86_hsum_i32(x86_dot_u8(_mm256_set1_epi8(1), y));
+	for (int r = 0; r < GROUP; r++)
+		v[r] = x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_0_QS), y);
+	return _mm256_sub_epi32(x86_reduce8(v), _mm256_set1_epi32(8 * ys));
+}
+
+/* VNNI wants an unsigned operand: w + 128 (or the 0..15 nibble) times y,
+ * exact for any bytes; the accumulators start at -128 (or -8) times the
+ * sum of y's four bytes, so the row totals come out right. Two rows per
+ * register (r and r + 4), reduced by unpacking. */
+A5_INLINE __m256i sums_rows_512(const __m512i wv[4], __m512i y, __m512i bias)
+{
+	__m512i v[4];
+	for (int k = 0; k < 4; k++)
+		v[k] = _mm512_dpbusd_epi32(bias, wv[k], y);
+	const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]),
+					    _mm512_unpackhi_epi32(v[0], v[1]));
+	const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]),
+					    _mm512_unpackhi_epi32(v[2], v[3]));
+	/* 128-bit lane L: rows 0..3 (L = 0, 1) or 4..7 (L = 2, 3), half sums */
+	const __m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1),
+					   _mm512_unpackhi_epi64(t0, t1));
+	const __m512i p = _mm512_shuffle_i32x4(u, u, _MM_SHUFFLE(3, 1, 2, 0));
+	return _mm256_add_epi32(_mm512_castsi512_si256(p), _mm512_extracti64x4_epi64(p, 1));
+}
+
+A5_INLINE __m512i neg_bias(__m256i y, char k)
+{
+	const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(k), y);
+	const __m256i b = _mm256_sub_epi32(_mm256_setzero_si256(), s);
+	return _mm512_inserti64x4(_mm512_castsi256_si512(b), b, 1);
+}
+
+A5_INLINE __m256i sums_q8_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++)
+		wv[k] = _mm512_xor_si512(flip, _mm512_inserti64x4(
+			_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(wr[k] + off + Q8_0_QS))),
+			_mm256_loadu_si256((const __m256i *)(wr[k + 4] + off + Q8_0_QS)), 1));
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
+			     neg_bias(y, (char)0x80));
+}
+
+A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++)
+		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q4_0_QS)),
+					   x86_nibbles32(wr[k + 4] + off + Q4_0_QS), 1);
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
+			     neg_bias(y, 8));
+}
+
+/* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the
+ * lanes: the scalar kernel's chain, row by row. */
+#define ROWS_Q32(NAME, TGT, SUMS, BYTES)                                                       \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                    \
+	{                                                                                      \
+		const int64_t nb = n / Q42_QK;                                                 \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                               \
+			const uint8_t *wr[GROUP];                                              \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                        \
+			for (int64_t t = 0; t < n_tok; t++) {                                  \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
+				__m256 acc = _mm256_setzero_ps();                              \
+				float out[GROUP];                                              \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {           \
+					const __m256i yq = _mm256_loadu_si256(                 \
+						(const __m256i *)(xb + Q8_0_QS));              \
+					const __m256i s = SUMS(wr, j * (BYTES), yq);           \
+					const __m256 d = _mm256_mul_ps(                        \
+						halves_rows(wr, j * (BYTES)),                  \
+						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));              \
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);  \
+				}                                                              \
+				_mm256_storeu_ps(out, acc);                                    \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
+			}                                                                      \
+		}                                                                              \
+	}
+
+ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES)
+ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES)
+ROWS_Q32(q42_compat_rows_q8_0_avx512, A5, sums_q8_0_avx512, Q8_0_BYTES)
+ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
+
+/* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
+
+/* Exact sum over the 8 sub-blocks of scale * (nibbles . y) of one q4_K
+ * super-block; *summ gets sum of min * bsum pairs (all products fit int32). */
+A2_INLINE int32_t isum_q4_k(const uint8_t *a, const uint8_t *b, int32_t *summ)
+{
+	uint8_t sc[8], mn[8];
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	__m256i acc = _mm256_setzero_si256();
+	x86_k4_scales(a + Q4_K_SCALES, sc, mn);
+	for (int c = 0; c < 4; c++) {
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q4_K_QS + 32 * c));
+		const __m256i ya = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c));
+		const __m256i yb = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c + 32));
+		const __m256i pa = _mm256_maddubs_epi16(_mm256_and_si256(q, m15), ya);
+		const __m256i pb = _mm256_maddubs_epi16(
+			_mm256_and_si256(_mm256_srli_epi16(q, 4), m15), yb);
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pa, _mm256_set1_epi16(sc[2 * c])));
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pb, _mm256_set1_epi16(sc[2 * c + 1])));
+	}
+	*summ = x86_q8k_summ(b, mn);
+	return x86_hsum_i32(acc);
+}
+
+/* q6_K: 32-element steps (h, q), quant = low 4 bits | 2 high bits << 4,
+ * minus 32; the first 16 elements of a step take scale 8h+2q, the rest
+ * 8h+2q+1. */
+A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
+{
+	const __m256i m15 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
+	const __m256i off = _mm256_set1_epi8(32);
+	__m256i acc = _mm256_setzero_si256();
+	for (int h = 0; h < 2; h++) {
+		const __m256i qh = _mm256_loadu_si256((const __m256i *)(a + Q6_K_QH + 32 * h));
+		for (int q = 0; q < 4; q++) {
+			const __m256i l = _mm256_loadu_si256(
+				(const __m256i *)(a + Q6_K_QL + 64 * h + 32 * (q % 2)));
+			const __m256i lo4 = q < 2 ? _mm256_and_si256(l, m15)
+						  : _mm256_and_si256(_mm256_srli_epi16(l, 4), m15);
+			const __m256i hi2 = _mm256_and_si256(
+				_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m3);
+			const __m256i u = _mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4));
+			const __m256i yv = _mm256_loadu_si256(
+				(const __m256i *)(b + Q8_K_QS + 128 * h + 32 * q));
+			const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u, yv),
+							   _mm256_maddubs_epi16(off, yv));
+			const int s = 8 * h + 2 * q;
+			const __m256i scv = _mm256_setr_m128i(
+				_mm_set1_epi16((int8_t)a[Q6_K_SCALES + s]),
+				_mm_set1_epi16((int8_t)a[Q6_K_SCALES + s + 1]));
+			acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scv));
+		}
+	}
+	return x86_hsum_i32(acc);
+}
+
+/* Integer sums per row first (exact), then the scalar kernel's float
+ * chain with the eight rows in lanes. */
+#define ROWS_QK(NAME, TGT, BYTES, IS_Q4K)                                                        \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                        \
+	{                                                                                          \
+		const int64_t nb = n / Q42_QK_K;                                                   \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                   \
+			const uint8_t *wr[GROUP];                                                  \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                            \
+			for (int64_t t = 0; t < n_tok; t++) {                                      \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;   \
+				__m256 acc = _mm256_setzero_ps();                                  \
+				float out[GROUP];                                                  \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_K_BYTES) {               \
+					int32_t is[GROUP], sm[GROUP];                              \
+					const int64_t o = j * (BYTES);                             \
+					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));  \
+					for (int r = 0; r < GROUP; r++)                            \
+						is[r] = IS_Q4K ? isum_q4_k(wr[r] + o, xb, &sm[r]) \
+							       : isum_q6_k(wr[r] + o, xb);        \
+					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D)); \
+					acc = _mm256_fmadd_ps(                                     \
+						_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)is)), \
+						_mm256_mul_ps(dw, yd), acc);                       \
+					if (IS_Q4K) {                                              \
+						const __m256 dm = _mm256_mul_ps(                   \
+							yd, halves_rows(wr, o + Q4_K_DMIN));       \
+						acc = _mm256_fmadd_ps(                             \
+							_mm256_cvtepi32_ps(_mm256_loadu_si256(     \
+								(const __m256i *)sm)),             \
+							_mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc); \
+					}                                                          \
+				}                                                                  \
+				_mm256_storeu_ps(out, acc);                                        \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);   \
+			}                                                                          \
+		}                                                                                  \
+	}
+
+ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1)
+ROWS_QK(q42_compat_rows_q6_k_avx2, A2, Q6_K_BYTES, 0)
+ROWS_QK(q42_compat_rows_q4_k_avx512, A5, Q4_K_BYTES, 1)
+ROWS_QK(q42_compat_rows_q6_k_avx512, A5, Q6_K_BYTES, 0)
+
+/* ---- float reductions -------------------------------------------------- */
+
+/* _mm512_reduce_add_ps's tree over lanes lo (0..7) and hi (8..15): i and
+ * i+8, then i+4, i+2, i+1 -- spelled out, not left to a library macro. */
+A2_INLINE float reduce16_halves(__m256 lo, __m256 hi)
+{
+	const __m256 t8 = _mm256_add_ps(lo, hi);
+	const __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps(t8, 1));
+	const __m128 t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
+	return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
+}
+
+A5_INLINE float reduce16(__m512 v)
+{
+	return reduce16_halves(_mm512_castps512_ps256(v),
+			       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+/* ---- F16 weights ------------------------------------------------------- */
+
+#define F16_GROUP 4
+
+/* AMX F16: 16 FMA lanes over whole 16-element steps, four rows at once. */
+A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
+		const uint8_t *wr[F16_GROUP];
+		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const float *v = (const float *)((const uint8_t *)x + (uint64_t)t * x_stride);
+			__m512 acc[F16_GROUP];
+			float out[F16_GROUP];
+			for (int r = 0; r < F16_GROUP; r++)
+				acc[r] = _mm512_setzero_ps();
+			for (int64_t k = 0; k + 16 <= n; k += 16) {
+				const __m512 xv = _mm512_loadu_ps(v + k);
+				for (int r = 0; r < F16_GROUP; r++)
+					acc[r] = _mm512_fmadd_ps(xv, _mm512_cvtph_ps(_mm256_loadu_si256(
+						(const __m256i *)(wr[r] + 2 * k))), acc[r]);
+			}
+			for (int r = 0; r < F16_GROUP; r++)
+				out[r] = reduce16(acc[r]);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_GROUP);
+		}
+	}
+}
+
+A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
+		const uint8_t *wr[F16_GROUP];
+		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const float *v = (const float *)((const uint8_t *)x + (uint64_t)t * x_stride);
+			__m256 lo[F16_GROUP], hi[F16_GROUP];
+			float out[F16_GROUP];
+			for (int r = 0; r < F16_GROUP; r++)
+				lo[r] = hi[r] = _mm256_setzero_ps();
+			for (int64_t k = 0; k + 16 <= n; k += 16) {
+				const __m256 x0 = _mm256_loadu_ps(v + k), x1 = _mm256_loadu_ps(v + k + 8);
+				for (int r = 0; r < F16_GROUP; r++) {
+					lo[r] = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128(
+						(const __m128i *)(wr[r] + 2 * k))), lo[r]);
+					hi[r] = _mm256_fmadd_ps(x1, _mm256_cvtph_ps(_mm_loadu_si128(
+						(const __m128i *)(wr[r] + 2 * k + 16))), hi[r]);
+				}
+			}
+			for (int r = 0; r < F16_GROUP; r++)
+				out[r] = reduce16_halves(lo[r], hi[r]);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_GROUP);
+		}
+	}
+}
+
+/* ggml_vec_dot_f16: four 16-lane accumulators per 64-element step, folded
+ * (s0 + s2) + (s1 + s3), reduced, leftovers added in double. Two rows. */
+A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t np = n & ~(int64_t)63;
+	for (int64_t r0 = 0; r0 < n_rows; r0 += 2) {
+		const uint8_t *wr[2];
+		group_rows(w, w_stride, r0, n_rows, 2, wr);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m512 s[2][4];
+			float out[2];
+			for (int r = 0; r < 2; r++)
+				for (int j = 0; j < 4; j++)
+					s[r][j] = _mm512_setzero_ps();
+			for (int64_t i = 0; i < np; i += 64)
+				for (int j = 0; j < 4; j++) {
+					const int64_t o = 2 * (i + 16 * j);
+					const __m512 xv = _mm512_cvtph_ps(
+						_mm256_loadu_si256((const __m256i *)(b + o)));
+					for (int r = 0; r < 2; r++)
+						s[r][j] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(
+							(const __m256i *)(wr[r] + o))), xv, s[r][j]);
+				}
+			for (int r = 0; r < 2; r++) {
+				const __m512 f = _mm512_add_ps(_mm512_add_ps(s[r][0], s[r][2]),
+							       _mm512_add_ps(s[r][1], s[r][3]));
+				double sum = (double)reduce16(f);
+				for (int64_t k = np; k < n; k++)
+					sum += (double)(q42_half_at(wr[r] + 2 * k) * q42_half_at(b + 2 * k));
+				out[r] = (float)sum;
+			}
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, 2);
+		}
+	}
+}
+
+A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t np = n & ~(int64_t)63;
+	for (int64_t r = 0; r < n_rows; r++) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 s[4][2];
+			for (int j = 0; j < 4; j++)
+				s[j][0] = s[j][1] = _mm256_setzero_ps();
+			for (int64_t i = 0; i < np; i += 64)
+				for (int j = 0; j < 4; j++)
+					for (int h = 0; h < 2; h++) {
+						const int64_t o = 2 * (i + 16 * j + 8 * h);
+						s[j][h] = _mm256_fmadd_ps(
+							_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + o))),
+							_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + o))),
+							s[j][h]);
+					}
+			__m256 f[2];
+			for (int h = 0; h < 2; h++)
+				f[h] = _mm256_add_ps(_mm256_add_ps(s[0][h], s[2][h]),
+						     _mm256_add_ps(s[1][h], s[3][h]));
+			double sum = (double)reduce16_halves(f[0], f[1]);
+			for (int64_t k = np; k < n; k++)
+				sum += (double)(q42_half_at(a + 2 * k) * q42_half_at(b + 2 * k));
+			y[(uint64_t)t * y_stride + (uint64_t)r] = (float)sum;
+		}
+	}
+}
+
+/* ---- activations ------------------------------------------------------- */
+
+A5 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n)
+{
+	uint8_t *b = dst;
+	const __m512 inf = _mm512_set1_ps(INFINITY);
+	for (int64_t i = 0; i < n / Q42_QK; i++, src += Q42_QK, b += Q8_0_BYTES) {
+		const __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
+		const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+		/* NaN or infinity: the scalar code's rounding of them is its own */
+		if ((_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ)) !=
+		    0xFFFF) {
+			q42_compat_quantize_q8_0(src, b, Q42_QK);
+			continue;
+		}
+		const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+		const float d = amax / 127.0f;
+		const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+		q42_st16(b, q42_f32_to_f16(d));
+		const __m512 vid = _mm512_set1_ps(id), lo = _mm512_set1_ps(-128.0f),
+			     hi = _mm512_set1_ps(127.0f);
+		for (int h = 0; h < 2; h++) {
+			__m512 r = _mm512_roundscale_ps(_mm512_mul_ps(h ? v1 : v0, vid),
+							_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+			_mm_storeu_si128((__m128i *)(b + Q8_0_QS + 16 * h),
+					 _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+		}
+	}
+}
+
+/* F16C rounds to nearest even as the software conversion does, but keeps
+ * NaN payloads; chunks holding a NaN take the scalar path. */
+A5 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n)
+{
+	uint8_t *p = dst;
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		const __m512 v = _mm512_loadu_ps(src + i);
+		if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
+			q42_compat_quantize_f16(src + i, p + 2 * i, 16);
+			continue;
+		}
+		_mm256_storeu_si256((__m256i *)(p + 2 * i),
+				    _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	}
+	q42_compat_quantize_f16(src + i, p + 2 * i, n - i);
+}
+
+/* ---- f32 products (attention) ------------------------------------------ */
+
+static __mmask16 tail_mask(int64_t left)
+{
+	return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+}
+
+/* Element k in accumulator (k % 64) / 16, lane k % 16; a partial last step
+ * leaves the lanes it does not reach untouched. */
+A5 void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	__m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+		       _mm512_setzero_ps()};
+	for (int64_t k = 0; k < n; k += 16) {
+		const __mmask16 m = tail_mask(n - k);
+		const int j = (int)((k % 64) / 16);
+		s[j] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k),
+					     _mm512_maskz_loadu_ps(m, b + k), s[j], m);
+	}
+	*out = reduce16(_mm512_add_ps(_mm512_add_ps(s[0], s[2]), _mm512_add_ps(s[1], s[3])));
+}
+
+A5 void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	__m512 s = _mm512_setzero_ps();
+	for (int64_t k = 0; k < n; k += 16) {
+		const __mmask16 m = tail_mask(n - k);
+		s = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k),
+					  _mm512_maskz_loadu_ps(m, b + k), s, m);
+	}
+	*out = reduce16(s);
+}
+
+/* ---- row ops ----------------------------------------------------------- */
+
+/* -v, exactly (a sign flip; _mm512_xor_ps would need AVX-512 DQ) */
+A5_INLINE __m512 neg16(__m512 v)
+{
+	return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v),
+						    _mm512_set1_epi32(INT32_MIN)));
+}
+
+/* ggml_v_expf, sixteen lanes: the scalar v_expf step by step; scalef is
+ * ldexpf (both round j * 2^n once). */
+A5_INLINE __m512 v_expf16(__m512 x)
+{
+	const __m512 r = _mm512_set1_ps(0x1.8p23f);
+	const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), r);
+	const __m512 n = _mm512_sub_ps(z, r);
+	const __m512 nn = neg16(n);
+	const __m512 b = _mm512_fmadd_ps(nn, _mm512_set1_ps(0x1.7f7d1cp-20f),
+					 _mm512_fmadd_ps(nn, _mm512_set1_ps(0x1.62e4p-1f), x));
+	const __m512 u = _mm512_mul_ps(b, b);
+	const __m512 j = _mm512_fmadd_ps(
+		_mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b,
+						_mm512_set1_ps(0x1.573e2ep-5f)),
+				u,
+				_mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b,
+						_mm512_set1_ps(0x1.fffdb6p-2f))),
+		u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
+	const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+	const __mmask16 neg = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ);
+	const __m512 e = _mm512_scalef_ps(j, n);
+	return _mm512_mask_blend_ps(big, e, _mm512_mask_blend_ps(neg, _mm512_set1_ps(INFINITY),
+								 _mm512_setzero_ps()));
+}
+
+A5_INLINE bool has_nan(int64_t n, const float *x)
+{
+	for (int64_t i = 0; i < n; i += 16) {
+		const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+		if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0)
+			return true;
+	}
+	return false;
+}
+
+A5 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x)
+{
+	/* the scalar max lets a NaN through in an order-dependent way */
+	if (has_nan(n, x)) {
+		q42_compat_softmax(n, y, x);
+		return;
+	}
+	__m512 mv = _mm512_set1_ps(-INFINITY);
+	for (int64_t i = 0; i < n; i += 16)
+		mv = _mm512_max_ps(mv, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY),
+							    tail_mask(n - i), x + i));
+	const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
+	double sum = 0.0;
+	for (int64_t i = 0; i < n; i += 16) {
+		const __mmask16 m = tail_mask(n - i);
+		const __m512 v = _mm512_maskz_mov_ps(
+			m, v_expf16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max)));
+		_mm512_mask_storeu_ps(y + i, m, v);
+		sum += (double)reduce16(v);
+	}
+	const __m512 inv = _mm512_set1_ps((float)(1.0 / sum));
+	for (int64_t i = 0; i < n; i += 16) {
+		const __mmask16 m = tail_mask(n - i);
+		_mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inv));
+	}
+}
+
+A5 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g)
+{
+	const int64_t nv = n - n % 16;
+	const __m512 one = _mm512_set1_ps(1.0f);
+	for (int64_t i = 0; i < nv; i += 16) {
+		const __m512 xv = _mm512_loadu_ps(x + i);
+		const __m512 e = v_expf16(_mm512_sub_ps(_mm512_setzero_ps(), xv));
+		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_div_ps(xv, _mm512_add_ps(one, e)),
+						      _mm512_loadu_ps(g + i)));
+	}
+	q42_compat_swiglu(n - nv, y + nv, x + nv, g + nv);
+}
+
+/* Sixteen pairs per step: cos/sin (and, in the normal mode, x) are
+ * de-interleaved into even and odd lanes, rotated, and put back. */
+A5 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox)
+{
+	const int64_t np = n_rot / 2;
+	int32_t ev[16], od[16], il[16], ih[16];
+	for (int i = 0; i < 16; i++) {
+		ev[i] = 2 * i;
+		od[i] = 2 * i + 1;
+		il[i] = i % 2 ? 16 + i / 2 : i / 2;
+		ih[i] = i % 2 ? 24 + i / 2 : 8 + i / 2;
+	}
+	const __m512i iev = _mm512_loadu_si512(ev), iod = _mm512_loadu_si512(od);
+	const __m512i ilo = _mm512_loadu_si512(il), ihi = _mm512_loadu_si512(ih);
+	for (int64_t p = 0; p < np; p += 16) {
+		const int64_t left = np - p;
+		const __mmask16 m = tail_mask(left);
+		const __mmask16 m0 = tail_mask(2 * left), m1 = tail_mask(2 * left - 16 > 0 ? 2 * left - 16 : 0);
+		const __m512 c0 = _mm512_maskz_loadu_ps(m0, cache + 2 * p);
+		const __m512 c1 = _mm512_maskz_loadu_ps(m1, cache + 2 * p + 16);
+		const __m512 c = _mm512_permutex2var_ps(c0, iev, c1);
+		const __m512 s = _mm512_permutex2var_ps(c0, iod, c1);
+		__m512 x0, x1;
+		if (neox) {
+			x0 = _mm512_maskz_loadu_ps(m, x + p);
+			x1 = _mm512_maskz_loadu_ps(m, x + np + p);
+		} else {
+			const __m512 l0 = _mm512_maskz_loadu_ps(m0, x + 2 * p);
+			const __m512 l1 = _mm512_maskz_loadu_ps(m1, x + 2 * p + 16);
+			x0 = _mm512_permutex2var_ps(l0, iev, l1);
+			x1 = _mm512_permutex2var_ps(l0, iod, l1);
+		}
+		const __m512 ra = _mm512_fmadd_ps(x0, c, neg16(_mm512_mul_ps(x1, s)));
+		const __m512 rb = _mm512_fmadd_ps(x0, s, _mm512_mul_ps(x1, c));
+		if (neox) {
+			_mm512_mask_storeu_ps(x + p, m, ra);
+			_mm512_mask_storeu_ps(x + np + p, m, rb);
+		} else {
+			_mm512_mask_storeu_ps(x + 2 * p, m0, _mm512_permutex2var_ps(ra, ilo, rb));
+			_mm512_mask_storeu_ps(x + 2 * p + 16, m1, _mm512_permutex2var_ps(ra, ihi, rb));
+		}
+	}
+}
+
+#endif

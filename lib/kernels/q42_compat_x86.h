@@ -1,0 +1,42 @@
+/* q42_compat_x86.h -- internal to lib/kernels: the AVX2 and AVX-512
+ * versions of the q42_compat kernels (q42_compat_x86.c), which
+ * q42_compat.c hands out by CPUID.
+ *
+ * Each one returns the same bits as its scalar namesake in q42_compat.c for
+ * every input the scalar one is defined on; nothing here may run before
+ * q42_cpu_has_avx2() / q42_cpu_has_avx512() said yes. Never installed.
+ */
+#ifndef Q42_COMPAT_X86_H
+#define Q42_COMPAT_X86_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define Q42_COMPAT_ROWS_ARGS                                                                      \
+	int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x, \
+		uint64_t x_stride, float *y, uint64_t y_stride
+
+/* The AVX2 integer dots assume activation quants in -127..127 (the
+ * compat and reference quantizers never make -128); VNNI ones do not. */
+void q42_compat_rows_q8_0_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_0_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_k_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q6_k_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q8_0_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_0_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q6_k_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
+
+void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
+void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);
+void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
+void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
+void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
+
+#endif

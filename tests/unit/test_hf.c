@@ -1,0 +1,139 @@
+/* test_hf.c -- config.json, tokenizer.json and tensor names.
+ *
+ * The expected names are llama.cpp's tensor names for the same weights
+ * (its GGUF files, e.g. the shared models, use them); the q/k row order
+ * follows the reshape/swapaxes written in llama.cpp's converter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "formats/q42_hf.h"
+
+static void test_config(void **state)
+{
+	(void)state;
+	const char *j = "{\"model_type\":\"llama\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+			"\"num_attention_heads\":8,\"num_key_value_heads\":4,\"intermediate_size\":172,"
+			"\"rms_norm_eps\":1e-5,\"rope_theta\":10000.0,\"max_position_embeddings\":2048,"
+			"\"vocab_size\":512,\"bos_token_id\":1,\"eos_token_id\":[2,3]}";
+	q42_hf_config c;
+	q42_err err = {0};
+	assert_int_equal(q42_hf_config_parse(&c, j, strlen(j), &err), Q42_OK);
+	assert_int_equal(c.family, Q42_HF_LLAMA);
+	assert_string_equal(c.hp.arch, "llama");
+	assert_int_equal(c.hp.n_embd, 64);
+	assert_int_equal(c.hp.n_head_kv[1], 4);
+	assert_int_equal(c.hp.n_ff[0], 172);
+	assert_int_equal(c.hp.n_rot, 8);
+	assert_int_equal(c.bos_id, 1);
+	assert_int_equal(c.eos_id, 2);
+	const char *bad = "{\"model_type\":\"bert\",\"hidden_size\":64}";
+	assert_int_equal(q42_hf_config_parse(&c, bad, strlen(bad), &err), Q42_EUNSUPPORTED);
+	const char *lfm = "{\"model_type\":\"lfm2\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+			  "\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+			  "\"layer_types\":[\"conv\",\"full_attention\"],\"conv_L_cache\":3}";
+	assert_int_equal(q42_hf_config_parse(&c, lfm, strlen(lfm), &err), Q42_OK);
+	assert_int_equal(c.hp.n_head_kv[0], 0);
+	assert_int_equal(c.hp.n_head_kv[1], 2);
+	assert_int_equal(c.hp.conv_l_cache, 3);
+}
+
+static void expect_name(const q42_hf_config *c, const char *hf, const char *want, uint32_t xf)
+{
+	char out[128];
+	uint32_t x;
+	if (want == NULL) {
+		assert_false(q42_hf_tensor_name(c, hf, out, sizeof out, &x));
+		return;
+	}
+	assert_true(q42_hf_tensor_name(c, hf, out, sizeof out, &x));
+	assert_string_equal(out, want);
+	assert_int_equal(x, xf);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	q42_hf_config c = {.family = Q42_HF_LLAMA, .hp = {.arch = "llama"}};
+	expect_name(&c, "model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight",
+		    Q42_HF_X_PERMUTE_Q);
+	expect_name(&c, "model.layers.11.self_attn.k_proj.weight", "blk.11.attn_k.weight",
+		    Q42_HF_X_PERMUTE_K);
+	expect_name(&c, "model.layers.3.post_attention_layernorm.weight", "blk.3.ffn_norm.weight", 0);
+	expect_name(&c, "model.embed_tokens.weight", "token_embd.weight", 0);
+	expect_name(&c, "lm_head.weight", "output.weight", 0);
+	expect_name(&c, "model.layers.01.mlp.up_proj.weight", NULL, 0);
+	expect_name(&c, "model.layers.0.feed_forward.w1.weight", NULL, 0);
+	c = (q42_hf_config){.family = Q42_HF_GEMMA, .hp = {.arch = "gemma3"}};
+	expect_name(&c, "model.layers.1.post_attention_layernorm.weight",
+		    "blk.1.post_attention_norm.weight", Q42_HF_X_ADD_ONE);
+	expect_name(&c, "language_model.model.layers.1.self_attn.q_proj.weight",
+		    "blk.1.attn_q.weight", 0);
+	expect_name(&c, "model.norm.weight", "output_norm.weight", Q42_HF_X_ADD_ONE);
+	c = (q42_hf_config){.family = Q42_HF_LFM2, .hp = {.arch = "lfm2"}};
+	expect_name(&c, "model.layers.0.conv.conv.weight", "blk.0.shortconv.conv.weight",
+		    Q42_HF_X_SQUEEZE);
+	expect_name(&c, "model.layers.0.feed_forward.w2.weight", "blk.0.ffn_down.weight", 0);
+	expect_name(&c, "model.embedding_norm.weight", "token_embd_norm.weight", 0);
+}
+
+static void test_permute(void **state)
+{
+	(void)state;
+	/* 2 heads of 4 rows: per head HF (half, pair) [0 1 | 2 3] -> GGUF 0 2 1 3 */
+	uint8_t rows[8] = {0, 1, 2, 3, 4, 5, 6, 7}, scratch[8];
+	const uint8_t want[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+	q42_err err = {0};
+	assert_int_equal(q42_hf_permute_rows(rows, scratch, 8, 1, 2, &err), Q42_OK);
+	assert_memory_equal(rows, want, 8);
+	assert_int_equal(q42_hf_permute_rows(rows, scratch, 6, 1, 4, &err), Q42_EFORMAT);
+}
+
+static void test_vocab(void **state)
+{
+	(void)state;
+	const char *uni = "{\"added_tokens\":[{\"id\":1,\"content\":\"<s>\",\"special\":true}],"
+			  "\"normalizer\":{\"type\":\"Prepend\",\"prepend\":\"\\u2581\"},"
+			  "\"model\":{\"type\":\"Unigram\",\"unk_id\":0,\"byte_fallback\":true,"
+			  "\"vocab\":[[\"<unk>\",0],[\"<s>\",0],[\"<0x41>\",0],[\"ab\",-1.5]]}}";
+	const char *cfg = "{\"bos_token\":{\"content\":\"<s>\"},\"add_bos_token\":true}";
+	q42_hf_vocab v;
+	q42_err err = {0};
+	assert_int_equal(q42_hf_vocab_parse(&v, uni, strlen(uni), cfg, strlen(cfg), NULL, &err),
+			 Q42_OK);
+	assert_int_equal(v.v.n_tokens, 4);
+	assert_true(v.v.model.len == 5 && memcmp(v.v.model.p, "llama", 5) == 0);
+	assert_int_equal(v.v.types[0], Q42_TOK_UNKNOWN);
+	assert_int_equal(v.v.types[1], Q42_TOK_CONTROL);
+	assert_int_equal(v.v.types[2], Q42_TOK_BYTE);
+	assert_int_equal(v.v.types[3], Q42_TOK_NORMAL);
+	assert_true(v.v.scores[3] == -1.5f);
+	assert_int_equal(v.v.bos, 1);
+	assert_int_equal(v.v.add_bos, 1);
+	assert_int_equal(v.v.add_space_prefix, 1);
+	q42_hf_vocab_free(&v);
+	const char *bpe = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},"
+			  "\"merges\":[[\"a\",\"b\"]]}}";
+	assert_int_equal(q42_hf_vocab_parse(&v, bpe, strlen(bpe), NULL, 0, NULL, &err), Q42_OK);
+	assert_true(v.v.model.len == 4 && memcmp(v.v.model.p, "gpt2", 4) == 0);
+	assert_int_equal(v.v.n_merges, 1);
+	assert_true(v.v.merges[0].len == 3 && memcmp(v.v.merges[0].p, "a b", 3) == 0);
+	assert_null(v.v.scores);
+	q42_hf_vocab_free(&v);
+	const char *hole = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":2},\"merges\":[]}}";
+	assert_int_equal(q42_hf_vocab_parse(&v, hole, strlen(hole), NULL, 0, NULL, &err), Q42_EFORMAT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_permute),
+		cmocka_unit_test(test_vocab),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
