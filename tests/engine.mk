@@ -52,11 +52,6 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 	tests/golden/compat/swiglu_100.bin tests/golden/compat/swiglu_512.bin \
 	tests/golden/compat/w_f16.bin tests/golden/compat/w_q4_0.bin tests/golden/compat/w_q4_K.bin \
 	tests/golden/compat/w_q6_K.bin tests/golden/compat/w_q8_0.bin tests/golden/compat/x.f32
-# SIMD versions of q42_compat (chosen by CPUID) and q42run --bench's
-# measurement loop; listed here until lib/engine/local.mk takes them.
-lib_libq42core_la_SOURCES += lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h \
-	lib/engine/q42_bench.c
-q42engine_HEADERS += lib/engine/q42_bench.h
 # SIMD q42_compat kernels against their scalar definitions
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_compat_simd

@@ -7,16 +7,13 @@ lib_libq42core_la_SOURCES += \
 	lib/engine/q42_forward.c lib/engine/q42_pool.c lib/engine/q42_sample.c \
 	lib/engine/q42_generate.c lib/engine/q42_record.c lib/engine/q42_utf8.c \
 	lib/engine/q42_ring.c lib/engine/q42_sentinel.c lib/engine/q42_grammar.c \
-	lib/engine/q42_sieve.c lib/engine/q42_choices.c \
-	lib/engine/q42_engine_impl.h \
-	lib/kernels/q42_compat.c
+	lib/engine/q42_sieve.c lib/engine/q42_choices.c lib/engine/q42_bench.c \
+	lib/engine/q42_engine_impl.h
 q42enginedir = $(includedir)/q42/engine
-# q42_compat (llama.cpp's x86 arithmetic) lives with the kernels but is
-# registered here: only the engine chooses it.
-q42kernels_HEADERS += lib/kernels/q42_compat.h
 q42engine_HEADERS = lib/engine/q42_mount.h lib/engine/q42_arch.h lib/engine/q42_engine.h \
 	lib/engine/q42_pool.h lib/engine/q42_sample.h lib/engine/q42_generate.h \
 	lib/engine/q42_record.h lib/engine/q42_utf8.h lib/engine/q42_ring.h \
 	lib/engine/q42_sentinel.h lib/engine/q42_grammar.h lib/engine/q42_sieve.h \
+	lib/engine/q42_bench.h \
 	lib/engine/q42_choices.h
 include tests/engine.mk

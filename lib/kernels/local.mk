@@ -1,13 +1,15 @@
 # lib/kernels: scalar reference kernels for the ggml tensor types (bit-exact
-# with ggml), their AVX2/AVX-512 variants, and the float ops of the forward
-# pass; their unit tests and golden data.
+# with ggml), their AVX2/AVX-512 variants, the float ops of the forward
+# pass, and q42_compat (llama.cpp's x86 arithmetic, scalar and SIMD); their
+# unit tests and golden data.
 lib_libq42core_la_SOURCES += \
 	lib/kernels/q42_half.c lib/kernels/q42_quants.c lib/kernels/q42_dot.c \
 	lib/kernels/q42_kernels.c lib/kernels/q42_kernels_x86.c lib/kernels/q42_kernels_avx2.c \
 	lib/kernels/q42_kernels_avx512.c lib/kernels/q42_kernels_x86.h lib/kernels/q42_ops.c \
-	lib/kernels/q42_kernels_impl.h
+	lib/kernels/q42_kernels_impl.h \
+	lib/kernels/q42_compat.c lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h
 q42kernelsdir = $(includedir)/q42/kernels
-q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h
+q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h lib/kernels/q42_compat.h
 
 # Golden data written by tests/tools/gen_kernel_golden.py (see the README
 # there); the tests only read it.
