@@ -16,8 +16,11 @@ endif
 # libFuzzer harnesses: built on request (`make fuzz`) with clang, from the
 # library sources directly, never as part of `make` or `make check`.
 # `make fuzz-run FUZZ_SECONDS=600` runs each harness for that long.
-FUZZ_HARNESSES = gguf p64
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION turns off checksum and signature
+# comparisons in the readers, so mutated inputs reach the structure checks.
+FUZZ_HARNESSES = gguf p64 volume quin policy record
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	-D_GNU_SOURCE -I$(top_srcdir)/lib -I$(top_builddir) -DQ42_VERSION='"$(PACKAGE_VERSION)"'
 FUZZ_LIB_SRCS = $(filter %.c,$(lib_libq42core_la_SOURCES))
 FUZZ_SECONDS = 60
