@@ -402,8 +402,12 @@ int list_header(q42_source *s, FILE *out, bool json, q42_err *err)
 		row_raw(&r, text, j);
 		row_next(&r);
 	}
-	field_str(&r, "source_format", p->prov.source_format == Q42_P64_SOURCE_GGUF ? "gguf" : "?",
-		  p->prov.source_format == Q42_P64_SOURCE_GGUF ? 4 : 1);
+	{
+		const char *fmt = p->prov.source_format == Q42_P64_SOURCE_GGUF ? "gguf"
+				  : p->prov.source_format == Q42_P64_SOURCE_SAFETENSORS ? "safetensors"
+				  : "?";
+		field_str(&r, "source_format", fmt, strlen(fmt));
+	}
 	field_u64(&r, "source_version", p->prov.source_version);
 	field_u64(&r, "source_size", p->prov.source_size);
 	q42_hex_encode(p->prov.source_sha256, sizeof p->prov.source_sha256, hex);

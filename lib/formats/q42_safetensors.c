@@ -536,10 +536,12 @@ static int archive_root(q42_st_model *m, q42_err *err)
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "%s: the archive holds no config.json, model.safetensors or "
 				 "model.safetensors.index.json", m->path);
-	if (rc == Q42_OK)
+	if (rc == Q42_OK) {
+		free(m->root);
 		m->root = best;
-	else
+	} else {
 		free(best);
+	}
 	archive_read_free(ar);
 	return rc;
 }

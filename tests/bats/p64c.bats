@@ -364,6 +364,7 @@ greedy_ids() {
 	run -0 "$P64CHECK" --header "$T/a.p64"
 	[[ "$output" == *$'flag_names\thparams,tokenizer,bootable'* ]]
 	[[ "$output" == *$'policy\ttranscode'* ]]
+	[[ "$output" == *$'source_format\tsafetensors'* ]]
 	digest=$(cd "$HF/stories260K" && sha256sum config.json model.safetensors tokenizer.json \
 		tokenizer_config.json | sha256sum | cut -d' ' -f1)
 	[[ "$output" == *$'source_sha256\t'"$digest"* ]]
