@@ -132,15 +132,20 @@ static int get_strings(struct ctx *c, const char *path, json_t *v, char ***out, 
  * nested or stacked bounds grow it multiplicatively and a short pattern
  * can exhaust memory. Each atom weighs 1, a quantifier multiplies the
  * atom before it (by the upper bound, or 2 for * + ?), a group weighs
- * its contents. Returns a value above the cap for anything too costly. */
+ * its contents. Returns a value above the cap for anything too costly,
+ * and -1 for stacked quantifiers (a+*, a??+): POSIX leaves them
+ * undefined, and glibc takes seconds per few of them to compile. */
 static double regex_cost(const char *s)
 {
 	double sum[Q42_POLICY_MAX_RE_DEPTH + 1], last[Q42_POLICY_MAX_RE_DEPTH + 1];
 	int d = 0;
+	bool quant = false; /* the previous token was a quantifier */
 	const double huge = Q42_POLICY_MAX_RE_COST * 2;
 	sum[0] = last[0] = 0;
 	for (size_t i = 0; s[i]; i++) {
 		double f = 0;
+		bool was_quant = quant;
+		quant = false;
 		switch (s[i]) {
 		case '\\':
 			if (s[i + 1])
@@ -195,7 +200,10 @@ static double regex_cost(const char *s)
 		case '*':
 		case '+':
 		case '?':
+			if (was_quant)
+				return -1;
 			last[d] *= 2;
+			quant = true;
 			break;
 		case '{': {
 			/* {m}, {m,}, {m,n} and GNU's {,n}; anything else is a literal '{'. */
@@ -221,10 +229,13 @@ static double regex_cost(const char *s)
 				last[d] = 1;
 				break;
 			}
+			if (was_quant)
+				return -1;
 			if (lo > 100000 || hi > 100000)
 				return huge;
 			last[d] *= (double)(hi > lo ? hi : lo) + 1;
 			i = (size_t)(end - s);
+			quant = true;
 			break;
 		}
 		default:
@@ -245,8 +256,11 @@ static int compile_re(struct ctx *c, const char *path, const char *src, bool ica
 	int e;
 	if (strlen(src) > Q42_POLICY_MAX_PATTERN)
 		return bad(c, path, "regular expression too long");
-	if (regex_cost(src) > Q42_POLICY_MAX_RE_COST)
-		return bad(c, path, "regular expression too costly (stacked or nested repetition bounds)");
+	double cost = regex_cost(src);
+	if (cost < 0)
+		return bad(c, path, "stacked quantifiers (such as a+* or a?+) are undefined in POSIX EREs");
+	if (cost > Q42_POLICY_MAX_RE_COST)
+		return bad(c, path, "regular expression too costly (nested repetition bounds)");
 	e = regcomp(re, src, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
 	if (e != 0) {
 		char msg[160], what[256];

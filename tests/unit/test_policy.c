@@ -118,7 +118,9 @@ static const struct {
 	 "shapes.s.properties[0].pattern: regular expression does not compile"},
 	/* patterns whose regcomp tree would explode (found by fuzz_policy) */
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"egress\":{\"patterns\":[{\"name\":\"x\",\"regex\":\"A[5-9]++++++++++++++++++++++++++++++++{16}\"}]}}",
-	 "too costly"},
+	 "stacked quantifiers"},
+	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"egress\":{\"patterns\":[{\"name\":\"x\",\"regex\":\"names@??+++++++++LF0}\"}]}}",
+	 "stacked quantifiers"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"egress\":{\"patterns\":[{\"name\":\"x\",\"regex\":\"((a{100}){100}){100}\"}]}}",
 	 "too costly"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"egress\":{\"patterns\":[{\"name\":\"x\",\"regex\":\"((a{,100}){,100}){,100}\"}]}}",
