@@ -65,6 +65,9 @@ struct opts {
 	const char *grammar;      /* --grammar FILE */
 	q42_bench_opts bench;     /* --bench: --pp, --tg, --reps */
 	bool json;                /* --bench --json */
+	const char *intent;       /* --intent, recorded for q42grd */
+	const char *scope;        /* --scope */
+	bool record_prompt;       /* --record-prompt */
 };
 
 enum {
@@ -73,6 +76,7 @@ enum {
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
+	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +105,9 @@ static const struct option long_opts[] = {
 	{"detokenize", no_argument, NULL, OPT_DETOKENIZE},
 	{"lines", no_argument, NULL, OPT_LINES},
 	{"record", no_argument, NULL, OPT_RECORD},
+	{"intent", required_argument, NULL, OPT_INTENT},
+	{"scope", required_argument, NULL, OPT_SCOPE},
+	{"record-prompt", no_argument, NULL, OPT_RECORD_PROMPT},
 	{"strict", no_argument, NULL, OPT_STRICT},
 	{"timings", no_argument, NULL, OPT_TIMINGS},
 	{"sentinel", required_argument, NULL, OPT_SENTINEL},
@@ -150,6 +157,9 @@ static void usage(FILE *f)
 	      "      --detokenize        print the text of the token ids in the input\n"
 	      "      --lines             one request per input line\n"
 	      "      --record            print one q42-record JSON line per request\n"
+	      "      --intent NAME       declared intent, written to the record (for q42grd)\n"
+	      "      --scope SCOPE       declared scope, written to the record\n"
+	      "      --record-prompt     also write the prompt text to the record\n"
 	      "      --strict            make every fallback (and every Sentinel intervention) an error\n"
 	      "      --timings           print load, prefill and decode times to stderr\n"
 	      "      --sentinel RULES    check each token before it is committed; RULES is a\n"
@@ -342,6 +352,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_DETOKENIZE: o->mode = MODE_DETOKENIZE; break;
 		case OPT_LINES: o->lines = true; break;
 		case OPT_RECORD: o->record = true; break;
+		case OPT_INTENT: o->intent = optarg; break;
+		case OPT_SCOPE: o->scope = optarg; break;
+		case OPT_RECORD_PROMPT: o->record_prompt = true; break;
 		case OPT_STRICT: o->strict = true; break;
 		case OPT_TIMINGS: o->timings = true; break;
 		case OPT_SENTINEL: o->sentinel = optarg; break;
@@ -730,6 +743,7 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 				.engine = e, .sampling = &o->sp, .request = &rq, .result = &r,
 				.sieve_name = ss.sv ? ss.name : NULL, .sieve_sha256 = ss.sha,
 				.sieve_states = ss.g ? q42_grammar_n_states(ss.g) : 0,
+				.intent = o->intent, .scope = o->scope, .record_prompt = o->record_prompt,
 			};
 			q42_buf_reset(&rec);
 			rc = q42_record_append(&rec, &ri, &err);
@@ -874,6 +888,7 @@ static int run_score(const struct opts *o, q42_mount *m, struct input *in, doubl
 				.load_ms = load_ms, .model_path = o->model, .ident = ident,
 				.engine = e, .sampling = &sp, .request = &rq, .result = &r,
 				.choices = ch, .n_choices = n_ch,
+				.intent = o->intent, .scope = o->scope, .record_prompt = o->record_prompt,
 			};
 			q42_sampling_default(&sp);
 			rc = q42_record_append(&out, &ri, &err);

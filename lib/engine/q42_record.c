@@ -37,9 +37,8 @@ static json_t *jms(double v)
 	return json_real(round(v * 1000.0) / 1000.0);
 }
 
-static json_t *jstr_lossy(const char *s)
+static json_t *jstrn_lossy(const char *s, size_t n)
 {
-	size_t n = strlen(s);
 	json_t *j;
 	q42_buf b;
 	if (q42_utf8_check((const uint8_t *)s, n) == n)
@@ -49,6 +48,11 @@ static json_t *jstr_lossy(const char *s)
 	j = b.failed ? NULL : json_stringn((const char *)b.data, b.len);
 	q42_buf_free(&b);
 	return j;
+}
+
+static json_t *jstr_lossy(const char *s)
+{
+	return jstrn_lossy(s, strlen(s));
 }
 
 static json_t *jids(const q42_tokens *t)
@@ -241,6 +245,17 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 	stops = NULL;
 	fb = NULL;
 	if (o == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
+		goto done;
+	}
+	/* What q42grd's gates read beside the text: the declared intent and
+	 * scope (absent unless given), and (opt-in) the prompt itself for the
+	 * egress gate. */
+	if ((ri->intent && json_object_set_new(o, "intent", jstr_lossy(ri->intent))) ||
+	    (ri->scope && json_object_set_new(o, "scope", jstr_lossy(ri->scope))) ||
+	    (ri->record_prompt &&
+	     json_object_set_new(json_object_get(o, "prompt"), "text",
+				 jstrn_lossy(ri->request->prompt, ri->request->prompt_len)))) {
 		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
 		goto done;
 	}

@@ -8,6 +8,7 @@
 #ifndef Q42_RECORD_H
 #define Q42_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_buf.h"
 #include "common/q42_err.h"
@@ -37,6 +38,11 @@ typedef struct q42_record_info {
 	uint32_t sieve_states;
 	const q42_choice *choices;
 	uint32_t n_choices;
+	/* optional: declared intent and scope (NULL = absent), and whether the
+	 * prompt text itself goes into the record (prompt.text) */
+	const char *intent;
+	const char *scope;
+	bool record_prompt;
 } q42_record_info;
 
 /* Append the record as one line of compact JSON plus '\n' to out. */

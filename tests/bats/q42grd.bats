@@ -400,3 +400,36 @@ EOF
 	run "$Q42GRD" -P "$T/p.json" --facts-volume "$T/f.nq" "$T/in.jsonl"
 	[ "$status" -eq 3 ]
 }
+
+@test "pipeline: q42run --intent --record-prompt | q42grd | q42wal commit: the passing record is in the volume, the blocked ones are not" {
+	need_model m stories260K.gguf
+	local q42run q42wal
+	q42run=$(q42_bin q42run)
+	q42wal=$(q42_bin q42wal)
+	"$q42wal" init "$T/v.q42"
+	run bash -c '"$1" -m "$2" --record --intent short --record-prompt -n 8 -p "Once upon a time" |
+		"$3" --policy "$4" -r "$5" | "$6" commit "$7"' _ \
+		"$q42run" "$m" "$Q42GRD" "$T/p.json" "$T/rej.jsonl" "$q42wal" "$T/v.q42"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "0	"*"	record" ]]
+	run "$q42wal" verify "$T/v.q42"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok	"*"	1 entries	"* ]]
+	run "$q42wal" show "$T/v.q42" 0
+	[ "$(jget "$output" 'v["intent"]')" = short ]
+	[ "$(jget "$output" 'v["prompt"]["text"]')" = "Once upon a time" ]
+	[ "$(jget "$output" 'v["verdict"]["decision"]')" = pass ]
+	# q42run's declared intent and recorded prompt drive the intent and
+	# egress gates; neither record reaches the volume
+	run bash -c '"$1" -m "$2" --record --intent nope -n 4 -p "Once upon a time" |
+		"$3" --policy "$4" -r "$5" | "$6" commit "$7"' _ \
+		"$q42run" "$m" "$Q42GRD" "$T/p.json" "$T/rej.jsonl" "$q42wal" "$T/v.q42"
+	[ "$status" -eq 0 ]
+	run bash -c '"$1" -m "$2" --record --record-prompt -n 4 -p "mail bob@ex.org now" |
+		"$3" --policy "$4" -r "$5" | "$6" commit "$7"' _ \
+		"$q42run" "$m" "$Q42GRD" "$T/p.json" "$T/rej.jsonl" "$q42wal" "$T/v.q42"
+	[ "$status" -eq 0 ]
+	[ "$(gates_in "$T/rej.jsonl" | tr '\n' ' ')" = "intent egress " ]
+	run "$q42wal" verify "$T/v.q42"
+	[[ "$output" == "ok	"*"	1 entries	"* ]]
+}
