@@ -301,7 +301,8 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		}
 	}
 	if (sv != NULL)
-		q42_sieve_reset(sv);
+		q42_sieve_reset(sv, n_ctx - q42_engine_n_past(e) < rq->max_tokens
+				    ? n_ctx - q42_engine_n_past(e) + 1 : rq->max_tokens);
 	if (sen != NULL) {
 		rc = q42_sentinel_start(sen, err);
 		if (rc != Q42_OK)

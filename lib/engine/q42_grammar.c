@@ -47,6 +47,7 @@ struct q42_grammar {
 	uint8_t *accept;  /* n_dfa: 1 accepting, 2 accepting and final */
 	uint32_t n_dfa;
 	int32_t start;
+	uint8_t cls[256]; /* byte -> class: bytes of one class have the same transitions */
 };
 
 struct parser {
@@ -673,9 +674,11 @@ static int determinize(struct parser *p, struct frag whole, q42_grammar *g)
 		n_grp = ng;
 	}
 	memset(rep, 0xff, sizeof rep);
-	for (int b = 0; b < 256; b++)
+	for (int b = 0; b < 256; b++) {
 		if (rep[grp[b]] < 0)
 			rep[grp[b]] = b;
+		g->cls[b] = (uint8_t)grp[b]; /* at most 256 classes */
+	}
 
 	d.gen = 1;
 	d.mark[whole.start] = d.gen;
@@ -853,6 +856,8 @@ bool q42_grammar_final(const q42_grammar *g, int32_t state)
 }
 
 uint32_t q42_grammar_n_states(const q42_grammar *g) { return g->n_dfa; }
+
+uint8_t q42_grammar_byte_class(const q42_grammar *g, uint8_t b) { return g->cls[b]; }
 
 const char *q42_grammar_quin_source(void)
 {

@@ -43,5 +43,8 @@ Q42_API bool q42_grammar_accepting(const q42_grammar *g, int32_t state);
 /* ... and no byte can follow it. */
 Q42_API bool q42_grammar_final(const q42_grammar *g, int32_t state);
 Q42_API uint32_t q42_grammar_n_states(const q42_grammar *g);
+/* Bytes of one class lead every state to the same next state, so a text
+ * can be judged on its class sequence (the sieve groups tokens by it). */
+Q42_API uint8_t q42_grammar_byte_class(const q42_grammar *g, uint8_t b);
 
 #endif

@@ -5,8 +5,9 @@
  * examples in the style of the W3C RDF 1.1 N-Quads specification with a
  * fifth term, and every sentence the quin grammar accepts must also be
  * accepted by the independent quin reader (lib/governance/q42_quin.c).
- * The token walk uses stories260K's vocabulary ($Q42_TEST_MODELS; skipped
- * when absent, a failure under CI=true).
+ * The token walk and the completion distances use stories260K's
+ * vocabulary ($Q42_TEST_MODELS; skipped when absent, a failure under
+ * CI=true); expected distances are counted by hand from its token list.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,7 +195,7 @@ static void test_sieve_walk(void **state)
 	assert_true(q42_sieve_complete(sv));
 	assert_true(q42_sieve_final(sv));
 	/* start over: a token that cannot begin the sentence is masked */
-	q42_sieve_reset(sv);
+	q42_sieve_reset(sv, Q42_SIEVE_UNBOUNDED);
 	for (uint32_t k = 0; k < nv; k++)
 		l[k] = 0.0f;
 	q42_sieve_mask(sv, l, &oom);
@@ -208,6 +209,133 @@ static void test_sieve_walk(void **state)
 	q42_mount_close(m);
 }
 
+/* Open stories260K's vocabulary, or skip (fail under CI=true). */
+static q42_mount *open_vocab(void)
+{
+	char path[4096];
+	const char *d = getenv("Q42_TEST_MODELS");
+	q42_mount *m = NULL;
+	q42_err err = {0};
+	snprintf(path, sizeof path, "%s/stories260K.gguf", d && *d ? d : "../shared/models");
+	if (access(path, R_OK) != 0) {
+		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
+			fail_msg("missing %s under CI=true", path);
+		return NULL;
+	}
+	assert_int_equal(q42_mount_open(&m, path, Q42_MOUNT_VOCAB_ONLY, &err), Q42_OK);
+	return m;
+}
+
+static uint32_t mask_zero(q42_sieve *sv, float *l, uint32_t nv)
+{
+	bool oom;
+	uint32_t n;
+	for (uint32_t k = 0; k < nv; k++)
+		l[k] = 0.0f;
+	n = q42_sieve_mask(sv, l, &oom);
+	assert_false(oom);
+	return n;
+}
+
+static uint32_t min_tokens(q42_sieve *sv)
+{
+	bool oom;
+	uint32_t n = q42_sieve_min_tokens(sv, &oom);
+	assert_false(oom);
+	return n;
+}
+
+/* Fewest tokens to a sentence, and the budget, on grammars whose answer
+ * follows from stories260K's vocabulary (listed with gguf-py: the only
+ * tokens whose text holds one of < > _ : " . are 313 ' "', 426 '.',
+ * 436 '"', 467 ':', 504 '<', 505 '>' and the byte tokens <0xNN>, ids
+ * 3..258, one byte each; " Lily" is 317). */
+static void test_sieve_distance(void **state)
+{
+	q42_mount *m = open_vocab();
+	q42_err err = {0};
+	q42_grammar *g;
+	q42_sieve *sv = NULL;
+	float *l;
+	uint32_t nv;
+	(void)state;
+	if (m == NULL)
+		skip();
+	const q42_tokenizer *tok = q42_mount_tokenizer(m);
+	nv = q42_tokenizer_n_vocab(tok);
+	l = malloc(nv * sizeof *l);
+
+	/* byte 0x01 is only in its byte token (id 4): three bytes, three tokens */
+	g = compile("r ::= \"\\x01\\x01\\x01\"");
+	assert_int_equal(q42_sieve_open(&sv, g, tok, &err), Q42_OK);
+	assert_int_equal(min_tokens(sv), 3);
+	q42_sieve_reset(sv, 2);
+	assert_int_equal(mask_zero(sv, l, nv), 0); /* no completion fits */
+	q42_sieve_reset(sv, 3);
+	assert_int_equal(mask_zero(sv, l, nv), 1);
+	assert_true(isfinite(l[4]));
+	assert_true(q42_sieve_accept(sv, 4));
+	assert_int_equal(min_tokens(sv), 2);
+	assert_int_equal(mask_zero(sv, l, nv), 1);
+	assert_true(q42_sieve_accept(sv, 4));
+	assert_true(q42_sieve_accept(sv, 4));
+	assert_int_equal(min_tokens(sv), 0);
+	/* complete, no token left: only end of generation */
+	assert_int_equal(mask_zero(sv, l, nv), 1);
+	assert_true(isfinite(l[q42_tokenizer_eos(tok)]));
+	q42_sieve_close(sv);
+	q42_grammar_free(g);
+
+	/* the long way (four byte tokens) is closed when one token is left */
+	g = compile("r ::= \"\\x01\\x01\\x01\\x01\" | \"Lily\"");
+	assert_int_equal(q42_sieve_open(&sv, g, tok, &err), Q42_OK);
+	assert_int_equal(min_tokens(sv), 1);
+	q42_sieve_reset(sv, 1);
+	mask_zero(sv, l, nv);
+	assert_true(isfinite(l[317]));
+	assert_false(isfinite(l[4]));
+	q42_sieve_reset(sv, 4);
+	mask_zero(sv, l, nv);
+	assert_true(isfinite(l[317]));
+	assert_true(isfinite(l[4]));
+	assert_true(q42_sieve_accept(sv, 4));
+	assert_int_equal(min_tokens(sv), 3);
+	q42_sieve_close(sv);
+	q42_grammar_free(g);
+
+	/* a quin: "_" ":" name (3), " " (1), "<" scheme ":" ">" (4), ' "' '"'
+	 * for a literal with its space (2), " " "_" ":" name (4), ' "' '"' (2),
+	 * "." (1): 17; nothing shorter, since every other piece of a term is a
+	 * token of its own */
+	g = compile(q42_grammar_quin_source());
+	assert_int_equal(q42_sieve_open(&sv, g, tok, &err), Q42_OK);
+	assert_int_equal(min_tokens(sv), 17);
+	q42_sieve_reset(sv, 16);
+	assert_int_equal(mask_zero(sv, l, nv), 0);
+	/* with exactly 17 tokens, any choice among the allowed ones completes:
+	 * take the lowest id, then the highest */
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t n = 0;
+		q42_sieve_reset(sv, 17);
+		while (!q42_sieve_complete(sv)) {
+			int32_t pick = -1;
+			assert_true(n < 17);
+			assert_true(mask_zero(sv, l, nv) > 0);
+			for (uint32_t k = 0; k < nv; k++)
+				if (isfinite(l[k]) && (pick < 0 || pass == 1))
+					pick = (int32_t)k;
+			assert_true(q42_sieve_accept(sv, pick));
+			n++;
+			assert_true(min_tokens(sv) <= 17 - n);
+		}
+		assert_int_equal(n, 17);
+	}
+	q42_sieve_close(sv);
+	q42_grammar_free(g);
+	free(l);
+	q42_mount_close(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_dialect_errors),
 		cmocka_unit_test(test_quin_grammar),
 		cmocka_unit_test(test_sieve_walk),
+		cmocka_unit_test(test_sieve_distance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
