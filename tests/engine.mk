@@ -59,3 +59,13 @@ TESTS += tests/unit/test_compat_simd
 tests_unit_test_compat_simd_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_compat_simd_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
+# the quality gate (perplexity against llama.cpp, KL-base files);
+# golden data: tests/golden/quality/ (README there)
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_quality
+TESTS += tests/unit/test_quality
+tests_unit_test_quality_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -Wno-missing-prototypes
+tests_unit_test_quality_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif
+EXTRA_DIST += tests/golden/quality/README tests/golden/quality/story.txt \
+	tests/golden/quality/stories260K-ctx64.txt tests/tools/gen_quality_golden.py

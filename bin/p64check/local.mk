@@ -1,7 +1,7 @@
 # bin/p64check: validate and inspect P64 and GGUF files (see p64check(1)).
 bin_PROGRAMS += bin/p64check/p64check
 bin_p64check_p64check_SOURCES = bin/p64check/p64check.c bin/p64check/p64check.h \
-	bin/p64check/list.c bin/p64check/rows.c bin/p64check/rows.h
+	bin/p64check/list.c bin/p64check/rows.c bin/p64check/rows.h bin/p64check/quality.c
 bin_p64check_p64check_LDADD = $(Q42_PROGRAM_LIBS)
 
 # q42_source: a model file opened as GGUF or P64 by its magic bytes (shared

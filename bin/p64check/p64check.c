@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "p64check.h"
@@ -18,6 +19,7 @@
 #include "formats/q42_digest.h"
 #include "formats/q42_p64.h"
 #include "formats/q42_source.h"
+#include "engine/q42_engine.h"
 
 enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 
@@ -35,6 +37,8 @@ typedef struct opts {
 	enum list_mode list;
 	const char *list_arg;
 	bool json;
+	const char *quality; /* --quality BASE */
+	quality_opts qo;
 } opts;
 
 /* One parsed line of a sha256sum file. */
@@ -80,12 +84,20 @@ static void help(void)
 	       "      --values NAME[:FIRST[:COUNT]]  dequantized f32 values of a tensor\n"
 	       "\n"
 	       "      --json                 JSON Lines instead of TSV\n"
+	       "\n"
+	       "Quality gate: %s --quality BASE TEXT MODEL (p64check(1), QUALITY GATE)\n"
+	       "      --quality BASE         KL divergence of MODEL from BASE over TEXT\n"
+	       "      --max-kl X             fail (exit 1) when the mean KL exceeds X\n"
+	       "      --min-same-top Y       fail when the same-top rate is below Y (0..1)\n"
+	       "      --ctx N                window of N tokens (default: the model's context)\n"
+	       "      --threads N            worker threads (default: online cores)\n"
 	       "  -h, --help                 show this help and exit\n"
 	       "  -V, --version              show the version and exit\n"
 	       "\n"
 	       "Exit status: 0 valid, 1 invalid (or the item asked for is absent),\n"
-	       "2 usage error, 3 I/O error. See p64check(1).\n",
-	       prog);
+	       "2 usage error, 3 I/O error; --quality: 1 also when a threshold is missed.\n"
+	       "See p64check(1).\n",
+	       prog, prog);
 }
 
 static int status_of(int rc)
@@ -449,7 +461,8 @@ static int inspect(const char *file, const opts *o)
 }
 
 enum { OPT_AGAINST = 256, OPT_SHA256, OPT_SHA256_FILE, OPT_VERIFY, OPT_HEADER, OPT_METADATA,
-       OPT_ARRAY, OPT_TENSORS, OPT_TOKENIZER, OPT_TOKENS, OPT_MANIFOLD, OPT_VALUES, OPT_JSON };
+       OPT_ARRAY, OPT_TENSORS, OPT_TOKENIZER, OPT_TOKENS, OPT_MANIFOLD, OPT_VALUES, OPT_JSON,
+       OPT_QUALITY, OPT_MAX_KL, OPT_MIN_SAME_TOP, OPT_CTX, OPT_THREADS };
 
 static const struct option long_opts[] = {
 	{"against", required_argument, NULL, OPT_AGAINST},
@@ -465,6 +478,11 @@ static const struct option long_opts[] = {
 	{"manifold", no_argument, NULL, OPT_MANIFOLD},
 	{"values", required_argument, NULL, OPT_VALUES},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"quality", required_argument, NULL, OPT_QUALITY},
+	{"max-kl", required_argument, NULL, OPT_MAX_KL},
+	{"min-same-top", required_argument, NULL, OPT_MIN_SAME_TOP},
+	{"ctx", required_argument, NULL, OPT_CTX},
+	{"threads", required_argument, NULL, OPT_THREADS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -537,6 +555,47 @@ int main(int argc, char **argv)
 		case OPT_JSON:
 			o.json = true;
 			break;
+		case OPT_QUALITY:
+			o.quality = optarg;
+			break;
+		case OPT_MAX_KL:
+		case OPT_MIN_SAME_TOP: {
+			char *end;
+			double v;
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(v >= 0) ||
+			    (c == OPT_MIN_SAME_TOP && v > 1) || !isfinite(v)) {
+				fprintf(stderr, "%s: --%s: expected a number %s, found '%s'\n", prog,
+					c == OPT_MAX_KL ? "max-kl" : "min-same-top",
+					c == OPT_MAX_KL ? ">= 0" : "in 0..1", optarg);
+				ok = false;
+			} else if (c == OPT_MAX_KL) {
+				o.qo.has_max_kl = true;
+				o.qo.max_kl = v;
+			} else {
+				o.qo.has_min_same_top = true;
+				o.qo.min_same_top = v;
+			}
+			break;
+		}
+		case OPT_CTX:
+		case OPT_THREADS: {
+			char *end;
+			unsigned long v;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] < '0' ||
+			    optarg[0] > '9' || v == 0 || v > (c == OPT_CTX ? Q42_ENGINE_CTX_MAX : 256u)) {
+				fprintf(stderr, "%s: --%s: expected an integer in 1..%u, found '%s'\n",
+					prog, c == OPT_CTX ? "ctx" : "threads",
+					c == OPT_CTX ? Q42_ENGINE_CTX_MAX : 256u, optarg);
+				ok = false;
+			} else {
+				*(c == OPT_CTX ? &o.qo.n_ctx : &o.qo.n_threads) = (uint32_t)v;
+			}
+			break;
+		}
 		case 'h':
 			help();
 			return EXIT_OK;
@@ -554,6 +613,19 @@ int main(int argc, char **argv)
 			ok = false;
 			break;
 		}
+	}
+	if (ok && o.quality == NULL &&
+	    (o.qo.has_max_kl || o.qo.has_min_same_top || o.qo.n_ctx || o.qo.n_threads)) {
+		fprintf(stderr, "%s: --max-kl, --min-same-top, --ctx and --threads need --quality\n",
+			prog);
+		ok = false;
+	}
+	if (ok && o.quality != NULL &&
+	    (o.list != LIST_NONE || o.against || o.sha256_hex || o.sums_path || o.verify_key ||
+	     argc - optind != 2)) {
+		fprintf(stderr, "%s: --quality BASE takes exactly TEXT and MODEL and no other "
+			"validation or inspection option\n", prog);
+		ok = false;
 	}
 	if (ok && optind >= argc) {
 		fprintf(stderr, "%s: no FILE given\n", prog);
@@ -583,6 +655,14 @@ int main(int argc, char **argv)
 	if (!ok) {
 		usage_short();
 		return EXIT_USAGE;
+	}
+	if (o.quality != NULL) {
+		status = quality_gate(o.quality, argv[optind], argv[optind + 1], &o.qo);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "%s: stdout: write failed: %s\n", prog, strerror(errno));
+			return EXIT_IO;
+		}
+		return status;
 	}
 	if (o.list != LIST_NONE)
 		return inspect(argv[optind], &o);

@@ -8,6 +8,7 @@
 #define P64CHECK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "common/q42_err.h"
 #include "formats/q42_source.h"
@@ -21,5 +22,17 @@ int list_tokens(q42_source *s, FILE *out, bool json, q42_err *err);
 int list_manifold(q42_source *s, FILE *out, bool json, q42_err *err);
 /* spec is NAME[:FIRST[:COUNT]]. */
 int list_values(q42_source *s, const char *spec, FILE *out, bool json, q42_err *err);
+
+/* --quality (quality.c): the KL gate of MODEL against BASE over TEXT;
+ * returns the exit status (p64check(1), "QUALITY GATE"). */
+typedef struct quality_opts {
+	uint32_t n_ctx;     /* --ctx; 0: the engine's default */
+	uint32_t n_threads; /* --threads; 0: online cores */
+	bool has_max_kl, has_min_same_top;
+	double max_kl, min_same_top;
+} quality_opts;
+
+int quality_gate(const char *base_path, const char *text_path, const char *model_path,
+		 const quality_opts *qo);
 
 #endif

@@ -24,6 +24,7 @@
 #include "engine/q42_generate.h"
 #include "engine/q42_grammar.h"
 #include "engine/q42_mount.h"
+#include "engine/q42_quality.h"
 #include "engine/q42_record.h"
 #include "engine/q42_sample.h"
 #include "engine/q42_sentinel.h"
@@ -43,7 +44,8 @@ enum exit_status {
 
 #define MAX_TOKENS_LIMIT (1u << 24)
 
-enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH };
+enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
+	MODE_QUALITY };
 
 struct opts {
 	const char *model;
@@ -68,6 +70,9 @@ struct opts {
 	const char *intent;       /* --intent, recorded for q42grd */
 	const char *scope;        /* --scope */
 	bool record_prompt;       /* --record-prompt */
+	const char *perplexity;   /* --perplexity TEXT */
+	const char *kl_base;      /* --kl-base OUT */
+	const char *kl_div;       /* --kl-divergence BASE */
 };
 
 enum {
@@ -76,7 +81,7 @@ enum {
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
-	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT,
+	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +126,9 @@ static const struct option long_opts[] = {
 	{"tg", required_argument, NULL, OPT_TG},
 	{"reps", required_argument, NULL, OPT_REPS},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"perplexity", required_argument, NULL, OPT_PERPLEXITY},
+	{"kl-base", required_argument, NULL, OPT_KL_BASE},
+	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -176,6 +184,11 @@ static void usage(FILE *f)
 	      "      --bench             measure prompt processing and generation tokens/s\n"
 	      "                          (--pp N, default 128; --tg N, default 64; --reps R,\n"
 	      "                          default 5; --json for one JSON object)\n"
+	      "      --perplexity FILE   perplexity of the model over FILE in windows of --ctx\n"
+	      "                          tokens, as llama-perplexity computes it\n"
+	      "      --kl-base OUT       with --perplexity: store the log-probs in OUT\n"
+	      "      --kl-divergence BASE  KL divergence, delta-p and same-top rate against\n"
+	      "                          the log-probs stored in BASE\n"
 	      "  -h, --help              show this help\n"
 	      "  -V, --version           show the version\n"
 	      "\n"
@@ -386,6 +399,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case OPT_JSON: o->json = true; break;
+		case OPT_PERPLEXITY: o->perplexity = optarg; o->mode = MODE_QUALITY; break;
+		case OPT_KL_BASE: o->kl_base = optarg; break;
+		case OPT_KL_DIVERGENCE: o->kl_div = optarg; o->mode = MODE_QUALITY; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("q42run (q42) %s\n", Q42_VERSION); exit(EXIT_OK);
 		default:
@@ -406,6 +422,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--choices and --choices-file are mutually exclusive");
 	if ((o->choices || o->choices_file) && o->logits_for)
 		return bad_usage("--choices and --logits-for are mutually exclusive");
+	if (o->kl_base != NULL && o->perplexity == NULL)
+		return bad_usage("--kl-base needs --perplexity FILE");
+	if (o->kl_base != NULL && o->kl_div != NULL)
+		return bad_usage("--kl-base and --kl-divergence are mutually exclusive");
+	if (o->mode == MODE_QUALITY && (o->prompt || o->file || o->record || o->lines ||
+					o->choices || o->choices_file || o->logits_for))
+		return bad_usage("--perplexity and --kl-divergence take no prompt and do not combine"
+				 " with --record, --lines, --choices or --logits-for");
 	if (o->sieve != NULL && o->grammar != NULL)
 		return bad_usage("--sieve and --grammar are mutually exclusive");
 	if ((o->sieve || o->grammar) && o->n_stops > 0)
@@ -959,6 +983,103 @@ static int run_bench(const struct opts *o, q42_mount *m, double t_start)
 	return finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
 }
 
+static void on_chunk(void *ud, uint32_t chunk, uint32_t n_chunks, double ppl)
+{
+	(void)ud;
+	printf("[%u]%.4f,%s", chunk, ppl, chunk == n_chunks ? "\n" : "");
+	fflush(stdout);
+}
+
+/* --perplexity [--kl-base] and --kl-divergence: windows as llama-perplexity
+ * (q42run(1), QUALITY); the KL-base file is only renamed into place once
+ * the whole run succeeded. */
+static int run_quality(struct opts *o, q42_mount *m)
+{
+	const q42_tokenizer *tok = q42_mount_tokenizer(m);
+	q42_engine *e = NULL;
+	q42_klbase *base = NULL;
+	q42_map text = {0};
+	q42_tokens ids = {0};
+	q42_outfile out = {0};
+	bool out_open = false;
+	q42_quality_report r;
+	q42_buf rep;
+	q42_err err = {0};
+	int rc, ex = EXIT_OK;
+
+	text.fd = -1;
+	q42_buf_init(&rep);
+	if (o->kl_div != NULL) {
+		rc = q42_klbase_open(&base, o->kl_div, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --kl-divergence: %s\n", err.msg);
+			ex = rc == Q42_EIO ? EXIT_IO : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
+			goto done;
+		}
+		if (o->eo.n_ctx == 0)
+			o->eo.n_ctx = q42_klbase_n_ctx(base);
+	}
+	if (o->perplexity != NULL) {
+		rc = q42_map_open(&text, o->perplexity, 0, &err);
+		if (rc == Q42_OK)
+			rc = q42_quality_tokenize(tok, text.data ? (const char *)text.data : "",
+						  (size_t)text.size, &ids, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --perplexity: %s\n", err.msg);
+			ex = rc == Q42_EIO ? EXIT_IO : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_REQUEST;
+			goto done;
+		}
+	}
+	rc = q42_engine_open(&e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		ex = exit_for_load(rc);
+		goto done;
+	}
+	if (o->kl_base != NULL) {
+		rc = q42_outfile_open(&out, o->kl_base, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --kl-base: %s\n", err.msg);
+			ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+			goto done;
+		}
+		out_open = true;
+	}
+	q42_quality_job job = {
+		.ids = o->perplexity ? ids.ids : NULL, .n_ids = ids.n,
+		.n_ctx = q42_engine_n_ctx(e),
+		.base_out = out_open ? out.fp : NULL, .base = base, .on_chunk = on_chunk,
+	};
+	rc = q42_quality_run(e, tok, &job, &r, &err);
+	if (rc == Q42_OK && out_open) {
+		rc = q42_outfile_commit(&out, &err);
+		out_open = false;
+	}
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		ex = rc == Q42_EIO ? EXIT_IO : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_REQUEST;
+		goto done;
+	}
+	if (!r.has_kl)
+		printf("Final estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_err);
+	else if (!q42_quality_report_format(&r, &rep))
+		ex = EXIT_NOMEM;
+	else
+		ex = write_out(rep.data, rep.len);
+	if (ex == EXIT_OK)
+		ex = finish_stdout();
+done:
+	if (out_open)
+		q42_outfile_abort(&out);
+	q42_buf_free(&rep);
+	q42_tokens_free(&ids);
+	if (text.path != NULL)
+		q42_map_close(&text);
+	q42_klbase_close(base);
+	q42_engine_close(e);
+	return ex;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -978,6 +1099,11 @@ int main(int argc, char **argv)
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
 		return exit_for_load(rc);
+	}
+	if (o.mode == MODE_QUALITY) {
+		ex = run_quality(&o, m);
+		q42_mount_close(m);
+		return ex;
 	}
 	if (o.mode == MODE_BENCH) {
 		ex = run_bench(&o, m, t_start);

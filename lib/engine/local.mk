@@ -9,6 +9,8 @@ lib_libq42core_la_SOURCES += \
 	lib/engine/q42_ring.c lib/engine/q42_sentinel.c lib/engine/q42_grammar.c \
 	lib/engine/q42_sieve.c lib/engine/q42_choices.c lib/engine/q42_bench.c \
 	lib/engine/q42_engine_impl.h
+# the quality gate: perplexity, KL divergence, KL-base files
+lib_libq42core_la_SOURCES += lib/engine/q42_quality.c
 q42enginedir = $(includedir)/q42/engine
 q42engine_HEADERS = lib/engine/q42_mount.h lib/engine/q42_arch.h lib/engine/q42_engine.h \
 	lib/engine/q42_pool.h lib/engine/q42_sample.h lib/engine/q42_generate.h \
@@ -16,4 +18,5 @@ q42engine_HEADERS = lib/engine/q42_mount.h lib/engine/q42_arch.h lib/engine/q42_
 	lib/engine/q42_sentinel.h lib/engine/q42_grammar.h lib/engine/q42_sieve.h \
 	lib/engine/q42_bench.h \
 	lib/engine/q42_choices.h
+q42engine_HEADERS += lib/engine/q42_quality.h
 include tests/engine.mk

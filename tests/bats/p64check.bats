@@ -429,3 +429,44 @@ assert v["type"] == "string" and v["count"] == 512 and v["first"][:2] == ["<unk>
 		[[ $'\n'"$output"$'\n' == *$'\n'"$o"$'\n'* ]] || { echo "bash lacks $o"; return 1; }
 	done
 }
+
+# --- --quality (p64check(1), QUALITY GATE): stories260K's P64 against
+# itself and against p64c's q8_0 and ffn-q4_0 profiles. A model against
+# itself must give KL 0 and the same top token everywhere; the profiles
+# must differ (KL > 0) and the thresholds decide the exit status.
+
+@test "--quality: a model against itself passes with KL 0 and same top 1" {
+	need_p64
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt"
+	run -0 "$P64CHECK" --quality "$P64" --ctx 64 --max-kl 0 --min-same-top 1 "$story" "$P64"
+	grep -qx $'kld_mean\t0\t0' <<<"$output"
+	grep -qx $'same_top\t1.000000\t0.000000' <<<"$output"
+	[ "$(tail -n 1 <<<"$output")" = $'quality\tPASS' ]
+}
+
+@test "--quality: q8_0 and ffn-q4_0 profiles, thresholds and exit status" {
+	need_p64
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt" kl
+	"$P64C" --no-progress --profile q8_0 "$SRC" -o "$T/q8.p64"
+	"$P64C" --no-progress --profile ffn-q4_0 "$SRC" -o "$T/q4.p64"
+	run -0 "$P64CHECK" --quality "$P64" --ctx 64 --max-kl 0.01 --min-same-top 0.9 "$story" "$T/q8.p64"
+	kl=$(awk -F'\t' '$1 == "kld_mean" { print $2 }' <<<"$output")
+	awk -v k="$kl" 'BEGIN { exit !(k > 0 && k < 0.01) }'
+	run -1 "$P64CHECK" --quality "$P64" --ctx 64 --max-kl 0.01 "$story" "$T/q4.p64"
+	[[ "$(tail -n 1 <<<"$output")" == $'quality\tFAIL\tkld_mean '* ]]
+	run -1 "$P64CHECK" --quality "$P64" --ctx 64 --min-same-top 0.99 "$story" "$T/q4.p64"
+	[[ "$(tail -n 1 <<<"$output")" == $'quality\tFAIL\tsame_top '* ]]
+	run -0 "$P64CHECK" --quality "$P64" --ctx 64 "$story" "$T/q4.p64"
+}
+
+@test "--quality: usage errors" {
+	need_p64
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt"
+	run -2 "$P64CHECK" --quality "$P64" "$story"
+	run -2 "$P64CHECK" --max-kl 0.1 "$P64"
+	run -2 "$P64CHECK" --quality "$P64" --min-same-top 2 "$story" "$P64"
+	run -2 "$P64CHECK" --quality "$P64" --max-kl x "$story" "$P64"
+	run -2 "$P64CHECK" --quality "$P64" --header "$story" "$P64"
+	run -2 "$P64CHECK" --quality "$P64" --ctx 256 "$story" "$P64"
+	run -3 "$P64CHECK" --quality "$P64" --ctx 64 "$T/absent.txt" "$P64"
+}

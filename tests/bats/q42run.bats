@@ -464,13 +464,74 @@ PY
 	done
 }
 
+# The shortest quin in stories260K's tokens is 17 tokens, read off its
+# vocabulary (gguf-py): the only tokens holding one of < > _ : " . are
+# ' "', '.', '"', ':', '<', '>' and the one-byte tokens, so the cheapest
+# sentence is "_" ":" name, " ", "<" scheme ":" ">", ' "' '"' (a literal
+# with its space), " " "_" ":" name, ' "' '"', "." = 3+1+4+2+4+2+1.
+
+# quin_check RECORD TEXT-FILE: the record's quin and quins are the text's
+# one statement, its terms read here with a regular expression after
+# q42-policy(5), QUINS.
+quin_check() {
+	python3 - "$1" "$2" <<'PY'
+import json, re, sys
+r = json.loads(sys.argv[1]); text = open(sys.argv[2], encoding="utf-8").read()
+assert r["text"] == text and r["stop"] == "grammar", (r["text"], r["stop"])
+iri = r'<([^<>"{}|^`\\\x00-\x20]*)>'
+term = r'(%s|_:([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?)|"((?:[^"\\\n\r]|\\.)*)"(@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^%s)?)' % (iri, iri)
+m = re.fullmatch(r'%s[ \t]+%s[ \t]+%s[ \t]+%s[ \t]+%s[ \t]*\.' % ((term,) * 5), text)
+assert m, text
+raw, terms = [], []
+for k in range(5):
+    g = m.groups()[6 * k:6 * k + 6]
+    raw.append(g[0])
+    if g[1] is not None:
+        terms.append({"kind": "iri", "value": g[1]})
+    elif g[2] is not None:
+        terms.append({"kind": "blank", "value": g[2]})
+    else:
+        assert "\\" not in g[3] and g[4] is None, "escapes, lang and datatype are not expected here"
+        terms.append({"kind": "literal", "value": g[3]})
+names = ["subject", "predicate", "object", "graph", "provenance"]
+assert r["quin"] == dict(zip(names, terms)), (r["quin"], terms)
+assert r["quins"] == [" ".join(raw) + " ."], (r["quins"], raw)
+PY
+}
+
+@test "--sieve quin: a quin within the budget is parsed into the record; 1 and 2 threads agree" {
+	need_model m stories260K.gguf
+	Q42GRD=$(q42_bin q42grd)
+	printf '{"schema":"q42-policy/1","default_intent":"q","intents":{"q":{}}}\n' >"$BATS_TEST_TMPDIR/p.json"
+	for n in 17 40; do
+		for t in 1 2; do
+			run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n "$n" -t "$t" --sieve quin
+			[ "$status" -eq 0 ]
+			printf '%s' "$output" >"$BATS_TEST_TMPDIR/out-$n-$t"
+			run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n "$n" -t "$t" --sieve quin --record
+			[ "$status" -eq 0 ]
+			quin_check "$output" "$BATS_TEST_TMPDIR/out-$n-$t"
+			[ "$(rec_field "$output" 'len(r["tokens"]["generated"]) <= '"$n")" = True ]
+		done
+		cmp "$BATS_TEST_TMPDIR/out-$n-1" "$BATS_TEST_TMPDIR/out-$n-2"
+		# q42grd's quin reader takes the text as a facts file of one statement
+		cp "$BATS_TEST_TMPDIR/out-$n-1" "$BATS_TEST_TMPDIR/out.nq"
+		run "$Q42GRD" -P "$BATS_TEST_TMPDIR/p.json" -F "$BATS_TEST_TMPDIR/out.nq" --check
+		[ "$status" -eq 0 ]
+		[ "${lines[1]}" = "facts	1 file(s)	1 statements" ]
+	done
+	# 17 tokens leave no room to spare: the shortest sentence, all of it used
+	run "$Q42RUN" -m "$m" -p "Once upon a time" -n 17 --sieve quin --record
+	[ "$(rec_field "$output" 'len(r["tokens"]["generated"])')" = 17 ]
+}
+
 @test "--sieve quin: no quin within the budget is [sieve-misaligned], exit 4, nothing printed" {
 	need_model m stories260K.gguf
-	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 24 --sieve quin
+	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 16 --sieve quin
 	[ "$status" -eq 4 ]
 	[ -z "$output" ]
 	[[ "$stderr" == *"[sieve-misaligned]"* ]]
-	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 24 --sieve quin --record
+	run --separate-stderr "$Q42RUN" -m "$m" -p "Once upon a time" -n 16 --sieve quin --record
 	[ "$status" -eq 4 ]
 	[ -z "$output" ]
 	run "$Q42RUN" -m "$m" -p x --sieve json
@@ -521,4 +582,66 @@ PY
 		grep -q -- "$opt" "$Q42_SRCDIR/completions/_q42run"
 		grep -qF -- "${opt//-/\\-}" "$Q42_SRCDIR/man/q42run.1"
 	done
+}
+
+# --- the quality gate (q42run(1), QUALITY). The expected perplexity is
+# llama.cpp's, from tests/golden/quality/stories260K-ctx64.txt (made from
+# llamapeer logits by tests/tools/gen_quality_golden.py; README there).
+
+qgold() {
+	awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$Q42_SRCDIR/tests/golden/quality/stories260K-ctx64.txt"
+}
+
+@test "--perplexity: llama.cpp's PPL to 4 significant digits, same output for 1 and 2 threads" {
+	need_model m stories260K.gguf
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt" want
+	run -0 "$Q42RUN" -m "$m" --perplexity "$story" --ctx 64 -t 1
+	local one="$output"
+	want=$(printf '%.4g' "$(qgold ppl)")
+	[ "$(printf '%.4g' "$(sed -n 's/^Final estimate: PPL = \([0-9.]*\) +\/- [0-9.]*$/\1/p' <<<"$output")")" = "$want" ]
+	[ "$(sed -n 1p <<<"$output" | tr -cd ',' | wc -c)" -eq "$(qgold n_chunks)" ]
+	run -0 "$Q42RUN" -m "$m" --perplexity "$story" --ctx 64 -t 2
+	[ "$output" = "$one" ]
+}
+
+@test "--kl-base and --kl-divergence: a model against itself; the file's layout" {
+	need_model m stories260K.gguf
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt" kb="$BATS_TEST_TMPDIR/s.klb"
+	run -0 "$Q42RUN" -m "$m" --perplexity "$story" --ctx 64 --kl-base "$kb"
+	# magic, then 32-byte header + 4 windows x 64 ids + 4 x 31 rows x 512 f32
+	[ "$(head -c 6 "$kb")" = "Q42KLB" ]
+	[ "$(stat -c %s "$kb")" -eq $((32 + 4 * 64 * 4 + 4 * 31 * 512 * 4)) ]
+	run -0 "$Q42RUN" -m "$m" --kl-divergence "$kb"
+	grep -qx $'kld_mean\t0\t0' <<<"$output"
+	grep -qx $'same_top\t1.000000\t0.000000' <<<"$output"
+	grep -q $'^count\t124$' <<<"$output"
+	run -0 "$Q42RUN" -m "$m" --kl-divergence "$kb" --perplexity "$story"
+}
+
+@test "--kl-divergence refuses a base that does not match, and a damaged one" {
+	need_model m stories260K.gguf
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt" kb="$BATS_TEST_TMPDIR/s.klb"
+	run -0 "$Q42RUN" -m "$m" --perplexity "$story" --ctx 64 --kl-base "$kb"
+	run -4 "$Q42RUN" -m "$m" --kl-divergence "$kb" --ctx 32
+	[[ "$output" == *"windows of 64"* ]]
+	sed 's/Lily/Lucy/' "$story" >"$BATS_TEST_TMPDIR/other.txt"
+	run -4 "$Q42RUN" -m "$m" --kl-divergence "$kb" --perplexity "$BATS_TEST_TMPDIR/other.txt"
+	[[ "$output" == *"differs from the base"* ]]
+	head -c 1000 "$kb" >"$BATS_TEST_TMPDIR/short.klb"
+	run -2 "$Q42RUN" -m "$m" --kl-divergence "$BATS_TEST_TMPDIR/short.klb"
+	[[ "$output" == *"size"* ]]
+	run -3 "$Q42RUN" -m "$m" --kl-divergence "$BATS_TEST_TMPDIR/absent.klb"
+	[ ! -e "$BATS_TEST_TMPDIR/absent.klb" ]
+}
+
+@test "--perplexity: usage errors and a text that is too short" {
+	need_model m stories260K.gguf
+	local story="$Q42_SRCDIR/tests/golden/quality/story.txt"
+	run -2 "$Q42RUN" -m "$m" --kl-base "$BATS_TEST_TMPDIR/x.klb"
+	run -2 "$Q42RUN" -m "$m" --perplexity "$story" -p "hi"
+	run -2 "$Q42RUN" -m "$m" --perplexity "$story" --kl-base "$BATS_TEST_TMPDIR/x" --kl-divergence "$BATS_TEST_TMPDIR/y"
+	run -4 "$Q42RUN" -m "$m" --perplexity "$story" --ctx 256 --kl-base "$BATS_TEST_TMPDIR/x.klb"
+	[[ "$output" == *"2 windows"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/x.klb" ]
+	run -3 "$Q42RUN" -m "$m" --perplexity "$BATS_TEST_TMPDIR/absent.txt"
 }
