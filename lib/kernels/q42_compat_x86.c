@@ -453,7 +453,8 @@ A5 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n)
 
 static __mmask16 tail_mask(int64_t left)
 {
-	return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+	const unsigned m = left >= 16 ? 0xFFFFu : (1u << left) - 1u;
+	return (__mmask16)m;
 }
 
 /* Element k in accumulator (k % 64) / 16, lane k % 16; a partial last step
