@@ -291,10 +291,8 @@ static int open_view(q42_wal_view *r, const char *vol)
 {
 	q42_err err;
 	int rc = q42_wal_view_open(r, vol, &err);
-	if (rc != Q42_OK) {
-		q42_wal_view_close(r);
+	if (rc != Q42_OK)
 		return fail(rc, &err);
-	}
 	if (r->in_progress)
 		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
 			prog, vol, r->ignored);
@@ -597,7 +595,6 @@ static int cmd_verify(const opts *o, const char *vol)
 	q42_hash root;
 	int rc = q42_wal_view_open(&r, vol, &err), status = EXIT_OK;
 	if (rc != Q42_OK) {
-		q42_wal_view_close(&r);
 		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
 		return status_of(rc);
 	}

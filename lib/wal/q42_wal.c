@@ -572,6 +572,10 @@ int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err)
 			close(fd);
 		}
 	}
+	/* A view that fails to open holds nothing: callers close only views
+	 * that opened. */
+	if (rc != Q42_OK)
+		q42_wal_view_close(r);
 	return rc;
 }
 
@@ -580,4 +584,5 @@ void q42_wal_view_close(q42_wal_view *r)
 	q42_volume_free(&r->vol);
 	q42_map_close(&r->map);
 	memset(r, 0, sizeof *r);
+	r->map.fd = -1;
 }
