@@ -34,6 +34,15 @@ enum q42_arith {
 	Q42_ARITH_GGML = 1,
 };
 
+/* Where the forward pass runs. Q42_BACKEND_AUTO: Vulkan when a discrete
+ * or integrated GPU is present, the CPU otherwise (a software Vulkan
+ * device such as lavapipe only when asked for by name: Q42_BACKEND_VULKAN). */
+enum q42_backend {
+	Q42_BACKEND_CPU = 0,
+	Q42_BACKEND_VULKAN = 1,
+	Q42_BACKEND_AUTO = 2,
+};
+
 typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
@@ -41,6 +50,8 @@ typedef struct q42_engine_opts {
 	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
 	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0) or Q42_ARITH_GGML */
+	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
+	int32_t device;     /* Vulkan device index; only read when backend != CPU; -1 = choose */
 } q42_engine_opts;
 
 typedef struct q42_engine q42_engine;
@@ -81,6 +92,11 @@ Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
 Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
 Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);
+/* The backend the engine actually runs on (never AUTO) and, for Vulkan,
+ * the device's name ("cpu" for the CPU backend). */
+Q42_API enum q42_backend q42_engine_backend(const q42_engine *e);
+Q42_API const char *q42_engine_device_name(const q42_engine *e);
+Q42_API const char *q42_backend_name(enum q42_backend b);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
 Q42_API uint64_t q42_engine_n_params(const q42_engine *e);
 
