@@ -337,8 +337,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	e->att = zalloc(B * ad, sizeof(float), &failed);
 	e->hg = zalloc(B * e->n_ff_max, sizeof(float), &failed);
 	e->hu = zalloc(B * e->n_ff_max, sizeof(float), &failed);
-	e->rope = zalloc(e->n_rot, sizeof(float), &failed);
 	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
+	e->top1 = zalloc((e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS, sizeof *e->top1, &failed);
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
 		q42_act *a = &e->act[i];
 		uint64_t rb = 0;
@@ -357,6 +357,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->ts[i].scores = zalloc(e->n_ctx, sizeof(float), &failed);
 		e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
 		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+		e->ts[i].rope = zalloc(e->n_rot, sizeof(float), &failed);
 	}
 	if (failed)
 		return q42_err_set(err, Q42_ENOMEM,
@@ -466,6 +467,7 @@ void q42_engine_close(q42_engine *e)
 		free(e->ts[i].scores);
 		free(e->ts[i].qq);
 		free(e->ts[i].pq);
+		free(e->ts[i].rope);
 	}
 	free(e->ts);
 	for (uint32_t i = 0; i < e->n_act; i++)
@@ -481,8 +483,8 @@ void q42_engine_close(q42_engine *e)
 	free(e->att);
 	free(e->hg);
 	free(e->hu);
-	free(e->rope);
 	free(e->logits);
+	free(e->top1);
 	free(e->layers);
 	free(e);
 }
@@ -501,7 +503,7 @@ int q42_engine_truncate(q42_engine *e, uint32_t n_past, q42_err *err)
 	return Q42_OK;
 }
 
-int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err)
+static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q42_err *err)
 {
 	if (n == 0)
 		return q42_err_set(err, Q42_EARG, "eval: no tokens");
@@ -516,9 +518,20 @@ int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err)
 					   ids[i], i, e->n_vocab - 1);
 	for (uint32_t i = 0; i < n; i += e->n_batch) {
 		uint32_t c = n - i < e->n_batch ? n - i : e->n_batch;
-		q42_forward(e, ids + i, c, i + c == n);
+		q42_forward(e, ids + i, c, i + c == n, i + c == n ? top1 : NULL);
 	}
 	return Q42_OK;
+}
+
+int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err)
+{
+	return eval(e, ids, n, NULL, err);
+}
+
+int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1,
+			 q42_err *err)
+{
+	return eval(e, ids, n, top1, err);
 }
 
 const float *q42_engine_logits(const q42_engine *e) { return e->logits; }

@@ -75,6 +75,13 @@ Q42_API void q42_engine_reset(q42_engine *e);
  * evaluated then). */
 Q42_API int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_err *err);
 
+/* As q42_engine_eval, and *top1 = the id q42_argmax (q42_sample.h) would
+ * pick from the logits, found while they are computed, each thread over
+ * its own rows. The logits are left as q42_engine_eval leaves them. For
+ * greedy decoding with no other reader of the logits. */
+Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1,
+				 q42_err *err);
+
 /* Forget the cache from position n_past on (n_past <= the current
  * position; Q42_EARG otherwise): the next eval overwrites it. The logits
  * stay those of the last eval. Used to take back a token. */

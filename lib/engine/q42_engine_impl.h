@@ -46,7 +46,6 @@ typedef struct q42_act {
 	uint32_t type;
 	void (*quantize)(const float *src, void *dst, int64_t n); /* NULL for F32 */
 	uint8_t *buf;                /* n_batch rows of the widest input */
-	bool valid;
 	const uint8_t *rows;         /* buf, or the f32 source itself for F32 */
 	uint64_t stride;             /* bytes between rows in rows */
 } q42_act;
@@ -56,7 +55,18 @@ typedef struct q42_tscratch {
 	float *scores;               /* n_ctx */
 	uint8_t *qq;                 /* one query head in the cache's vec_dot_type */
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
+	float *rope;                 /* n_rot: cos, sin pairs for one position */
 } q42_tscratch;
+
+/* Rows of a weight per tile of a matrix-product job: a multiple of 8 (the
+ * SIMD row kernels' group) and of 16 (the SwiGLU kernels' chunk). */
+#define Q42_TILE_ROWS 64u
+
+/* The largest logit of one tile of the output rows (NaN never counts). */
+typedef struct q42_top1 {
+	float v;
+	int32_t id;                  /* -1: the tile holds only NaN */
+} q42_top1;
 
 struct q42_engine {
 	q42_mount *m;
@@ -104,8 +114,8 @@ struct q42_engine {
 	float *ao;     /* attention / ffn output [n_embd] */
 	float *hg;     /* [n_ff] gate, then swiglu */
 	float *hu;     /* [n_ff] up */
-	float *rope;   /* [n_rot] cos, sin pairs for one position */
 	float *logits; /* [n_vocab] */
+	q42_top1 *top1; /* one per tile of the output rows */
 	uint32_t n_act;
 	q42_act act[Q42_ACT_SLOTS];
 	q42_tscratch *ts;
@@ -113,7 +123,8 @@ struct q42_engine {
 };
 
 /* The forward pass over n tokens at positions n_past.. (n <= n_batch);
- * computes the logits of the last one when want_logits. */
-void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits);
+ * computes the logits of the last one when want_logits, and then, when
+ * top1 is not NULL, the id q42_argmax would pick from them. */
+void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1);
 
 #endif

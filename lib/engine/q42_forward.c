@@ -11,6 +11,7 @@
  * every shape and type check; must never allocate.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "engine/q42_engine_impl.h"
 #include "formats/q42_types.h"
@@ -58,83 +59,225 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 	}
 }
 
-/* ---- matrix products --------------------------------------------------- */
+/* ---- work split -------------------------------------------------------- */
 
-static void acts_invalidate(q42_engine *e)
+/* Jobs hand out tiles from a shared counter, so a thread that the system
+ * delays gets fewer of them; which thread computes a tile depends on
+ * timing, what the tile computes (and in which order) does not. */
+static bool tile_claim(atomic_uint *next, uint32_t n, uint32_t *i)
 {
-	for (uint32_t i = 0; i < e->n_act; i++)
-		e->act[i].valid = false;
+	*i = atomic_fetch_add_explicit(next, 1, memory_order_relaxed);
+	return *i < n;
 }
 
-/* The rows of src (n_tok x n_in floats) in the activation type of w. */
-static const q42_act *acts_get(q42_engine *e, const q42_weight *w, const float *src,
-			       uint32_t n_tok)
+static uint32_t n_tiles(int64_t n_out)
 {
-	q42_act *a = &e->act[w->act];
-	if (a->valid)
-		return a;
-	if (a->quantize == NULL) { /* the product reads the floats themselves */
-		a->rows = (const uint8_t *)src;
-		a->stride = (uint64_t)w->n_in * sizeof(float);
-	} else {
-		uint64_t rb = 0;
-		q42_dtype_nbytes(a->type, (uint64_t)w->n_in, (uint64_t)w->n_in, &rb);
-		for (uint32_t t = 0; t < n_tok; t++)
-			a->quantize(src + (uint64_t)t * w->n_in, a->buf + t * rb, w->n_in);
-		a->rows = a->buf;
-		a->stride = rb;
-	}
-	a->valid = true;
-	return a;
+	return (uint32_t)((n_out + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS);
 }
 
-struct mm_args {
-	const q42_weight *w;
-	const q42_act *a;
-	float *y;
-	uint32_t n_tok;
+/* ---- activations ------------------------------------------------------- */
+
+/* Bit i set: activation slot i is quantized from the current input. */
+static uint32_t acts_mask(const q42_weight *const *ws, uint32_t nw)
+{
+	uint32_t mask = 0;
+	for (uint32_t i = 0; i < nw; i++)
+		mask |= 1u << ws[i]->act;
+	return mask;
+}
+
+static void act_row(const q42_act *a, const float *src, int64_t n_in, uint64_t stride, uint32_t t)
+{
+	if (a->quantize != NULL)
+		a->quantize(src + (uint64_t)t * (uint64_t)n_in, a->buf + t * stride, n_in);
+}
+
+struct prep_args {
+	q42_engine *e;
+	const q42_weight *norm; /* NULL: src is the input as it is */
+	const float *src;
+	float *dst;             /* rmsnorm(src), when norm */
+	int64_t n_in;
+	uint32_t mask, n_tok;
+	uint64_t stride[Q42_ACT_SLOTS];
+	atomic_uint next;
 };
 
-/* Rows per share of a row-product job: the SIMD kernels compute 8 rows
- * at a time, so shares start on a multiple of 8. */
-#define MM_ROW_ALIGN 8
-
-/* Each thread owns a contiguous range of weight rows; every output
- * element is one dot product computed by one thread (the row kernels give
- * each row its own lane), so the split cannot change a result. Each
- * weight row is read once per call however many tokens there are. */
-static void mm_job(void *v, uint32_t ith, uint32_t nth)
+/* One token row: the norm, then the row in every activation type needed. */
+static void prep_row(struct prep_args *a, uint32_t t)
 {
-	const struct mm_args *m = v;
-	const q42_weight *w = m->w;
-	int64_t r0 = w->n_out * ith / nth, r1 = w->n_out * (ith + 1) / nth;
+	q42_engine *e = a->e;
+	const float *in = a->src;
+	if (a->norm != NULL) {
+		q42_op_rmsnorm(a->n_in, a->dst + (uint64_t)t * (uint64_t)a->n_in,
+			       a->src + (uint64_t)t * (uint64_t)a->n_in,
+			       (const float *)(const void *)a->norm->data, e->eps);
+		in = a->dst;
+	}
+	for (uint32_t i = 0; i < e->n_act; i++)
+		if (a->mask & (1u << i))
+			act_row(&e->act[i], in, a->n_in, a->stride[i], t);
+}
+
+static void prep_job(void *v, uint32_t ith, uint32_t nth)
+{
+	struct prep_args *a = v;
+	uint32_t t;
+	(void)ith;
+	(void)nth;
+	while (tile_claim(&a->next, a->n_tok, &t))
+		prep_row(a, t);
+}
+
+/* Make the input of the weights ws ready: rows of src (n_tok x n_in),
+ * first through rmsnorm into dst when norm is given, then quantized to the
+ * activation type of each weight. Rows are split between threads when
+ * there are several. */
+static void op_prepare(q42_engine *e, const q42_weight *norm, const float *src, float *dst,
+		       const q42_weight *const *ws, uint32_t nw, uint32_t n_tok)
+{
+	struct prep_args a = {e, norm, src, dst, ws[0]->n_in, acts_mask(ws, nw), n_tok, {0}, 0};
+	const float *in = norm != NULL ? dst : src;
+	for (uint32_t i = 0; i < e->n_act; i++) {
+		q42_act *s = &e->act[i];
+		if (!(a.mask & (1u << i)))
+			continue;
+		if (s->quantize == NULL) { /* the product reads the floats themselves */
+			s->rows = (const uint8_t *)in;
+			s->stride = (uint64_t)a.n_in * sizeof(float);
+		} else {
+			q42_dtype_nbytes(s->type, (uint64_t)a.n_in, (uint64_t)a.n_in, &a.stride[i]);
+			s->rows = s->buf;
+			s->stride = a.stride[i];
+		}
+	}
+	if (n_tok == 1)
+		prep_row(&a, 0);
+	else
+		q42_pool_run(e->pool, prep_job, &a);
+}
+
+/* ---- matrix products --------------------------------------------------- */
+
+/* y rows r0..r1-1 of every token: y[t * n_out + r] = W[r] . a[t]. Every
+ * element is one dot product whatever the range (the row kernels give each
+ * row its own lane). */
+static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_tok, int64_t r0,
+		    int64_t r1)
+{
 	if (w->rows != NULL) {
-		r0 = ith == 0 ? 0 : r0 - r0 % MM_ROW_ALIGN;
-		r1 = ith + 1 == nth ? w->n_out : r1 - r1 % MM_ROW_ALIGN;
-		if (r1 > r0)
-			w->rows(w->n_in, r1 - r0, w->data + (uint64_t)r0 * w->row_bytes, w->row_bytes,
-				m->n_tok, m->a->rows, m->a->stride, m->y + r0, (uint64_t)w->n_out);
+		w->rows(w->n_in, r1 - r0, w->data + (uint64_t)r0 * w->row_bytes, w->row_bytes, n_tok,
+			a->rows, a->stride, y + r0, (uint64_t)w->n_out);
 		return;
 	}
 	for (int64_t r = r0; r < r1; r++) {
 		const uint8_t *wr = w->data + (uint64_t)r * w->row_bytes;
-		for (uint32_t t = 0; t < m->n_tok; t++)
-			w->dot(w->n_in, &m->y[(uint64_t)t * w->n_out + r], wr,
-				      m->a->rows + t * m->a->stride);
+		for (uint32_t t = 0; t < n_tok; t++)
+			w->dot(w->n_in, &y[(uint64_t)t * (uint64_t)w->n_out + (uint64_t)r], wr,
+			       a->rows + t * a->stride);
 	}
 }
 
-/* y (n_tok x n_out) = src (n_tok x n_in) W^T (+ bias) */
-static void op_matmul(q42_engine *e, const q42_weight *w, const float *src, uint32_t n_tok,
-		      float *y, const q42_weight *bias)
+/* One product of a job: y = act W^T (+ bias), then res += y when res. */
+struct mm_part {
+	const q42_weight *w;
+	const q42_weight *bias; /* data NULL: none */
+	float *y;
+	float *res;
+	uint32_t tiles;
+};
+
+struct mm_args {
+	q42_engine *e;
+	struct mm_part part[3];
+	uint32_t n_part, n_tok, n_tiles;
+	/* parts 0 and 1 are gate and up: a tile is the same rows of both,
+	 * then y0 = swiglu(y0, y1) over them */
+	bool swiglu;
+	q42_top1 *top1; /* per tile of part 0 (one token): its largest value */
+	atomic_uint next;
+};
+
+/* Rows r0..r1-1 of one part, bias and residual included. Bias and
+ * residual are elementwise adds, so doing them per tile gives the bytes
+ * the whole-row adds give. */
+static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok, int64_t r0,
+		    int64_t r1)
 {
-	struct mm_args m = {w, acts_get(e, w, src, n_tok), y, n_tok};
-	q42_pool_run(e->pool, mm_job, &m);
-	if (bias->data != NULL) {
-		const float *b = (const float *)(const void *)bias->data;
-		for (uint32_t t = 0; t < n_tok; t++)
-			q42_op_add(w->n_out, y + (uint64_t)t * w->n_out, y + (uint64_t)t * w->n_out, b);
+	const uint64_t no = (uint64_t)p->w->n_out;
+	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
+	for (uint32_t t = 0; t < n_tok; t++) {
+		float *y = p->y + t * no + (uint64_t)r0;
+		if (p->bias->data != NULL)
+			q42_op_add(r1 - r0, y, y, (const float *)(const void *)p->bias->data + r0);
+		if (p->res != NULL)
+			q42_op_add(r1 - r0, p->res + t * no + (uint64_t)r0,
+				   p->res + t * no + (uint64_t)r0, y);
 	}
+}
+
+/* Largest non-NaN value of y[r0..r1-1], lowest index on ties. */
+static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
+{
+	q42_top1 b = {0.0f, -1};
+	for (int64_t r = r0; r < r1; r++)
+		if (!isnan(y[r]) && (b.id < 0 || y[r] > b.v)) {
+			b.v = y[r];
+			b.id = (int32_t)r;
+		}
+	return b;
+}
+
+static void mm_job(void *v, uint32_t ith, uint32_t nth)
+{
+	struct mm_args *m = v;
+	const q42_engine *e = m->e;
+	uint32_t i;
+	(void)ith;
+	(void)nth;
+	while (tile_claim(&m->next, m->n_tiles, &i)) {
+		uint32_t p = 0, ti = i;
+		while (ti >= m->part[p].tiles)
+			ti -= m->part[p++].tiles;
+		const struct mm_part *pt = &m->part[p];
+		const int64_t r0 = (int64_t)ti * Q42_TILE_ROWS;
+		const int64_t r1 = r0 + Q42_TILE_ROWS < pt->w->n_out ? r0 + Q42_TILE_ROWS
+								     : pt->w->n_out;
+		mm_tile(e, pt, m->n_tok, r0, r1);
+		if (m->swiglu) {
+			/* tiles start on a multiple of 16, where the kernels'
+			 * SIMD chunks of a whole row start too */
+			const uint64_t ff = (uint64_t)pt->w->n_out;
+			mm_tile(e, &m->part[1], m->n_tok, r0, r1);
+			for (uint32_t t = 0; t < m->n_tok; t++) {
+				float *g = m->part[0].y + t * ff + (uint64_t)r0;
+				e->swiglu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
+			}
+		}
+		if (m->top1 != NULL)
+			m->top1[i] = tile_top1(pt->y, r0, r1);
+	}
+}
+
+static void mm_add(struct mm_args *m, const q42_weight *w, const q42_weight *bias, float *y,
+		   float *res)
+{
+	struct mm_part *p = &m->part[m->n_part++];
+	p->w = w;
+	p->bias = bias;
+	p->y = y;
+	p->res = res;
+	p->tiles = n_tiles(w->n_out);
+	m->n_tiles += p->tiles;
+}
+
+static void mm_run(q42_engine *e, struct mm_args *m)
+{
+	m->e = e;
+	if (m->swiglu)
+		m->n_tiles = m->part[0].tiles;
+	atomic_init(&m->next, 0);
+	q42_pool_run(e->pool, mm_job, m);
 }
 
 /* ---- attention --------------------------------------------------------- */
@@ -152,20 +295,22 @@ static uint8_t *v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d)
 	return e->vc + i * e->v_elem_bytes;
 }
 
-static void op_kv_store(q42_engine *e, uint32_t l, uint32_t n_tok)
+/* RoPE on the q and k rows of token t, then its k and v into the cache. */
+static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 {
 	const uint32_t kvh_n = e->layers[l].n_head_kv;
-	for (uint32_t t = 0; t < n_tok; t++) {
-		const uint32_t pos = e->n_past + t;
-		const float *k = e->k + (uint64_t)t * kvh_n * e->hd_k;
-		const float *v = e->v + (uint64_t)t * kvh_n * e->hd_v;
-		for (uint32_t h = 0; h < kvh_n; h++) {
-			e->kvq->quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
-			for (uint32_t d = 0; d < e->hd_v; d++)
-				e->kvq->quantize(v + (uint64_t)h * e->hd_v + d,
-						 v_row(e, l, h, d) + (uint64_t)pos * e->v_elem_bytes,
-						 1);
-		}
+	const uint32_t pos = e->n_past + t;
+	float *k = e->k + (uint64_t)t * kvh_n * e->hd_k;
+	const float *v = e->v + (uint64_t)t * kvh_n * e->hd_v;
+
+	op_rope_cache(e, pos, cache);
+	op_rope(e, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, e->hd_k, cache);
+	op_rope(e, k, kvh_n, e->hd_k, cache);
+	for (uint32_t h = 0; h < kvh_n; h++) {
+		e->kvq->quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
+		for (uint32_t d = 0; d < e->hd_v; d++)
+			e->kvq->quantize(v + (uint64_t)h * e->hd_v + d,
+					 v_row(e, l, h, d) + (uint64_t)pos * e->v_elem_bytes, 1);
 	}
 }
 
@@ -173,46 +318,74 @@ struct att_args {
 	q42_engine *e;
 	uint32_t l;
 	uint32_t n_tok;
+	uint32_t chunk;
+	atomic_uint next;
 };
 
-/* One (token, head) pair per step: scores against every cached position
- * up to the token's own (causal), softmax as ggml_soft_max_ext, then the
- * value rows. Pairs are split in contiguous ranges between threads. */
-static void att_job(void *v, uint32_t ith, uint32_t nth)
+static void rope_store_job(void *v, uint32_t ith, uint32_t nth)
 {
-	const struct att_args *a = v;
+	struct att_args *a = v;
+	uint32_t t;
+	(void)nth;
+	while (tile_claim(&a->next, a->n_tok, &t))
+		rope_store_row(a->e, a->l, t, a->e->ts[ith].rope);
+}
+
+static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
+{
+	struct att_args a = {e, l, n_tok, 1, 0};
+	if (n_tok == 1)
+		rope_store_row(e, l, 0, e->ts[0].rope);
+	else
+		q42_pool_run(e->pool, rope_store_job, &a);
+}
+
+/* One (token, head) pair: scores against every cached position up to the
+ * token's own (causal), softmax as ggml_soft_max_ext, then the value rows.
+ * Only this one row of scores exists at a time. */
+static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h)
+{
 	q42_engine *e = a->e;
-	const q42_tscratch *ts = &e->ts[ith];
-	const uint32_t kvh_n = e->layers[a->l].n_head_kv;
-	const uint32_t group = e->n_head / kvh_n;
-	const uint64_t n_pairs = (uint64_t)a->n_tok * e->n_head;
-	const uint64_t p0 = n_pairs * ith / nth, p1 = n_pairs * (ith + 1) / nth;
+	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
+	const uint32_t n_kv = e->n_past + t + 1;
+	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
+	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 	float *s = ts->scores;
 	/* llama.cpp's V product rounds differently for one token and for
 	 * several (q42_compat.h); att_kqv_one == att_kqv outside that mode */
 	void (*kqv)(int64_t, float *, const void *, const void *) =
 		a->n_tok == 1 ? e->att_kqv_one : e->att_kqv;
 
-	for (uint64_t p = p0; p < p1; p++) {
-		const uint32_t t = (uint32_t)(p / e->n_head), h = (uint32_t)(p % e->n_head);
-		const uint32_t kvh = h / group;
-		const uint32_t n_kv = e->n_past + t + 1;
-		const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
-		float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
-		e->kvq->quantize(q, ts->qq, e->hd_k);
-		for (uint32_t j = 0; j < n_kv; j++)
-			e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), ts->qq);
-		q42_op_scale(n_kv, s, s, e->kq_scale);
-		e->softmax(n_kv, s, s);
-		e->kvq->quantize(s, ts->pq, n_kv);
-		for (uint32_t d = 0; d < e->hd_v; d++)
-			kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), ts->pq);
+	e->kvq->quantize(q, ts->qq, e->hd_k);
+	for (uint32_t j = 0; j < n_kv; j++)
+		e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), ts->qq);
+	q42_op_scale(n_kv, s, s, e->kq_scale);
+	e->softmax(n_kv, s, s);
+	e->kvq->quantize(s, ts->pq, n_kv);
+	for (uint32_t d = 0; d < e->hd_v; d++)
+		kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), ts->pq);
+}
+
+/* Pairs go head-major, so consecutive pairs read the same head's K and V
+ * rows while they are still in cache; they are handed out in chunks of
+ * consecutive tokens, which also balances the causal triangle. */
+static void att_job(void *v, uint32_t ith, uint32_t nth)
+{
+	struct att_args *a = v;
+	const uint32_t n_pairs = a->n_tok * a->e->n_head;
+	const uint32_t n_chunks = (n_pairs + a->chunk - 1) / a->chunk;
+	uint32_t c;
+	(void)nth;
+	while (tile_claim(&a->next, n_chunks, &c)) {
+		const uint32_t p1 = (c + 1) * a->chunk < n_pairs ? (c + 1) * a->chunk : n_pairs;
+		for (uint32_t p = c * a->chunk; p < p1; p++)
+			att_pair(a, &a->e->ts[ith], p % a->n_tok, p / a->n_tok);
 	}
 }
 
 static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
-	struct att_args a = {e, l, n_tok};
+	struct att_args a = {e, l, n_tok, n_tok >= 64 ? 4 : 1, 0};
 	q42_pool_run(e->pool, att_job, &a);
 }
 
@@ -226,56 +399,71 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 			      e->x + (uint64_t)t * e->n_embd, e->n_embd);
 }
 
-static void op_norm_rows(q42_engine *e, const q42_weight *w, uint32_t n, const float *x,
-			 float *y)
-{
-	const float *wv = (const float *)(const void *)w->data;
-	for (uint32_t t = 0; t < n; t++)
-		q42_op_rmsnorm(e->n_embd, y + (uint64_t)t * e->n_embd, x + (uint64_t)t * e->n_embd, wv,
-			       e->eps);
-	acts_invalidate(e);
-}
-
+/* Jobs per block: q, k and v together; attention; the output projection
+ * with the residual add; gate and up with SwiGLU; down with the residual
+ * add. A pass of one token runs everything else on the caller; a longer
+ * one splits norms, quantization and RoPE by token rows. */
 static void block_attention(q42_engine *e, uint32_t l, uint32_t n)
 {
 	const q42_weight *W = e->layers[l].w;
-	const uint32_t kvh = e->layers[l].n_head_kv;
+	const q42_weight *qkv[3] = {&W[Q42_W_ATTN_Q], &W[Q42_W_ATTN_K], &W[Q42_W_ATTN_V]};
+	const q42_weight *out = &W[Q42_W_ATTN_OUT];
+	struct mm_args m = {0};
 
-	op_norm_rows(e, &W[Q42_W_ATTN_NORM], n, e->x, e->xb);
-	op_matmul(e, &W[Q42_W_ATTN_Q], e->xb, n, e->q, &W[Q42_W_ATTN_Q_B]);
-	op_matmul(e, &W[Q42_W_ATTN_K], e->xb, n, e->k, &W[Q42_W_ATTN_K_B]);
-	op_matmul(e, &W[Q42_W_ATTN_V], e->xb, n, e->v, &W[Q42_W_ATTN_V_B]);
-	for (uint32_t t = 0; t < n; t++) {
-		op_rope_cache(e, e->n_past + t, e->rope);
-		op_rope(e, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, e->hd_k, e->rope);
-		op_rope(e, e->k + (uint64_t)t * kvh * e->hd_k, kvh, e->hd_k, e->rope);
-	}
-	op_kv_store(e, l, n);
+	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv, 3, n);
+	mm_add(&m, qkv[0], &W[Q42_W_ATTN_Q_B], e->q, NULL);
+	mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
+	mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
+	m.n_tok = n;
+	mm_run(e, &m);
+	op_rope_store(e, l, n);
 	op_attention(e, l, n);
-	acts_invalidate(e);
-	op_matmul(e, &W[Q42_W_ATTN_OUT], e->att, n, e->ao, &W[Q42_W_ATTN_OUT_B]);
-	q42_op_add((int64_t)n * e->n_embd, e->x, e->x, e->ao);
+	op_prepare(e, NULL, e->att, NULL, &out, 1, n);
+	memset(&m, 0, sizeof m);
+	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, e->x);
+	m.n_tok = n;
+	mm_run(e, &m);
 }
 
 static void block_ffn(q42_engine *e, uint32_t l, uint32_t n)
 {
 	const q42_weight *W = e->layers[l].w;
-	const uint32_t ff = e->layers[l].n_ff;
+	const q42_weight *gu[2] = {&W[Q42_W_FFN_GATE], &W[Q42_W_FFN_UP]};
+	const q42_weight *down = &W[Q42_W_FFN_DOWN];
+	struct mm_args m = {0};
 
-	op_norm_rows(e, &W[Q42_W_FFN_NORM], n, e->x, e->xb);
-	op_matmul(e, &W[Q42_W_FFN_GATE], e->xb, n, e->hg, &W[Q42_W_FFN_GATE_B]);
-	op_matmul(e, &W[Q42_W_FFN_UP], e->xb, n, e->hu, &W[Q42_W_FFN_UP_B]);
-	for (uint32_t t = 0; t < n; t++) /* per row: ggml's SIMD chunks restart */
-		e->swiglu(ff, e->hg + (uint64_t)t * ff, e->hg + (uint64_t)t * ff,
-			  e->hu + (uint64_t)t * ff);
-	acts_invalidate(e);
-	op_matmul(e, &W[Q42_W_FFN_DOWN], e->hg, n, e->ao, &W[Q42_W_FFN_DOWN_B]);
-	q42_op_add((int64_t)n * e->n_embd, e->x, e->x, e->ao);
+	op_prepare(e, &W[Q42_W_FFN_NORM], e->x, e->xb, gu, 2, n);
+	mm_add(&m, gu[0], &W[Q42_W_FFN_GATE_B], e->hg, NULL);
+	mm_add(&m, gu[1], &W[Q42_W_FFN_UP_B], e->hu, NULL);
+	m.n_tok = n;
+	m.swiglu = true;
+	mm_run(e, &m);
+	op_prepare(e, NULL, e->hg, NULL, &down, 1, n);
+	memset(&m, 0, sizeof m);
+	mm_add(&m, down, &W[Q42_W_FFN_DOWN_B], e->ao, e->x);
+	m.n_tok = n;
+	mm_run(e, &m);
 }
 
-void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits)
+/* The id q42_argmax picks: the first element when it is NaN (nothing
+ * compares greater), else the largest non-NaN value, lowest id on ties --
+ * taken over the tiles in order. */
+static int32_t top1_reduce(const q42_engine *e, uint32_t n)
+{
+	int32_t best = 0;
+	if (isnan(e->logits[0]))
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (e->top1[i].id >= 0 && e->top1[i].v > e->logits[best])
+			best = e->top1[i].id;
+	return best;
+}
+
+void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1)
 {
 	static const q42_weight none;
+	const q42_weight *out = &e->g[Q42_W_OUTPUT];
+	struct mm_args m = {0};
 
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
@@ -283,9 +471,14 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 		block_ffn(e, l, n);
 	}
 	e->n_past += n;
-	if (want_logits) {
-		op_norm_rows(e, &e->g[Q42_W_OUTPUT_NORM], 1, e->x + (uint64_t)(n - 1) * e->n_embd,
-			     e->xb);
-		op_matmul(e, &e->g[Q42_W_OUTPUT], e->xb, 1, e->logits, &none);
-	}
+	if (!want_logits)
+		return;
+	op_prepare(e, &e->g[Q42_W_OUTPUT_NORM], e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out,
+		   1, 1);
+	mm_add(&m, out, &none, e->logits, NULL);
+	m.n_tok = 1;
+	m.top1 = top1 != NULL ? e->top1 : NULL;
+	mm_run(e, &m);
+	if (top1 != NULL)
+		*top1 = top1_reduce(e, m.n_tiles);
 }

@@ -1,20 +1,26 @@
-/* q42_pool.c -- fixed-size pthread pool: a short spin, then a
- * condition-variable hand-off.
+/* q42_pool.c -- fixed-size pthread pool: a short bounded spin, then a
+ * futex.
  *
- * A job is published by bumping an atomic generation counter (under the
- * mutex, so sleepers cannot miss it); workers wake, run it, and the last
- * one to finish signals the caller. A decode step runs a few hundred jobs
- * of a few tens of microseconds each, so both sides first spin for about
- * Q42_POOL_SPIN pause instructions before sleeping: waking through the
- * kernel every time would cost more than the jobs. Between requests the
- * spin runs out and every worker sleeps.
- * There is no work stealing and no queue: each job tells every thread which
- * fixed share it owns, so the assignment of work never depends on timing.
+ * A job is published by bumping a 32-bit generation word; workers run it
+ * and count a pending word down. Both sides spin for at most
+ * Q42_POOL_SPIN_NS before sleeping on the word they wait for (futex), so
+ * the jobs of one forward pass, a few microseconds apart, never go through
+ * the kernel, while an engine idle between requests has every worker
+ * asleep after a fraction of a millisecond (no CPU burnt). A sleeper is
+ * announced in a counter before it sleeps and the other side reads that
+ * counter after its own store (both sequentially consistent), so a wake-up
+ * cannot be missed and a sleeper-free job costs no system call.
+ * There is no queue: each job divides its work itself (fixed shares, or
+ * tiles claimed from a counter where every tile is computed the same way
+ * by whichever thread takes it), so results never depend on timing.
  */
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "engine/q42_pool.h"
 
@@ -22,11 +28,10 @@ struct q42_pool {
 	uint32_t n;
 	pthread_t *th;
 	uint32_t n_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_work;
-	pthread_cond_t cv_done;
-	atomic_uint_fast64_t gen;
-	atomic_uint pending;
+	_Atomic uint32_t gen;      /* futex word of the workers: one bump per job */
+	_Atomic uint32_t pending;  /* futex word of the caller: workers still busy */
+	_Atomic uint32_t sleepers; /* workers asleep (or about to be) on gen */
+	_Atomic uint32_t waiting;  /* 1 while the caller sleeps (or is about to) on pending */
 	atomic_bool quit;
 	q42_pool_fn fn;
 	void *arg;
@@ -37,8 +42,9 @@ struct worker_arg {
 	uint32_t ith;
 };
 
-/* About 50-100 microseconds of pause instructions. */
-#define Q42_POOL_SPIN 4096
+/* Longer than the serial gaps between the jobs of one pass, far shorter
+ * than a human-scale pause between requests. */
+#define Q42_POOL_SPIN_NS 60000
 
 static inline void cpu_relax(void)
 {
@@ -47,36 +53,64 @@ static inline void cpu_relax(void)
 #endif
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep while *w == seen (returns at once when it already differs). */
+static void futex_wait(_Atomic uint32_t *w, uint32_t seen)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w, int n)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* Spin until *w != v or the spin budget is spent; true when it changed.
+ * The clock is read once every 64 pauses. */
+static bool spin_while(_Atomic uint32_t *w, uint32_t v)
+{
+	uint64_t t0 = 0;
+	for (uint32_t i = 1;; i++) {
+		if (atomic_load_explicit(w, memory_order_acquire) != v)
+			return true;
+		cpu_relax();
+		if (i % 64 == 0) {
+			uint64_t t = now_ns();
+			if (t0 == 0)
+				t0 = t;
+			else if (t - t0 > Q42_POOL_SPIN_NS)
+				return false;
+		}
+	}
+}
+
 static void *worker_main(void *v)
 {
 	q42_pool *p = ((struct worker_arg *)v)->p;
 	uint32_t ith = ((struct worker_arg *)v)->ith;
-	uint64_t seen = 0;
+	uint32_t seen = 0;
 	free(v);
 	for (;;) {
-		uint64_t g;
-		int spins = 0;
-		while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen &&
-		       !atomic_load_explicit(&p->quit, memory_order_acquire)) {
-			if (++spins < Q42_POOL_SPIN) {
-				cpu_relax();
-				continue;
-			}
-			pthread_mutex_lock(&p->mu);
-			while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit))
-				pthread_cond_wait(&p->cv_work, &p->mu);
-			pthread_mutex_unlock(&p->mu);
+		while (atomic_load(&p->gen) == seen) {
+			if (spin_while(&p->gen, seen))
+				break;
+			atomic_fetch_add(&p->sleepers, 1);
+			futex_wait(&p->gen, seen);
+			atomic_fetch_sub(&p->sleepers, 1);
 		}
-		if (atomic_load_explicit(&p->quit, memory_order_acquire))
+		seen = atomic_load(&p->gen);
+		if (atomic_load(&p->quit))
 			return NULL;
-		seen = g;
-		/* fn and arg were written before gen was released */
+		/* fn and arg were written before gen was bumped */
 		p->fn(p->arg, ith, p->n);
-		if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->cv_done);
-			pthread_mutex_unlock(&p->mu);
-		}
+		if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->waiting) != 0)
+			futex_wake(&p->pending, 1);
 	}
 }
 
@@ -102,9 +136,6 @@ int q42_pool_open(q42_pool **out, uint32_t n_threads, q42_err *err)
 	if (p == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "thread pool: out of memory");
 	p->n = n_threads;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv_work, NULL);
-	pthread_cond_init(&p->cv_done, NULL);
 	if (n_threads > 1) {
 		p->th = calloc(n_threads - 1, sizeof *p->th);
 		if (p->th == NULL) {
@@ -139,15 +170,11 @@ void q42_pool_close(q42_pool *p)
 {
 	if (p == NULL)
 		return;
-	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->quit, true);
-	pthread_cond_broadcast(&p->cv_work);
-	pthread_mutex_unlock(&p->mu);
+	atomic_fetch_add(&p->gen, 1);
+	futex_wake(&p->gen, (int)Q42_POOL_MAX_THREADS);
 	for (uint32_t i = 0; i < p->n_started; i++)
 		pthread_join(p->th[i], NULL);
-	pthread_cond_destroy(&p->cv_done);
-	pthread_cond_destroy(&p->cv_work);
-	pthread_mutex_destroy(&p->mu);
 	free(p->th);
 	free(p);
 }
@@ -159,28 +186,27 @@ uint32_t q42_pool_size(const q42_pool *p)
 
 void q42_pool_run(q42_pool *p, q42_pool_fn fn, void *arg)
 {
+	uint32_t left;
 	if (p->n == 1) {
 		fn(arg, 0, 1);
 		return;
 	}
 	p->fn = fn;
 	p->arg = arg;
-	atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
-	pthread_mutex_lock(&p->mu);
-	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-	pthread_cond_broadcast(&p->cv_work);
-	pthread_mutex_unlock(&p->mu);
+	atomic_store(&p->pending, p->n - 1);
+	atomic_fetch_add(&p->gen, 1);
+	if (atomic_load(&p->sleepers) != 0)
+		futex_wake(&p->gen, (int)Q42_POOL_MAX_THREADS);
 
 	fn(arg, 0, p->n);
 
-	for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) != 0; spins++) {
-		if (spins < Q42_POOL_SPIN) {
-			cpu_relax();
+	while ((left = atomic_load(&p->pending)) != 0) {
+		if (spin_while(&p->pending, left))
 			continue;
-		}
-		pthread_mutex_lock(&p->mu);
-		while (atomic_load(&p->pending) != 0)
-			pthread_cond_wait(&p->cv_done, &p->mu);
-		pthread_mutex_unlock(&p->mu);
+		atomic_store(&p->waiting, 1);
+		left = atomic_load(&p->pending);
+		if (left != 0)
+			futex_wait(&p->pending, left);
+		atomic_store(&p->waiting, 0);
 	}
 }

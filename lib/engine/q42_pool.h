@@ -3,9 +3,11 @@
  * One pool per engine, created when the engine opens and joined when it
  * closes. A job is a function called once on every thread with (ith, nth);
  * the caller is thread 0. Jobs split work so that every output element is
- * computed by exactly one thread in a fixed order, which is why results do
- * not depend on the thread count. Idle workers sleep on a condition
- * variable after a short spin; nothing here allocates per job.
+ * computed by exactly one thread, in an order that does not depend on
+ * which thread it is (fixed shares, or tiles taken from a shared counter),
+ * which is why results do not depend on the thread count or on timing.
+ * Idle workers sleep on a futex after a short bounded spin; nothing here
+ * allocates per job.
  */
 #ifndef Q42_POOL_H
 #define Q42_POOL_H
