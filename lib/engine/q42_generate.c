@@ -281,6 +281,10 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 	/* text is held back when the request may still fail after it began */
 	const bool hold = sv != NULL || (sen != NULL && rq->strict);
 	float *work = NULL;
+	/* nothing but the argmax reads the logits: the engine picks the token
+	 * while it computes them (next, -1 when the last eval did not) */
+	const bool top1 = sv == NULL && sen == NULL && q42_sampler_is_argmax(s);
+	int32_t next = -1;
 	int32_t denied[Q42_GEN_MAX_DENIALS];
 	double t2;
 	int rc;
@@ -341,7 +345,8 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			if (n_ok == 0)
 				break; /* no token continues the grammar: misaligned below */
 		}
-		id = q42_sampler_sample(s, l);
+		id = next >= 0 ? next : q42_sampler_sample(s, l);
+		next = -1;
 		pos = q42_engine_n_past(e);
 		for (;;) {
 			q42_deny d;
@@ -445,7 +450,8 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		else if (pos >= n_ctx)
 			r->stop = Q42_STOP_CTX_FULL;
 		else if (!evald) {
-			rc = q42_engine_eval(e, &id, 1, err);
+			rc = top1 ? q42_engine_eval_top1(e, &id, 1, &next, err)
+				  : q42_engine_eval(e, &id, 1, err);
 			if (rc != Q42_OK)
 				goto done;
 			r->n_decode++;

@@ -114,6 +114,11 @@ void q42_sampler_accept(q42_sampler *s, int32_t id)
 		s->ring_n++;
 }
 
+bool q42_sampler_is_argmax(const q42_sampler *s)
+{
+	return s->s.temp <= 0.0f && (s->s.repeat_penalty == 1.0f || s->s.repeat_last_n == 0);
+}
+
 int32_t q42_argmax(const float *v, uint32_t n)
 {
 	uint32_t best = 0;

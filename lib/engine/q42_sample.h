@@ -10,6 +10,7 @@
 #ifndef Q42_SAMPLE_H
 #define Q42_SAMPLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
 
@@ -42,6 +43,10 @@ Q42_API void q42_sampler_reset(q42_sampler *s);
 Q42_API void q42_sampler_accept(q42_sampler *s, int32_t id);
 /* The next token for these n_vocab logits (not modified). */
 Q42_API int32_t q42_sampler_sample(q42_sampler *s, const float *logits);
+/* True when q42_sampler_sample is q42_argmax of the logits as they are
+ * (greedy, no repeat penalty): the engine can then pick the token itself
+ * (q42_engine_eval_top1). */
+Q42_API bool q42_sampler_is_argmax(const q42_sampler *s);
 
 /* Index of the largest of n values, the lowest on ties. */
 Q42_API int32_t q42_argmax(const float *v, uint32_t n);

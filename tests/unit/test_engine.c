@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -179,6 +180,56 @@ static void test_pool_covers_once(void **state)
 	assert_int_equal(q42_pool_open(&pool, 0, &err), Q42_EARG);
 }
 
+/* A job every worker sleeps through: it must still see each one, after
+ * the spin ran out and the workers went to sleep on the futex. */
+static void test_pool_wakes_sleepers(void **state)
+{
+	(void)state;
+	struct pool_probe p;
+	q42_pool *pool = NULL;
+	q42_err err = {0};
+	const struct timespec pause = {0, 5 * 1000 * 1000};
+	memset(&p, 0, sizeof p);
+	assert_int_equal(q42_pool_open(&pool, 4, &err), Q42_OK);
+	for (int rep = 0; rep < 20; rep++) {
+		q42_pool_run(pool, pool_fn, &p);
+		nanosleep(&pause, NULL);
+	}
+	q42_pool_close(pool);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(p.hits[3][i], 20);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* An idle pool burns no CPU: after its last job, 4 threads together use
+ * well under a tenth of the 300 ms the process then sleeps (they stop
+ * spinning after Q42_POOL_SPIN_NS). A pool that kept spinning would use
+ * about 900 ms. */
+static void test_pool_idle_sleeps(void **state)
+{
+	(void)state;
+	struct pool_probe p;
+	q42_pool *pool = NULL;
+	q42_err err = {0};
+	const struct timespec idle = {0, 300 * 1000 * 1000};
+	double c0, used;
+	memset(&p, 0, sizeof p);
+	assert_int_equal(q42_pool_open(&pool, 4, &err), Q42_OK);
+	q42_pool_run(pool, pool_fn, &p);
+	c0 = cpu_seconds();
+	nanosleep(&idle, NULL);
+	used = cpu_seconds() - c0;
+	q42_pool_close(pool);
+	print_message("# idle pool of 4 threads: %.1f ms of CPU in 300 ms\n", used * 1e3);
+	assert_true(used < 0.03);
+}
+
 static void test_arch_names(void **state)
 {
 	(void)state;
@@ -250,6 +301,8 @@ int main(void)
 		cmocka_unit_test(test_argmax_ties),
 		cmocka_unit_test(test_sampler_greedy_and_seeded),
 		cmocka_unit_test(test_pool_covers_once),
+		cmocka_unit_test(test_pool_wakes_sleepers),
+		cmocka_unit_test(test_pool_idle_sleeps),
 		cmocka_unit_test(test_arch_names),
 		cmocka_unit_test(test_stop_names),
 		cmocka_unit_test(test_refuse_unknown_arch),

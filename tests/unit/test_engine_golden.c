@@ -238,6 +238,43 @@ static void test_threads_and_batch_identical(void **state)
 	}
 }
 
+/* q42_engine_eval_top1 picks what q42_argmax picks from the logits it
+ * leaves, step by step, for 1, 2 and 3 threads, and leaves the logits
+ * q42_engine_eval leaves. */
+static void test_eval_top1(void **state)
+{
+	(void)state;
+	int checked = 0;
+	for (uint32_t i = 0; i < n_rows; i++) {
+		const golden_row *r = &rows[i];
+		char path[4096];
+		if (!model_path(r->model, path, sizeof path))
+			continue;
+		for (uint32_t th = 1; th <= 3; th++) {
+			int32_t ref[N_GEN], id = 0;
+			q42_mount *m;
+			q42_engine *e = open_engine(&m, path, th, 0, 0);
+			q42_err err = {0};
+			uint32_t nv = q42_engine_n_vocab(e);
+			greedy(e, r, ref);
+			q42_engine_reset(e);
+			assert_int_equal(q42_engine_eval_top1(e, r->pids, r->n_pids, &id, &err), Q42_OK);
+			for (int k = 0; k < N_GEN; k++) {
+				assert_int_equal(id, ref[k]);
+				assert_int_equal(id, q42_argmax(q42_engine_logits(e), nv));
+				if (k + 1 < N_GEN)
+					assert_int_equal(q42_engine_eval_top1(e, &ref[k], 1, &id, &err),
+							 Q42_OK);
+			}
+			q42_engine_close(e);
+			q42_mount_close(m);
+			checked++;
+		}
+	}
+	if (checked == 0)
+		skip();
+}
+
 /* Last-position logits of the whole vocabulary within 1e-4 relative:
  * |ours - llama.cpp| <= 1e-4 * max(1, |llama.cpp|) for every id. */
 static void check_logits(const char *model, const char *golden, const int32_t *ids, uint32_t n)
@@ -364,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_greedy_all),
 		cmocka_unit_test(test_threads_and_batch_identical),
+		cmocka_unit_test(test_eval_top1),
 		cmocka_unit_test(test_logits_tiny_llama),
 		cmocka_unit_test(test_logits_stories),
 		cmocka_unit_test(test_logits_q4_k_m),
