@@ -16,6 +16,7 @@
 #include "formats/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
+#include "kernels/q42_rows.h"
 
 #define Q42_MAX_EMBD (1u << 16)
 #define Q42_MAX_FF (1u << 20)
@@ -181,6 +182,8 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_p
 		w->vdt = ck.vec_dot_type;
 		w->aq = ck.quantize;
 	}
+	if (w->rows == NULL)
+		w->rows = q42_rows_for(w->dot);
 }
 
 static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, uint32_t l,
