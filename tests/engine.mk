@@ -74,3 +74,9 @@ if HAVE_BATS
 TESTS += tests/bats/q42run_bench.bats
 endif
 EXTRA_DIST += tests/bats/q42run_bench.bats
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_mount
+TESTS += tests/unit/test_mount
+tests_unit_test_mount_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_mount_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif
