@@ -69,3 +69,14 @@ tests_unit_test_quality_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
 EXTRA_DIST += tests/golden/quality/README tests/golden/quality/story.txt \
 	tests/golden/quality/stories260K-ctx64.txt tests/tools/gen_quality_golden.py
+# q42run --bench and --timings figures (time to first token, peak RSS)
+if HAVE_BATS
+TESTS += tests/bats/q42run_bench.bats
+endif
+EXTRA_DIST += tests/bats/q42run_bench.bats
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_mount
+TESTS += tests/unit/test_mount
+tests_unit_test_mount_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_mount_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+endif

@@ -430,6 +430,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					o->choices || o->choices_file || o->logits_for))
 		return bad_usage("--perplexity and --kl-divergence take no prompt and do not combine"
 				 " with --record, --lines, --choices or --logits-for");
+	if (o->mode == MODE_BENCH && strcmp(o->model, "-") == 0)
+		return bad_usage("--bench mounts the model once per repetition: give a file, not"
+				 " standard input");
 	if (o->sieve != NULL && o->grammar != NULL)
 		return bad_usage("--sieve and --grammar are mutually exclusive");
 	if ((o->sieve || o->grammar) && o->n_stops > 0)
@@ -536,12 +539,16 @@ static int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct i
 	size_t n;
 	q42_err err = {0};
 	q42_buf line;
+	uint64_t n_bytes = 0, n_tokens = 0;
+	const double t0 = now_ms();
 	int ex = EXIT_OK;
 
 	q42_buf_init(&line);
 	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
 		q42_tokens t = {0};
 		int rc = q42_tokenizer_encode(tok, p, n, flags, &t, &err);
+		n_bytes += n;
+		n_tokens += t.n;
 		if (rc != Q42_OK) {
 			fprintf(stderr, "q42run: tokenize: %s\n", err.msg);
 			ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_REQUEST;
@@ -555,6 +562,14 @@ static int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct i
 		q42_tokens_free(&t);
 	}
 	q42_buf_free(&line);
+	if (o->timings && ex == EXIT_OK) {
+		/* as llamapeer tokfile counts: encoding and printing, not the load */
+		const double ms = now_ms() - t0;
+		fprintf(stderr,
+			"q42run: timings: tokenize_ms=%.3f bytes=%llu tokens=%llu tokenize_mb_s=%.2f\n",
+			ms, (unsigned long long)n_bytes, (unsigned long long)n_tokens,
+			ms > 0 ? (double)n_bytes / 1e6 / (ms / 1e3) : 0.0);
+	}
 	return ex;
 }
 
@@ -621,13 +636,17 @@ static void on_text(void *ud, const char *p, size_t n)
 		s->failed = true;
 }
 
-static void print_timings(double load_ms, const q42_result *r, const q42_request *rq)
+/* ttft_ms: the first request waits for the load as well; the first token
+ * is drawn from the prefill logits. */
+static void print_timings(double load_ms, bool first, const q42_result *r,
+			  const q42_request *rq)
 {
 	fprintf(stderr,
-		"q42run: timings: load_ms=%.3f tokenize_ms=%.3f prefill_ms=%.3f prompt_tokens=%zu"
-		" prefill_tok_s=%.2f decode_ms=%.3f decode_steps=%u decode_tok_s=%.2f"
-		" generated=%zu stop=%s",
-		load_ms, r->tokenize_ms, r->prefill_ms, r->prompt.n,
+		"q42run: timings: load_ms=%.3f tokenize_ms=%.3f prefill_ms=%.3f ttft_ms=%.3f"
+		" prompt_tokens=%zu prefill_tok_s=%.2f decode_ms=%.3f decode_steps=%u"
+		" decode_tok_s=%.2f generated=%zu stop=%s",
+		load_ms, r->tokenize_ms, r->prefill_ms,
+		(first ? load_ms : 0.0) + r->tokenize_ms + r->prefill_ms, r->prompt.n,
 		r->prefill_ms > 0 ? (double)r->prompt.n / (r->prefill_ms / 1e3) : 0.0, r->decode_ms,
 		r->n_decode, r->decode_ms > 0 ? (double)r->n_decode / (r->decode_ms / 1e3) : 0.0,
 		r->out.n, q42_stop_name(r->stop));
@@ -782,7 +801,7 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		}
 		/* a misaligned sieve still reports what it cost */
 		if (o->timings && (rc == Q42_OK || (ss.sv != NULL && r.decode_ms > 0)))
-			print_timings(load_ms, &r, &rq);
+			print_timings(load_ms, idx == 0, &r, &rq);
 		if (sink.failed)
 			ex = EXIT_IO;
 		q42_result_free(&r);
@@ -945,42 +964,100 @@ done:
 	return ex;
 }
 
-/* --bench: no prompt is read; one line of key=value pairs, or JSON. */
-static int run_bench(const struct opts *o, q42_mount *m, double t_start)
+static void print_bench_json(const struct opts *o, const q42_engine *e, double load_ms,
+			     const q42_bench_result *r, const q42_bench_ttft *tt,
+			     const q42_bench_mem *mem)
 {
+	const q42_bench_opts *b = &o->bench;
+	printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\",\"ctx\":%u,\"batch\":%u,"
+	       "\"kv_type\":\"%s\",\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
+	       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f},"
+	       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
+	       "\"weight_gb_s\":%.3f},",
+	       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
+	       q42_arith_name(q42_engine_arith(e)), q42_engine_n_ctx(e), q42_engine_n_batch(e),
+	       q42_dtype_get(q42_engine_kv_type(e))->name, load_ms, b->reps,
+	       (unsigned long long)r->weight_bytes, b->n_pp, r->pp.median, r->pp.min, r->pp.max,
+	       b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps);
+	if (b->n_pp > 0)
+		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
+		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
+		       "\"first_token\":%d},",
+		       b->n_pp, tt->ttft_ms.median, tt->ttft_ms.min, tt->ttft_ms.max,
+		       tt->first_ttft_ms, tt->load_ms.median, tt->prefill_ms.median,
+		       (int)tt->first_token);
+	else
+		printf("\"ttft\":null,");
+	printf("\"memory\":{\"peak_rss_bytes\":%llu,\"kv_bytes\":%llu,\"act_bytes\":%llu,"
+	       "\"scratch_bytes\":%llu}}\n",
+	       (unsigned long long)q42_peak_rss_bytes(), (unsigned long long)mem->kv_bytes,
+	       (unsigned long long)mem->act_bytes, (unsigned long long)mem->scratch_bytes);
+}
+
+static double mib(uint64_t n)
+{
+	return (double)n / 1048576.0;
+}
+
+/* --bench: no prompt is read; one line of key=value pairs, or JSON. Time
+ * to first token goes first, so its first repetition is this process's
+ * first mount; the throughput runs then share one mount. */
+static int run_bench(const struct opts *o)
+{
+	q42_mount *m = NULL;
 	q42_engine *e = NULL;
 	q42_err err = {0};
 	q42_bench_result r;
-	int rc = q42_engine_open(&e, m, &o->eo, &err);
+	q42_bench_ttft tt;
+	q42_bench_mem mem;
+	double t_start, load_ms;
+	int rc, ex = EXIT_OK;
+
+	memset(&tt, 0, sizeof tt);
+	if (o->bench.n_pp > 0) {
+		const q42_bench_ttft_opts to = {o->model, &o->eo, o->bench.n_pp, o->bench.reps,
+						o->bench.seed};
+		rc = q42_bench_ttft_run(&to, &tt, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: %s\n", err.msg);
+			return rc == Q42_EARG ? EXIT_USAGE : exit_for_load(rc);
+		}
+	}
+	t_start = now_ms();
+	rc = q42_mount_open(&m, o->model, 0, &err);
+	if (rc == Q42_OK)
+		rc = q42_engine_open(&e, m, &o->eo, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
-		return exit_for_load(rc);
+		ex = exit_for_load(rc);
+		goto done;
 	}
-	const double load_ms = now_ms() - t_start;
+	load_ms = now_ms() - t_start;
 	rc = q42_bench_run(e, &o->bench, &r, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
-		q42_engine_close(e);
-		return rc == Q42_ENOMEM ? EXIT_NOMEM : rc == Q42_EARG ? EXIT_USAGE : EXIT_REQUEST;
+		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : rc == Q42_EARG ? EXIT_USAGE : EXIT_REQUEST;
+		goto done;
 	}
+	q42_bench_mem_measure(e, &mem);
 	if (o->json)
-		printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\","
-		       "\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
-		       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f},"
-		       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-		       "\"weight_gb_s\":%.3f}}\n",
-		       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
-		       q42_arith_name(q42_engine_arith(e)), load_ms, o->bench.reps,
-		       (unsigned long long)r.weight_bytes, o->bench.n_pp, r.pp.median, r.pp.min,
-		       r.pp.max, o->bench.n_tg, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps);
+		print_bench_json(o, e, load_ms, &r, &tt, &mem);
 	else
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
-		       "tg_weight_gb_s=%.2f pp=%u tg=%u reps=%u threads=%u isa=%s\n",
+		       "tg_weight_gb_s=%.2f ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
+		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f kv_mib=%.1f act_mib=%.1f "
+		       "scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s\n",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
-		       o->bench.n_pp, o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e),
+		       tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
+		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()),
+		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
+		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),
 		       q42_isa_name(q42_engine_isa(e)));
+	ex = finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
+done:
 	q42_engine_close(e);
-	return finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
+	q42_mount_close(m);
+	return ex;
 }
 
 static void on_chunk(void *ud, uint32_t chunk, uint32_t n_chunks, double ppl)
@@ -1092,6 +1169,8 @@ int main(int argc, char **argv)
 	ex = parse_opts(argc, argv, &o);
 	if (ex != EXIT_OK)
 		return ex;
+	if (o.mode == MODE_BENCH)
+		return run_bench(&o);
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o.model,
 			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
@@ -1102,11 +1181,6 @@ int main(int argc, char **argv)
 	}
 	if (o.mode == MODE_QUALITY) {
 		ex = run_quality(&o, m);
-		q42_mount_close(m);
-		return ex;
-	}
-	if (o.mode == MODE_BENCH) {
-		ex = run_bench(&o, m, t_start);
 		q42_mount_close(m);
 		return ex;
 	}

@@ -122,6 +122,21 @@ void q42_map_close(q42_map *m)
 	m->fd = -1;
 }
 
+bool q42_map_advise(const q42_map *m, uint64_t off, uint64_t len, int advice)
+{
+	const long ps = sysconf(_SC_PAGESIZE);
+	const uint64_t page = ps > 0 ? (uint64_t)ps : 4096u;
+	uint64_t start, end;
+
+	if (m->data == NULL || off >= m->size)
+		return false;
+	if (len > m->size - off)
+		len = m->size - off;
+	start = off / page * page;
+	end = off + len;
+	return madvise((void *)(uintptr_t)(m->data + start), (size_t)(end - start), advice) == 0;
+}
+
 int q42_outfile_open(q42_outfile *o, const char *path, q42_err *err)
 {
 	size_t n;

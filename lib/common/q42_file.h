@@ -8,6 +8,7 @@
 #ifndef Q42_FILE_H
 #define Q42_FILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "common/q42_err.h"
@@ -23,6 +24,11 @@ typedef struct q42_map {
  * size 0. advice is passed to madvise (e.g. MADV_SEQUENTIAL), 0 for none. */
 Q42_API int q42_map_open(q42_map *m, const char *path, int advice, q42_err *err);
 Q42_API void q42_map_close(q42_map *m);
+/* madvise advice for the bytes [off, off + len) of the mapping, widened to
+ * whole pages and clipped to the mapping. Advice is a hint: false when the
+ * kernel refused it (e.g. MADV_HUGEPAGE where the mapping cannot have huge
+ * pages), which callers may ignore. */
+Q42_API bool q42_map_advise(const q42_map *m, uint64_t off, uint64_t len, int advice);
 
 typedef struct q42_outfile {
 	FILE *fp;

@@ -1,11 +1,15 @@
-/* q42_bench.c -- the measurement loop behind `q42run --bench`.
+/* q42_bench.c -- the measurement loops behind `q42run --bench`.
  *
  * Token ids are drawn from a seeded xorshift (what they are does not
  * change the work); each repetition starts from an empty cache, as
- * llama-bench does. Time is CLOCK_MONOTONIC around q42_engine_eval only.
- * Allocates the id buffer once per call, nothing per repetition.
+ * llama-bench does. Time is CLOCK_MONOTONIC around q42_engine_eval only,
+ * except for time to first token, which covers the whole load. Allocates
+ * the id buffer once per call; the throughput loops allocate nothing per
+ * repetition.
  */
+#include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "engine/q42_bench.h"
 #include "engine/q42_engine_impl.h"
@@ -48,10 +52,20 @@ static uint64_t weight_bytes(const q42_engine *e)
 	return sum;
 }
 
+static void random_ids(int32_t *ids, uint32_t n, uint32_t n_vocab, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+	for (uint32_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ids[i] = (int32_t)(x % n_vocab);
+	}
+}
+
 int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out, q42_err *err)
 {
 	const uint32_t n_ctx = q42_engine_n_ctx(e), n_vocab = q42_engine_n_vocab(e);
-	uint64_t x = o->seed * 0x9E3779B97F4A7C15ULL + 1;
 	const uint32_t n_ids = o->n_pp > o->n_tg ? o->n_pp : o->n_tg;
 	int32_t *ids = NULL;
 	double *tps = NULL;
@@ -71,12 +85,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		rc = q42_err_set(err, Q42_ENOMEM, "bench: out of memory");
 		goto fail;
 	}
-	for (uint32_t i = 0; i < n_ids; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		ids[i] = (int32_t)(x % n_vocab);
-	}
+	random_ids(ids, n_ids, n_vocab, o->seed);
 	if (o->n_pp > 0) {
 		for (uint32_t r = 0; r < o->reps; r++) {
 			q42_engine_reset(e);
@@ -107,4 +116,111 @@ fail:
 	free(ids);
 	free(tps);
 	return rc;
+}
+
+/* One repetition of q42_bench_ttft_run; *ids is allocated by the first. */
+static int ttft_once(const q42_bench_ttft_opts *o, int32_t **ids, double *load_ms,
+		     double *prefill_ms, int32_t *first, q42_err *err)
+{
+	q42_mount *m = NULL;
+	q42_engine *e = NULL;
+	const double t0 = now_s();
+	double t1;
+	int rc;
+
+	rc = q42_mount_open(&m, o->path, 0, err);
+	if (rc == Q42_OK)
+		rc = q42_engine_open(&e, m, o->eo, err);
+	if (rc != Q42_OK)
+		goto done;
+	t1 = now_s();
+	if (o->n_pp > q42_engine_n_ctx(e)) {
+		rc = q42_err_set(err, Q42_EARG, "bench: --pp %u does not fit a context of %u tokens",
+				 o->n_pp, q42_engine_n_ctx(e));
+		goto done;
+	}
+	if (*ids == NULL) {
+		*ids = malloc(o->n_pp * sizeof **ids);
+		if (*ids == NULL) {
+			rc = q42_err_set(err, Q42_ENOMEM, "bench: out of memory");
+			goto done;
+		}
+		random_ids(*ids, o->n_pp, q42_engine_n_vocab(e), o->seed);
+	}
+	rc = q42_engine_eval(e, *ids, o->n_pp, err);
+	if (rc != Q42_OK)
+		goto done;
+	{
+		/* the first token, chosen as greedy decoding chooses it */
+		const float *l = q42_engine_logits(e);
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < q42_engine_n_vocab(e); i++)
+			if (l[i] > l[best])
+				best = i;
+		*first = (int32_t)best;
+	}
+	*prefill_ms = (now_s() - t1) * 1e3;
+	*load_ms = (t1 - t0) * 1e3;
+done:
+	q42_engine_close(e);
+	q42_mount_close(m);
+	return rc;
+}
+
+int q42_bench_ttft_run(const q42_bench_ttft_opts *o, q42_bench_ttft *out, q42_err *err)
+{
+	double *ld = NULL, *pf = NULL, *tt = NULL;
+	int32_t *ids = NULL;
+	int rc = Q42_OK;
+
+	memset(out, 0, sizeof *out);
+	if (o->reps < 1 || o->reps > Q42_BENCH_REPS_MAX || o->n_pp < 1)
+		return q42_err_set(err, Q42_EARG,
+				   "bench: %u repetitions of %u prompt tokens, expected 1..%u of at least 1",
+				   o->reps, o->n_pp, Q42_BENCH_REPS_MAX);
+	ld = malloc(o->reps * sizeof *ld);
+	pf = malloc(o->reps * sizeof *pf);
+	tt = malloc(o->reps * sizeof *tt);
+	if (ld == NULL || pf == NULL || tt == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "bench: out of memory");
+		goto done;
+	}
+	for (uint32_t r = 0; r < o->reps; r++) {
+		rc = ttft_once(o, &ids, &ld[r], &pf[r], &out->first_token, err);
+		if (rc != Q42_OK)
+			goto done;
+		tt[r] = ld[r] + pf[r];
+	}
+	out->first_ttft_ms = tt[0];
+	out->load_ms = summarise(ld, o->reps);
+	out->prefill_ms = summarise(pf, o->reps);
+	out->ttft_ms = summarise(tt, o->reps);
+done:
+	free(ids);
+	free(ld);
+	free(pf);
+	free(tt);
+	return rc;
+}
+
+static uint64_t usable(const void *p)
+{
+	return p != NULL ? (uint64_t)malloc_usable_size((void *)(uintptr_t)p) : 0;
+}
+
+/* Checklist: the buffers alloc_buffers() in q42_engine.c allocates. */
+void q42_bench_mem_measure(const q42_engine *e, q42_bench_mem *out)
+{
+	const void *act[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
+			     e->rope, e->logits};
+	out->kv_bytes = usable(e->kc) + usable(e->vc);
+	out->act_bytes = 0;
+	for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
+		out->act_bytes += usable(act[i]);
+	for (uint32_t i = 0; i < e->n_act; i++)
+		out->act_bytes += usable(e->act[i].buf);
+	out->scratch_bytes = usable(e->ts);
+	for (uint32_t i = 0; i < e->n_ts; i++)
+		out->scratch_bytes += usable(e->ts[i].scores) + usable(e->ts[i].qq) +
+				      usable(e->ts[i].pq);
 }

@@ -1,10 +1,11 @@
 /* q42_bench.h -- throughput measurement in the manner of llama-bench:
  * prompt processing (one pass of n_pp random tokens from an empty cache)
  * and generation (n_tg single-token passes from an empty cache), each
- * repeated and summarised as median, minimum and maximum tokens/s.
+ * repeated and summarised as median, minimum and maximum tokens/s; time
+ * to first token (mount, engine open, prefill, first greedy token); and
+ * what an engine allocates besides the mapping.
  *
- * Runs on an open engine and leaves its cache reset; prints nothing (the
- * caller formats the result). Used by `q42run --bench`.
+ * Prints nothing (the caller formats the result). Used by `q42run --bench`.
  */
 #ifndef Q42_BENCH_H
 #define Q42_BENCH_H
@@ -23,7 +24,7 @@ typedef struct q42_bench_opts {
 } q42_bench_opts;
 
 typedef struct q42_bench_stat {
-	double median, min, max; /* tokens per second over the repetitions */
+	double median, min, max; /* over the repetitions: tokens/s, or ms for times */
 } q42_bench_stat;
 
 typedef struct q42_bench_result {
@@ -32,9 +33,45 @@ typedef struct q42_bench_result {
 	double tg_gbps;         /* weight_bytes x median generation tokens/s */
 } q42_bench_result;
 
-/* Q42_EARG when a count does not fit the engine's context or reps is out
- * of range; Q42_ENOMEM. */
+/* Runs on an open engine and leaves its cache reset. Q42_EARG when a
+ * count does not fit the engine's context or reps is out of range;
+ * Q42_ENOMEM. */
 Q42_API int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 			  q42_err *err);
+
+typedef struct q42_bench_ttft_opts {
+	const char *path;            /* model file (mounted afresh each repetition) */
+	const q42_engine_opts *eo;   /* NULL: defaults */
+	uint32_t n_pp;               /* prompt tokens, 1..the engine's context */
+	uint32_t reps;               /* 1..Q42_BENCH_REPS_MAX */
+	uint64_t seed;               /* for the random token ids */
+} q42_bench_ttft_opts;
+
+typedef struct q42_bench_ttft {
+	q42_bench_stat load_ms;      /* q42_mount_open + q42_engine_open */
+	q42_bench_stat prefill_ms;   /* n_pp tokens from an empty cache + the argmax */
+	q42_bench_stat ttft_ms;      /* their sum: from the mount to the first token */
+	double first_ttft_ms;        /* the first repetition (the process's first mount) */
+	int32_t first_token;         /* the greedy token after the prompt */
+} q42_bench_ttft;
+
+/* Time to first token: each repetition mounts o->path, opens an engine,
+ * evaluates n_pp random ids and takes the greedy token, then closes both,
+ * so every repetition pays the whole load (the page cache stays warm after
+ * the first). Errors of q42_mount_open and q42_engine_open; Q42_EARG for
+ * counts out of range; Q42_ENOMEM. */
+Q42_API int q42_bench_ttft_run(const q42_bench_ttft_opts *o, q42_bench_ttft *out, q42_err *err);
+
+/* Heap memory an engine holds besides the model mapping, in bytes as
+ * allocated (malloc_usable_size). Buffers are calloc'ed and the kernel
+ * backs a page only when it is first written, so the resident part can be
+ * much smaller: that is what peak RSS shows. */
+typedef struct q42_bench_mem {
+	uint64_t kv_bytes;       /* K and V cache, n_ctx positions */
+	uint64_t act_bytes;      /* n_batch activation rows, quantized rows, logits */
+	uint64_t scratch_bytes;  /* per-thread attention scratch (n_ctx scores) */
+} q42_bench_mem;
+
+Q42_API void q42_bench_mem_measure(const q42_engine *e, q42_bench_mem *out);
 
 #endif

@@ -443,10 +443,13 @@ static int read_vocab(rd *r, q42_p64 *p)
 						       "tokens", r->name, n);
 	const uint8_t *q = t + Q42_P64_Q42T_FIXED;
 	char where[64];
+	/* the message context is formatted only for a bad ref: one snprintf
+	 * per token and merge was a sixth of a P64 mount's CPU time */
 	for (uint32_t i = 0; i < n; i++, q += 8) {
+		if (str_ref(r, q, &v->tokens[i]))
+			continue;
 		snprintf(where, sizeof where, "section Q42T: token %u", i);
-		if ((rc = str_field(r, q, &v->tokens[i], where, "text")) != Q42_OK)
-			return rc;
+		return str_field(r, q, &v->tokens[i], where, "text");
 	}
 	if (tf & 1u)
 		for (uint32_t i = 0; i < n; i++, q += 4)
@@ -460,9 +463,10 @@ static int read_vocab(rd *r, q42_p64 *p)
 					   i, (unsigned long long)(q - r->d), v->types[i]);
 		}
 	for (uint32_t i = 0; i < m; i++, q += 8) {
+		if (str_ref(r, q, &v->merges[i]))
+			continue;
 		snprintf(where, sizeof where, "section Q42T: merge %u", i);
-		if ((rc = str_field(r, q, &v->merges[i], where, "text")) != Q42_OK)
-			return rc;
+		return str_field(r, q, &v->merges[i], where, "text");
 	}
 	p->has_vocab = true;
 	return Q42_OK;

@@ -98,10 +98,14 @@ static uint64_t hash_final(uint64_t h)
 	return h;
 }
 
-static uint64_t table_size(uint64_t n)
+/* Open addressing with linear probing, filled to at most half (the text
+ * index, 4 bytes a slot) or three quarters (the merge table, 16 bytes a
+ * slot: llama-3's 280147 merges take 8 MiB instead of 16 MiB of resident
+ * memory; its 128256 tokens still leave it half empty). */
+static uint64_t table_size(uint64_t n, uint64_t load_num, uint64_t load_den)
 {
 	uint64_t s = 16;
-	while (s < 2 * n)
+	while (s * load_num < n * load_den)
 		s <<= 1;
 	return s;
 }
@@ -205,7 +209,7 @@ static int build_text(q42_tokenizer *t, const q42_vocab *v, q42_err *err)
 
 static int build_index(q42_tokenizer *t, q42_err *err)
 {
-	uint64_t size = table_size(t->n);
+	uint64_t size = table_size(t->n, 1, 2);
 	t->slot = calloc(size, sizeof *t->slot);
 	if (t->slot == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
@@ -474,7 +478,7 @@ static void build_bytechars(q42_tokenizer *t)
 
 static int build_merges(q42_tokenizer *t, const q42_vocab *v, q42_err *err)
 {
-	uint64_t size = table_size(v->n_merges);
+	uint64_t size = table_size(v->n_merges, 3, 4);
 	t->merge = malloc(size * sizeof *t->merge);
 	if (t->merge == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");

@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# q42run_bench.bats -- the figures of q42run --bench (time to first token,
+# peak RSS, engine memory) and of --timings, as q42run(1) documents them:
+# present, numeric, consistent with each other and with the model's shape.
+# `make bench` itself is not run here (it needs llama.cpp and minutes).
+#
+# stories260K: 5 layers, 4 KV heads of 8 dims, 512 tokens, n_ctx_train 2048
+# (llamapeer info); an F32 cache of C positions is 5*4*8*4*2*C bytes.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	Q42RUN=$(q42_bin q42run)
+}
+
+# kv FIELD LINE: the value of key FIELD in a key=value line
+kv() {
+	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+@test "--bench: time to first token, peak RSS and engine memory, numeric and consistent" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" --bench --pp 32 --tg 4 --reps 3 -t 1 -c 256
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	python3 - "$output" <<'PY'
+import sys
+f = dict(kv.split("=", 1) for kv in sys.argv[1].split())
+num = {k: float(v) for k, v in f.items() if k != "isa"}
+for k in ("ttft_ms", "ttft_min", "ttft_max", "ttft_first_ms", "ttft_load_ms", "ttft_prefill_ms",
+          "peak_rss_mib", "kv_mib", "act_mib", "pp_tok_s", "tg_tok_s"):
+    assert num[k] > 0, (k, f)
+assert num["scratch_mib"] >= 0, f  # a few KiB here: 0.00 at two decimals
+assert num["ttft_min"] <= num["ttft_ms"] <= num["ttft_max"], f
+assert num["ttft_min"] <= num["ttft_first_ms"] <= num["ttft_max"], f
+assert num["ttft_prefill_ms"] < num["ttft_max"] + 0.01, f
+assert num["ctx"] == 256 and num["pp"] == 32 and num["reps"] == 3, f
+# the cache as allocated: 5*4*8*4*2*256 bytes = 0.3125 MiB (printed to 0.1)
+assert abs(num["kv_mib"] - 0.3125) < 0.06, f
+# resident memory includes at least what the process touched of its cache
+assert num["peak_rss_mib"] > 1.0, f
+PY
+}
+
+@test "--bench: the cache grows with --ctx, the activations with --batch" {
+	need_model m stories260K.gguf
+	a=$("$Q42RUN" -m "$m" --bench --pp 8 --tg 1 --reps 1 -t 1 -c 256 -b 64 --json)
+	b=$("$Q42RUN" -m "$m" --bench --pp 8 --tg 1 --reps 1 -t 1 -c 1024 -b 256 --json)
+	python3 - "$a" "$b" <<'PY'
+import json, sys
+a, b = (json.loads(x)["memory"] for x in sys.argv[1:3])
+kv = 5 * 4 * 8 * 4 * 2
+assert kv * 256 <= a["kv_bytes"] < kv * 256 + 65536, a
+assert kv * 1024 <= b["kv_bytes"] < kv * 1024 + 65536, b
+assert b["act_bytes"] > 3 * a["act_bytes"] - 4 * 512 * 4, (a, b)   # logits do not scale
+assert b["scratch_bytes"] > a["scratch_bytes"], (a, b)               # n_ctx scores per thread
+PY
+}
+
+@test "--bench --json: one object that parses; ttft is null without a prompt" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" --bench --pp 16 --tg 2 --reps 2 -t 2 --json
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -m json.tool >/dev/null
+	python3 - "$output" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+t, m = j["ttft"], j["memory"]
+assert t["n"] == 16 and 0 < t["ms_min"] <= t["ms_median"] <= t["ms_max"], t
+assert t["load_ms_median"] > 0 and t["prefill_ms_median"] > 0, t
+assert 0 <= t["first_token"] < 512, t
+assert m["peak_rss_bytes"] > m["kv_bytes"] > 0 and m["act_bytes"] > 0, m
+assert j["ctx"] == 2048 and j["kv_type"] == "f32" and j["reps"] == 2, j
+PY
+	run "$Q42RUN" -m "$m" --bench --pp 0 --tg 2 --reps 1 --json
+	[ "$status" -eq 0 ]
+	python3 -c 'import json, sys; j = json.loads(sys.argv[1]); assert j["ttft"] is None, j' "$output"
+}
+
+@test "--bench: the first token does not depend on the thread count" {
+	need_model m stories260K.gguf
+	a=$("$Q42RUN" -m "$m" --bench --pp 20 --tg 0 --reps 1 -t 1 --json)
+	b=$("$Q42RUN" -m "$m" --bench --pp 20 --tg 0 --reps 1 -t 2 --json)
+	ta=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ttft"]["first_token"])' "$a")
+	tb=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ttft"]["first_token"])' "$b")
+	[ "$ta" = "$tb" ]
+}
+
+@test "--bench refuses a model on standard input (exit 2)" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m - --bench --reps 1 < "$m"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"give a file, not standard input"* ]]
+}
+
+@test "--bench: a prompt longer than the context is a usage error (exit 2)" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" --bench --pp 300 --tg 1 --reps 1 -c 256
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"does not fit a context of 256"* ]]
+}
+
+@test "--timings: ttft_ms is load + tokenize + prefill, then tokenize + prefill" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" -n 4 --lines --timings < <(printf 'Once upon a time\nThe little dog\n')
+	[ "$status" -eq 0 ]
+	t=$(echo "$output" | grep 'timings:')
+	[ "$(echo "$t" | wc -l)" -eq 2 ]
+	python3 - "$t" <<'PY'
+import sys
+for i, line in enumerate(sys.argv[1].splitlines()):
+    f = dict(kv.split("=", 1) for kv in line.split()[2:])
+    want = float(f["tokenize_ms"]) + float(f["prefill_ms"]) + (float(f["load_ms"]) if i == 0 else 0)
+    assert abs(float(f["ttft_ms"]) - want) < 0.01, (i, f)
+    assert float(f["ttft_ms"]) > 0
+PY
+}
+
+@test "--tokenize --timings: bytes, tokens and MB/s of what was tokenized" {
+	need_model m stories260K.gguf
+	run --separate-stderr "$Q42RUN" -m "$m" --tokenize --lines --timings < <(printf 'Once upon a time\nThe little dog\n')
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | wc -w)" -eq "$(kv tokens "$stderr")" ]
+	[ "$(kv bytes "$stderr")" -eq 30 ]
+	python3 -c 'import sys; assert float(sys.argv[1]) > 0 and float(sys.argv[2]) > 0' \
+		"$(kv tokenize_ms "$stderr")" "$(kv tokenize_mb_s "$stderr")"
+}

@@ -1,0 +1,134 @@
+#!/bin/sh
+# bench.sh -- `make bench`: q42run next to llama.cpp's llamapeer on one model.
+#
+# Measures, in one run and with the same thread count and context size:
+# prompt processing and generation tokens/s (q42run --bench, llamapeer
+# bench); time to first token and peak RSS of a fresh process that loads
+# the model and evaluates a BENCH_PP-token prompt (q42run --bench --tg 0,
+# llamapeer gen --no-warmup, both under runstat); and tokenizer MB/s over
+# the same text (q42run --tokenize --lines, llamapeer tokfile; their ids
+# are compared too). Prints one table with the ratios q42 / llama.cpp.
+# Without llamapeer it prints q42's column only. Not part of `make check`.
+#
+# Environment (set by the Makefile): MODEL, Q42RUN, RUNSTAT, LLAMAPEER,
+# BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_CTX (empty: q42's
+# default), BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
+# pages and sources), BENCH_TOK_REPS, SRCDIR.
+set -u
+
+die() { echo "make bench: $*" >&2; exit 1; }
+[ -n "${MODEL:-}" ] || die "set MODEL=path/to/model.gguf"
+[ -r "$MODEL" ] || die "$MODEL: cannot read"
+pp=${BENCH_PP:-128} tg=${BENCH_TG:-64} reps=${BENCH_REPS:-5} th=${BENCH_THREADS:-2}
+tok_reps=${BENCH_TOK_REPS:-3}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/q42-bench.XXXXXX") || die "cannot create a temporary folder"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# key=value field of a line
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+# median of the numbers on standard input, one per line
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+peer=
+if [ -x "${LLAMAPEER:-}" ]; then peer=$LLAMAPEER
+elif [ -n "${LLAMAPEER:-}" ]; then echo "make bench: llama.cpp: $LLAMAPEER not found, q42 only" >&2
+fi
+
+# 1. throughput
+ctxopt=
+[ -n "${BENCH_CTX:-}" ] && ctxopt="-c $BENCH_CTX"
+q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps "$reps" -t "$th" $ctxopt) ||
+	die "q42run --bench failed"
+echo "q42:       $q"
+ctx=$(field "$q" ctx)
+l=
+if [ -n "$peer" ]; then
+	l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps "$reps" --threads "$th" 2>/dev/null |
+		grep pp_tok_s) || { echo "make bench: llamapeer bench failed, q42 only" >&2; peer=; l=; }
+	[ -n "$l" ] && echo "llama.cpp: $l"
+fi
+
+# 2. time to first token and peak RSS, fresh processes, context $ctx
+: >"$tmp/q_ttft"; : >"$tmp/q_rss"; : >"$tmp/l_ttft"; : >"$tmp/l_rss"
+ids=
+if [ -n "$peer" ]; then
+	nv=$("$peer" info "$MODEL" 2>/dev/null | sed -n 's/^n_vocab: \([0-9]*\).*/\1/p')
+	[ -n "$nv" ] || nv=256
+	ids=$(awk -v n="$pp" -v nv="$nv" 'BEGIN { x = 12345; s = "ids:";
+		for (i = 0; i < n; i++) { x = (x * 1103515245 + 12345) % 2147483648; s = s " " (x % nv) }
+		print s }')
+fi
+r=0
+while [ "$r" -lt "$reps" ]; do
+	o=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg 0 --reps 1 -t "$th" \
+		-c "$ctx") || die "q42run --bench --tg 0 failed"
+	field "$o" ttft_first_ms >>"$tmp/q_ttft"
+	field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/q_rss"
+	if [ -n "$peer" ]; then
+		o=$("$RUNSTAT" -o "$tmp/rs" "$peer" gen "$MODEL" "$ids" 1 --ctx "$ctx" --threads "$th" \
+			--no-warmup 2>/dev/null | grep '^timing:') || { echo "make bench: llamapeer gen failed" >&2; peer=; }
+		if [ -n "$peer" ]; then
+			echo "$(field "$o" load_ms) $(field "$o" prefill_ms)" | awk '{ print $1 + $2 }' >>"$tmp/l_ttft"
+			field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/l_rss"
+		fi
+	fi
+	r=$((r + 1))
+done
+
+# 3. tokenizer throughput on the same text, one request per line
+text=${BENCH_TEXT:-}
+if [ -z "$text" ]; then
+	text=$tmp/text.txt
+	mb=${BENCH_TEXT_MB:-3}
+	n=0
+	: >"$text"
+	while [ "$(wc -c <"$text")" -lt $((mb * 1000000)) ] && [ "$n" -lt 10000 ]; do
+		cat "$SRCDIR"/man/*.[15] "$SRCDIR"/README.md "$SRCDIR"/lib/*/*.c >>"$text" 2>/dev/null
+		n=$((n + 1))
+	done
+	head -c $((mb * 1000000)) "$text" >"$tmp/t" && mv "$tmp/t" "$text"
+fi
+bytes=$(wc -c <"$text")
+: >"$tmp/q_tok"; : >"$tmp/l_tok"
+same=-
+r=0
+while [ "$r" -lt "$tok_reps" ]; do
+	"$Q42RUN" -m "$MODEL" --tokenize --lines --timings -f "$text" >"$tmp/q_ids" 2>"$tmp/q_err" ||
+		die "q42run --tokenize failed: $(cat "$tmp/q_err")"
+	ms=$(field "$(grep 'timings:' "$tmp/q_err")" tokenize_ms)
+	awk -v b="$bytes" -v ms="$ms" 'BEGIN { print b / 1e6 / (ms / 1e3) }' >>"$tmp/q_tok"
+	if [ -n "$peer" ]; then
+		"$peer" tokfile "$MODEL" "$text" >"$tmp/l_ids" 2>"$tmp/l_err" || { echo "make bench: llamapeer tokfile failed" >&2; peer=; }
+		if [ -n "$peer" ]; then
+			ms=$(field "$(grep 'tokfile' "$tmp/l_err")" ms)
+			awk -v b="$bytes" -v ms="$ms" 'BEGIN { print b / 1e6 / (ms / 1e3) }' >>"$tmp/l_tok"
+			if cmp -s "$tmp/q_ids" "$tmp/l_ids"; then same=yes; else same=NO; fi
+		fi
+	fi
+	r=$((r + 1))
+done
+
+# 4. the table
+qpp=$(field "$q" pp_tok_s) qtg=$(field "$q" tg_tok_s)
+qttft=$(median <"$tmp/q_ttft") qrss=$(median <"$tmp/q_rss") qtok=$(median <"$tmp/q_tok")
+lpp= ltg= lttft= lrss= ltok=
+if [ -n "$peer" ] && [ -n "$l" ]; then
+	lpp=$(field "$l" pp_tok_s) ltg=$(field "$l" tg_tok_s)
+	lttft=$(median <"$tmp/l_ttft") lrss=$(median <"$tmp/l_rss") ltok=$(median <"$tmp/l_tok")
+fi
+echo
+echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, medians of $reps runs" \
+	"(tokenizer: $tok_reps runs over $bytes bytes; same ids: $same)"
+row() { # label q42 llama better
+	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" 'BEGIN {
+		r = (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", a / b) : "-"
+		printf "%-22s %12s %12s %8s   %s\n", lab, a == "" ? "-" : sprintf("%.2f", a),
+			b == "" ? "-" : sprintf("%.2f", b), r, good }'
+}
+printf "%-22s %12s %12s %8s   %s\n" metric q42 llama.cpp ratio target
+row "pp$pp tok/s" "$qpp" "$lpp" ">= 1.0"
+row "tg$tg tok/s" "$qtg" "$ltg" ">= 1.0"
+row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
+row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
+	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
+row "tokenizer MB/s" "$qtok" "$ltok" ">= 1.0"
