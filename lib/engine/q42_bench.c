@@ -212,7 +212,7 @@ static uint64_t usable(const void *p)
 void q42_bench_mem_measure(const q42_engine *e, q42_bench_mem *out)
 {
 	const void *act[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
-			     e->rope, e->logits};
+			     e->top1, e->logits};
 	out->kv_bytes = usable(e->kc) + usable(e->vc);
 	out->act_bytes = 0;
 	for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
@@ -222,5 +222,5 @@ void q42_bench_mem_measure(const q42_engine *e, q42_bench_mem *out)
 	out->scratch_bytes = usable(e->ts);
 	for (uint32_t i = 0; i < e->n_ts; i++)
 		out->scratch_bytes += usable(e->ts[i].scores) + usable(e->ts[i].qq) +
-				      usable(e->ts[i].pq);
+				      usable(e->ts[i].pq) + usable(e->ts[i].rope);
 }
