@@ -58,7 +58,10 @@ void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n)
 			 * as _mm256_round_ps(_MM_ROUND_NEAREST); the packs
 			 * instructions saturate */
 			float r = nearbyintf(src[j] * id);
-			r = r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
+			/* a NaN product (infinity or NaN in the block) stores
+			 * 0, as the SIMD quantizers do; converting NaN to an
+			 * integer would be undefined */
+			r = isnan(r) ? 0.0f : r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
 			b[2 + j] = (uint8_t)(int8_t)r;
 		}
 	}
