@@ -7,7 +7,8 @@ lib_libq42core_la_SOURCES += \
 	lib/kernels/q42_kernels.c lib/kernels/q42_kernels_x86.c lib/kernels/q42_kernels_avx2.c \
 	lib/kernels/q42_kernels_avx512.c lib/kernels/q42_kernels_x86.h lib/kernels/q42_ops.c \
 	lib/kernels/q42_kernels_impl.h \
-	lib/kernels/q42_compat.c lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h
+	lib/kernels/q42_compat.c lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h \
+	lib/kernels/q42_amx.c lib/kernels/q42_amx.h
 q42kernelsdir = $(includedir)/q42/kernels
 q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h lib/kernels/q42_compat.h
 
@@ -17,7 +18,8 @@ EXTRA_DIST += tests/tools/gen_kernel_golden.py tests/golden/kernels/README.md \
 	tests/golden/kernels/tables.sha256 $(wildcard $(srcdir)/tests/golden/kernels/*.bin)
 
 if HAVE_CMOCKA
-KERNEL_TESTS = tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops
+KERNEL_TESTS = tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
+	tests/unit/test_compat_tiles
 check_PROGRAMS += $(KERNEL_TESTS)
 TESTS += $(KERNEL_TESTS)
 tests_unit_test_kernels_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -26,6 +28,8 @@ tests_unit_test_kernels_isa_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_isa_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_kernels_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_compat_tiles_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_compat_tiles_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
 
 # Kernel micro-benchmark (not a test): `make bench-kernels`, options via

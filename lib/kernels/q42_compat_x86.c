@@ -158,6 +158,60 @@ ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES)
 ROWS_Q32(q42_compat_rows_q8_0_avx512, A5, sums_q8_0_avx512, Q8_0_BYTES)
 ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
 
+/* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
+
+/* q5_0 quants (nibble | fifth bit, 0..31) of block j of eight rows, the
+ * unsigned VNNI operand; the -16 offset goes into the bias. */
+A5_INLINE __m256i q5_0_bytes(const uint8_t *blk)
+{
+	const __m256i hb = _mm256_and_si256(x86_bits_to_bytes(q42_ld32(blk + Q5_0_QH)),
+					    _mm256_set1_epi8(0x10));
+	return _mm256_or_si256(x86_nibbles32(blk + Q5_0_QS), hb);
+}
+
+A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++)
+		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(q5_0_bytes(wr[k] + off)),
+					   q5_0_bytes(wr[k + 4] + off), 1);
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
+			     neg_bias(y, 16));
+}
+
+/* q42_dot_q8_0 / q42_dot_q5_0 (the generic kernels' order): a serial float
+ * sum of one term per block, (float)sumi * (d_w * d_x) -- the product is
+ * commutative, so q5_0's (d_w * d_x) * sumi rounds the same -- eight rows
+ * in the lanes. */
+#define ROWS_GEN(NAME, SUMS, BYTES)                                                            \
+	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                     \
+	{                                                                                      \
+		const int64_t nb = n / Q42_QK;                                                 \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                               \
+			const uint8_t *wr[GROUP];                                              \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                        \
+			for (int64_t t = 0; t < n_tok; t++) {                                  \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
+				__m256 acc = _mm256_setzero_ps();                              \
+				float out[GROUP];                                              \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {           \
+					const __m256i yq = _mm256_loadu_si256(                 \
+						(const __m256i *)(xb + Q8_0_QS));              \
+					const __m256i s = SUMS(wr, j * (BYTES), yq);           \
+					const __m256 d = _mm256_mul_ps(                        \
+						halves_rows(wr, j * (BYTES)),                  \
+						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));      \
+					acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d)); \
+				}                                                              \
+				_mm256_storeu_ps(out, acc);                                    \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
+			}                                                                      \
+		}                                                                              \
+	}
+
+ROWS_GEN(q42_generic_rows_q8_0_avx512, sums_q8_0_avx512, Q8_0_BYTES)
+ROWS_GEN(q42_generic_rows_q5_0_avx512, sums_q5_0_avx512, Q5_0_BYTES)
+
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
 /* Exact sum over the 8 sub-blocks of scale * (nibbles . y) of one q4_K
