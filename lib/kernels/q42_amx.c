@@ -63,6 +63,9 @@ bool q42_amx_usable(void)
 /* GCC's tile intrinsics are asm statements without memory operands: this
  * orders plain stores and loads around them. */
 #define BARRIER() __asm__ volatile("" ::: "memory")
+/* Loops over the sixteen accumulators must be unrolled for them to stay
+ * in registers (-O2 does not; clang reads the GCC spelling too). */
+#define UNROLL _Pragma("GCC unroll 16")
 
 /* Tile registers: the sums, and A/B operands for 32- and 16-byte K
  * (macros: GCC's intrinsics paste the number into the instruction). */
@@ -137,9 +140,11 @@ AMX_INLINE void store_tile(const __m512 acc[TR], float *y, uint64_t y_stride, in
 			   int64_t n_tok)
 {
 	float v[TR][TT];
+	UNROLL
 	for (int m = 0; m < TR; m++)
 		_mm512_storeu_ps(v[m], acc[m]);
 	for (int n = 0; n < TT && tt * TT + n < n_tok; n++)
+		UNROLL
 		for (int m = 0; m < TR; m++)
 			y[(uint64_t)(tt * TT + n) * y_stride + (uint64_t)m] = v[m][n];
 }
@@ -156,6 +161,7 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 {
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
 		__m512 acc[TR];
+		UNROLL
 		for (int m = 0; m < TR; m++)
 			acc[m] = _mm512_setzero_ps();
 		for (int64_t j = 0; j < nb; j++) {
@@ -168,16 +174,19 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 			BARRIER();
 			const __m512 dx = _mm512_loadu_ps(bd + b * TT);
 			const float *d = dw + j * TR;
-			if (fused)
+			if (fused) {
+				UNROLL
 				for (int m = 0; m < TR; m++)
 					acc[m] = _mm512_fmadd_ps(
 						_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + TT * m)),
 						_mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
-			else
+			} else {
+				UNROLL
 				for (int m = 0; m < TR; m++)
 					acc[m] = _mm512_add_ps(
 						acc[m], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + TT * m)),
 								      _mm512_mul_ps(_mm512_set1_ps(d[m]), dx)));
+			}
 		}
 		store_tile(acc, y, y_stride, tt, n_tok);
 	}
@@ -395,6 +404,7 @@ AMX_INLINE void unpack_q6_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, i
 AMX_INLINE __m512i scaled_sum(const int32_t *cbuf, const int32_t *sc, int nsub, int m)
 {
 	__m512i s = _mm512_setzero_si512();
+	UNROLL
 	for (int g = 0; g < nsub; g++)
 		s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_load_si512(cbuf + g * TR * TT + m * TT),
 							   _mm512_set1_epi32(sc[g])));
@@ -410,10 +420,12 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 	const __m512i sign = _mm512_set1_epi32(INT32_MIN); /* -v exactly, without AVX-512 DQ */
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
 		__m512 acc[TR];
+		UNROLL
 		for (int m = 0; m < TR; m++)
 			acc[m] = _mm512_setzero_ps();
 		for (int64_t sb = 0; sb < nsb; sb++) {
 			const uint64_t b = (uint64_t)(tt * nsb + sb);
+			UNROLL
 			for (int g = 0; g < nsub; g++) {
 				const uint8_t *ap = a + sb * Q42_QK_K;
 				_tile_zero(T_C);
@@ -435,6 +447,7 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 				const __m512i p1 = _mm512_loadu_si512(bs + (b * 4 + 1) * TT);
 				const __m512i p2 = _mm512_loadu_si512(bs + (b * 4 + 2) * TT);
 				const __m512i p3 = _mm512_loadu_si512(bs + (b * 4 + 3) * TT);
+				UNROLL
 				for (int m = 0; m < TR; m++) {
 					const uint64_t i = (uint64_t)(sb * TR + m);
 					const int32_t *mp = mn + i * 4;
@@ -454,6 +467,7 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 						acc[m]);
 				}
 			} else {
+				UNROLL
 				for (int m = 0; m < TR; m++) {
 					const uint64_t i = (uint64_t)(sb * TR + m);
 					acc[m] = _mm512_fmadd_ps(

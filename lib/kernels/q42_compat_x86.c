@@ -28,6 +28,9 @@
 				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 
 #define GROUP 8 /* output rows per pass of the quantized row products */
+/* Loops over register accumulators must be unrolled for them to stay in
+ * registers (-O2 does not; clang reads the GCC spelling too). */
+#define UNROLL _Pragma("GCC unroll 16")
 
 /* Row pointers of one group; rows past the end repeat the last row so the
  * lanes stay busy (their results are never stored). */
@@ -334,27 +337,65 @@ A5_INLINE float reduce16(__m512 v)
 
 #define F16_GROUP 4
 
-/* AMX F16: 16 FMA lanes over whole 16-element steps, four rows at once. */
+#define F16_TOK 4 /* tokens per pass of the F16 x F32 product */
+
+/* AMX F16: 16 FMA lanes over whole 16-element steps. Four rows times
+ * F16_TOK tokens per pass (each widened weight vector serves every token
+ * of the pass); each (row, token) keeps its own lanes, so the order per
+ * output element is the single-product one. */
 A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
 		const uint8_t *wr[F16_GROUP];
 		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
-		for (int64_t t = 0; t < n_tok; t++) {
-			const float *v = (const float *)((const uint8_t *)x + (uint64_t)t * x_stride);
-			__m512 acc[F16_GROUP];
-			float out[F16_GROUP];
-			for (int r = 0; r < F16_GROUP; r++)
-				acc[r] = _mm512_setzero_ps();
-			for (int64_t k = 0; k + 16 <= n; k += 16) {
-				const __m512 xv = _mm512_loadu_ps(v + k);
+		for (int64_t t0 = 0; t0 < n_tok; t0 += F16_TOK) {
+			const int nt = n_tok - t0 < F16_TOK ? (int)(n_tok - t0) : F16_TOK;
+			const float *v[F16_TOK];
+			__m512 acc[F16_TOK][F16_GROUP];
+			UNROLL
+			for (int t = 0; t < F16_TOK; t++) {
+				/* missing tokens repeat the last one; never stored */
+				v[t] = (const float *)((const uint8_t *)x +
+						       (uint64_t)(t0 + (t < nt ? t : nt - 1)) * x_stride);
+				UNROLL
 				for (int r = 0; r < F16_GROUP; r++)
-					acc[r] = _mm512_fmadd_ps(xv, _mm512_cvtph_ps(_mm256_loadu_si256(
-						(const __m256i *)(wr[r] + 2 * k))), acc[r]);
+					acc[t][r] = _mm512_setzero_ps();
 			}
-			for (int r = 0; r < F16_GROUP; r++)
-				out[r] = reduce16(acc[r]);
-			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_GROUP);
+			if (nt == F16_TOK) {
+				for (int64_t k = 0; k + 16 <= n; k += 16) {
+					__m512 wv[F16_GROUP];
+					UNROLL
+					for (int r = 0; r < F16_GROUP; r++)
+						wv[r] = _mm512_cvtph_ps(
+							_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k)));
+					UNROLL
+					for (int t = 0; t < F16_TOK; t++) {
+						const __m512 xv = _mm512_loadu_ps(v[t] + k);
+						UNROLL
+						for (int r = 0; r < F16_GROUP; r++)
+							acc[t][r] = _mm512_fmadd_ps(xv, wv[r], acc[t][r]);
+					}
+				}
+			} else {
+				for (int t = 0; t < nt; t++)
+					for (int64_t k = 0; k + 16 <= n; k += 16) {
+						const __m512 xv = _mm512_loadu_ps(v[t] + k);
+						UNROLL
+						for (int r = 0; r < F16_GROUP; r++)
+							acc[t][r] = _mm512_fmadd_ps(
+								xv,
+								_mm512_cvtph_ps(_mm256_loadu_si256(
+									(const __m256i *)(wr[r] + 2 * k))),
+								acc[t][r]);
+					}
+			}
+			for (int t = 0; t < nt; t++) {
+				float out[F16_GROUP];
+				UNROLL
+				for (int r = 0; r < F16_GROUP; r++)
+					out[r] = reduce16(acc[t][r]);
+				store_group(y + (uint64_t)(t0 + t) * y_stride, r0, n_rows, out, F16_GROUP);
+			}
 		}
 	}
 }
