@@ -67,19 +67,21 @@ bool q42_amx_usable(void)
  * in registers (-O2 does not; clang reads the GCC spelling too). */
 #define UNROLL _Pragma("GCC unroll 16")
 
-/* Tile registers: the sums, and A/B operands for 32- and 16-byte K
- * (macros: GCC's intrinsics paste the number into the instruction). */
-#define T_C 0
-#define T_A32 1
-#define T_B32 2
-#define T_A16 3
-#define T_B16 4
+/* Tile registers: two sets of sums and A/B operands, so one block's
+ * product runs while the previous one is stored (macros: GCC's intrinsics
+ * paste the number into the instruction). */
+#define T_C0 0
+#define T_A0 1
+#define T_B0 2
+#define T_C1 3
+#define T_A1 4
+#define T_B1 5
 
 enum {
 	TT = 16, /* tokens per tile (C columns) */
 	TR = 16, /* weight rows per tile (C rows) */
 	B32 = 8 * 64, /* bytes of a K = 32 B operand */
-	B16 = 4 * 64,
+	B16 = 4 * 64, /* K = 16 */
 	C_BYTES = TR * TT * 4,
 };
 
@@ -89,18 +91,25 @@ struct tilecfg {
 	uint8_t rows[16];
 };
 
-AMX_INLINE void tiles_on(void)
+/* Both tile sets for K = kbytes per product (32, or 16 for q6_K). */
+AMX_INLINE void tiles_on(int kbytes)
 {
 	struct tilecfg c;
 	memset(&c, 0, sizeof c);
 	c.palette = 1;
-	c.rows[T_C] = TR, c.colsb[T_C] = TT * 4;
-	c.rows[T_A32] = TR, c.colsb[T_A32] = 32;
-	c.rows[T_B32] = 8, c.colsb[T_B32] = TT * 4;
-	c.rows[T_A16] = TR, c.colsb[T_A16] = 16;
-	c.rows[T_B16] = 4, c.colsb[T_B16] = TT * 4;
+	for (int i = 0; i < 2; i++) {
+		c.rows[T_C0 + 3 * i] = TR, c.colsb[T_C0 + 3 * i] = TT * 4;
+		c.rows[T_A0 + 3 * i] = TR, c.colsb[T_A0 + 3 * i] = (uint16_t)kbytes;
+		c.rows[T_B0 + 3 * i] = (uint8_t)(kbytes / 4), c.colsb[T_B0 + 3 * i] = TT * 4;
+	}
 	BARRIER();
 	_tile_loadconfig(&c);
+}
+
+/* An f16 field widened (exact, as q42_half_at), inline. */
+AMX_INLINE float half(const uint8_t *p)
+{
+	return _cvtsh_ss(q42_ld16(p));
 }
 
 /* One 64-byte aligned block cut into count pieces of len[i] bytes
@@ -159,42 +168,61 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 			  const float *dw, int64_t nb, const uint8_t *bq, const float *bd, int64_t n_tok,
 			  int32_t *cbuf, float *y, uint64_t y_stride)
 {
+#define Q32_PROD(C, A, B, J)                                                          \
+	do {                                                                          \
+		_tile_zero(C);                                                        \
+		_tile_loadd(A, a + (uint64_t)(J) * a_step, a_stride);                 \
+		_tile_loadd(B, bq + (bt + (uint64_t)(J)) * B32, 64);                  \
+		_tile_dpbssd(C, A, B);                                                \
+	} while (0)
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
+		const uint64_t bt = (uint64_t)(tt * nb);
 		__m512 acc[TR];
 		UNROLL
 		for (int m = 0; m < TR; m++)
 			acc[m] = _mm512_setzero_ps();
-		for (int64_t j = 0; j < nb; j++) {
-			const uint64_t b = (uint64_t)(tt * nb + j);
-			_tile_zero(T_C);
-			_tile_loadd(T_A32, a + (uint64_t)j * a_step, a_stride);
-			_tile_loadd(T_B32, bq + b * B32, 64);
-			_tile_dpbssd(T_C, T_A32, T_B32);
-			_tile_stored(T_C, cbuf, 64);
+		/* block j's product is issued at step j - 1 and stored at step
+		 * j into cbuf half j % 2; its float step runs at step j + 1 */
+		Q32_PROD(T_C0, T_A0, T_B0, 0);
+		for (int64_t j = 0; j <= nb; j++) {
+			if (j < nb) {
+				if (j % 2 == 0) {
+					if (j + 1 < nb)
+						Q32_PROD(T_C1, T_A1, T_B1, j + 1);
+					_tile_stored(T_C0, cbuf, 64);
+				} else {
+					if (j + 1 < nb)
+						Q32_PROD(T_C0, T_A0, T_B0, j + 1);
+					_tile_stored(T_C1, cbuf + TR * TT, 64);
+				}
+			}
 			BARRIER();
-			const __m512 dx = _mm512_loadu_ps(bd + b * TT);
-			const float *d = dw + j * TR;
+			if (j == 0)
+				continue;
+			const int32_t *c = cbuf + ((j - 1) % 2) * TR * TT;
+			const __m512 dx = _mm512_loadu_ps(bd + (bt + (uint64_t)(j - 1)) * TT);
+			const float *d = dw + (j - 1) * TR;
 			if (fused) {
 				UNROLL
 				for (int m = 0; m < TR; m++)
-					acc[m] = _mm512_fmadd_ps(
-						_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + TT * m)),
-						_mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
+					acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
+								 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
 			} else {
 				UNROLL
 				for (int m = 0; m < TR; m++)
 					acc[m] = _mm512_add_ps(
-						acc[m], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + TT * m)),
+						acc[m], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
 								      _mm512_mul_ps(_mm512_set1_ps(d[m]), dx)));
 			}
 		}
 		store_tile(acc, y, y_stride, tt, n_tok);
 	}
+#undef Q32_PROD
 }
 
 /* Q8_0 activations: quants in B layout per (token tile, block), scales
  * per token. */
-static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
+AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
 		      uint8_t *bq, float *bd)
 {
 	for (int64_t tt = 0; tt < ntt; tt++)
@@ -204,7 +232,7 @@ static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_
 			for (int n = 0; n < TT; n++) {
 				const int64_t t = tt * TT + n;
 				bd[b * TT + (uint64_t)n] =
-					t < n_tok ? q42_half_at(x + (uint64_t)t * x_stride +
+					t < n_tok ? half(x + (uint64_t)t * x_stride +
 								(uint64_t)j * Q8_0_BYTES)
 						  : 0.0f;
 			}
@@ -245,7 +273,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
 							: Q8_0_BYTES;
-	const size_t len[5] = {C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float),
+	const size_t len[5] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float),
 			       (size_t)nb * TR * sizeof(float), unpacked ? (size_t)(TR * n) : 1};
 	void *pc[5];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(5, len, pc) : NULL;
@@ -259,12 +287,12 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	int8_t *unp = pc[4];
 	const bool fused = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0;
 	pack_q8_0(x, x_stride, n_tok, nb, ntt, bq, bd);
-	tiles_on();
+	tiles_on(32);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		for (int m = 0; m < TR; m++)
 			for (int64_t j = 0; j < nb; j++)
-				dw[j * TR + m] = q42_half_at(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
+				dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
 		if (unpacked) {
 			unpack_q32(kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
 			BARRIER();
@@ -307,7 +335,7 @@ void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
 /* Q8_K activations: sub-blocks of K bytes in B layout per (token tile,
  * super-block, sub-block), d per token; with sums, q4_K's pairs of 32-element
  * sums (as int16, the scalar kernel's wrap) per (tile, super-block, pair). */
-static void pack_q8_k(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nsb,
+AMX static void pack_q8_k(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nsb,
 		      int64_t ntt, int kbytes, uint8_t *bq, float *bd, int32_t *bs)
 {
 	const int nsub = Q42_QK_K / kbytes;
@@ -362,8 +390,8 @@ AMX_INLINE void unpack_q4_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, i
 				sc[i * 8 + (uint64_t)g] = s8[g];
 			for (int p = 0; p < 4; p++)
 				mn[i * 4 + (uint64_t)p] = (int32_t)(m8[2 * p] | (uint32_t)m8[2 * p + 1] << 16);
-			dw[i] = q42_half_at(a + Q4_K_D);
-			dm[i] = q42_half_at(a + Q4_K_DMIN);
+			dw[i] = half(a + Q4_K_D);
+			dm[i] = half(a + Q4_K_DMIN);
 		}
 }
 
@@ -395,7 +423,7 @@ AMX_INLINE void unpack_q6_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, i
 			const uint64_t i = (uint64_t)(sb * TR + m);
 			for (int s = 0; s < 16; s++)
 				sc[i * 16 + (uint64_t)s] = (int8_t)a[Q6_K_SCALES + s];
-			dw[i] = q42_half_at(a + Q6_K_D);
+			dw[i] = half(a + Q6_K_D);
 		}
 }
 
@@ -416,7 +444,8 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 			const float *bd, const int32_t *bs, int64_t n_tok, int32_t *cbuf, float *y,
 			uint64_t y_stride)
 {
-	const int nsub = q4k ? 8 : 16;
+	const int nsub = q4k ? 8 : 16, kbytes = q4k ? 32 : 16;
+	const uint64_t bbytes = q4k ? B32 : B16;
 	const __m512i sign = _mm512_set1_epi32(INT32_MIN); /* -v exactly, without AVX-512 DQ */
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
 		__m512 acc[TR];
@@ -425,20 +454,25 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 			acc[m] = _mm512_setzero_ps();
 		for (int64_t sb = 0; sb < nsb; sb++) {
 			const uint64_t b = (uint64_t)(tt * nsb + sb);
+			const uint8_t *ap = a + sb * Q42_QK_K;
+			/* two sub-blocks per step, one per tile set */
 			UNROLL
-			for (int g = 0; g < nsub; g++) {
-				const uint8_t *ap = a + sb * Q42_QK_K;
-				_tile_zero(T_C);
+			for (int g = 0; g < nsub; g += 2) {
+				_tile_zero(T_C0);
+				_tile_zero(T_C1);
+				_tile_loadd(T_A0, ap + kbytes * g, n);
+				_tile_loadd(T_B0, bq + (b * (uint64_t)nsub + (uint64_t)g) * bbytes, 64);
+				_tile_loadd(T_A1, ap + kbytes * (g + 1), n);
+				_tile_loadd(T_B1, bq + (b * (uint64_t)nsub + (uint64_t)g + 1) * bbytes, 64);
 				if (q4k) {
-					_tile_loadd(T_A32, ap + 32 * g, n);
-					_tile_loadd(T_B32, bq + (b * 8 + (uint64_t)g) * B32, 64);
-					_tile_dpbusd(T_C, T_A32, T_B32);
+					_tile_dpbusd(T_C0, T_A0, T_B0);
+					_tile_dpbusd(T_C1, T_A1, T_B1);
 				} else {
-					_tile_loadd(T_A16, ap + 16 * g, n);
-					_tile_loadd(T_B16, bq + (b * 16 + (uint64_t)g) * B16, 64);
-					_tile_dpbssd(T_C, T_A16, T_B16);
+					_tile_dpbssd(T_C0, T_A0, T_B0);
+					_tile_dpbssd(T_C1, T_A1, T_B1);
 				}
-				_tile_stored(T_C, cbuf + g * TR * TT, 64);
+				_tile_stored(T_C0, cbuf + g * TR * TT, 64);
+				_tile_stored(T_C1, cbuf + (g + 1) * TR * TT, 64);
 			}
 			BARRIER();
 			const __m512 yd = _mm512_loadu_ps(bd + b * TT);
@@ -501,7 +535,7 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
 	uint8_t *bq = pc[1], *unp = pc[4];
 	float *bd = pc[2], *dw = pc[7], *dm = pc[8];
 	pack_q8_k(x, x_stride, n_tok, nsb, ntt, kbytes, bq, bd, bs);
-	tiles_on();
+	tiles_on(kbytes);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (q4k)
