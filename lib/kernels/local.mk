@@ -34,8 +34,12 @@ endif
 
 # Kernel micro-benchmark (not a test): `make bench-kernels`, options via
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K").
-noinst_PROGRAMS += tests/tools/bench_kernels
+# The engine's row products (decode GB/s, prefill MAC/s): bench_rows,
+# options via BENCH_ROWS_ARGS (e.g. "--threads 2 --tok 128").
+noinst_PROGRAMS += tests/tools/bench_kernels tests/tools/bench_rows
 tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)
-bench-kernels: tests/tools/bench_kernels$(EXEEXT)
+tests_tools_bench_rows_LDADD = $(Q42_PROGRAM_LIBS)
+bench-kernels: tests/tools/bench_kernels$(EXEEXT) tests/tools/bench_rows$(EXEEXT)
 	./tests/tools/bench_kernels$(EXEEXT) $(BENCH_KERNELS_ARGS)
+	./tests/tools/bench_rows$(EXEEXT) $(BENCH_ROWS_ARGS)
 .PHONY: bench-kernels

@@ -243,16 +243,18 @@ enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0 };
 
 /* Q4_0 / Q5_0 rows as signed bytes (quant - 8 / - 16), element order,
  * rows n apart. */
-AMX_INLINE void unpack_q32(bool q5, const uint8_t *wr, uint64_t w_stride, int64_t nb, int64_t n,
-			   int8_t *dst)
+AMX_INLINE void unpack_q32(bool q8, bool q5, const uint8_t *wr, uint64_t w_stride, int64_t nb,
+			   int64_t n, int8_t *dst)
 {
-	const uint64_t bytes = q5 ? Q5_0_BYTES : Q4_0_BYTES;
-	const __m256i off = _mm256_set1_epi8(q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
+	const uint64_t bytes = q8 ? Q8_0_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
+	const __m256i off = _mm256_set1_epi8(q8 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
 	for (int m = 0; m < TR; m++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
 			__m256i v;
-			if (q5)
+			if (q8)
+				v = _mm256_loadu_si256((const __m256i *)(b + Q8_0_QS));
+			else if (q5)
 				v = _mm256_or_si256(x86_nibbles32(b + Q5_0_QS),
 						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_0_QH)),
 								     bit4));
@@ -268,13 +270,12 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 		q42_compat_rows_q8_0_avx512, q42_compat_rows_q4_0_avx512, q42_generic_rows_q8_0_avx512,
 		q42_generic_rows_q5_0_avx512};
 	const q42_compat_rows_fn simd = simd_of[kind];
-	const bool unpacked = kind == K_COMPAT_Q4_0 || kind == K_GENERIC_Q5_0;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
 							: Q8_0_BYTES;
 	const size_t len[5] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float),
-			       (size_t)nb * TR * sizeof(float), unpacked ? (size_t)(TR * n) : 1};
+			       (size_t)nb * TR * sizeof(float), (size_t)(TR * n)};
 	void *pc[5];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(5, len, pc) : NULL;
 	if (mem == NULL) {
@@ -293,15 +294,10 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 		for (int m = 0; m < TR; m++)
 			for (int64_t j = 0; j < nb; j++)
 				dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
-		if (unpacked) {
-			unpack_q32(kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
-			BARRIER();
-			q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok,
-				  cbuf, y + r0, y_stride);
-		} else {
-			q32_group(fused, wr + Q8_0_QS, w_stride, Q8_0_BYTES, dw, nb, bq, bd, n_tok, cbuf,
-				  y + r0, y_stride);
-		}
+		unpack_q32(bytes == Q8_0_BYTES, kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
+		BARRIER();
+		q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok, cbuf,
+			  y + r0, y_stride);
 	}
 	_tile_release();
 	free(mem);
