@@ -177,21 +177,21 @@ ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 
-/* q5_0 quants (nibble | fifth bit, 0..31) of block j of eight rows, the
- * unsigned VNNI operand; the -16 offset goes into the bias. */
-A5_INLINE __m256i q5_0_bytes(const uint8_t *blk)
-{
-	const __m256i hb = _mm256_and_si256(x86_bits_to_bytes(q42_ld32(blk + Q5_0_QH)),
-					    _mm256_set1_epi8(0x10));
-	return _mm256_or_si256(x86_nibbles32(blk + Q5_0_QS), hb);
-}
-
+/* q5_0 quants (nibble | fifth bit, 0..31) of rows k and k + 4, the
+ * unsigned VNNI operand (the -16 offset goes into the bias): the two
+ * rows' 32-bit qh words are one byte mask, bit e for byte e. */
 A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
+	const __m512i bit4 = _mm512_set1_epi8(0x10);
 	__m512i wv[4];
-	for (int k = 0; k < 4; k++)
-		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(q5_0_bytes(wr[k] + off)),
-					   q5_0_bytes(wr[k + 4] + off), 1);
+	for (int k = 0; k < 4; k++) {
+		const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(wr[k] + off + Q5_0_QH) |
+						 (uint64_t)q42_ld32(wr[k + 4] + off + Q5_0_QH) << 32);
+		wv[k] = _mm512_or_si512(
+			_mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q5_0_QS)),
+					   x86_nibbles32(wr[k + 4] + off + Q5_0_QS), 1),
+			_mm512_maskz_mov_epi8(hb, bit4));
+	}
 	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
 			     neg_bias(y, 16));
 }
