@@ -7,10 +7,12 @@
  * integer sum for one (row, token). The float steps then run as the scalar
  * kernels in q42_compat.c spell them, one vector of sixteen tokens per
  * weight row: fma((float)sumi, d_w * d_x, acc) per block in block order.
- * Weights keep their GGUF layout: Q8_0 quants are read by the tile loads
- * in place; Q4_0, Q4_K and Q6_K are unpacked to bytes sixteen rows at a
- * time into scratch memory, and the activations are transposed into the
- * tiles' pair-of-words layout once per call.
+ * Weights keep their GGUF layout: sixteen rows at a time are unpacked to
+ * plain bytes in scratch memory (a contiguous tile source loads twice as
+ * fast as 34-byte-strided Q8_0 blocks), and the activations are
+ * transposed into the tiles' pair-of-words layout once per call (each
+ * thread packs its own copy). Scratch comes from aligned_alloc; without
+ * it the call falls back to the AVX-512 kernel.
  */
 #include <stdlib.h>
 #include <string.h>
