@@ -16,7 +16,6 @@
 #include "formats/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
-#include "kernels/q42_rows.h"
 
 #define Q42_MAX_EMBD (1u << 16)
 #define Q42_MAX_FF (1u << 20)
@@ -182,8 +181,10 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_p
 		w->vdt = ck.vec_dot_type;
 		w->aq = ck.quantize;
 	}
+	/* generic products: the multi-row form of the same vec_dot (NULL
+	 * where the ISA has none) */
 	if (w->rows == NULL)
-		w->rows = q42_rows_for(w->dot);
+		w->rows = q42_compat_generic_rows(w->dtype, e->isa);
 }
 
 static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, uint32_t l,

@@ -8,7 +8,7 @@ lib_libq42core_la_SOURCES += \
 	lib/kernels/q42_kernels_avx512.c lib/kernels/q42_kernels_x86.h lib/kernels/q42_ops.c \
 	lib/kernels/q42_kernels_impl.h \
 	lib/kernels/q42_compat.c lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h \
-	lib/kernels/q42_rows.c lib/kernels/q42_rows.h
+	lib/kernels/q42_amx.c lib/kernels/q42_amx.h
 q42kernelsdir = $(includedir)/q42/kernels
 q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h lib/kernels/q42_compat.h
 
@@ -19,7 +19,7 @@ EXTRA_DIST += tests/tools/gen_kernel_golden.py tests/golden/kernels/README.md \
 
 if HAVE_CMOCKA
 KERNEL_TESTS = tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
-	tests/unit/test_rows
+	tests/unit/test_compat_tiles
 check_PROGRAMS += $(KERNEL_TESTS)
 TESTS += $(KERNEL_TESTS)
 tests_unit_test_kernels_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -28,14 +28,18 @@ tests_unit_test_kernels_isa_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_isa_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_kernels_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
-tests_unit_test_rows_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-tests_unit_test_rows_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_compat_tiles_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_compat_tiles_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
 
 # Kernel micro-benchmark (not a test): `make bench-kernels`, options via
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K").
-noinst_PROGRAMS += tests/tools/bench_kernels
+# The engine's row products (decode GB/s, prefill MAC/s): bench_rows,
+# options via BENCH_ROWS_ARGS (e.g. "--threads 2 --tok 128").
+noinst_PROGRAMS += tests/tools/bench_kernels tests/tools/bench_rows
 tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)
-bench-kernels: tests/tools/bench_kernels$(EXEEXT)
+tests_tools_bench_rows_LDADD = $(Q42_PROGRAM_LIBS)
+bench-kernels: tests/tools/bench_kernels$(EXEEXT) tests/tools/bench_rows$(EXEEXT)
 	./tests/tools/bench_kernels$(EXEEXT) $(BENCH_KERNELS_ARGS)
+	./tests/tools/bench_rows$(EXEEXT) $(BENCH_ROWS_ARGS)
 .PHONY: bench-kernels

@@ -23,6 +23,7 @@
 #include "formats/q42_types.h"
 #include "common/q42_le.h"
 #include "kernels/q42_compat_x86.h"
+#include "kernels/q42_amx.h"
 #include "kernels/q42_kernels_impl.h"
 
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
@@ -376,6 +377,14 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512};
+#if defined(Q42_HAVE_AMX)
+	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
+	static const q42_compat_rows_fn amx[R_COUNT] = {
+		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
+		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512};
+	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
+		return amx[which];
+#endif
 	if (isa == Q42_ISA_AVX512)
 		return avx512[which];
 	if (isa == Q42_ISA_AVX2)
@@ -384,6 +393,23 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 	(void)isa;
 #endif
 	return scalar[which];
+}
+
+q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa)
+{
+	if (usable_isa(isa) != Q42_ISA_AVX512 || (dtype != Q42_DTYPE_Q8_0 && dtype != Q42_DTYPE_Q5_0))
+		return NULL;
+	/* the kernels q42_kernels_get hands out must be the ones these
+	 * reproduce: the AVX-512 table's, which equal the scalar reference */
+#if defined(Q42_HAVE_AMX)
+	if (q42_amx_usable())
+		return dtype == Q42_DTYPE_Q8_0 ? q42_generic_rows_q8_0_amx : q42_generic_rows_q5_0_amx;
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+	return dtype == Q42_DTYPE_Q8_0 ? q42_generic_rows_q8_0_avx512 : q42_generic_rows_q5_0_avx512;
+#else
+	return NULL;
+#endif
 }
 
 const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)

@@ -23,11 +23,14 @@
 #define A2 __attribute__((target("avx2,fma,f16c")))
 #define A5 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 #define A2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
-#define A5_INLINE                                                                              \
-	static inline __attribute__((always_inline,                                          \
+#define A5_INLINE                                                                       \
+	static inline __attribute__((always_inline,                                     \
 				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 
 #define GROUP 8 /* output rows per pass of the quantized row products */
+/* Loops over register accumulators must be unrolled for them to stay in
+ * registers (-O2 does not; clang reads the GCC spelling too). */
+#define UNROLL _Pragma("GCC unroll 16")
 
 /* Row pointers of one group; rows past the end repeat the last row so the
  * lanes stay busy (their results are never stored). */
@@ -44,6 +47,16 @@ static void store_group(float *y, int64_t r0, int64_t n_rows, const float *v, in
 {
 	for (int r = 0; r < g && r0 + r < n_rows; r++)
 		y[r0 + r] = v[r];
+}
+
+/* Decode streams each weight row once: while a group is multiplied, its
+ * successor's bytes at the same offset are fetched (the rows of a group
+ * are short, too short for the hardware prefetcher to warm up on each). */
+A2_INLINE void prefetch_rows(const uint8_t *const nx[GROUP], int64_t off, int64_t bytes)
+{
+	for (int r = 0; r < GROUP; r++)
+		for (int64_t b = 0; b < bytes; b += 64)
+			_mm_prefetch((const char *)(nx[r] + off + b), _MM_HINT_T0);
 }
 
 /* The f16 field at offset off of eight rows, widened exactly. */
@@ -127,36 +140,99 @@ A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 
 /* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the
  * lanes: the scalar kernel's chain, row by row. */
-#define ROWS_Q32(NAME, TGT, SUMS, BYTES)                                                       \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                    \
-	{                                                                                      \
-		const int64_t nb = n / Q42_QK;                                                 \
-		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                               \
-			const uint8_t *wr[GROUP];                                              \
-			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                        \
-			for (int64_t t = 0; t < n_tok; t++) {                                  \
+#define ROWS_Q32(NAME, TGT, SUMS, BYTES)                                                         \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                      \
+	{                                                                                        \
+		const int64_t nb = n / Q42_QK;                                                   \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                 \
+			const uint8_t *wr[GROUP];                                                \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                          \
+			const uint8_t *nx[GROUP];                                                \
+			const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;                \
+			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                          \
+			for (int64_t t = 0; t < n_tok; t++) {                                    \
 				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
-				__m256 acc = _mm256_setzero_ps();                              \
-				float out[GROUP];                                              \
-				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {           \
-					const __m256i yq = _mm256_loadu_si256(                 \
-						(const __m256i *)(xb + Q8_0_QS));              \
-					const __m256i s = SUMS(wr, j * (BYTES), yq);           \
-					const __m256 d = _mm256_mul_ps(                        \
-						halves_rows(wr, j * (BYTES)),                  \
-						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));              \
-					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);  \
-				}                                                              \
-				_mm256_storeu_ps(out, acc);                                    \
+				__m256 acc = _mm256_setzero_ps();                                \
+				float out[GROUP];                                                \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {             \
+					prefetch_rows(nx, j * (BYTES), 1);                       \
+					const __m256i yq = _mm256_loadu_si256(                   \
+						(const __m256i *)(xb + Q8_0_QS));                \
+					const __m256i s = SUMS(wr, j * (BYTES), yq);             \
+					const __m256 d = _mm256_mul_ps(                          \
+						halves_rows(wr, j * (BYTES)),                    \
+						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));        \
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);    \
+				}                                                                \
+				_mm256_storeu_ps(out, acc);                                      \
 				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
-			}                                                                      \
-		}                                                                              \
+			}                                                                        \
+		}                                                                                \
 	}
 
 ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES)
 ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES)
 ROWS_Q32(q42_compat_rows_q8_0_avx512, A5, sums_q8_0_avx512, Q8_0_BYTES)
 ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
+
+/* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
+
+/* q5_0 quants (nibble | fifth bit, 0..31) of rows k and k + 4, the
+ * unsigned VNNI operand (the -16 offset goes into the bias): the two
+ * rows' 32-bit qh words are one byte mask, bit e for byte e. */
+A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	const __m512i bit4 = _mm512_set1_epi8(0x10);
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++) {
+		const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(wr[k] + off + Q5_0_QH) |
+						 (uint64_t)q42_ld32(wr[k + 4] + off + Q5_0_QH) << 32);
+		wv[k] = _mm512_or_si512(
+			_mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q5_0_QS)),
+					   x86_nibbles32(wr[k + 4] + off + Q5_0_QS), 1),
+			_mm512_maskz_mov_epi8(hb, bit4));
+	}
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
+			     neg_bias(y, 16));
+}
+
+/* q42_dot_q8_0 / q42_dot_q5_0 (the generic kernels' order): a serial float
+ * sum of one term per block, (float)sumi * (d_w * d_x) -- the product is
+ * commutative, so q5_0's (d_w * d_x) * sumi rounds the same -- eight rows
+ * in the lanes. */
+#define ROWS_GEN(NAME, SUMS, BYTES)                                                              \
+	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                       \
+	{                                                                                        \
+		const int64_t nb = n / Q42_QK;                                                   \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                 \
+			const uint8_t *wr[GROUP];                                                \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                          \
+			const uint8_t *nx[GROUP];                                                \
+			const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;                \
+			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                          \
+			for (int64_t t = 0; t < n_tok; t++) {                                    \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
+				__m256 acc = _mm256_setzero_ps();                                \
+				float out[GROUP];                                                \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {             \
+					prefetch_rows(nx, j * (BYTES), 1);                       \
+					const __m256i yq = _mm256_loadu_si256(                   \
+						(const __m256i *)(xb + Q8_0_QS));                \
+					const __m256i s = SUMS(wr, j * (BYTES), yq);             \
+					const __m256 d = _mm256_mul_ps(                          \
+						halves_rows(wr, j * (BYTES)),                    \
+						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));        \
+					acc = _mm256_add_ps(                                     \
+						acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d));   \
+				}                                                                \
+				_mm256_storeu_ps(out, acc);                                      \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
+			}                                                                        \
+		}                                                                                \
+	}
+
+ROWS_GEN(q42_generic_rows_q8_0_avx512, sums_q8_0_avx512, Q8_0_BYTES)
+ROWS_GEN(q42_generic_rows_q5_0_avx512, sums_q5_0_avx512, Q5_0_BYTES)
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
@@ -216,41 +292,45 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 
 /* Integer sums per row first (exact), then the scalar kernel's float
  * chain with the eight rows in lanes. */
-#define ROWS_QK(NAME, TGT, BYTES, IS_Q4K)                                                        \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                        \
-	{                                                                                          \
-		const int64_t nb = n / Q42_QK_K;                                                   \
-		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                   \
-			const uint8_t *wr[GROUP];                                                  \
-			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                            \
-			for (int64_t t = 0; t < n_tok; t++) {                                      \
-				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;   \
-				__m256 acc = _mm256_setzero_ps();                                  \
-				float out[GROUP];                                                  \
-				for (int64_t j = 0; j < nb; j++, xb += Q8_K_BYTES) {               \
-					int32_t is[GROUP], sm[GROUP];                              \
-					const int64_t o = j * (BYTES);                             \
-					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));  \
-					for (int r = 0; r < GROUP; r++)                            \
-						is[r] = IS_Q4K ? isum_q4_k(wr[r] + o, xb, &sm[r]) \
-							       : isum_q6_k(wr[r] + o, xb);        \
-					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D)); \
-					acc = _mm256_fmadd_ps(                                     \
+#define ROWS_QK(NAME, TGT, BYTES, IS_Q4K)                                                                    \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                  \
+	{                                                                                                    \
+		const int64_t nb = n / Q42_QK_K;                                                             \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                             \
+			const uint8_t *wr[GROUP];                                                            \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                                      \
+			const uint8_t *nx[GROUP];                                                            \
+			const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;                            \
+			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                                      \
+			for (int64_t t = 0; t < n_tok; t++) {                                                \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;             \
+				__m256 acc = _mm256_setzero_ps();                                            \
+				float out[GROUP];                                                            \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_K_BYTES) {                         \
+					prefetch_rows(nx, j * (BYTES), BYTES);                               \
+					int32_t is[GROUP], sm[GROUP];                                        \
+					const int64_t o = j * (BYTES);                                       \
+					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));            \
+					for (int r = 0; r < GROUP; r++)                                      \
+						is[r] = IS_Q4K ? isum_q4_k(wr[r] + o, xb, &sm[r])            \
+							       : isum_q6_k(wr[r] + o, xb);                   \
+					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D));   \
+					acc = _mm256_fmadd_ps(                                               \
 						_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)is)), \
-						_mm256_mul_ps(dw, yd), acc);                       \
-					if (IS_Q4K) {                                              \
-						const __m256 dm = _mm256_mul_ps(                   \
-							yd, halves_rows(wr, o + Q4_K_DMIN));       \
-						acc = _mm256_fmadd_ps(                             \
-							_mm256_cvtepi32_ps(_mm256_loadu_si256(     \
-								(const __m256i *)sm)),             \
-							_mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc); \
-					}                                                          \
-				}                                                                  \
-				_mm256_storeu_ps(out, acc);                                        \
-				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);   \
-			}                                                                          \
-		}                                                                                  \
+						_mm256_mul_ps(dw, yd), acc);                                 \
+					if (IS_Q4K) {                                                        \
+						const __m256 dm = _mm256_mul_ps(                             \
+							yd, halves_rows(wr, o + Q4_K_DMIN));                 \
+						acc = _mm256_fmadd_ps(                                       \
+							_mm256_cvtepi32_ps(_mm256_loadu_si256(               \
+								(const __m256i *)sm)),                       \
+							_mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);      \
+					}                                                                    \
+				}                                                                            \
+				_mm256_storeu_ps(out, acc);                                                  \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);             \
+			}                                                                                    \
+		}                                                                                            \
 	}
 
 ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1)
@@ -280,27 +360,65 @@ A5_INLINE float reduce16(__m512 v)
 
 #define F16_GROUP 4
 
-/* AMX F16: 16 FMA lanes over whole 16-element steps, four rows at once. */
+#define F16_TOK 4 /* tokens per pass of the F16 x F32 product */
+
+/* AMX F16: 16 FMA lanes over whole 16-element steps. Four rows times
+ * F16_TOK tokens per pass (each widened weight vector serves every token
+ * of the pass); each (row, token) keeps its own lanes, so the order per
+ * output element is the single-product one. */
 A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
 		const uint8_t *wr[F16_GROUP];
 		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
-		for (int64_t t = 0; t < n_tok; t++) {
-			const float *v = (const float *)((const uint8_t *)x + (uint64_t)t * x_stride);
-			__m512 acc[F16_GROUP];
-			float out[F16_GROUP];
-			for (int r = 0; r < F16_GROUP; r++)
-				acc[r] = _mm512_setzero_ps();
-			for (int64_t k = 0; k + 16 <= n; k += 16) {
-				const __m512 xv = _mm512_loadu_ps(v + k);
+		for (int64_t t0 = 0; t0 < n_tok; t0 += F16_TOK) {
+			const int nt = n_tok - t0 < F16_TOK ? (int)(n_tok - t0) : F16_TOK;
+			const float *v[F16_TOK];
+			__m512 acc[F16_TOK][F16_GROUP];
+			UNROLL
+			for (int t = 0; t < F16_TOK; t++) {
+				/* missing tokens repeat the last one; never stored */
+				v[t] = (const float *)((const uint8_t *)x +
+						       (uint64_t)(t0 + (t < nt ? t : nt - 1)) * x_stride);
+				UNROLL
 				for (int r = 0; r < F16_GROUP; r++)
-					acc[r] = _mm512_fmadd_ps(xv, _mm512_cvtph_ps(_mm256_loadu_si256(
-						(const __m256i *)(wr[r] + 2 * k))), acc[r]);
+					acc[t][r] = _mm512_setzero_ps();
 			}
-			for (int r = 0; r < F16_GROUP; r++)
-				out[r] = reduce16(acc[r]);
-			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_GROUP);
+			if (nt == F16_TOK) {
+				for (int64_t k = 0; k + 16 <= n; k += 16) {
+					__m512 wv[F16_GROUP];
+					UNROLL
+					for (int r = 0; r < F16_GROUP; r++)
+						wv[r] = _mm512_cvtph_ps(
+							_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k)));
+					UNROLL
+					for (int t = 0; t < F16_TOK; t++) {
+						const __m512 xv = _mm512_loadu_ps(v[t] + k);
+						UNROLL
+						for (int r = 0; r < F16_GROUP; r++)
+							acc[t][r] = _mm512_fmadd_ps(xv, wv[r], acc[t][r]);
+					}
+				}
+			} else {
+				for (int t = 0; t < nt; t++)
+					for (int64_t k = 0; k + 16 <= n; k += 16) {
+						const __m512 xv = _mm512_loadu_ps(v[t] + k);
+						UNROLL
+						for (int r = 0; r < F16_GROUP; r++)
+							acc[t][r] = _mm512_fmadd_ps(
+								xv,
+								_mm512_cvtph_ps(_mm256_loadu_si256(
+									(const __m256i *)(wr[r] + 2 * k))),
+								acc[t][r]);
+					}
+			}
+			for (int t = 0; t < nt; t++) {
+				float out[F16_GROUP];
+				UNROLL
+				for (int r = 0; r < F16_GROUP; r++)
+					out[r] = reduce16(acc[t][r]);
+				store_group(y + (uint64_t)(t0 + t) * y_stride, r0, n_rows, out, F16_GROUP);
+			}
 		}
 	}
 }

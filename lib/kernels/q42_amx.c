@@ -1,0 +1,570 @@
+/* q42_amx.c -- the quantized q42_compat row products on AMX-INT8 tiles,
+ * for prompt processing: sixteen weight rows times sixteen tokens per tile
+ * product, each weight block loaded once per tile of tokens.
+ *
+ * A tile product is configured with K = one block (32 bytes; 16 for q6_K's
+ * sub-blocks), so every element of the C tile is exactly one block's
+ * integer sum for one (row, token). The float steps then run as the scalar
+ * kernels in q42_compat.c spell them, one vector of sixteen tokens per
+ * weight row: fma((float)sumi, d_w * d_x, acc) per block in block order.
+ * Weights keep their GGUF layout: sixteen rows at a time are unpacked to
+ * plain bytes in scratch memory (a contiguous tile source loads twice as
+ * fast as 34-byte-strided Q8_0 blocks), and the activations are
+ * transposed into the tiles' pair-of-words layout once per call (each
+ * thread packs its own copy). Scratch comes from aligned_alloc; without
+ * it the call falls back to the AVX-512 kernel.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "kernels/q42_amx.h"
+#include "kernels/q42_compat.h"
+#include "kernels/q42_kernels_x86.h"
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Linux's arch_prctl request for a dynamically enabled xfeature and the
+ * feature number of tile data (asm/prctl.h, not in every libc). */
+enum { REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+
+static bool amx_ok;
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_probe(void)
+{
+	unsigned a, b, c, d, lo, hi;
+	if (!q42_cpu_has_avx512() || !__get_cpuid(1, &a, &b, &c, &d) || (c & (1u << 27)) == 0)
+		return;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (1u << 24)) == 0 ||
+	    (d & (1u << 25)) == 0)
+		return;
+	/* XCR0 bits 17 and 18: the OS manages tile config and tile data */
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)hi;
+	if ((lo & (3u << 17)) != (3u << 17))
+		return;
+	amx_ok = syscall(SYS_arch_prctl, REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+
+bool q42_amx_usable(void)
+{
+	return pthread_once(&amx_once, amx_probe) == 0 && amx_ok;
+}
+
+#define AMX                                                                                   \
+	__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi," \
+			      "amx-tile,amx-int8")))
+#define AMX_INLINE                                                                            \
+	static inline __attribute__((always_inline,                                          \
+				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni," \
+					    "avx512vbmi,amx-tile,amx-int8")))
+
+/* GCC's tile intrinsics are asm statements without memory operands: this
+ * orders plain stores and loads around them. */
+#define BARRIER() __asm__ volatile("" ::: "memory")
+/* Loops over the sixteen accumulators must be unrolled for them to stay
+ * in registers (-O2 does not; clang reads the GCC spelling too). */
+#define UNROLL _Pragma("GCC unroll 16")
+
+/* Tile registers: two sets of sums and A/B operands, so one block's
+ * product runs while the previous one is stored (macros: GCC's intrinsics
+ * paste the number into the instruction). */
+#define T_C0 0
+#define T_A0 1
+#define T_B0 2
+#define T_C1 3
+#define T_A1 4
+#define T_B1 5
+
+enum {
+	TT = 16, /* tokens per tile (C columns) */
+	TR = 16, /* weight rows per tile (C rows) */
+	B32 = 8 * 64, /* bytes of a K = 32 B operand */
+	B16 = 4 * 64, /* K = 16 */
+	C_BYTES = TR * TT * 4,
+};
+
+struct tilecfg {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+/* Both tile sets for K = kbytes per product (32, or 16 for q6_K). */
+AMX_INLINE void tiles_on(int kbytes)
+{
+	struct tilecfg c;
+	memset(&c, 0, sizeof c);
+	c.palette = 1;
+	for (int i = 0; i < 2; i++) {
+		c.rows[T_C0 + 3 * i] = TR, c.colsb[T_C0 + 3 * i] = TT * 4;
+		c.rows[T_A0 + 3 * i] = TR, c.colsb[T_A0 + 3 * i] = (uint16_t)kbytes;
+		c.rows[T_B0 + 3 * i] = (uint8_t)(kbytes / 4), c.colsb[T_B0 + 3 * i] = TT * 4;
+	}
+	BARRIER();
+	_tile_loadconfig(&c);
+}
+
+/* An f16 field widened (exact, as q42_half_at), inline. */
+AMX_INLINE float half(const uint8_t *p)
+{
+	return _cvtsh_ss(q42_ld16(p));
+}
+
+/* One 64-byte aligned block cut into count pieces of len[i] bytes
+ * (out[i]); NULL when memory is short (the caller then takes the AVX-512
+ * kernel, which gives the same bits). */
+static void *scratch(int count, const size_t *len, void **out)
+{
+	size_t total = 0;
+	for (int i = 0; i < count; i++)
+		total += (len[i] + 63) & ~(size_t)63;
+	uint8_t *p = aligned_alloc(64, total);
+	if (p == NULL)
+		return NULL;
+	for (size_t i = 0, off = 0; i < (size_t)count; off += (len[i] + 63) & ~(size_t)63, i++)
+		out[i] = p + off;
+	return p;
+}
+
+/* B operand: dword n of row k is bytes 4k..4k+3 of token n's k-th block
+ * (K bytes at q + off in each token row); tokens past n_tok are zero. */
+static void pack_b(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t tt, uint64_t off,
+		   int kbytes, uint8_t *dst)
+{
+	for (int n = 0; n < TT; n++) {
+		const int64_t t = tt * TT + n;
+		for (int k = 0; k < kbytes / 4; k++) {
+			if (t < n_tok)
+				memcpy(dst + 64 * k + 4 * n, x + (uint64_t)t * x_stride + off + 4 * (uint64_t)k, 4);
+			else
+				memset(dst + 64 * k + 4 * n, 0, 4);
+		}
+	}
+}
+
+/* acc[m] holds row m for the tile's sixteen tokens. */
+AMX_INLINE void store_tile(const __m512 acc[TR], float *y, uint64_t y_stride, int64_t tt,
+			   int64_t n_tok)
+{
+	float v[TR][TT];
+	UNROLL
+	for (int m = 0; m < TR; m++)
+		_mm512_storeu_ps(v[m], acc[m]);
+	for (int n = 0; n < TT && tt * TT + n < n_tok; n++)
+		UNROLL
+		for (int m = 0; m < TR; m++)
+			y[(uint64_t)(tt * TT + n) * y_stride + (uint64_t)m] = v[m][n];
+}
+
+/* ---- Q8_0 / Q4_0 -------------------------------------------------------- */
+
+/* Sixteen rows whose block j's 32 signed quants are at a + j * a_step,
+ * rows a_stride apart; dw[j * TR + m] the rows' scales. fused: the
+ * llama.cpp AMX step fma(sumi, d_w * d_x, acc); otherwise the generic
+ * kernels' acc + sumi * (d_w * d_x). */
+AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint64_t a_step,
+			  const float *dw, int64_t nb, const uint8_t *bq, const float *bd, int64_t n_tok,
+			  int32_t *cbuf, float *y, uint64_t y_stride)
+{
+#define Q32_PROD(C, A, B, J)                                                          \
+	do {                                                                          \
+		_tile_zero(C);                                                        \
+		_tile_loadd(A, a + (uint64_t)(J) * a_step, a_stride);                 \
+		_tile_loadd(B, bq + (bt + (uint64_t)(J)) * B32, 64);                  \
+		_tile_dpbssd(C, A, B);                                                \
+	} while (0)
+	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
+		const uint64_t bt = (uint64_t)(tt * nb);
+		__m512 acc[TR];
+		UNROLL
+		for (int m = 0; m < TR; m++)
+			acc[m] = _mm512_setzero_ps();
+		/* block j's product is issued at step j - 1 and stored at step
+		 * j into cbuf half j % 2; its float step runs at step j + 1 */
+		Q32_PROD(T_C0, T_A0, T_B0, 0);
+		for (int64_t j = 0; j <= nb; j++) {
+			if (j < nb) {
+				if (j % 2 == 0) {
+					if (j + 1 < nb)
+						Q32_PROD(T_C1, T_A1, T_B1, j + 1);
+					_tile_stored(T_C0, cbuf, 64);
+				} else {
+					if (j + 1 < nb)
+						Q32_PROD(T_C0, T_A0, T_B0, j + 1);
+					_tile_stored(T_C1, cbuf + TR * TT, 64);
+				}
+			}
+			BARRIER();
+			if (j == 0)
+				continue;
+			const int32_t *c = cbuf + ((j - 1) % 2) * TR * TT;
+			const __m512 dx = _mm512_loadu_ps(bd + (bt + (uint64_t)(j - 1)) * TT);
+			const float *d = dw + (j - 1) * TR;
+			if (fused) {
+				UNROLL
+				for (int m = 0; m < TR; m++)
+					acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
+								 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
+			} else {
+				UNROLL
+				for (int m = 0; m < TR; m++)
+					acc[m] = _mm512_add_ps(
+						acc[m], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
+								      _mm512_mul_ps(_mm512_set1_ps(d[m]), dx)));
+			}
+		}
+		store_tile(acc, y, y_stride, tt, n_tok);
+	}
+#undef Q32_PROD
+}
+
+/* Q8_0 activations: quants in B layout per (token tile, block), scales
+ * per token. */
+AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
+		      uint8_t *bq, float *bd)
+{
+	for (int64_t tt = 0; tt < ntt; tt++)
+		for (int64_t j = 0; j < nb; j++) {
+			const uint64_t b = (uint64_t)(tt * nb + j);
+			pack_b(x, x_stride, n_tok, tt, (uint64_t)j * Q8_0_BYTES + Q8_0_QS, 32, bq + b * B32);
+			for (int n = 0; n < TT; n++) {
+				const int64_t t = tt * TT + n;
+				bd[b * TT + (uint64_t)n] =
+					t < n_tok ? half(x + (uint64_t)t * x_stride +
+								(uint64_t)j * Q8_0_BYTES)
+						  : 0.0f;
+			}
+		}
+}
+
+enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0 };
+
+/* Q4_0 / Q5_0 rows as signed bytes (quant - 8 / - 16), element order,
+ * rows n apart. */
+AMX_INLINE void unpack_q32(bool q8, bool q5, const uint8_t *wr, uint64_t w_stride, int64_t nb,
+			   int64_t n, int8_t *dst)
+{
+	const uint64_t bytes = q8 ? Q8_0_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
+	const __m256i off = _mm256_set1_epi8(q8 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
+	for (int m = 0; m < TR; m++)
+		for (int64_t j = 0; j < nb; j++) {
+			const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
+			__m256i v;
+			if (q8)
+				v = _mm256_loadu_si256((const __m256i *)(b + Q8_0_QS));
+			else if (q5)
+				v = _mm256_or_si256(x86_nibbles32(b + Q5_0_QS),
+						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_0_QH)),
+								     bit4));
+			else
+				v = x86_nibbles32(b + Q4_0_QS);
+			_mm256_storeu_si256((__m256i *)(dst + m * n + j * Q42_QK), _mm256_sub_epi8(v, off));
+		}
+}
+
+AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
+{
+	static const q42_compat_rows_fn simd_of[] = {
+		q42_compat_rows_q8_0_avx512, q42_compat_rows_q4_0_avx512, q42_generic_rows_q8_0_avx512,
+		q42_generic_rows_q5_0_avx512};
+	const q42_compat_rows_fn simd = simd_of[kind];
+	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
+	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
+			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
+							: Q8_0_BYTES;
+	const size_t len[5] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float),
+			       (size_t)nb * TR * sizeof(float), (size_t)(TR * n)};
+	void *pc[5];
+	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(5, len, pc) : NULL;
+	if (mem == NULL) {
+		simd(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	int32_t *cbuf = pc[0];
+	uint8_t *bq = pc[1];
+	float *bd = pc[2], *dw = pc[3];
+	int8_t *unp = pc[4];
+	const bool fused = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0;
+	pack_q8_0(x, x_stride, n_tok, nb, ntt, bq, bd);
+	tiles_on(32);
+	for (int64_t r0 = 0; r0 < full; r0 += TR) {
+		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
+		for (int m = 0; m < TR; m++)
+			for (int64_t j = 0; j < nb; j++)
+				dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
+		unpack_q32(bytes == Q8_0_BYTES, kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
+		BARRIER();
+		q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok, cbuf,
+			  y + r0, y_stride);
+	}
+	_tile_release();
+	free(mem);
+	if (full < n_rows)
+		simd(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, n_tok, x,
+		     x_stride, y + full, y_stride);
+}
+
+void q42_compat_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0);
+}
+
+void q42_compat_rows_q4_0_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0);
+}
+
+void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q8_0);
+}
+
+void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_0);
+}
+
+/* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
+
+/* Q8_K activations: sub-blocks of K bytes in B layout per (token tile,
+ * super-block, sub-block), d per token; with sums, q4_K's pairs of 32-element
+ * sums (as int16, the scalar kernel's wrap) per (tile, super-block, pair). */
+AMX static void pack_q8_k(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nsb,
+		      int64_t ntt, int kbytes, uint8_t *bq, float *bd, int32_t *bs)
+{
+	const int nsub = Q42_QK_K / kbytes;
+	for (int64_t tt = 0; tt < ntt; tt++)
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint64_t b = (uint64_t)(tt * nsb + sb);
+			for (int s = 0; s < nsub; s++)
+				pack_b(x, x_stride, n_tok, tt,
+				       (uint64_t)sb * Q8_K_BYTES + Q8_K_QS + (uint64_t)(s * kbytes), kbytes,
+				       bq + (b * (uint64_t)nsub + (uint64_t)s) * (uint64_t)(kbytes / 4) * 64);
+			for (int n = 0; n < TT; n++) {
+				const int64_t t = tt * TT + n;
+				const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)sb * Q8_K_BYTES;
+				bd[b * TT + (uint64_t)n] = t < n_tok ? q42_ldf32(xb + Q8_K_D) : 0.0f;
+				if (bs == NULL)
+					continue;
+				for (int p = 0; p < 4; p++) {
+					uint32_t v = 0;
+					if (t < n_tok) {
+						const uint8_t *g = xb + Q8_K_BSUMS + 8 * p;
+						const uint16_t lo = (uint16_t)((int16_t)q42_ld16(g) + (int16_t)q42_ld16(g + 2));
+						const uint16_t hi = (uint16_t)((int16_t)q42_ld16(g + 4) + (int16_t)q42_ld16(g + 6));
+						v = lo | (uint32_t)hi << 16;
+					}
+					bs[(b * 4 + (uint64_t)p) * TT + (uint64_t)n] = (int32_t)v;
+				}
+			}
+		}
+}
+
+/* Sixteen q4_K rows: nibbles as bytes in element order (rows n apart),
+ * scales sc[(sb * TR + m) * 8 + g], mins as int16 pairs
+ * mn[(sb * TR + m) * 4 + p], d and dmin per (super-block, row). */
+AMX_INLINE void unpack_q4_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n,
+			    uint8_t *dst, int32_t *sc, int32_t *mn, float *dw, float *dm)
+{
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	for (int m = 0; m < TR; m++)
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * Q4_K_BYTES;
+			uint8_t *o = dst + m * n + sb * Q42_QK_K;
+			uint8_t s8[8], m8[8];
+			for (int c = 0; c < 4; c++) {
+				const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q4_K_QS + 32 * c));
+				_mm256_storeu_si256((__m256i *)(o + 64 * c), _mm256_and_si256(q, m15));
+				_mm256_storeu_si256((__m256i *)(o + 64 * c + 32),
+						    _mm256_and_si256(_mm256_srli_epi16(q, 4), m15));
+			}
+			x86_k4_scales(a + Q4_K_SCALES, s8, m8);
+			const uint64_t i = (uint64_t)(sb * TR + m);
+			for (int g = 0; g < 8; g++)
+				sc[i * 8 + (uint64_t)g] = s8[g];
+			for (int p = 0; p < 4; p++)
+				mn[i * 4 + (uint64_t)p] = (int32_t)(m8[2 * p] | (uint32_t)m8[2 * p + 1] << 16);
+			dw[i] = half(a + Q4_K_D);
+			dm[i] = half(a + Q4_K_DMIN);
+		}
+}
+
+/* Sixteen q6_K rows: quants - 32 as signed bytes in element order,
+ * scales sc[(sb * TR + m) * 16 + s], d per (super-block, row). */
+AMX_INLINE void unpack_q6_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n,
+			    int8_t *dst, int32_t *sc, float *dw)
+{
+	const __m256i m15 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
+	const __m256i off = _mm256_set1_epi8(32);
+	for (int m = 0; m < TR; m++)
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * Q6_K_BYTES;
+			int8_t *o = dst + m * n + sb * Q42_QK_K;
+			for (int h = 0; h < 2; h++) {
+				const __m256i qh = _mm256_loadu_si256((const __m256i *)(a + Q6_K_QH + 32 * h));
+				for (int q = 0; q < 4; q++) {
+					const __m256i l = _mm256_loadu_si256(
+						(const __m256i *)(a + Q6_K_QL + 64 * h + 32 * (q % 2)));
+					const __m256i lo4 = q < 2 ? _mm256_and_si256(l, m15)
+								  : _mm256_and_si256(_mm256_srli_epi16(l, 4), m15);
+					const __m256i hi2 = _mm256_and_si256(
+						_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m3);
+					_mm256_storeu_si256(
+						(__m256i *)(o + 128 * h + 32 * q),
+						_mm256_sub_epi8(_mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4)), off));
+				}
+			}
+			const uint64_t i = (uint64_t)(sb * TR + m);
+			for (int s = 0; s < 16; s++)
+				sc[i * 16 + (uint64_t)s] = (int8_t)a[Q6_K_SCALES + s];
+			dw[i] = half(a + Q6_K_D);
+		}
+}
+
+/* isum = sum over sub-blocks of scale * (C tile of that sub-block), row m
+ * of every C tile in cbuf (sixteen tokens per row). */
+AMX_INLINE __m512i scaled_sum(const int32_t *cbuf, const int32_t *sc, int nsub, int m)
+{
+	__m512i s = _mm512_setzero_si512();
+	UNROLL
+	for (int g = 0; g < nsub; g++)
+		s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_load_si512(cbuf + g * TR * TT + m * TT),
+							   _mm512_set1_epi32(sc[g])));
+	return s;
+}
+
+AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, const int32_t *sc,
+			const int32_t *mn, const float *dw, const float *dm, const uint8_t *bq,
+			const float *bd, const int32_t *bs, int64_t n_tok, int32_t *cbuf, float *y,
+			uint64_t y_stride)
+{
+	const int nsub = q4k ? 8 : 16, kbytes = q4k ? 32 : 16;
+	const uint64_t bbytes = q4k ? B32 : B16;
+	const __m512i sign = _mm512_set1_epi32(INT32_MIN); /* -v exactly, without AVX-512 DQ */
+	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
+		__m512 acc[TR];
+		UNROLL
+		for (int m = 0; m < TR; m++)
+			acc[m] = _mm512_setzero_ps();
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint64_t b = (uint64_t)(tt * nsb + sb);
+			const uint8_t *ap = a + sb * Q42_QK_K;
+			/* two sub-blocks per step, one per tile set */
+			UNROLL
+			for (int g = 0; g < nsub; g += 2) {
+				_tile_zero(T_C0);
+				_tile_zero(T_C1);
+				_tile_loadd(T_A0, ap + kbytes * g, n);
+				_tile_loadd(T_B0, bq + (b * (uint64_t)nsub + (uint64_t)g) * bbytes, 64);
+				_tile_loadd(T_A1, ap + kbytes * (g + 1), n);
+				_tile_loadd(T_B1, bq + (b * (uint64_t)nsub + (uint64_t)g + 1) * bbytes, 64);
+				if (q4k) {
+					_tile_dpbusd(T_C0, T_A0, T_B0);
+					_tile_dpbusd(T_C1, T_A1, T_B1);
+				} else {
+					_tile_dpbssd(T_C0, T_A0, T_B0);
+					_tile_dpbssd(T_C1, T_A1, T_B1);
+				}
+				_tile_stored(T_C0, cbuf + g * TR * TT, 64);
+				_tile_stored(T_C1, cbuf + (g + 1) * TR * TT, 64);
+			}
+			BARRIER();
+			const __m512 yd = _mm512_loadu_ps(bd + b * TT);
+			if (q4k) {
+				const __m512i p0 = _mm512_loadu_si512(bs + (b * 4 + 0) * TT);
+				const __m512i p1 = _mm512_loadu_si512(bs + (b * 4 + 1) * TT);
+				const __m512i p2 = _mm512_loadu_si512(bs + (b * 4 + 2) * TT);
+				const __m512i p3 = _mm512_loadu_si512(bs + (b * 4 + 3) * TT);
+				UNROLL
+				for (int m = 0; m < TR; m++) {
+					const uint64_t i = (uint64_t)(sb * TR + m);
+					const int32_t *mp = mn + i * 4;
+					__m512i sm = _mm512_dpwssd_epi32(_mm512_setzero_si512(), p0,
+									 _mm512_set1_epi32(mp[0]));
+					sm = _mm512_dpwssd_epi32(sm, p1, _mm512_set1_epi32(mp[1]));
+					sm = _mm512_dpwssd_epi32(sm, p2, _mm512_set1_epi32(mp[2]));
+					sm = _mm512_dpwssd_epi32(sm, p3, _mm512_set1_epi32(mp[3]));
+					acc[m] = _mm512_fmadd_ps(
+						_mm512_cvtepi32_ps(scaled_sum(cbuf, sc + i * 8, 8, m)),
+						_mm512_mul_ps(_mm512_set1_ps(dw[i]), yd), acc[m]);
+					acc[m] = _mm512_fmadd_ps(
+						_mm512_cvtepi32_ps(sm),
+						_mm512_castsi512_ps(_mm512_xor_si512(
+							_mm512_castps_si512(_mm512_mul_ps(yd, _mm512_set1_ps(dm[i]))),
+							sign)),
+						acc[m]);
+				}
+			} else {
+				UNROLL
+				for (int m = 0; m < TR; m++) {
+					const uint64_t i = (uint64_t)(sb * TR + m);
+					acc[m] = _mm512_fmadd_ps(
+						_mm512_cvtepi32_ps(scaled_sum(cbuf, sc + i * 16, 16, m)),
+						_mm512_mul_ps(_mm512_set1_ps(dw[i]), yd), acc[m]);
+				}
+			}
+		}
+		store_tile(acc, y, y_stride, tt, n_tok);
+	}
+}
+
+AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
+{
+	const q42_compat_rows_fn simd = q4k ? q42_compat_rows_q4_k_avx512 : q42_compat_rows_q6_k_avx512;
+	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
+	const int kbytes = q4k ? 32 : 16, nsub = Q42_QK_K / kbytes;
+	const size_t per = (size_t)(nsb * TR);
+	const size_t len[9] = {
+		(size_t)nsub * C_BYTES, (size_t)(ntt * nsb) * Q42_QK_K * TT,
+		(size_t)(ntt * nsb) * TT * sizeof(float), q4k ? (size_t)(ntt * nsb) * 4 * TT * 4 : 1,
+		(size_t)(TR * n), per * (size_t)nsub * 4, q4k ? per * 4 * 4 : 1, per * sizeof(float),
+		q4k ? per * sizeof(float) : 1};
+	void *pc[9];
+	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(9, len, pc) : NULL;
+	if (mem == NULL) {
+		simd(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	int32_t *cbuf = pc[0], *bs = q4k ? pc[3] : NULL, *sc = pc[5], *mn = pc[6];
+	uint8_t *bq = pc[1], *unp = pc[4];
+	float *bd = pc[2], *dw = pc[7], *dm = pc[8];
+	pack_q8_k(x, x_stride, n_tok, nsb, ntt, kbytes, bq, bd, bs);
+	tiles_on(kbytes);
+	for (int64_t r0 = 0; r0 < full; r0 += TR) {
+		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
+		if (q4k)
+			unpack_q4_k(wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
+		else
+			unpack_q6_k(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
+		BARRIER();
+		k_group(q4k, unp, n, nsb, sc, mn, dw, dm, bq, bd, bs, n_tok, cbuf, y + r0, y_stride);
+	}
+	_tile_release();
+	free(mem);
+	if (full < n_rows)
+		simd(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, n_tok, x,
+		     x_stride, y + full, y_stride);
+}
+
+void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+#else
+
+bool q42_amx_usable(void)
+{
+	return false;
+}
+
+#endif

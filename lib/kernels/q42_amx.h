@@ -1,0 +1,37 @@
+/* q42_amx.h -- internal to lib/kernels: AMX-INT8 versions of the
+ * quantized q42_compat row products (Q8_0, Q4_0, Q4_K, Q6_K) and of the
+ * generic Q8_0 / Q5_0 ones, for calls with several tokens (prompt
+ * processing).
+ *
+ * They return the same bits as the scalar definitions in q42_compat.c: a
+ * tile product only forms exact integer block sums, the float steps stay
+ * the scalar chain. Calls the tiles do not pay for (few tokens, a row tail
+ * under 16 rows, no scratch memory) go to the AVX-512 row products. Never
+ * call one before q42_amx_usable() said yes. Never installed.
+ */
+#ifndef Q42_AMX_H
+#define Q42_AMX_H
+
+#include <stdbool.h>
+#include "kernels/q42_compat_x86.h"
+
+/* Fewest tokens per call for which the tiles beat the AVX-512 kernels. */
+#define Q42_AMX_MIN_TOK 4
+
+/* AMX-TILE and AMX-INT8 present, the OS saves tile state, and Linux
+ * granted this process tile data (asked once, on the first call). */
+bool q42_amx_usable(void);
+
+/* The tile kernels exist where Linux grants tile data: x86-64 Linux. */
+#if defined(__x86_64__) && defined(__linux__)
+#define Q42_HAVE_AMX 1
+void q42_compat_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_0_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS);
+/* the generic arithmetic's products (q42_compat_generic_rows) */
+void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS);
+#endif
+
+#endif

@@ -1,0 +1,188 @@
+/* bench_rows.c -- how fast the engine's row products run: the llama.cpp
+ * arithmetic ones (q42_compat_select) and the generic Q8_0/Q5_0 ones
+ * (q42_compat_generic_rows), as the forward pass calls them.
+ *
+ * Decode: one token against a weight matrix larger than the caches
+ * (--mib, default 256), in GB/s of weight bytes -- compare with `membw`.
+ * Prefill: --tok tokens (default 128) against a matrix of the model's
+ * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
+ * threads in shares of 16 rows; best of --reps passes. A benchmark, not a
+ * test: it checks nothing and never runs under `make check`.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/q42_compat.h"
+#include "kernels/q42_kernels.h"
+#include "formats/q42_types.h"
+
+struct job {
+	q42_compat_rows_fn rows;
+	const uint8_t *w, *x;
+	float *y;
+	int64_t n, r0, r1, n_rows, n_tok;
+	uint64_t rb, xb;
+};
+
+static void *run(void *arg)
+{
+	const struct job *j = arg;
+	if (j->r1 > j->r0)
+		j->rows(j->n, j->r1 - j->r0, j->w + (uint64_t)j->r0 * j->rb, j->rb, j->n_tok, j->x, j->xb,
+			j->y + j->r0, (uint64_t)j->n_rows);
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Best pass in seconds; negative when a thread cannot start. */
+static double bench(struct job base, int threads, int reps)
+{
+	double best = 1e30;
+	for (int rep = 0; rep < reps; rep++) {
+		struct job jobs[64];
+		pthread_t tid[64];
+		const double t0 = now();
+		for (int t = 0; t < threads; t++) {
+			jobs[t] = base;
+			jobs[t].r0 = base.n_rows * t / threads / 16 * 16;
+			jobs[t].r1 = t + 1 == threads ? base.n_rows : base.n_rows * (t + 1) / threads / 16 * 16;
+			if (t > 0 && pthread_create(&tid[t], NULL, run, &jobs[t]) != 0)
+				return -1.0;
+		}
+		run(&jobs[0]);
+		for (int t = 1; t < threads; t++)
+			pthread_join(tid[t], NULL);
+		const double dt = now() - t0;
+		best = dt < best ? dt : best;
+	}
+	return best;
+}
+
+struct kind {
+	const char *name;
+	uint32_t dtype;
+	bool generic;
+};
+
+static const struct kind kinds[] = {
+	{"q8_0", Q42_DTYPE_Q8_0, false}, {"q4_0", Q42_DTYPE_Q4_0, false},
+	{"q4_K", Q42_DTYPE_Q4_K, false}, {"q6_K", Q42_DTYPE_Q6_K, false},
+	{"f16", Q42_DTYPE_F16, false},	 {"gen-q8_0", Q42_DTYPE_Q8_0, true},
+	{"gen-q5_0", Q42_DTYPE_Q5_0, true},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bench_rows [--mib 256] [--prefill-mib 4] [--tok 128] [--k 2560] "
+		   "[--threads 1] [--reps 5] [--type NAME]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"mib", required_argument, NULL, 'm'},	 {"prefill-mib", required_argument, NULL, 'p'},
+		{"tok", required_argument, NULL, 'n'},	 {"k", required_argument, NULL, 'k'},
+		{"threads", required_argument, NULL, 't'}, {"reps", required_argument, NULL, 'r'},
+		{"type", required_argument, NULL, 'y'},	 {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long mib = 256, pmib = 4, tok = 128, kdim = 2560, threads = 1, reps = 5;
+	const char *only = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': mib = strtol(optarg, NULL, 10); break;
+		case 'p': pmib = strtol(optarg, NULL, 10); break;
+		case 'n': tok = strtol(optarg, NULL, 10); break;
+		case 'k': kdim = strtol(optarg, NULL, 10); break;
+		case 't': threads = strtol(optarg, NULL, 10); break;
+		case 'r': reps = strtol(optarg, NULL, 10); break;
+		case 'y': only = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (mib < 1 || mib > 4096 || pmib < 1 || pmib > mib || tok < 1 || tok > 4096 || reps < 1 ||
+	    threads < 1 || threads > 64 || kdim < 256 || kdim % 256 != 0 || kdim > (1 << 16)) {
+		usage(stderr);
+		return 2;
+	}
+	const size_t wsize = (size_t)mib << 20;
+	uint8_t *w = malloc(wsize);
+	float *xf = malloc((size_t)kdim * sizeof *xf);
+	uint8_t *x = malloc(((size_t)kdim * 4 + 64) * (size_t)tok);
+	float *y = malloc(((size_t)pmib << 20) * (size_t)tok / 16 + wsize / 8);
+	if (w == NULL || xf == NULL || x == NULL || y == NULL) {
+		fprintf(stderr, "bench_rows: out of memory\n");
+		return 1;
+	}
+	/* 0x30..0x3F bytes: every f16 field is a normal number */
+	srand(1);
+	for (size_t i = 0; i < wsize; i++)
+		w[i] = (uint8_t)(0x30 | (rand() & 0x0F));
+	for (long i = 0; i < kdim; i++)
+		xf[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+
+	printf("# k=%ld, %ld thread(s), best of %ld; decode: 1 token, %ld MiB of weights; "
+	       "prefill: %ld tokens, %ld MiB\n", kdim, threads, reps, mib, tok, pmib);
+	printf("%-9s %-10s %12s %14s\n", "type", "kernel", "decode GB/s", "prefill GMAC/s");
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		const struct kind *k = &kinds[i];
+		if (only != NULL && strcmp(only, k->name) != 0)
+			continue;
+		q42_compat_kernels ck;
+		if (k->generic) {
+			const q42_type_kernels *tk = q42_kernels_get(k->dtype, Q42_ISA_BEST);
+			ck.rows = q42_compat_generic_rows(k->dtype, Q42_ISA_BEST);
+			ck.vec_dot_type = tk->vec_dot_type;
+			ck.quantize = q42_kernels_get(tk->vec_dot_type, Q42_ISA_BEST)->quantize;
+			ck.name = "generic";
+		} else if (!q42_compat_select(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, &ck)) {
+			ck.rows = NULL;
+		}
+		if (ck.rows == NULL) {
+			printf("%-9s %-10s %12s %14s\n", k->name, "-", "-", "-");
+			continue;
+		}
+		uint64_t rb = 0, xb = 0;
+		q42_dtype_nbytes(k->dtype, (uint64_t)kdim, (uint64_t)kdim, &rb);
+		if (ck.quantize != NULL)
+			q42_dtype_nbytes(ck.vec_dot_type, (uint64_t)kdim, (uint64_t)kdim, &xb);
+		else
+			xb = (uint64_t)kdim * sizeof(float);
+		for (long t = 0; t < tok; t++) {
+			if (ck.quantize != NULL)
+				ck.quantize(xf, x + (uint64_t)t * xb, kdim);
+			else
+				memcpy(x + (uint64_t)t * xb, xf, (size_t)xb);
+		}
+		struct job j = {ck.rows, w, x, y, kdim, 0, 0, (int64_t)(wsize / rb), 1, rb, xb};
+		const double sd = bench(j, (int)threads, (int)reps);
+		j.n_rows = (int64_t)(((size_t)pmib << 20) / rb);
+		j.n_tok = tok;
+		const double sp = bench(j, (int)threads, (int)reps);
+		if (sd < 0 || sp < 0) {
+			fprintf(stderr, "bench_rows: cannot start threads\n");
+			return 1;
+		}
+		const double macs = (double)j.n_rows * (double)kdim * (double)tok;
+		printf("%-9s %-10s %12.2f %14.1f\n", k->name, ck.name,
+		       (double)(wsize / rb * rb) / sd * 1e-9, macs / sp * 1e-9);
+		fflush(stdout);
+	}
+	free(w);
+	free(xf);
+	free(x);
+	free(y);
+	return 0;
+}
