@@ -125,9 +125,25 @@ row() { # label q42 llama better
 		printf "%-22s %12s %12s %8s   %s\n", lab, a == "" ? "-" : sprintf("%.2f", a),
 			b == "" ? "-" : sprintf("%.2f", b), r, good }'
 }
+# issue targets by weight type: decode 1.25x llama.cpp and 90/85 % of the
+# memory bandwidth for Q8_0 / Q4_K_M, 1.0x and 95 % for F16
+case $(basename "$MODEL" | tr 'A-Z' 'a-z') in
+*q8_0*) tgt=1.25 bwt=0.90 ;;
+*q4_k*) tgt=1.25 bwt=0.85 ;;
+*f16*) tgt=1.0 bwt=0.95 ;;
+*) tgt=1.0 bwt= ;;
+esac
+# membw (built beside llamapeer by its setup) in the same run: the share of
+# the machine's read bandwidth the decode's weight stream reaches
+bw=
+mb=$(dirname "${peer:-/nonexistent}")/membw
+if [ -n "$peer" ] && [ -x "$mb" ]; then
+	bw=$(field "$("$mb" --threads "$th" --reps 10 2>/dev/null | tail -n 1)" median_GBps)
+fi
 printf "%-22s %12s %12s %8s   %s\n" metric q42 llama.cpp ratio target
 row "pp$pp tok/s" "$qpp" "$lpp" ">= 1.0"
-row "tg$tg tok/s" "$qtg" "$ltg" ">= 1.0"
+row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt"
+[ -n "$bw" ] && row "tg GB/s vs membw" "$(field "$q" tg_weight_gb_s)" "$bw" ">= ${bwt:-?}"
 row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
