@@ -1,6 +1,6 @@
 /* q42_vk.h -- the Vulkan layer: one instance, one device and its compute
  * queue; device memory, buffers, compute pipelines built from the SPIR-V
- * embedded at build time (shaders/*.comp), and one command buffer recorded
+ * embedded at build time (shaders/NAME.comp), and one command buffer recorded
  * per pass and submitted once.
  *
  * It exists so the kernels (q42_vk_ops.h) and the forward pass never touch

@@ -1,0 +1,5 @@
+# shaders/list.mk -- every compute shader embedded in libq42 and the GLSL
+# headers they include. A .comp listed here gets a SPIR-V blob in the
+# generated table; test_vk fails when a shaders/*.comp is missing from it.
+Q42_SHADERS = shaders/fill.comp
+Q42_SHADER_INCLUDES =
