@@ -13,5 +13,6 @@ q42vulkandir = $(includedir)/q42/vulkan
 q42vulkan_HEADERS = lib/vulkan/q42_vk.h
 endif
 
+include lib/vulkan/ops.mk
 include shaders/local.mk
 include tests/vulkan.mk
