@@ -32,6 +32,7 @@
 #include "engine/q42_utf8.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_types.h"
+#include "vulkan/q42_vk.h"
 
 enum exit_status {
 	EXIT_OK = 0,
@@ -45,7 +46,7 @@ enum exit_status {
 #define MAX_TOKENS_LIMIT (1u << 24)
 
 enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
-	MODE_QUALITY };
+	MODE_QUALITY, MODE_DEVICES };
 
 struct opts {
 	const char *model;
@@ -82,6 +83,7 @@ enum {
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
+	OPT_LIST_DEVICES,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +99,7 @@ static const struct option long_opts[] = {
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"isa", required_argument, NULL, OPT_ISA},
 	{"arith", required_argument, NULL, OPT_ARITH},
+	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"temp", required_argument, NULL, OPT_TEMP},
 	{"top-k", required_argument, NULL, OPT_TOP_K},
 	{"top-p", required_argument, NULL, OPT_TOP_P},
@@ -152,6 +155,8 @@ static void usage(FILE *f)
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: llamacpp (default) or ggml\n"
+	      "      --list-devices      list the Vulkan devices, one per line (--json: one\n"
+	      "                          JSON object per line), and exit\n"
 	      "      --temp F            sample with temperature F (default 0 = greedy)\n"
 	      "      --top-k N           keep the N best candidates (default 40)\n"
 	      "      --top-p F           nucleus cut (default 0.95)\n"
@@ -381,6 +386,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_GRAMMAR: o->grammar = optarg; break;
 		case OPT_BENCH: o->mode = MODE_BENCH; break;
+		case OPT_LIST_DEVICES: o->mode = MODE_DEVICES; break;
 		case OPT_PP:
 		case OPT_TG:
 		case OPT_REPS: {
@@ -411,6 +417,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (o->mode == MODE_DEVICES)
+		return EXIT_OK;
 	if (o->model == NULL)
 		return bad_usage("no model: use -m MODEL");
 	if (o->prompt != NULL && o->file != NULL)
@@ -1080,6 +1088,69 @@ done:
 	return ex;
 }
 
+/* s as a JSON string: quotes, backslashes and control bytes escaped. */
+static void put_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* --list-devices: the Vulkan devices in the loader's order. Without a
+ * Vulkan build or a device: the reason on stderr, exit 3 (the backend is
+ * unavailable, as for --backend vulkan). */
+static int run_list_devices(bool json)
+{
+	q42_err err = {0};
+	q42_vk_device_info *info = NULL;
+	uint32_t n = 0;
+	int rc = q42_vk_devices(NULL, 0, &n, &err);
+	if (rc == Q42_OK) {
+		info = calloc(n, sizeof *info);
+		rc = info == NULL ? q42_err_set(&err, Q42_ENOMEM, "out of memory")
+				  : q42_vk_devices(info, n, &n, &err);
+	}
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: --list-devices: %s\n", err.msg);
+		free(info);
+		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const q42_vk_device_info *d = &info[i];
+		unsigned maj = d->api_version >> 22 & 0x7f, min = d->api_version >> 12 & 0x3ff,
+			 pat = d->api_version & 0xfff;
+		if (json) {
+			printf("{\"index\":%u,\"type\":\"%s\",\"name\":", d->index,
+			       q42_vk_devtype_name(d->type));
+			put_json_str(d->name);
+			printf(",\"driver\":");
+			put_json_str(d->driver);
+			printf(",\"vulkan\":\"%u.%u.%u\",\"device_local_bytes\":%llu,"
+			       "\"subgroup_size\":%u,\"fp16\":%s,\"int8\":%s,\"storage16\":%s,"
+			       "\"storage8\":%s}\n",
+			       maj, min, pat, (unsigned long long)d->device_local_bytes, d->subgroup_size,
+			       d->fp16 ? "true" : "false", d->int8 ? "true" : "false",
+			       d->storage16 ? "true" : "false", d->storage8 ? "true" : "false");
+		} else {
+			printf("%u\t%s\t%s\tdriver=%s\tvulkan=%u.%u.%u\tlocal=%.1fGiB\tsubgroup=%u"
+			       "\tfp16=%s\tint8=%s\n",
+			       d->index, q42_vk_devtype_name(d->type), d->name, d->driver, maj, min, pat,
+			       (double)d->device_local_bytes / (1024.0 * 1024.0 * 1024.0),
+			       d->subgroup_size, d->fp16 ? "yes" : "no", d->int8 ? "yes" : "no");
+		}
+	}
+	free(info);
+	return finish_stdout();
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1092,6 +1163,8 @@ int main(int argc, char **argv)
 	ex = parse_opts(argc, argv, &o);
 	if (ex != EXIT_OK)
 		return ex;
+	if (o.mode == MODE_DEVICES)
+		return run_list_devices(o.json);
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o.model,
 			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,

@@ -11,6 +11,8 @@ if Q42_VULKAN
 lib_libq42core_la_SOURCES += lib/vulkan/q42_vk.c lib/vulkan/q42_vk_spirv.h lib/vulkan/q42_vk_internal.h
 q42vulkandir = $(includedir)/q42/vulkan
 q42vulkan_HEADERS = lib/vulkan/q42_vk.h
+else
+lib_libq42core_la_SOURCES += lib/vulkan/q42_vk_absent.c
 endif
 
 include lib/vulkan/ops.mk

@@ -37,8 +37,10 @@ typedef struct q42_vk_device_info {
 	bool fp16, int8, storage16, storage8; /* shaderFloat16, shaderInt8, 16/8-bit storage */
 } q42_vk_device_info;
 
-/* Q42_EUNSUPPORTED when there is no loader, no ICD or no device. At most
- * cap entries are written; *n is the number of devices. */
+/* Q42_EUNSUPPORTED when there is no loader, no ICD or no device, or q42
+ * was built without Vulkan (then only this function and
+ * q42_vk_devtype_name exist). At most cap entries are written; *n is the
+ * number of devices. */
 Q42_API int q42_vk_devices(q42_vk_device_info *out, uint32_t cap, uint32_t *n, q42_err *err);
 Q42_API const char *q42_vk_devtype_name(enum q42_vk_devtype t);
 
