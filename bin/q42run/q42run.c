@@ -83,6 +83,7 @@ enum {
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
+	OPT_BACKEND, OPT_DEVICE,
 	OPT_LIST_DEVICES,
 };
 
@@ -99,6 +100,8 @@ static const struct option long_opts[] = {
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"isa", required_argument, NULL, OPT_ISA},
 	{"arith", required_argument, NULL, OPT_ARITH},
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"device", required_argument, NULL, OPT_DEVICE},
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"temp", required_argument, NULL, OPT_TEMP},
 	{"top-k", required_argument, NULL, OPT_TOP_K},
@@ -155,6 +158,9 @@ static void usage(FILE *f)
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: llamacpp (default) or ggml\n"
+	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
+	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
+	      "      --device N          Vulkan device index (see --list-devices)\n"
 	      "      --list-devices      list the Vulkan devices, one per line (--json: one\n"
 	      "                          JSON object per line), and exit\n"
 	      "      --temp F            sample with temperature F (default 0 = greedy)\n"
@@ -253,6 +259,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->bench = (q42_bench_opts){128, 64, 5, 0};
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
+	o->eo.device = -1;
 	q42_sampling_default(&o->sp);
 	while ((c = getopt_long(argc, argv, "m:p:f:n:t:b:c:hV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -320,6 +327,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->eo.arith = Q42_ARITH_GGML;
 			else
 				return bad_usage("--arith '%s': expected llamacpp or ggml", optarg);
+			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "cpu") == 0)
+				o->eo.backend = Q42_BACKEND_CPU;
+			else if (strcmp(optarg, "vulkan") == 0)
+				o->eo.backend = Q42_BACKEND_VULKAN;
+			else if (strcmp(optarg, "auto") == 0)
+				o->eo.backend = Q42_BACKEND_AUTO;
+			else
+				return bad_usage("--backend '%s': expected cpu, vulkan or auto", optarg);
+			break;
+		case OPT_DEVICE:
+			if (!parse_u32(optarg, 0, INT32_MAX, &u))
+				return bad_usage("--device '%s': expected a device index >= 0", optarg);
+			o->eo.device = (int32_t)u;
 			break;
 		case OPT_TEMP:
 			if (!parse_f64(optarg, 0, 100, &d))
@@ -438,6 +460,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					o->choices || o->choices_file || o->logits_for))
 		return bad_usage("--perplexity and --kl-divergence take no prompt and do not combine"
 				 " with --record, --lines, --choices or --logits-for");
+	if (o->eo.device >= 0 && o->eo.backend == Q42_BACKEND_CPU)
+		return bad_usage("--device needs --backend vulkan or auto");
 	if (o->sieve != NULL && o->grammar != NULL)
 		return bad_usage("--sieve and --grammar are mutually exclusive");
 	if ((o->sieve || o->grammar) && o->n_stops > 0)
@@ -455,6 +479,29 @@ static int exit_for_load(int rc)
 	case Q42_EARG: return EXIT_USAGE;
 	default: return EXIT_MODEL;
 	}
+}
+
+/* Open the engine of o on m, printing what went wrong: an error, or a
+ * weight the backend had to convert -- a warning, an error under
+ * --strict. */
+static int engine_open(const struct opts *o, q42_mount *m, q42_engine **e)
+{
+	q42_err err = {0};
+	int rc = q42_engine_open(e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	if (q42_engine_n_fallbacks(*e) > 0) {
+		fprintf(stderr, "q42run: %s%s\n", o->strict ? "--strict: " : "warning: ",
+			q42_engine_fallback_note(*e));
+		if (o->strict) {
+			q42_engine_close(*e);
+			*e = NULL;
+			return EXIT_REQUEST;
+		}
+	}
+	return EXIT_OK;
 }
 
 static double now_ms(void)
@@ -629,7 +676,8 @@ static void on_text(void *ud, const char *p, size_t n)
 		s->failed = true;
 }
 
-static void print_timings(double load_ms, const q42_result *r, const q42_request *rq)
+static void print_timings(double load_ms, const q42_result *r, const q42_request *rq,
+			  const q42_engine *e)
 {
 	fprintf(stderr,
 		"q42run: timings: load_ms=%.3f tokenize_ms=%.3f prefill_ms=%.3f prompt_tokens=%zu"
@@ -643,6 +691,10 @@ static void print_timings(double load_ms, const q42_result *r, const q42_request
 		fprintf(stderr, " sieve_ms=%.3f", r->sieve_ms);
 	if (rq->sentinel != NULL)
 		fprintf(stderr, " interventions=%zu", r->n_iv);
+	fprintf(stderr, " backend=%s", q42_backend_name(q42_engine_backend(e)));
+	if (q42_engine_backend(e) != Q42_BACKEND_CPU)
+		fprintf(stderr, " device_ms=%.3f device=\"%s\"", q42_engine_device_ms(e),
+			q42_engine_device_name(e));
 	fputc('\n', stderr);
 }
 
@@ -731,12 +783,9 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		if (ex != EXIT_OK)
 			goto done;
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	rc = q42_sampler_open(&s, &o->sp, q42_engine_n_vocab(e), &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
@@ -790,7 +839,7 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		}
 		/* a misaligned sieve still reports what it cost */
 		if (o->timings && (rc == Q42_OK || (ss.sv != NULL && r.decode_ms > 0)))
-			print_timings(load_ms, &r, &rq);
+			print_timings(load_ms, &r, &rq, e);
 		if (sink.failed)
 			ex = EXIT_IO;
 		q42_result_free(&r);
@@ -883,12 +932,9 @@ static int run_score(const struct opts *o, q42_mount *m, struct input *in, doubl
 		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
 		goto done;
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	if (o->record) {
 		rc = q42_mount_ident(m, &ident, &err);
 		if (rc != Q42_OK) {
@@ -959,11 +1005,9 @@ static int run_bench(const struct opts *o, q42_mount *m, double t_start)
 	q42_engine *e = NULL;
 	q42_err err = {0};
 	q42_bench_result r;
-	int rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		return exit_for_load(rc);
-	}
+	int rc, ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
+		return ex;
 	const double load_ms = now_ms() - t_start;
 	rc = q42_bench_run(e, &o->bench, &r, &err);
 	if (rc != Q42_OK) {
@@ -971,22 +1015,37 @@ static int run_bench(const struct opts *o, q42_mount *m, double t_start)
 		q42_engine_close(e);
 		return rc == Q42_ENOMEM ? EXIT_NOMEM : rc == Q42_EARG ? EXIT_USAGE : EXIT_REQUEST;
 	}
+	const bool dev = q42_engine_backend(e) != Q42_BACKEND_CPU;
+	char dname[256];
+	/* the device name goes into JSON and a quoted field: keep it plain */
+	snprintf(dname, sizeof dname, "%s", q42_engine_device_name(e));
+	for (char *c = dname; *c; c++)
+		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+			*c = '?';
 	if (o->json)
 		printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\","
+		       "\"backend\":\"%s\",\"device\":\"%s\","
 		       "\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
-		       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f},"
+		       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
+		       "\"device_ms\":%.3f},"
 		       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-		       "\"weight_gb_s\":%.3f}}\n",
+		       "\"weight_gb_s\":%.3f,\"device_ms\":%.3f}}\n",
 		       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
-		       q42_arith_name(q42_engine_arith(e)), load_ms, o->bench.reps,
-		       (unsigned long long)r.weight_bytes, o->bench.n_pp, r.pp.median, r.pp.min,
-		       r.pp.max, o->bench.n_tg, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps);
-	else
+		       q42_arith_name(q42_engine_arith(e)), q42_backend_name(q42_engine_backend(e)),
+		       dname, load_ms, o->bench.reps, (unsigned long long)r.weight_bytes,
+		       o->bench.n_pp, r.pp.median, r.pp.min, r.pp.max, r.pp_device_ms, o->bench.n_tg,
+		       r.tg.median, r.tg.min, r.tg.max, r.tg_gbps, r.tg_device_ms);
+	else {
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
-		       "tg_weight_gb_s=%.2f pp=%u tg=%u reps=%u threads=%u isa=%s\n",
+		       "tg_weight_gb_s=%.2f pp=%u tg=%u reps=%u threads=%u isa=%s backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
 		       o->bench.n_pp, o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e),
-		       q42_isa_name(q42_engine_isa(e)));
+		       q42_isa_name(q42_engine_isa(e)), q42_backend_name(q42_engine_backend(e)));
+		if (dev)
+			printf(" pp_device_ms=%.3f tg_device_ms=%.3f device=\"%s\"", r.pp_device_ms,
+			       r.tg_device_ms, dname);
+		putchar('\n');
+	}
 	q42_engine_close(e);
 	return finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
 }
@@ -1038,12 +1097,9 @@ static int run_quality(struct opts *o, q42_mount *m)
 			goto done;
 		}
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	if (o->kl_base != NULL) {
 		rc = q42_outfile_open(&out, o->kl_base, &err);
 		if (rc != Q42_OK) {
@@ -1165,6 +1221,15 @@ int main(int argc, char **argv)
 		return ex;
 	if (o.mode == MODE_DEVICES)
 		return run_list_devices(o.json);
+	/* a backend that cannot exist here is said before the model loads */
+	if (o.mode != MODE_TOKENIZE && o.mode != MODE_DETOKENIZE) {
+		rc = q42_backend_check(o.eo.backend, o.eo.device, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --backend %s: %s\n", q42_backend_name(o.eo.backend),
+				err.msg);
+			return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+		}
+	}
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o.model,
 			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,

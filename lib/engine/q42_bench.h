@@ -30,6 +30,8 @@ typedef struct q42_bench_result {
 	q42_bench_stat pp, tg;
 	uint64_t weight_bytes;  /* matrix bytes one decode step reads */
 	double tg_gbps;         /* weight_bytes x median generation tokens/s */
+	/* mean device time of one repetition (Vulkan timestamps; 0 on the CPU) */
+	double pp_device_ms, tg_device_ms;
 } q42_bench_result;
 
 /* Q42_EARG when a count does not fit the engine's context or reps is out

@@ -17,4 +17,5 @@ endif
 
 include lib/vulkan/ops.mk
 include shaders/local.mk
+include lib/vulkan/forward.mk
 include tests/vulkan.mk
