@@ -143,8 +143,8 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs("Usage: q42run -m MODEL [-p PROMPT | -f FILE] [OPTION]...\n"
-	      "Run a P64 or GGUF model on the CPU; the prompt is read from -p, -f FILE\n"
-	      "or standard input.\n"
+	      "Run a P64 or GGUF model on the CPU (or a Vulkan device: --backend); the\n"
+	      "prompt is read from -p, -f FILE or standard input.\n"
 	      "\n"
 	      "  -m, --model FILE        model file (.p64 or .gguf, told apart by magic)\n"
 	      "  -p, --prompt TEXT       prompt text\n"
