@@ -10,6 +10,10 @@ check_PROGRAMS += tests/unit/test_vk
 TESTS += tests/unit/test_vk
 tests_unit_test_vk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_test_vk_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+check_PROGRAMS += tests/unit/test_vk_ops
+TESTS += tests/unit/test_vk_ops
+tests_unit_test_vk_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_vk_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif
 endif
 

@@ -20,6 +20,7 @@
 #include "common/q42_file.h"
 #include "engine/q42_bench.h"
 #include "engine/q42_choices.h"
+#include "engine/q42_certify.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_generate.h"
 #include "engine/q42_grammar.h"
@@ -46,7 +47,7 @@ enum exit_status {
 #define MAX_TOKENS_LIMIT (1u << 24)
 
 enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
-	MODE_QUALITY, MODE_DEVICES };
+	MODE_QUALITY, MODE_DEVICES, MODE_CERTIFY };
 
 struct opts {
 	const char *model;
@@ -85,6 +86,7 @@ enum {
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
 	OPT_BACKEND, OPT_DEVICE,
 	OPT_LIST_DEVICES,
+	OPT_CERTIFY,
 };
 
 static const struct option long_opts[] = {
@@ -103,6 +105,7 @@ static const struct option long_opts[] = {
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"device", required_argument, NULL, OPT_DEVICE},
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
+	{"certify", no_argument, NULL, OPT_CERTIFY},
 	{"temp", required_argument, NULL, OPT_TEMP},
 	{"top-k", required_argument, NULL, OPT_TOP_K},
 	{"top-p", required_argument, NULL, OPT_TOP_P},
@@ -163,6 +166,9 @@ static void usage(FILE *f)
 	      "      --device N          Vulkan device index (see --list-devices)\n"
 	      "      --list-devices      list the Vulkan devices, one per line (--json: one\n"
 	      "                          JSON object per line), and exit\n"
+	      "      --certify           run every kernel of --backend (cpu or vulkan) on\n"
+	      "                          random inputs (--seed) against the scalar reference,\n"
+	      "                          one line per case (--json: JSON), and exit\n"
 	      "      --temp F            sample with temperature F (default 0 = greedy)\n"
 	      "      --top-k N           keep the N best candidates (default 40)\n"
 	      "      --top-p F           nucleus cut (default 0.95)\n"
@@ -409,6 +415,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_GRAMMAR: o->grammar = optarg; break;
 		case OPT_BENCH: o->mode = MODE_BENCH; break;
 		case OPT_LIST_DEVICES: o->mode = MODE_DEVICES; break;
+		case OPT_CERTIFY: o->mode = MODE_CERTIFY; break;
 		case OPT_PP:
 		case OPT_TG:
 		case OPT_REPS: {
@@ -441,6 +448,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
 	if (o->mode == MODE_DEVICES)
 		return EXIT_OK;
+	if (o->mode == MODE_CERTIFY) {
+		if (o->eo.backend == Q42_BACKEND_AUTO)
+			return bad_usage("--certify: name the backend, --backend cpu or vulkan");
+		if (o->eo.device >= 0 && o->eo.backend != Q42_BACKEND_VULKAN)
+			return bad_usage("--device needs --backend vulkan");
+		return EXIT_OK;
+	}
 	if (o->model == NULL)
 		return bad_usage("no model: use -m MODEL");
 	if (o->prompt != NULL && o->file != NULL)
@@ -1207,6 +1221,59 @@ static int run_list_devices(bool json)
 	return finish_stdout();
 }
 
+struct certify_out {
+	bool json;
+	uint32_t n;
+};
+
+static void certify_line(const q42_certify_result *r, void *arg)
+{
+	struct certify_out *c = arg;
+	c->n++;
+	if (c->json) {
+		printf("{\"kernel\":");
+		put_json_str(r->kernel);
+		printf(",\"shape\":");
+		put_json_str(r->shape);
+		/* an infinite error (a NaN seen) has no JSON number: null */
+		if (isfinite(r->max_abs) && isfinite(r->max_rel))
+			printf(",\"max_abs\":%.6g,\"max_rel\":%.6g", r->max_abs, r->max_rel);
+		else
+			printf(",\"max_abs\":null,\"max_rel\":null");
+		printf(",\"tol_abs\":%.6g,\"tol_rel\":%.6g,\"pass\":%s}\n", r->tol_abs, r->tol_rel,
+		       r->pass ? "true" : "false");
+	} else {
+		printf("%-22s %-50s max_abs=%-10.3g max_rel=%-10.3g tol_abs=%-9.3g tol_rel=%-9.3g %s\n",
+		       r->kernel, r->shape, r->max_abs, r->max_rel, r->tol_abs, r->tol_rel,
+		       r->pass ? "PASS" : "FAIL");
+	}
+}
+
+/* --certify: every case on stdout, a summary; exit 1 when a case failed,
+ * 3 when the backend is unavailable (as for --backend vulkan). */
+static int run_certify(const struct opts *o)
+{
+	struct certify_out c = {o->json, 0};
+	q42_err err = {0};
+	uint32_t n_fail = 0;
+	int rc = q42_certify_run(o->eo.backend, o->eo.device, o->sp.seed, certify_line, &c, &n_fail,
+				 &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: --certify --backend %s: %s\n", q42_backend_name(o->eo.backend),
+			err.msg);
+		return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	if (o->json)
+		printf("{\"summary\":true,\"backend\":\"%s\",\"seed\":%llu,\"cases\":%u,\"failed\":%u}\n",
+		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail);
+	else
+		printf("certify: backend=%s seed=%llu cases=%u failed=%u: %s\n",
+		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail,
+		       n_fail == 0 ? "PASS" : "FAIL");
+	const int ex = finish_stdout();
+	return ex != EXIT_OK ? ex : n_fail == 0 ? EXIT_OK : EXIT_MODEL;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1221,6 +1288,8 @@ int main(int argc, char **argv)
 		return ex;
 	if (o.mode == MODE_DEVICES)
 		return run_list_devices(o.json);
+	if (o.mode == MODE_CERTIFY)
+		return run_certify(&o);
 	/* a backend that cannot exist here is said before the model loads */
 	if (o.mode != MODE_TOKENIZE && o.mode != MODE_DETOKENIZE) {
 		rc = q42_backend_check(o.eo.backend, o.eo.device, &err);

@@ -136,6 +136,7 @@ static const uint32_t cpu_types[] = {
 	Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTYPE_BF16, Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1,
 	Q42_DTYPE_Q5_0, Q42_DTYPE_Q5_1, Q42_DTYPE_Q8_0, Q42_DTYPE_Q2_K, Q42_DTYPE_Q3_K,
 	Q42_DTYPE_Q4_K, Q42_DTYPE_Q5_K, Q42_DTYPE_Q6_K, Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0,
+	Q42_DTYPE_Q8_1, Q42_DTYPE_Q8_K, /* activation types: quantize only */
 };
 
 /* Scratch of one CPU case: weights, activations as f32 and quantized, and
@@ -150,12 +151,13 @@ struct bufs {
 #define CPU_ROWS 37
 #define CPU_TOK 3
 
-static void case_type(struct run *run, struct bufs *s, uint32_t dtype, enum q42_isa isa, int nb)
+/* dequant and vec_dot of a weight type on n elements of random blocks;
+ * s->x holds the activations. */
+static void case_dot(struct run *run, struct bufs *s, uint32_t dtype, enum q42_isa isa, int64_t n)
 {
 	const q42_type_kernels *ref = q42_kernels_get(dtype, Q42_ISA_SCALAR);
 	const q42_type_kernels *cand = q42_kernels_get(dtype, isa);
 	const q42_dtype_info *ti = q42_dtype_get(dtype);
-	const int64_t n = (int64_t)nb * ti->block_elems;
 	char name[48];
 	q42_certify_result r;
 
@@ -169,8 +171,6 @@ static void case_type(struct run *run, struct bufs *s, uint32_t dtype, enum q42_
 	q42_certify_compare(&r, s->a, s->want, NULL, (uint64_t)n);
 	emit(run, &r);
 
-	for (int64_t i = 0; i < n; i++)
-		s->x[i] = q42_certify_unit(&run->rng);
 	const q42_type_kernels *xq = q42_kernels_get(ref->vec_dot_type, Q42_ISA_SCALAR);
 	xq->quantize(s->x, s->xq, n);
 	float got = 0.0f, want = 0.0f;
@@ -190,7 +190,21 @@ static void case_type(struct run *run, struct bufs *s, uint32_t dtype, enum q42_
 	const double w1 = (double)want, f1 = sabs > 0.0 ? sabs : Q42_CERTIFY_FLOOR;
 	q42_certify_compare(&r, &got, &w1, lanes ? &f1 : NULL, 1);
 	emit(run, &r);
+}
 
+static void case_type(struct run *run, struct bufs *s, uint32_t dtype, enum q42_isa isa, int nb)
+{
+	const q42_type_kernels *ref = q42_kernels_get(dtype, Q42_ISA_SCALAR);
+	const q42_type_kernels *cand = q42_kernels_get(dtype, isa);
+	const q42_dtype_info *ti = q42_dtype_get(dtype);
+	const int64_t n = (int64_t)nb * ti->block_elems;
+	char name[48];
+	q42_certify_result r;
+
+	for (int64_t i = 0; i < n; i++)
+		s->x[i] = q42_certify_unit(&run->rng);
+	if (ref->vec_dot != NULL)
+		case_dot(run, s, dtype, isa, n);
 	if (cand->quantize != NULL) {
 		const uint64_t nbytes = (uint64_t)nb * ti->block_bytes;
 		ref->quantize(s->x, s->xq, n);

@@ -109,3 +109,85 @@ configure_here() {
 	' _ "$Q42_SRCDIR"
 	[ "$output" = "--list-devices" ]
 }
+
+# --- --certify (helper VB) ---------------------------------------------------
+
+# certify_cases KERNEL...: each kernel named has at least one case in $output
+certify_cases() {
+	local k
+	for k in "$@"; do
+		printf '%s\n' "$output" | grep -q "^$k " || { echo "no case for $k" >&2; return 1; }
+	done
+}
+
+@test "--certify --backend vulkan: every kernel passes on the device (lavapipe here)" {
+	need_vulkan
+	run "$Q42RUN" --certify --backend vulkan
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" == "certify: backend=vulkan seed=0 cases="*" failed=0: PASS" ]]
+	certify_cases matmul.f32 matmul.f16 matmul.q4_0 matmul.q8_0 matmul.q4_k matmul.q6_k \
+		get_rows.q4_k rmsnorm rope softmax swiglu add kv_store.f16 attention.f32 \
+		attention.f16 argmax
+	! printf '%s\n' "$output" | grep -q ' FAIL$'
+}
+
+@test "--certify --backend vulkan --json --seed: one object per case and a summary" {
+	need_vulkan
+	run "$Q42RUN" --certify --backend vulkan --json --seed 12345
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" | json_lines
+	printf '%s\n' "$output" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+s = rows[-1]
+assert s["summary"] and s["backend"] == "vulkan" and s["seed"] == 12345, s
+assert s["failed"] == 0 and s["cases"] == len(rows) - 1, s
+for r in rows[:-1]:
+    assert r["pass"] is True and r["max_abs"] >= 0 and r["tol_abs"] >= 0, r
+'
+}
+
+@test "--certify: the CPU's SIMD kernels against the scalar ones, exit 0" {
+	run "$Q42RUN" --certify
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" == "certify: backend=cpu seed=0 cases="*" failed=0: PASS" ]]
+	certify_cases vec_dot.q4_K dequant.q6_K quantize.q8_0 compat.softmax
+	run "$Q42RUN" --certify --backend cpu --seed 7
+	[ "$status" -eq 0 ]
+}
+
+@test "--certify --backend vulkan without a Vulkan build: exit 3" {
+	[ "${Q42_WITH_VULKAN:-}" = no ] || skip "built with Vulkan"
+	run "$Q42RUN" --certify --backend vulkan
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"q42 was built without Vulkan (configure --with-vulkan)"* ]]
+}
+
+@test "--certify: auto, or --device without vulkan, is a usage error" {
+	run "$Q42RUN" --certify --backend auto
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--certify: name the backend"* ]]
+	run "$Q42RUN" --certify --device 0
+	[ "$status" -eq 2 ]
+}
+
+@test "--certify --backend vulkan --device N: a missing device is refused" {
+	need_vulkan
+	run "$Q42RUN" --certify --backend vulkan --device 99
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 1 ]
+	[[ "$output" == *"q42run: --certify --backend vulkan:"* ]]
+}
+
+@test "--certify: in --help, the man page (with CERTIFICATION) and both completions" {
+	run -0 "$Q42RUN" --help
+	[[ "$output" == *"--certify"* ]]
+	grep -q -- '\\-\\-certify' "$Q42_SRCDIR/man/q42run.1"
+	grep -q '^\.SH CERTIFICATION' "$Q42_SRCDIR/man/q42run.1"
+	grep -q -- '--certify' "$Q42_SRCDIR/completions/_q42run"
+	run -0 bash -c '
+		source "$1/completions/q42run"
+		COMP_WORDS=(q42run --certi); COMP_CWORD=1; _q42run; printf "%s\n" "${COMPREPLY[@]}"
+	' _ "$Q42_SRCDIR"
+	[ "$output" = "--certify" ]
+}
