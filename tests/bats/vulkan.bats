@@ -4,6 +4,7 @@
 # without one, but fail under CI=true (CI installs mesa-vulkan-drivers).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	Q42RUN=$(q42_bin q42run)
