@@ -121,3 +121,64 @@ void unit_load(uint row, uint u, uint n, out float v[32])
 		}
 	}
 }
+
+/* Lanes per block for the matrix kernels: each lane of a block reads one
+ * or two consecutive words, so neighbouring threads read neighbouring
+ * words (coalesced), and yields 8 weights. */
+const uint LANES = DTYPE == DT_Q8_0 ? 4u : DTYPE == DT_Q4_0 ? 4u : 32u;
+const uint BLOCK_ELEMS = DTYPE == DT_Q4_K || DTYPE == DT_Q6_K ? 256u : 32u;
+const uint BLOCK_BYTES = DTYPE == DT_Q4_0 ? 18u : DTYPE == DT_Q8_0 ? 34u : DTYPE == DT_Q4_K ? 144u : 210u;
+
+/* Lane l of the quantized block at byte b: weights a (elements ea..ea+3 of
+ * the block) and c (elements ec..ec+3), values as unit_load gives them. */
+void lane_load(uint b, uint l, out vec4 a, out vec4 c, out uint ea, out uint ec)
+{
+	if (DTYPE == DT_Q8_0) {
+		const float d = rdhalf(b);
+		const uint q0 = rd32(b + 2u + 8u * l), q1 = rd32(b + 6u + 8u * l);
+		a = vec4(sbyte(q0, 0u), sbyte(q0, 1u), sbyte(q0, 2u), sbyte(q0, 3u)) * d;
+		c = vec4(sbyte(q1, 0u), sbyte(q1, 1u), sbyte(q1, 2u), sbyte(q1, 3u)) * d;
+		ea = 8u * l;
+		ec = 8u * l + 4u;
+	} else if (DTYPE == DT_Q4_0) {
+		const float d = rdhalf(b);
+		const uint q = rd32(b + 2u + 4u * l);
+		const uvec4 lo = (uvec4(q, q >> 8, q >> 16, q >> 24)) & 0xFu;
+		const uvec4 hi = (uvec4(q >> 4, q >> 12, q >> 20, q >> 28)) & 0xFu;
+		a = (vec4(lo) - 8.0) * d;
+		c = (vec4(hi) - 8.0) * d;
+		ea = 4u * l;
+		ec = 4u * l + 16u;
+	} else if (DTYPE == DT_Q4_K) {
+		/* qs byte 4l: chunk l/8 of 64 elements; low nibbles in its first
+		 * 32 (sub-block 2*(l/8)), high nibbles in its second */
+		const uint ch = l >> 3, pos = 4u * (l & 7u);
+		float sc0, m0, sc1, m1;
+		k4_scale_min(b + 4u, 2u * ch, sc0, m0);
+		k4_scale_min(b + 4u, 2u * ch + 1u, sc1, m1);
+		const float d = rdhalf(b), dmin = rdhalf(b + 2u);
+		const uint q = rd32(b + 16u + 4u * l);
+		const uvec4 lo = (uvec4(q, q >> 8, q >> 16, q >> 24)) & 0xFu;
+		const uvec4 hi = (uvec4(q >> 4, q >> 12, q >> 20, q >> 28)) & 0xFu;
+		a = (d * sc0) * vec4(lo) - dmin * m0;
+		c = (d * sc1) * vec4(hi) - dmin * m1;
+		ea = ch * 64u + pos;
+		ec = ch * 64u + 32u + pos;
+	} else {
+		/* q6_K: half h, odd quarter or not, 4 positions j of 32: the ql
+		 * word holds quarter qo (low nibbles) and qo + 2 (high), the qh
+		 * word their top bits at 2*quarter */
+		const uint h = l >> 4, qo = (l >> 3) & 1u, j = 4u * (l & 7u);
+		const uint ql = rd32(b + h * 64u + qo * 32u + j), qh = rd32(b + 128u + h * 32u + j);
+		const float d = rdhalf(b + 208u);
+		ea = h * 128u + qo * 32u + j;
+		ec = ea + 64u;
+		const float da = d * float(sbyte(rd16(b + 192u + (ea >> 4) - ((ea >> 4) & 1u)), (ea >> 4) & 1u));
+		const float dc = d * float(sbyte(rd16(b + 192u + (ec >> 4) - ((ec >> 4) & 1u)), (ec >> 4) & 1u));
+		const uvec4 lq = uvec4(ql, ql >> 8, ql >> 16, ql >> 24);
+		const uvec4 hq = uvec4(qh, qh >> 8, qh >> 16, qh >> 24);
+		const uint sa = 2u * qo, sc = 2u * qo + 4u;
+		a = da * (vec4((lq & 0xFu) | (((hq >> sa) & 3u) << 4)) - 32.0);
+		c = dc * (vec4(((lq >> 4) & 0xFu) | (((hq >> sc) & 3u) << 4)) - 32.0);
+	}
+}

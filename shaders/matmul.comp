@@ -3,12 +3,14 @@
  * dequant.glsl reads (specialization constant DTYPE).
  *
  * One workgroup owns ROWS consecutive rows and TILE consecutive tokens:
- * each weight unit (32 elements) is dequantized once and multiplied with
- * all TILE activation rows, so a matrix-matrix product reads the weights
- * once per tile (TILE = 1 is the matrix-vector kernel). Threads stride
- * over the units of a row; each keeps its own partial sums in a fixed
- * order, then a subgroup sum and an ordered sum over subgroups finish the
- * reduction: no atomics, the same bytes on every run.
+ * each weight is dequantized once and multiplied with all TILE activation
+ * rows, so a matrix-matrix product reads the weights once per tile
+ * (TILE = 1 is the matrix-vector kernel). Neighbouring threads read
+ * neighbouring words of a row: float rows element by element, quantized
+ * blocks split into lanes of 8 weights (lane_load). Each thread keeps its
+ * own partial sums in a fixed order, then a subgroup sum and an ordered
+ * sum over subgroups finish the reduction: no atomics, the same bytes on
+ * every run.
  */
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -40,7 +42,6 @@ void main()
 	if (r0 >= p.n_out)
 		return; /* the whole workgroup leaves together */
 	const uint nt = min(TILE, p.n_tok - t0);
-	const uint n_units = (p.n_in + 31u) / 32u;
 
 	float acc[ROWS * TILE];
 	for (uint k = 0u; k < ROWS * TILE; k++)
@@ -49,23 +50,34 @@ void main()
 		if (r0 + rr >= p.n_out)
 			break;
 		const uint row = (r0 + rr) * p.row_bytes;
-		for (uint u = tid; u < n_units; u += WG) {
-			float v[32];
-			unit_load(row, u, p.n_in, v);
-			const uint lim = min(32u, p.n_in - u * 32u);
-			for (uint t = 0u; t < TILE; t++) {
-				if (t >= nt)
-					break;
-				const uint xo = (t0 + t) * p.n_in + u * 32u;
-				float s = 0.0;
-				if (lim == 32u) {
-					for (uint j = 0u; j < 32u; j++)
-						s += v[j] * xs[xo + j];
-				} else {
-					for (uint j = 0u; j < lim; j++)
-						s += v[j] * xs[xo + j];
+		if (DTYPE == DT_F32 || DTYPE == DT_F16) {
+			/* thread i takes elements i, i + WG, ...: neighbours read
+			 * neighbouring words */
+			for (uint i = tid; i < p.n_in; i += WG) {
+				const float w = DTYPE == DT_F32 ? uintBitsToFloat(w_words[(row >> 2) + i])
+								: rdhalf(row + 2u * i);
+				for (uint t = 0u; t < TILE; t++) {
+					if (t >= nt)
+						break;
+					acc[rr * TILE + t] += w * xs[(t0 + t) * p.n_in + i];
 				}
-				acc[rr * TILE + t] += s;
+			}
+		} else {
+			const uint n_units = (p.n_in / BLOCK_ELEMS) * LANES;
+			for (uint u = tid; u < n_units; u += WG) {
+				const uint blk = u / LANES;
+				vec4 a, c;
+				uint ea, ec;
+				lane_load(row + blk * BLOCK_BYTES, u % LANES, a, c, ea, ec);
+				for (uint t = 0u; t < TILE; t++) {
+					if (t >= nt)
+						break;
+					const uint xa = (t0 + t) * p.n_in + blk * BLOCK_ELEMS + ea;
+					const uint xc = (t0 + t) * p.n_in + blk * BLOCK_ELEMS + ec;
+					acc[rr * TILE + t] +=
+						dot(a, vec4(xs[xa], xs[xa + 1u], xs[xa + 2u], xs[xa + 3u])) +
+						dot(c, vec4(xs[xc], xs[xc + 1u], xs[xc + 2u], xs[xc + 3u]));
+				}
 			}
 		}
 	}
