@@ -4,7 +4,9 @@
  * Small cases whose results are known exactly (integer-valued blocks,
  * constant rows, a single attended position, planted maxima) check each
  * kernel's indexing; the full certification (random shapes against the
- * scalar reference) must pass; and a deliberately wrong reference -- q4_0
+ * scalar reference) must pass and give the same errors to the bit when
+ * run twice; a grid of more row groups than one dimension holds folds
+ * correctly; and a deliberately wrong reference -- q4_0
  * nibbles taken in the wrong order -- must make the certification's
  * comparison fail, so a passing run means something. Without a device the
  * tests skip, except under CI=true, where they fail.
@@ -143,6 +145,32 @@ static void test_matmul_q8_0_exact(void **state)
 				assert_true(y[t * N_OUT + r] == (float)want);
 			}
 	}
+	free_bufs();
+}
+
+/* More row groups than one grid dimension holds (65535): the groups fold
+ * into y, and every row is still computed once. Row r is r at element 0. */
+static void test_matmul_folded_grid(void **state)
+{
+	(void)state;
+	NEED_VK();
+	enum { N_IN = 4, N_OUT = 140001 };
+	float *w, *x, *y;
+	q42_err err = {0};
+	q42_vk_view wv = hbuf((uint64_t)N_IN * N_OUT * 4, (void **)&w), xv = hbuf(N_IN * 4, (void **)&x),
+		    yv = hbuf((uint64_t)N_OUT * 4, (void **)&y);
+	for (uint32_t r = 0; r < N_OUT; r++)
+		w[(uint64_t)r * N_IN] = (float)r;
+	x[0] = 1.0f;
+	for (uint32_t r = 0; r < N_OUT; r++)
+		y[r] = -1.0f;
+	begin();
+	assert_int_equal(q42_vk_op_matmul(g_ops, Q42_DTYPE_F32, wv, N_IN * 4, N_IN, N_OUT, xv, 1, yv, N_OUT,
+					  &err), Q42_OK);
+	submit();
+	for (uint32_t r = 0; r < N_OUT; r++)
+		if (y[r] != (float)r)
+			fail_msg("row %u: %g", r, (double)y[r]);
 	free_bufs();
 }
 
@@ -373,6 +401,29 @@ static void test_certify_vulkan(void **state)
 	assert_true(t.n > 50);
 }
 
+static void keep_fn(const q42_certify_result *r, void *arg)
+{
+	struct tally *t = arg;
+	if (t->n < 64)
+		snprintf(t->kernels[t->n], 48, "%.17g", r->max_abs);
+	t->n++;
+}
+
+/* Same seed, same errors to the last bit: every kernel is deterministic
+ * on the device. */
+static void test_certify_deterministic(void **state)
+{
+	(void)state;
+	NEED_VK();
+	static struct tally a, b;
+	q42_err err = {0};
+	uint32_t fa = 0, fb = 0;
+	assert_int_equal(q42_certify_run(Q42_BACKEND_VULKAN, -1, 5, keep_fn, &a, &fa, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(Q42_BACKEND_VULKAN, -1, 5, keep_fn, &b, &fb, &err), Q42_OK);
+	assert_int_equal(a.n, b.n);
+	assert_memory_equal(a.kernels, b.kernels, sizeof a.kernels);
+}
+
 /* A reference with q4_0's nibbles in the wrong order (high nibble first)
  * against the device's product: the comparison must fail. */
 static void test_wrong_reference_fails(void **state)
@@ -427,6 +478,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matmul_q8_0_exact),
+		cmocka_unit_test(test_matmul_folded_grid),
 		cmocka_unit_test(test_get_rows_q4_0),
 		cmocka_unit_test(test_row_ops),
 		cmocka_unit_test(test_rope),
@@ -434,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_argmax_ties),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_certify_vulkan),
+		cmocka_unit_test(test_certify_deterministic),
 		cmocka_unit_test(test_wrong_reference_fails),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
