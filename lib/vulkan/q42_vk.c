@@ -696,7 +696,9 @@ static uint32_t memory_type(const q42_vk *vk, uint32_t bits, VkMemoryPropertyFla
 }
 
 /* The largest heap that could hold memory of kind, for the size check and
- * the out-of-memory message. */
+ * the out-of-memory message; for device memory on a device without a
+ * device-local type, the largest heap of all (buf_create falls back to
+ * any type there). */
 static uint64_t heap_bytes(const q42_vk *vk, enum q42_vk_mem kind)
 {
 	VkMemoryPropertyFlags want = kind == Q42_VK_MEM_HOST
@@ -709,6 +711,10 @@ static uint64_t heap_bytes(const q42_vk *vk, enum q42_vk_mem kind)
 		if ((t->propertyFlags & want) == want && h > best)
 			best = h;
 	}
+	if (best == 0 && kind == Q42_VK_MEM_DEVICE)
+		for (uint32_t h = 0; h < vk->memp.memoryHeapCount; h++)
+			if (vk->memp.memoryHeaps[h].size > best)
+				best = vk->memp.memoryHeaps[h].size;
 	return best;
 }
 
@@ -736,8 +742,14 @@ int q42_vk_buf_create(q42_vk *vk, uint64_t size, enum q42_vk_mem mem, q42_vk_buf
 		return q42_err_set(err, Q42_EARG, "vulkan: bad buffer size %llu", (unsigned long long)size);
 	/* Refused before any Vulkan call: a size beyond the heap is invalid
 	 * usage for some drivers, not a clean VK_ERROR_OUT_OF_DEVICE_MEMORY. */
-	if (rounded > heap_bytes(vk, mem) || rounded > vk->max_alloc)
+	if (rounded > heap_bytes(vk, mem))
 		return out_of_memory(vk, rounded, mem, err);
+	if (rounded > vk->max_alloc)
+		return q42_err_set(err, Q42_ENOMEM,
+				   "vulkan: a buffer of %llu bytes exceeds device %u's largest allocation "
+				   "(maxMemoryAllocationSize %llu bytes)",
+				   (unsigned long long)rounded, vk->info.index,
+				   (unsigned long long)vk->max_alloc);
 
 	q42_vk_buf *b = calloc(1, sizeof *b);
 	if (b == NULL)
@@ -900,7 +912,7 @@ static int transfer_check(const q42_vk *vk, const q42_vk_buf *b, uint64_t off, u
 {
 	uint64_t end;
 	if (b == NULL || (host == NULL && n > 0))
-		return q42_err_set(err, Q42_EARG, "vulkan: %s: no buffer", what);
+		return q42_err_set(err, Q42_EARG, "vulkan: %s: no buffer or no host memory", what);
 	if (vk->recording)
 		return q42_err_set(err, Q42_EARG, "vulkan: %s inside a recording (between begin and submit)",
 				   what);
@@ -1181,14 +1193,17 @@ static int descriptor_set(q42_vk *vk, const q42_vk_pipe *p, VkDescriptorSet *set
 	return Q42_OK;
 }
 
-/* The byte range of a view after its checks: inside the buffer, aligned. */
-static int view_range(const q42_vk_view *v, uint32_t i, uint64_t *range,
+/* The byte range of a view after its checks: inside the buffer. A view
+ * "to the end" stops at cap, the most one binding can address. */
+static int view_range(const q42_vk_view *v, uint32_t i, uint64_t cap, uint64_t *range,
 		      q42_err *err)
 {
 	uint64_t end;
 	if (v->buf == NULL)
 		return q42_err_set(err, Q42_EARG, "vulkan: binding %u has no buffer", i);
 	uint64_t size = v->size != 0 ? v->size : v->buf->size - (v->off < v->buf->size ? v->off : 0);
+	if (v->size == 0 && size > cap)
+		size = cap;
 	if (q42_add_overflow(v->off, size, &end) || end > v->buf->size || v->off >= v->buf->size)
 		return q42_err_set(err, Q42_EARG,
 				   "vulkan: binding %u: %llu bytes at offset %llu outside a buffer of %llu bytes",
@@ -1220,7 +1235,7 @@ int q42_vk_dispatch(q42_vk *vk, q42_vk_pipe *p, const q42_vk_view *bufs, uint32_
 	VkDescriptorSet set;
 	for (uint32_t i = 0; i < n_bufs; i++) {
 		uint64_t range;
-		int rc = view_range(&bufs[i], i, &range, err);
+		int rc = view_range(&bufs[i], i, vk->limits.maxStorageBufferRange, &range, err);
 		if (rc != Q42_OK)
 			return rc;
 		if (bufs[i].off % vk->limits.minStorageBufferOffsetAlignment != 0)
@@ -1266,9 +1281,9 @@ int q42_vk_copy(q42_vk *vk, q42_vk_view src, q42_vk_view dst, q42_err *err)
 	uint64_t n, room;
 	if (!vk->recording)
 		return q42_err_set(err, Q42_EARG, "vulkan: copy outside a recording (call begin first)");
-	int rc = view_range(&src, 0, &n, err);
+	int rc = view_range(&src, 0, UINT64_MAX, &n, err);
 	if (rc == Q42_OK)
-		rc = view_range(&dst, 1, &room, err);
+		rc = view_range(&dst, 1, UINT64_MAX, &room, err);
 	if (rc != Q42_OK) {
 		q42_err_prefix(err, "copy");
 		return rc;

@@ -75,7 +75,9 @@ Q42_API int q42_vk_buf_upload(q42_vk *vk, q42_vk_buf *dst, uint64_t off, const v
 Q42_API int q42_vk_buf_download(q42_vk *vk, q42_vk_buf *src, uint64_t off, void *dst, uint64_t n,
 				q42_err *err);
 
-/* A range of a buffer bound to one binding; size 0 = to the end. */
+/* A range of a buffer bound to one binding; size 0 = to the end, but at
+ * most the device's maxStorageBufferRange (128 MiB on lavapipe): a larger
+ * explicit size is Q42_EUNSUPPORTED at dispatch. */
 typedef struct q42_vk_view {
 	q42_vk_buf *buf;
 	uint64_t off;  /* multiple of the device's minStorageBufferOffsetAlignment */
