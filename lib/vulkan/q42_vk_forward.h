@@ -35,7 +35,7 @@ void q42_vkf_close(q42_vkf *f);
 /* One pass over n tokens (1 <= n <= the engine's n_batch) at positions
  * pos0.. (pos0 + n <= n_ctx; the caller has checked ids and room). With
  * want_logits the n_vocab logits of the last token are written to logits
- * and the device's argmax of them to *top1. */
+ * and the device's argmax of them to *top1 (either may be NULL). */
 int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
 		 float *logits, int32_t *top1, q42_err *err);
 
