@@ -58,3 +58,11 @@ if HAVE_BATS
 TESTS += tests/bats/demo.bats
 endif
 EXTRA_DIST += tests/bats/demo.bats tests/golden/engine/demo.tsv
+
+# Whether the Vulkan backend was built (tests/vulkan.mk); LeakSanitizer
+# ignores leaks inside the Vulkan loader and Mesa's drivers only
+# (tests/lsan.supp), never in q42's own code.
+AM_TESTS_ENVIRONMENT += \
+	Q42_WITH_VULKAN='$(Q42_WITH_VULKAN)'; export Q42_WITH_VULKAN; \
+	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \
+	export LSAN_OPTIONS;

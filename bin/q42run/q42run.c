@@ -20,6 +20,7 @@
 #include "common/q42_file.h"
 #include "engine/q42_bench.h"
 #include "engine/q42_choices.h"
+#include "engine/q42_certify.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_generate.h"
 #include "engine/q42_grammar.h"
@@ -32,6 +33,7 @@
 #include "engine/q42_utf8.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_types.h"
+#include "vulkan/q42_vk.h"
 
 enum exit_status {
 	EXIT_OK = 0,
@@ -45,7 +47,7 @@ enum exit_status {
 #define MAX_TOKENS_LIMIT (1u << 24)
 
 enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
-	MODE_QUALITY };
+	MODE_QUALITY, MODE_DEVICES, MODE_CERTIFY };
 
 struct opts {
 	const char *model;
@@ -82,6 +84,9 @@ enum {
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
+	OPT_BACKEND, OPT_DEVICE,
+	OPT_LIST_DEVICES,
+	OPT_CERTIFY,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +102,10 @@ static const struct option long_opts[] = {
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"isa", required_argument, NULL, OPT_ISA},
 	{"arith", required_argument, NULL, OPT_ARITH},
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"device", required_argument, NULL, OPT_DEVICE},
+	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
+	{"certify", no_argument, NULL, OPT_CERTIFY},
 	{"temp", required_argument, NULL, OPT_TEMP},
 	{"top-k", required_argument, NULL, OPT_TOP_K},
 	{"top-p", required_argument, NULL, OPT_TOP_P},
@@ -137,8 +146,8 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs("Usage: q42run -m MODEL [-p PROMPT | -f FILE] [OPTION]...\n"
-	      "Run a P64 or GGUF model on the CPU; the prompt is read from -p, -f FILE\n"
-	      "or standard input.\n"
+	      "Run a P64 or GGUF model on the CPU (or a Vulkan device: --backend); the\n"
+	      "prompt is read from -p, -f FILE or standard input.\n"
 	      "\n"
 	      "  -m, --model FILE        model file (.p64 or .gguf, told apart by magic)\n"
 	      "  -p, --prompt TEXT       prompt text\n"
@@ -152,6 +161,14 @@ static void usage(FILE *f)
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: llamacpp (default) or ggml\n"
+	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
+	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
+	      "      --device N          Vulkan device index (see --list-devices)\n"
+	      "      --list-devices      list the Vulkan devices, one per line (--json: one\n"
+	      "                          JSON object per line), and exit\n"
+	      "      --certify           run every kernel of --backend (cpu or vulkan) on\n"
+	      "                          random inputs (--seed) against the scalar reference,\n"
+	      "                          one line per case (--json: JSON), and exit\n"
 	      "      --temp F            sample with temperature F (default 0 = greedy)\n"
 	      "      --top-k N           keep the N best candidates (default 40)\n"
 	      "      --top-p F           nucleus cut (default 0.95)\n"
@@ -248,6 +265,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->bench = (q42_bench_opts){128, 64, 5, 0};
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
+	o->eo.device = -1;
 	q42_sampling_default(&o->sp);
 	while ((c = getopt_long(argc, argv, "m:p:f:n:t:b:c:hV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -316,6 +334,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else
 				return bad_usage("--arith '%s': expected llamacpp or ggml", optarg);
 			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "cpu") == 0)
+				o->eo.backend = Q42_BACKEND_CPU;
+			else if (strcmp(optarg, "vulkan") == 0)
+				o->eo.backend = Q42_BACKEND_VULKAN;
+			else if (strcmp(optarg, "auto") == 0)
+				o->eo.backend = Q42_BACKEND_AUTO;
+			else
+				return bad_usage("--backend '%s': expected cpu, vulkan or auto", optarg);
+			break;
+		case OPT_DEVICE:
+			if (!parse_u32(optarg, 0, INT32_MAX, &u))
+				return bad_usage("--device '%s': expected a device index >= 0", optarg);
+			o->eo.device = (int32_t)u;
+			break;
 		case OPT_TEMP:
 			if (!parse_f64(optarg, 0, 100, &d))
 				return bad_usage("--temp '%s': expected a number in 0..%s", optarg, "100");
@@ -381,6 +414,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_GRAMMAR: o->grammar = optarg; break;
 		case OPT_BENCH: o->mode = MODE_BENCH; break;
+		case OPT_LIST_DEVICES: o->mode = MODE_DEVICES; break;
+		case OPT_CERTIFY: o->mode = MODE_CERTIFY; break;
 		case OPT_PP:
 		case OPT_TG:
 		case OPT_REPS: {
@@ -411,6 +446,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (o->mode == MODE_DEVICES)
+		return EXIT_OK;
+	if (o->mode == MODE_CERTIFY) {
+		if (o->eo.backend == Q42_BACKEND_AUTO)
+			return bad_usage("--certify: name the backend, --backend cpu or vulkan");
+		if (o->eo.device >= 0 && o->eo.backend != Q42_BACKEND_VULKAN)
+			return bad_usage("--device needs --backend vulkan");
+		return EXIT_OK;
+	}
 	if (o->model == NULL)
 		return bad_usage("no model: use -m MODEL");
 	if (o->prompt != NULL && o->file != NULL)
@@ -433,6 +477,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->mode == MODE_BENCH && strcmp(o->model, "-") == 0)
 		return bad_usage("--bench mounts the model once per repetition: give a file, not"
 				 " standard input");
+	if (o->eo.device >= 0 && o->eo.backend == Q42_BACKEND_CPU)
+		return bad_usage("--device needs --backend vulkan or auto");
 	if (o->sieve != NULL && o->grammar != NULL)
 		return bad_usage("--sieve and --grammar are mutually exclusive");
 	if ((o->sieve || o->grammar) && o->n_stops > 0)
@@ -450,6 +496,29 @@ static int exit_for_load(int rc)
 	case Q42_EARG: return EXIT_USAGE;
 	default: return EXIT_MODEL;
 	}
+}
+
+/* Open the engine of o on m, printing what went wrong: an error, or a
+ * weight the backend had to convert -- a warning, an error under
+ * --strict. */
+static int engine_open(const struct opts *o, q42_mount *m, q42_engine **e)
+{
+	q42_err err = {0};
+	int rc = q42_engine_open(e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	if (q42_engine_n_fallbacks(*e) > 0) {
+		fprintf(stderr, "q42run: %s%s\n", o->strict ? "--strict: " : "warning: ",
+			q42_engine_fallback_note(*e));
+		if (o->strict) {
+			q42_engine_close(*e);
+			*e = NULL;
+			return EXIT_REQUEST;
+		}
+	}
+	return EXIT_OK;
 }
 
 static double now_ms(void)
@@ -636,10 +705,8 @@ static void on_text(void *ud, const char *p, size_t n)
 		s->failed = true;
 }
 
-/* ttft_ms: the first request waits for the load as well; the first token
- * is drawn from the prefill logits. */
 static void print_timings(double load_ms, bool first, const q42_result *r,
-			  const q42_request *rq)
+			  const q42_request *rq, const q42_engine *e)
 {
 	fprintf(stderr,
 		"q42run: timings: load_ms=%.3f tokenize_ms=%.3f prefill_ms=%.3f ttft_ms=%.3f"
@@ -654,6 +721,10 @@ static void print_timings(double load_ms, bool first, const q42_result *r,
 		fprintf(stderr, " sieve_ms=%.3f", r->sieve_ms);
 	if (rq->sentinel != NULL)
 		fprintf(stderr, " interventions=%zu", r->n_iv);
+	fprintf(stderr, " backend=%s", q42_backend_name(q42_engine_backend(e)));
+	if (q42_engine_backend(e) != Q42_BACKEND_CPU)
+		fprintf(stderr, " device_ms=%.3f device=\"%s\"", q42_engine_device_ms(e),
+			q42_engine_device_name(e));
 	fputc('\n', stderr);
 }
 
@@ -742,12 +813,9 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		if (ex != EXIT_OK)
 			goto done;
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	rc = q42_sampler_open(&s, &o->sp, q42_engine_n_vocab(e), &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
@@ -801,7 +869,7 @@ static int run_generate(const struct opts *o, q42_mount *m, struct input *in, do
 		}
 		/* a misaligned sieve still reports what it cost */
 		if (o->timings && (rc == Q42_OK || (ss.sv != NULL && r.decode_ms > 0)))
-			print_timings(load_ms, idx == 0, &r, &rq);
+			print_timings(load_ms, idx == 0, &r, &rq, e);
 		if (sink.failed)
 			ex = EXIT_IO;
 		q42_result_free(&r);
@@ -894,12 +962,9 @@ static int run_score(const struct opts *o, q42_mount *m, struct input *in, doubl
 		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_USAGE;
 		goto done;
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	if (o->record) {
 		rc = q42_mount_ident(m, &ident, &err);
 		if (rc != Q42_OK) {
@@ -964,21 +1029,25 @@ done:
 	return ex;
 }
 
-static void print_bench_json(const struct opts *o, const q42_engine *e, double load_ms,
-			     const q42_bench_result *r, const q42_bench_ttft *tt,
+static void print_bench_json(const struct opts *o, const q42_engine *e, const char *dname,
+			     double load_ms, const q42_bench_result *r, const q42_bench_ttft *tt,
 			     const q42_bench_mem *mem)
 {
 	const q42_bench_opts *b = &o->bench;
-	printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\",\"ctx\":%u,\"batch\":%u,"
+	printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\",\"backend\":\"%s\","
+	       "\"device\":\"%s\",\"ctx\":%u,\"batch\":%u,"
 	       "\"kv_type\":\"%s\",\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
-	       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f},"
+	       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
+	       "\"device_ms\":%.3f},"
 	       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-	       "\"weight_gb_s\":%.3f},",
+	       "\"weight_gb_s\":%.3f,\"device_ms\":%.3f},",
 	       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
-	       q42_arith_name(q42_engine_arith(e)), q42_engine_n_ctx(e), q42_engine_n_batch(e),
+	       q42_arith_name(q42_engine_arith(e)), q42_backend_name(q42_engine_backend(e)), dname,
+	       q42_engine_n_ctx(e), q42_engine_n_batch(e),
 	       q42_dtype_get(q42_engine_kv_type(e))->name, load_ms, b->reps,
 	       (unsigned long long)r->weight_bytes, b->n_pp, r->pp.median, r->pp.min, r->pp.max,
-	       b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps);
+	       r->pp_device_ms, b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps,
+	       r->tg_device_ms);
 	if (b->n_pp > 0)
 		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
 		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
@@ -1025,13 +1094,13 @@ static int run_bench(const struct opts *o)
 	}
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o->model, 0, &err);
-	if (rc == Q42_OK)
-		rc = q42_engine_open(&e, m, &o->eo, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
-		goto done;
+		return exit_for_load(rc);
 	}
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
+		goto done;
 	load_ms = now_ms() - t_start;
 	rc = q42_bench_run(e, &o->bench, &r, &err);
 	if (rc != Q42_OK) {
@@ -1040,19 +1109,31 @@ static int run_bench(const struct opts *o)
 		goto done;
 	}
 	q42_bench_mem_measure(e, &mem);
+	const bool dev = q42_engine_backend(e) != Q42_BACKEND_CPU;
+	char dname[256];
+	/* the device name goes into JSON and a quoted field: keep it plain */
+	snprintf(dname, sizeof dname, "%s", q42_engine_device_name(e));
+	for (char *c = dname; *c; c++)
+		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+			*c = '?';
 	if (o->json)
-		print_bench_json(o, e, load_ms, &r, &tt, &mem);
+		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
 	else
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
 		       "tg_weight_gb_s=%.2f ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
 		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f kv_mib=%.1f act_mib=%.1f "
-		       "scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s\n",
+		       "scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
 		       tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
 		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()),
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
 		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),
-		       q42_isa_name(q42_engine_isa(e)));
+		       q42_isa_name(q42_engine_isa(e)), q42_backend_name(q42_engine_backend(e)));
+	if (!o->json && dev)
+		printf(" pp_device_ms=%.3f tg_device_ms=%.3f device=\"%s\"", r.pp_device_ms,
+		       r.tg_device_ms, dname);
+	if (!o->json)
+		putchar('\n');
 	ex = finish_stdout() != EXIT_OK ? EXIT_IO : EXIT_OK;
 done:
 	q42_engine_close(e);
@@ -1107,12 +1188,9 @@ static int run_quality(struct opts *o, q42_mount *m)
 			goto done;
 		}
 	}
-	rc = q42_engine_open(&e, m, &o->eo, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		ex = exit_for_load(rc);
+	ex = engine_open(o, m, &e);
+	if (ex != EXIT_OK)
 		goto done;
-	}
 	if (o->kl_base != NULL) {
 		rc = q42_outfile_open(&out, o->kl_base, &err);
 		if (rc != Q42_OK) {
@@ -1157,6 +1235,122 @@ done:
 	return ex;
 }
 
+/* s as a JSON string: quotes, backslashes and control bytes escaped. */
+static void put_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* --list-devices: the Vulkan devices in the loader's order. Without a
+ * Vulkan build or a device: the reason on stderr, exit 3 (the backend is
+ * unavailable, as for --backend vulkan). */
+static int run_list_devices(bool json)
+{
+	q42_err err = {0};
+	q42_vk_device_info *info = NULL;
+	uint32_t n = 0;
+	int rc = q42_vk_devices(NULL, 0, &n, &err);
+	if (rc == Q42_OK) {
+		info = calloc(n, sizeof *info);
+		rc = info == NULL ? q42_err_set(&err, Q42_ENOMEM, "out of memory")
+				  : q42_vk_devices(info, n, &n, &err);
+	}
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: --list-devices: %s\n", err.msg);
+		free(info);
+		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const q42_vk_device_info *d = &info[i];
+		unsigned maj = d->api_version >> 22 & 0x7f, min = d->api_version >> 12 & 0x3ff,
+			 pat = d->api_version & 0xfff;
+		if (json) {
+			printf("{\"index\":%u,\"type\":\"%s\",\"name\":", d->index,
+			       q42_vk_devtype_name(d->type));
+			put_json_str(d->name);
+			printf(",\"driver\":");
+			put_json_str(d->driver);
+			printf(",\"vulkan\":\"%u.%u.%u\",\"device_local_bytes\":%llu,"
+			       "\"subgroup_size\":%u,\"fp16\":%s,\"int8\":%s,\"storage16\":%s,"
+			       "\"storage8\":%s}\n",
+			       maj, min, pat, (unsigned long long)d->device_local_bytes, d->subgroup_size,
+			       d->fp16 ? "true" : "false", d->int8 ? "true" : "false",
+			       d->storage16 ? "true" : "false", d->storage8 ? "true" : "false");
+		} else {
+			printf("%u\t%s\t%s\tdriver=%s\tvulkan=%u.%u.%u\tlocal=%.1fGiB\tsubgroup=%u"
+			       "\tfp16=%s\tint8=%s\n",
+			       d->index, q42_vk_devtype_name(d->type), d->name, d->driver, maj, min, pat,
+			       (double)d->device_local_bytes / (1024.0 * 1024.0 * 1024.0),
+			       d->subgroup_size, d->fp16 ? "yes" : "no", d->int8 ? "yes" : "no");
+		}
+	}
+	free(info);
+	return finish_stdout();
+}
+
+struct certify_out {
+	bool json;
+	uint32_t n;
+};
+
+static void certify_line(const q42_certify_result *r, void *arg)
+{
+	struct certify_out *c = arg;
+	c->n++;
+	if (c->json) {
+		printf("{\"kernel\":");
+		put_json_str(r->kernel);
+		printf(",\"shape\":");
+		put_json_str(r->shape);
+		/* an infinite error (a NaN seen) has no JSON number: null */
+		if (isfinite(r->max_abs) && isfinite(r->max_rel))
+			printf(",\"max_abs\":%.6g,\"max_rel\":%.6g", r->max_abs, r->max_rel);
+		else
+			printf(",\"max_abs\":null,\"max_rel\":null");
+		printf(",\"tol_abs\":%.6g,\"tol_rel\":%.6g,\"pass\":%s}\n", r->tol_abs, r->tol_rel,
+		       r->pass ? "true" : "false");
+	} else {
+		printf("%-22s %-50s max_abs=%-10.3g max_rel=%-10.3g tol_abs=%-9.3g tol_rel=%-9.3g %s\n",
+		       r->kernel, r->shape, r->max_abs, r->max_rel, r->tol_abs, r->tol_rel,
+		       r->pass ? "PASS" : "FAIL");
+	}
+}
+
+/* --certify: every case on stdout, a summary; exit 1 when a case failed,
+ * 3 when the backend is unavailable (as for --backend vulkan). */
+static int run_certify(const struct opts *o)
+{
+	struct certify_out c = {o->json, 0};
+	q42_err err = {0};
+	uint32_t n_fail = 0;
+	int rc = q42_certify_run(o->eo.backend, o->eo.device, o->sp.seed, certify_line, &c, &n_fail,
+				 &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: --certify --backend %s: %s\n", q42_backend_name(o->eo.backend),
+			err.msg);
+		return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	if (o->json)
+		printf("{\"summary\":true,\"backend\":\"%s\",\"seed\":%llu,\"cases\":%u,\"failed\":%u}\n",
+		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail);
+	else
+		printf("certify: backend=%s seed=%llu cases=%u failed=%u: %s\n",
+		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail,
+		       n_fail == 0 ? "PASS" : "FAIL");
+	const int ex = finish_stdout();
+	return ex != EXIT_OK ? ex : n_fail == 0 ? EXIT_OK : EXIT_MODEL;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1169,6 +1363,19 @@ int main(int argc, char **argv)
 	ex = parse_opts(argc, argv, &o);
 	if (ex != EXIT_OK)
 		return ex;
+	if (o.mode == MODE_DEVICES)
+		return run_list_devices(o.json);
+	if (o.mode == MODE_CERTIFY)
+		return run_certify(&o);
+	/* a backend that cannot exist here is said before the model loads */
+	if (o.mode != MODE_TOKENIZE && o.mode != MODE_DETOKENIZE) {
+		rc = q42_backend_check(o.eo.backend, o.eo.device, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --backend %s: %s\n", q42_backend_name(o.eo.backend),
+				err.msg);
+			return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+		}
+	}
 	if (o.mode == MODE_BENCH)
 		return run_bench(&o);
 	t_start = now_ms();

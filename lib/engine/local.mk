@@ -20,3 +20,4 @@ q42engine_HEADERS = lib/engine/q42_mount.h lib/engine/q42_arch.h lib/engine/q42_
 	lib/engine/q42_choices.h
 q42engine_HEADERS += lib/engine/q42_quality.h
 include tests/engine.mk
+include lib/engine/certify.mk

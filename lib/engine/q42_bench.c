@@ -69,9 +69,10 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	const uint32_t n_ids = o->n_pp > o->n_tg ? o->n_pp : o->n_tg;
 	int32_t *ids = NULL;
 	double *tps = NULL;
+	double dev0;
 	int rc = Q42_OK;
 
-	*out = (q42_bench_result){{0, 0, 0}, {0, 0, 0}, weight_bytes(e), 0.0};
+	*out = (q42_bench_result){{0, 0, 0}, {0, 0, 0}, weight_bytes(e), 0.0, 0.0, 0.0};
 	if (o->reps < 1 || o->reps > Q42_BENCH_REPS_MAX)
 		return q42_err_set(err, Q42_EARG, "bench: %u repetitions, expected 1..%u", o->reps,
 				   Q42_BENCH_REPS_MAX);
@@ -87,6 +88,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	}
 	random_ids(ids, n_ids, n_vocab, o->seed);
 	if (o->n_pp > 0) {
+		dev0 = q42_engine_device_ms(e);
 		for (uint32_t r = 0; r < o->reps; r++) {
 			q42_engine_reset(e);
 			const double t0 = now_s();
@@ -96,8 +98,10 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 			tps[r] = (double)o->n_pp / (now_s() - t0);
 		}
 		out->pp = summarise(tps, o->reps);
+		out->pp_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
 	}
 	if (o->n_tg > 0) {
+		dev0 = q42_engine_device_ms(e);
 		for (uint32_t r = 0; r < o->reps; r++) {
 			q42_engine_reset(e);
 			const double t0 = now_s();
@@ -109,6 +113,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 			tps[r] = (double)o->n_tg / (now_s() - t0);
 		}
 		out->tg = summarise(tps, o->reps);
+		out->tg_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
 		out->tg_gbps = (double)out->weight_bytes * out->tg.median / 1e9;
 	}
 fail:

@@ -31,6 +31,8 @@ typedef struct q42_bench_result {
 	q42_bench_stat pp, tg;
 	uint64_t weight_bytes;  /* matrix bytes one decode step reads */
 	double tg_gbps;         /* weight_bytes x median generation tokens/s */
+	/* mean device time of one repetition (Vulkan timestamps; 0 on the CPU) */
+	double pp_device_ms, tg_device_ms;
 } q42_bench_result;
 
 /* Runs on an open engine and leaves its cache reset. Q42_EARG when a

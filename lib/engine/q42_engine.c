@@ -7,15 +7,22 @@
  * kernels, inconsistent head counts. The forward pass then trusts these
  * checks and never validates again. Sizes go through q42_ckd.h.
  */
+#include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_ckd.h"
 #include "engine/q42_engine_impl.h"
+#include "engine/q42_sample.h"
 #include "formats/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
+#ifdef Q42_WITH_VULKAN
+#include "vulkan/q42_vk_forward.h"
+#endif
+
+#define Q42_NO_VULKAN_MSG "q42 was built without Vulkan (configure --with-vulkan)"
 
 #define Q42_MAX_EMBD (1u << 16)
 #define Q42_MAX_FF (1u << 20)
@@ -322,15 +329,15 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	if (ad > widest)
 		widest = ad;
 
-	/* cache */
+	/* cache (the Vulkan backend keeps its own on the device) */
 	if (q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max, e->n_ctx, &kvn) ||
 	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
 		failed = true;
-	e->kc = zalloc(kvn, e->k_row_bytes, &failed);
+	e->kc = e->vkf ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
 	if (!failed && q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max * e->hd_v, e->n_ctx,
 					&vn))
 		failed = true;
-	e->vc = zalloc(vn, e->v_elem_bytes, &failed);
+	e->vc = e->vkf ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 
 	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
 	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);
@@ -368,6 +375,25 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 				   "out of memory for a context of %u tokens and batch %u (try --ctx)",
 				   e->n_ctx, e->n_batch);
 	return Q42_OK;
+}
+
+/* The backend of o: the CPU, or a Vulkan forward pass that uploads what
+ * bind_tensors bound (AUTO without a GPU stays on the CPU). */
+static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
+{
+	e->dev_top1 = -1;
+	if (o->backend == Q42_BACKEND_CPU)
+		return Q42_OK;
+	if (o->backend != Q42_BACKEND_VULKAN && o->backend != Q42_BACKEND_AUTO)
+		return q42_err_set(err, Q42_EARG, "backend %d: expected cpu, vulkan or auto",
+				   (int)o->backend);
+#ifdef Q42_WITH_VULKAN
+	return q42_vkf_open(&e->vkf, e, o->backend, o->device, err);
+#else
+	if (o->backend == Q42_BACKEND_AUTO)
+		return Q42_OK;
+	return q42_err_set(err, Q42_EUNSUPPORTED, Q42_NO_VULKAN_MSG);
+#endif
 }
 
 int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
@@ -448,6 +474,9 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		q42_err_prefix(err, "%s", q42_mount_path(m));
 		goto fail;
 	}
+	rc = open_backend(e, o, err);
+	if (rc != Q42_OK)
+		goto fail;
 	nth = o->n_threads ? o->n_threads : q42_pool_default_threads();
 	rc = q42_pool_open(&e->pool, nth, err);
 	if (rc != Q42_OK)
@@ -466,6 +495,9 @@ void q42_engine_close(q42_engine *e)
 {
 	if (e == NULL)
 		return;
+#ifdef Q42_WITH_VULKAN
+	q42_vkf_close(e->vkf);
+#endif
 	q42_pool_close(e->pool);
 	for (uint32_t i = 0; i < e->n_ts; i++) {
 		free(e->ts[i].scores);
@@ -522,6 +554,21 @@ static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q4
 					   ids[i], i, e->n_vocab - 1);
 	for (uint32_t i = 0; i < n; i += e->n_batch) {
 		uint32_t c = n - i < e->n_batch ? n - i : e->n_batch;
+#ifdef Q42_WITH_VULKAN
+		if (e->vkf != NULL) {
+			const uint32_t pos0 = e->n_past;
+			int rc = q42_vkf_eval(e->vkf, ids + i, c, pos0, i + c == n, e->logits,
+					      &e->dev_top1, err);
+			if (rc != Q42_OK) {
+				e->n_past = pos0 - i; /* as before this call */
+				return rc;
+			}
+			e->n_past += c;
+			if (i + c == n && top1 != NULL)
+				*top1 = e->dev_top1;
+			continue;
+		}
+#endif
 		q42_forward(e, ids + i, c, i + c == n, i + c == n ? top1 : NULL);
 	}
 	return Q42_OK;
@@ -553,4 +600,86 @@ const char *q42_arith_name(enum q42_arith a)
 	return a == Q42_ARITH_GGML ? "ggml" : a == Q42_ARITH_LLAMACPP ? "llamacpp" : "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
+
+enum q42_backend q42_engine_backend(const q42_engine *e)
+{
+	return e->vkf != NULL ? Q42_BACKEND_VULKAN : Q42_BACKEND_CPU;
+}
+
+const char *q42_engine_device_name(const q42_engine *e)
+{
+#ifdef Q42_WITH_VULKAN
+	if (e->vkf != NULL)
+		return q42_vkf_device(e->vkf)->name;
+#endif
+	(void)e;
+	return "cpu";
+}
+
+const char *q42_backend_name(enum q42_backend b)
+{
+	switch (b) {
+	case Q42_BACKEND_CPU: return "cpu";
+	case Q42_BACKEND_VULKAN: return "vulkan";
+	case Q42_BACKEND_AUTO: return "auto";
+	}
+	return "unknown";
+}
+
+int q42_backend_check(enum q42_backend b, int32_t device, q42_err *err)
+{
+	if (b != Q42_BACKEND_VULKAN)
+		return Q42_OK;
+#ifdef Q42_WITH_VULKAN
+	uint32_t n = 0;
+	int rc = q42_vk_devices(NULL, 0, &n, err);
+	if (rc != Q42_OK)
+		return rc;
+	if (n == 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan: no device");
+	if (device >= 0 && (uint32_t)device >= n)
+		return q42_err_set(err, Q42_EARG,
+				   "vulkan: device %d: there %s %u device%s (q42run --list-devices)",
+				   device, n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+	return Q42_OK;
+#else
+	(void)device;
+	return q42_err_set(err, Q42_EUNSUPPORTED, Q42_NO_VULKAN_MSG);
+#endif
+}
+
+uint32_t q42_engine_n_fallbacks(const q42_engine *e)
+{
+#ifdef Q42_WITH_VULKAN
+	if (e->vkf != NULL)
+		return q42_vkf_n_fallbacks(e->vkf);
+#endif
+	(void)e;
+	return 0;
+}
+
+const char *q42_engine_fallback_note(const q42_engine *e)
+{
+#ifdef Q42_WITH_VULKAN
+	if (e->vkf != NULL)
+		return q42_vkf_fallback_note(e->vkf);
+#endif
+	(void)e;
+	return NULL;
+}
+
+int32_t q42_engine_top1(const q42_engine *e)
+{
+	return e->dev_top1 >= 0 ? e->dev_top1 : q42_argmax(e->logits, e->n_vocab);
+}
+
+double q42_engine_device_ms(const q42_engine *e)
+{
+#ifdef Q42_WITH_VULKAN
+	if (e->vkf != NULL)
+		return q42_vkf_device_ms(e->vkf);
+#endif
+	(void)e;
+	return 0.0;
+}
 uint64_t q42_engine_n_params(const q42_engine *e) { return e->n_params; }

@@ -104,6 +104,23 @@ Q42_API const char *q42_arith_name(enum q42_arith a);
 Q42_API enum q42_backend q42_engine_backend(const q42_engine *e);
 Q42_API const char *q42_engine_device_name(const q42_engine *e);
 Q42_API const char *q42_backend_name(enum q42_backend b);
+/* Whether b can run at all before a model is opened: Q42_OK for CPU and
+ * AUTO; for VULKAN, Q42_EUNSUPPORTED when q42 was built without Vulkan or
+ * no Vulkan device exists, Q42_EARG when device (>= 0) is not an index of
+ * one. */
+Q42_API int q42_backend_check(enum q42_backend b, int32_t device, q42_err *err);
+/* Weight matrices the backend could not use as stored and converted at
+ * open (Vulkan: dequantized to F16), and one line naming their types
+ * (NULL when none). A caller that promised strictness refuses them. */
+Q42_API uint32_t q42_engine_n_fallbacks(const q42_engine *e);
+Q42_API const char *q42_engine_fallback_note(const q42_engine *e);
+/* The id of the largest logit of the last eval, the lowest on ties:
+ * computed on the device by the Vulkan backend, from the logits on the
+ * CPU. */
+Q42_API int32_t q42_engine_top1(const q42_engine *e);
+/* Device time spent in forward passes since open (Vulkan timestamps; 0 on
+ * the CPU or where the queue has no timestamps). */
+Q42_API double q42_engine_device_ms(const q42_engine *e);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
 Q42_API uint64_t q42_engine_n_params(const q42_engine *e);
 

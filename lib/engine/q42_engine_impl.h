@@ -1,6 +1,7 @@
 /* q42_engine_impl.h -- internal to lib/engine: the engine's state, shared
  * by q42_engine.c (binding and allocation) and q42_forward.c (the forward
- * pass). Never installed; nothing outside lib/engine includes it.
+ * pass); lib/vulkan/q42_vk_forward.c reads the binding to upload it. Never
+ * installed; nothing else includes it.
  */
 #ifndef Q42_ENGINE_IMPL_H
 #define Q42_ENGINE_IMPL_H
@@ -120,6 +121,12 @@ struct q42_engine {
 	q42_act act[Q42_ACT_SLOTS];
 	q42_tscratch *ts;
 	uint32_t n_ts;
+
+	/* the Vulkan forward pass (lib/vulkan/q42_vk_forward.h) when the
+	 * backend is Vulkan: it owns the cache and activations then, and
+	 * fills logits and top1; NULL on the CPU */
+	struct q42_vkf *vkf;
+	int32_t dev_top1; /* device argmax of logits; -1 when not computed there */
 };
 
 /* The forward pass over n tokens at positions n_past.. (n <= n_batch);

@@ -171,6 +171,9 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 			 (unsigned long long)r->prompt_replaced);
 		json_array_append_new(fb, json_pack("{s:s, s:s}", "kind", "prompt_utf8", "detail", d));
 	}
+	if (fb != NULL && q42_engine_n_fallbacks(e) > 0)
+		json_array_append_new(fb, json_pack("{s:s, s:o}", "kind", "backend_f16", "detail",
+						    jstr_lossy(q42_engine_fallback_note(e))));
 
 	o = json_pack(
 		"{s:s, s:I, s:s%, s:s, s:{s:s, s:I, s:b, s:b}, s:{s:o, s:o},"
@@ -178,7 +181,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
 		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:I, s:f, s:o, s:I, s:I},"
-		" s:{s:s, s:s, s:s, s:I, s:s},"
+		" s:{s:s, s:o, s:s, s:s, s:I, s:s},"
 		" s:{s:s, s:s}, s:b, s:o, s:[]}",
 		"schema", Q42_RECORD_SCHEMA,
 		"request", (json_int_t)ri->request_index,
@@ -231,7 +234,8 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"ctx", (json_int_t)q42_engine_n_ctx(e),
 		"batch", (json_int_t)q42_engine_n_batch(e),
 		"engine",
-		"backend", "cpu",
+		"backend", q42_backend_name(q42_engine_backend(e)),
+		"device", jstr_lossy(q42_engine_device_name(e)),
 		"isa", q42_isa_name(q42_engine_isa(e)),
 		"arith", q42_arith_name(q42_engine_arith(e)),
 		"threads", (json_int_t)q42_engine_n_threads(e),

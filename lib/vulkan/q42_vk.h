@@ -1,6 +1,6 @@
 /* q42_vk.h -- the Vulkan layer: one instance, one device and its compute
  * queue; device memory, buffers, compute pipelines built from the SPIR-V
- * embedded at build time (shaders/*.comp), and one command buffer recorded
+ * embedded at build time (shaders/NAME.comp), and one command buffer recorded
  * per pass and submitted once.
  *
  * It exists so the kernels (q42_vk_ops.h) and the forward pass never touch
@@ -37,8 +37,10 @@ typedef struct q42_vk_device_info {
 	bool fp16, int8, storage16, storage8; /* shaderFloat16, shaderInt8, 16/8-bit storage */
 } q42_vk_device_info;
 
-/* Q42_EUNSUPPORTED when there is no loader, no ICD or no device. At most
- * cap entries are written; *n is the number of devices. */
+/* Q42_EUNSUPPORTED when there is no loader, no ICD or no device, or q42
+ * was built without Vulkan (then only this function and
+ * q42_vk_devtype_name exist). At most cap entries are written; *n is the
+ * number of devices. */
 Q42_API int q42_vk_devices(q42_vk_device_info *out, uint32_t cap, uint32_t *n, q42_err *err);
 Q42_API const char *q42_vk_devtype_name(enum q42_vk_devtype t);
 
@@ -73,7 +75,9 @@ Q42_API int q42_vk_buf_upload(q42_vk *vk, q42_vk_buf *dst, uint64_t off, const v
 Q42_API int q42_vk_buf_download(q42_vk *vk, q42_vk_buf *src, uint64_t off, void *dst, uint64_t n,
 				q42_err *err);
 
-/* A range of a buffer bound to one binding; size 0 = to the end. */
+/* A range of a buffer bound to one binding; size 0 = to the end, but at
+ * most the device's maxStorageBufferRange (128 MiB on lavapipe): a larger
+ * explicit size is Q42_EUNSUPPORTED at dispatch. */
 typedef struct q42_vk_view {
 	q42_vk_buf *buf;
 	uint64_t off;  /* multiple of the device's minStorageBufferOffsetAlignment */

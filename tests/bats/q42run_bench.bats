@@ -27,7 +27,7 @@ kv() {
 	python3 - "$output" <<'PY'
 import sys
 f = dict(kv.split("=", 1) for kv in sys.argv[1].split())
-num = {k: float(v) for k, v in f.items() if k != "isa"}
+num = {k: float(v) for k, v in f.items() if k not in ("isa", "backend")}
 for k in ("ttft_ms", "ttft_min", "ttft_max", "ttft_first_ms", "ttft_load_ms", "ttft_prefill_ms",
           "peak_rss_mib", "kv_mib", "act_mib", "pp_tok_s", "tg_tok_s"):
     assert num[k] > 0, (k, f)

@@ -1,0 +1,500 @@
+/* q42_vk_forward.c -- the forward pass on a Vulkan device: the same
+ * sequence of operations as q42_forward.c, each one a kernel of
+ * q42_vk_ops.h recorded into one command buffer per pass.
+ *
+ * The engine's binding (q42_engine_impl.h: e->g, e->layers, shapes and
+ * types already checked) is the single description of the model; this file
+ * uploads it once, keeps weights, KV cache and activations in device memory
+ * and allocates everything at open, so a pass allocates nothing. Only the
+ * token ids go up and the last token's logits and argmax come back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/q42_ckd.h"
+#include "engine/q42_engine_impl.h"
+#include "formats/q42_types.h"
+#include "kernels/q42_kernels.h"
+#include "vulkan/q42_vk_forward.h"
+#include "vulkan/q42_vk_ops.h"
+
+/* Largest host buffer used to convert a fallback matrix to F16 (a whole
+ * number of rows; at least one row). */
+#define FALLBACK_CHUNK_BYTES (8u << 20)
+#define MAX_DEVICES 64u
+
+/* A weight as the device holds it: its buffer, and the type and row
+ * stride the kernels read (F16 for a fallback). */
+typedef struct vk_weight {
+	q42_vk_buf *buf; /* NULL: the slot is empty */
+	uint32_t dtype;
+	uint64_t row_bytes;
+} vk_weight;
+
+struct q42_vkf {
+	const q42_engine *e;
+	q42_vk *vk;
+	q42_vk_ops *ops;
+	vk_weight g[Q42_W_LAYER_FIRST_];
+	vk_weight *lw; /* n_layer x Q42_W_COUNT_ */
+	q42_vk_buf **kc, **vc; /* per layer: [kv head][n_ctx][hd] of kv_type */
+	/* activations: n_batch rows each, as the CPU engine's of the same name */
+	q42_vk_buf *x, *xb, *q, *k, *v, *att, *ao, *hg, *hu;
+	q42_vk_buf *xl;     /* the last token's row, then its norm */
+	q42_vk_buf *logits; /* n_vocab, device-local */
+	/* host-visible: ids in, the row to keep, argmax and logits out */
+	q42_vk_buf *ids, *sel, *top1, *logits_h;
+	uint32_t n_fallbacks;
+	uint64_t fallback_types; /* bit per dtype id */
+	char note[256];
+	double device_ms;
+};
+
+/* All of b, by its explicit size: a view "to the end" would stop at the
+ * device's maxStorageBufferRange, and a weight larger than that must fail
+ * at dispatch (Q42_EUNSUPPORTED), not be read in part. */
+static q42_vk_view whole(q42_vk_buf *b)
+{
+	return (q42_vk_view){b, 0, b != NULL ? q42_vk_buf_size(b) : 0};
+}
+
+static int buf_new(q42_vkf *f, uint64_t n, uint64_t elem, enum q42_vk_mem mem, q42_vk_buf **out,
+		   q42_err *err)
+{
+	uint64_t bytes;
+	if (q42_mul_overflow(n ? n : 1, elem, &bytes))
+		return q42_err_set(err, Q42_ENOMEM, "vulkan: buffer of %llu x %llu bytes overflows",
+				   (unsigned long long)n, (unsigned long long)elem);
+	return q42_vk_buf_create(f->vk, bytes, mem, out, err);
+}
+
+/* A matrix of a type the kernels cannot read: dequantize each row (the
+ * engine's kernels) and upload it as F16, a chunk of rows at a time. */
+static int upload_f16(q42_vkf *f, const q42_weight *w, vk_weight *out, const char *name,
+		      q42_err *err)
+{
+	const uint64_t n_in = (uint64_t)w->n_in, n_out = (uint64_t)w->n_out;
+	const uint64_t f16_row = n_in * sizeof(uint16_t);
+	uint64_t rows = FALLBACK_CHUNK_BYTES / f16_row;
+	float *tmp = NULL;
+	uint16_t *h = NULL;
+	int rc;
+
+	if (w->k == NULL || w->k->dequant == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "tensor %s: type %s has no Vulkan kernel and cannot be dequantized",
+				   name, q42_dtype_get(w->dtype)->name);
+	if (rows == 0)
+		rows = 1;
+	if (rows > n_out)
+		rows = n_out;
+	rc = buf_new(f, n_out, f16_row, Q42_VK_MEM_DEVICE, &out->buf, err);
+	if (rc != Q42_OK)
+		return rc;
+	tmp = malloc(n_in * sizeof *tmp);
+	h = malloc(rows * f16_row);
+	if (tmp == NULL || h == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory converting %s", name);
+		goto done;
+	}
+	for (uint64_t r0 = 0; r0 < n_out; r0 += rows) {
+		const uint64_t nr = n_out - r0 < rows ? n_out - r0 : rows;
+		for (uint64_t r = 0; r < nr; r++) {
+			w->k->dequant(w->data + (r0 + r) * w->row_bytes, tmp, (int64_t)n_in);
+			for (uint64_t i = 0; i < n_in; i++)
+				h[r * n_in + i] = q42_f32_to_f16(tmp[i]);
+		}
+		rc = q42_vk_buf_upload(f->vk, out->buf, r0 * f16_row, h, nr * f16_row, err);
+		if (rc != Q42_OK)
+			goto done;
+	}
+	out->dtype = Q42_DTYPE_F16;
+	out->row_bytes = f16_row;
+	f->n_fallbacks++;
+	if (w->dtype < 64)
+		f->fallback_types |= 1ull << w->dtype;
+done:
+	free(tmp);
+	free(h);
+	return rc;
+}
+
+static int upload_weight(q42_vkf *f, const q42_weight *w, enum q42_wslot s, uint32_t l,
+			 vk_weight *out, q42_err *err)
+{
+	char name[128];
+	uint64_t bytes;
+	int rc;
+
+	if (w->data == NULL)
+		return Q42_OK;
+	q42_wslot_format(s, l, name, sizeof name);
+	if (w->k != NULL && !q42_vk_ops_has_matmul(w->dtype))
+		return upload_f16(f, w, out, name, err);
+	/* vectors are f32 (q42_engine.c checks it); matrices keep their bytes */
+	if (q42_mul_overflow(w->row_bytes, (uint64_t)w->n_out, &bytes))
+		return q42_err_set(err, Q42_EFORMAT, "tensor %s: size overflows", name);
+	rc = q42_vk_buf_create(f->vk, bytes, Q42_VK_MEM_DEVICE, &out->buf, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_buf_upload(f->vk, out->buf, 0, w->data, bytes, err);
+	if (rc != Q42_OK)
+		q42_err_prefix(err, "tensor %s", name);
+	out->dtype = w->dtype;
+	out->row_bytes = w->row_bytes;
+	return rc;
+}
+
+static int upload_weights(q42_vkf *f, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	int rc = Q42_OK;
+
+	for (uint32_t s = 0; s < Q42_W_LAYER_FIRST_ && rc == Q42_OK; s++)
+		if (!(s == Q42_W_OUTPUT && e->tied))
+			rc = upload_weight(f, &e->g[s], s, 0, &f->g[s], err);
+	if (rc == Q42_OK && e->tied) /* one buffer for both roles */
+		f->g[Q42_W_OUTPUT] = f->g[Q42_W_TOK_EMBD];
+	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++)
+		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_ && rc == Q42_OK; s++)
+			rc = upload_weight(f, &e->layers[l].w[s], s, l,
+					   &f->lw[(uint64_t)l * Q42_W_COUNT_ + s], err);
+	if (rc == Q42_OK && f->n_fallbacks > 0) {
+		int p = snprintf(f->note, sizeof f->note,
+				 "%u weight matrices dequantized to f16 for Vulkan (no Vulkan kernel for",
+				 f->n_fallbacks);
+		for (uint32_t t = 0; t < 64 && p > 0 && (size_t)p < sizeof f->note; t++)
+			if (f->fallback_types & (1ull << t))
+				p += snprintf(f->note + p, sizeof f->note - (size_t)p, " %s",
+					      q42_dtype_get(t)->name);
+		if (p > 0 && (size_t)p < sizeof f->note)
+			snprintf(f->note + p, sizeof f->note - (size_t)p, ")");
+	}
+	return rc;
+}
+
+static int alloc_device(q42_vkf *f, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	const uint64_t B = e->n_batch, E = e->n_embd, F = sizeof(float);
+	const uint64_t kve = e->kv_type == Q42_DTYPE_F16 ? 2 : 4;
+	int rc = Q42_OK;
+
+	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++) {
+		const uint64_t kvh = e->layers[l].n_head_kv;
+		rc = buf_new(f, kvh * e->n_ctx * e->hd_k, kve, Q42_VK_MEM_DEVICE, &f->kc[l], err);
+		if (rc == Q42_OK)
+			rc = buf_new(f, kvh * e->n_ctx * e->hd_v, kve, Q42_VK_MEM_DEVICE, &f->vc[l],
+				     err);
+	}
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * E, F, Q42_VK_MEM_DEVICE, &f->x, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * E, F, Q42_VK_MEM_DEVICE, &f->xb, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * E, F, Q42_VK_MEM_DEVICE, &f->ao, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_head * e->hd_k, F, Q42_VK_MEM_DEVICE, &f->q, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_head_kv_max * e->hd_k, F, Q42_VK_MEM_DEVICE, &f->k, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_head_kv_max * e->hd_v, F, Q42_VK_MEM_DEVICE, &f->v, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_head * e->hd_v, F, Q42_VK_MEM_DEVICE, &f->att, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_ff_max, F, Q42_VK_MEM_DEVICE, &f->hg, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * e->n_ff_max, F, Q42_VK_MEM_DEVICE, &f->hu, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, E, F, Q42_VK_MEM_DEVICE, &f->xl, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, e->n_vocab, F, Q42_VK_MEM_DEVICE, &f->logits, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B, sizeof(int32_t), Q42_VK_MEM_HOST, &f->ids, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, 1, sizeof(int32_t), Q42_VK_MEM_HOST, &f->sel, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, 2, sizeof(uint32_t), Q42_VK_MEM_HOST, &f->top1, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, e->n_vocab, F, Q42_VK_MEM_HOST, &f->logits_h, err);
+	return rc;
+}
+
+/* Backend AUTO: a discrete or integrated GPU (the one at device, when
+ * given), never a software device. *use false: the CPU runs the model. */
+static int auto_choice(int32_t device, bool *use, q42_err *err)
+{
+	q42_vk_device_info *info;
+	uint32_t n = 0;
+	q42_err e2 = {0};
+	int rc;
+
+	*use = false;
+	info = calloc(MAX_DEVICES, sizeof *info);
+	if (info == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
+	rc = q42_vk_devices(info, MAX_DEVICES, &n, &e2);
+	if (rc == Q42_EUNSUPPORTED) { /* no loader, driver or device: the CPU */
+		rc = Q42_OK;
+		n = 0;
+	} else if (rc != Q42_OK) {
+		*err = e2;
+	}
+	if (rc == Q42_OK && device >= 0 && (uint32_t)device >= n)
+		rc = q42_err_set(err, Q42_EARG, "vulkan: device %d: there %s %u device%s", device,
+				 n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+	for (uint32_t i = 0; rc == Q42_OK && i < n && i < MAX_DEVICES; i++)
+		if ((device < 0 || (uint32_t)device == i) &&
+		    (info[i].type == Q42_VK_DEV_DISCRETE || info[i].type == Q42_VK_DEV_INTEGRATED))
+			*use = true;
+	free(info);
+	return rc;
+}
+
+static int open_device(q42_vkf **out, const q42_engine *e, int32_t device, bool allow_cpu,
+		       q42_err *err)
+{
+	static const int32_t tok0 = 0;
+	q42_vkf *f;
+	int rc;
+
+	*out = NULL;
+	f = calloc(1, sizeof *f);
+	if (f == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
+	f->e = e;
+	f->lw = calloc((size_t)e->n_layer * Q42_W_COUNT_, sizeof *f->lw);
+	f->kc = calloc(e->n_layer, sizeof *f->kc);
+	f->vc = calloc(e->n_layer, sizeof *f->vc);
+	if (f->lw == NULL || f->kc == NULL || f->vc == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
+		goto fail;
+	}
+	rc = q42_vk_open(&f->vk, device, allow_cpu, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_ops_open(&f->ops, f->vk, err);
+	if (rc == Q42_OK)
+		rc = upload_weights(f, err);
+	if (rc == Q42_OK)
+		rc = alloc_device(f, err);
+	/* One pass over token 0 now: every binding meets the device's limits
+	 * (a weight beyond maxStorageBufferRange fails here, not in the first
+	 * request) and drivers that compile lazily do it before the first
+	 * prefill is timed. The cache row it writes is overwritten later. */
+	if (rc == Q42_OK)
+		rc = q42_vkf_eval(f, &tok0, 1, 0, true, NULL, NULL, err);
+	if (rc != Q42_OK)
+		goto fail;
+	f->device_ms = 0;
+	*out = f;
+	return Q42_OK;
+fail:
+	q42_vkf_close(f);
+	return rc;
+}
+
+int q42_vkf_open(q42_vkf **out, const q42_engine *e, enum q42_backend b, int32_t device,
+		 q42_err *err)
+{
+	bool use = true;
+	int rc;
+
+	*out = NULL;
+	if (b == Q42_BACKEND_AUTO) {
+		rc = auto_choice(device, &use, err);
+		if (rc != Q42_OK || !use)
+			return rc;
+	}
+	return open_device(out, e, device, b == Q42_BACKEND_VULKAN, err);
+}
+
+void q42_vkf_close(q42_vkf *f)
+{
+	if (f == NULL)
+		return;
+	if (f->vk != NULL) {
+		q42_vk_buf *acts[] = {f->x, f->xb, f->q, f->k, f->v, f->att, f->ao, f->hg, f->hu,
+				      f->xl, f->logits, f->ids, f->sel, f->top1, f->logits_h};
+		for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+			if (acts[i] != NULL)
+				q42_vk_buf_free(f->vk, acts[i]);
+		for (uint32_t l = 0; l < f->e->n_layer; l++) {
+			if (f->kc != NULL && f->kc[l] != NULL)
+				q42_vk_buf_free(f->vk, f->kc[l]);
+			if (f->vc != NULL && f->vc[l] != NULL)
+				q42_vk_buf_free(f->vk, f->vc[l]);
+		}
+		for (uint32_t s = 0; s < Q42_W_LAYER_FIRST_; s++)
+			if (f->g[s].buf != NULL && !(s == Q42_W_OUTPUT && f->e->tied))
+				q42_vk_buf_free(f->vk, f->g[s].buf);
+		for (uint64_t i = 0; f->lw != NULL && i < (uint64_t)f->e->n_layer * Q42_W_COUNT_; i++)
+			if (f->lw[i].buf != NULL)
+				q42_vk_buf_free(f->vk, f->lw[i].buf);
+	}
+	q42_vk_ops_close(f->ops);
+	q42_vk_close(f->vk);
+	free(f->lw);
+	free(f->kc);
+	free(f->vc);
+	free(f);
+}
+
+/* ---- the pass ---------------------------------------------------------- */
+
+/* y (n x n_out) = x (n x n_in) W^T, plus the bias when the model has one. */
+static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_weight *cw, q42_vk_buf *x,
+		     uint32_t n, q42_vk_buf *y, const vk_weight *bias, q42_err *err)
+{
+	const uint32_t n_out = (uint32_t)cw->n_out;
+	int rc = q42_vk_op_matmul(f->ops, w->dtype, whole(w->buf), w->row_bytes, (uint32_t)cw->n_in,
+				  n_out, whole(x), n, whole(y), n_out, err);
+	if (rc == Q42_OK && bias->buf != NULL)
+		rc = q42_vk_op_add(f->ops, whole(y), whole(bias->buf), whole(y), n * n_out, n_out,
+				   err);
+	return rc;
+}
+
+static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	const q42_weight *W = e->layers[l].w;
+	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
+	const uint32_t kvh = e->layers[l].n_head_kv;
+	const bool neox = e->arch->rope == Q42_ROPE_NEOX;
+	const q42_vk_view freqs = whole(f->g[Q42_W_ROPE_FREQS].buf);
+	int rc;
+
+	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_ATTN_NORM].buf), whole(f->xb),
+			       e->n_embd, n, e->eps, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_ATTN_Q], &W[Q42_W_ATTN_Q], f->xb, n, f->q,
+			       &D[Q42_W_ATTN_Q_B], err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_ATTN_K], &W[Q42_W_ATTN_K], f->xb, n, f->k,
+			       &D[Q42_W_ATTN_K_B], err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_ATTN_V], &W[Q42_W_ATTN_V], f->xb, n, f->v,
+			       &D[Q42_W_ATTN_V_B], err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_rope(f->ops, whole(f->q), freqs, n, e->n_head, e->hd_k, e->n_rot,
+				    pos0, neox, e->rope_base, e->rope_scale, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_rope(f->ops, whole(f->k), freqs, n, kvh, e->hd_k, e->n_rot, pos0,
+				    neox, e->rope_base, e->rope_scale, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_kv_store(f->ops, e->kv_type, whole(f->k), whole(f->v),
+					whole(f->kc[l]), whole(f->vc[l]), n, kvh, e->hd_k, e->hd_v,
+					e->n_ctx, pos0, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_attention(f->ops, e->kv_type, whole(f->q), whole(f->kc[l]),
+					 whole(f->vc[l]), whole(f->att), n, e->n_head, kvh, e->hd_k,
+					 e->hd_v, e->n_ctx, pos0, e->kq_scale, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_ATTN_OUT], &W[Q42_W_ATTN_OUT], f->att, n, f->ao,
+			       &D[Q42_W_ATTN_OUT_B], err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
+				   n * e->n_embd, err);
+	return rc;
+}
+
+static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	const q42_weight *W = e->layers[l].w;
+	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
+	const uint32_t ff = e->layers[l].n_ff;
+	int rc;
+
+	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_FFN_NORM].buf), whole(f->xb),
+			       e->n_embd, n, e->eps, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_FFN_GATE], &W[Q42_W_FFN_GATE], f->xb, n, f->hg,
+			       &D[Q42_W_FFN_GATE_B], err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
+			       &D[Q42_W_FFN_UP_B], err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_swiglu(f->ops, whole(f->hg), whole(f->hu), whole(f->hg), n * ff, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_FFN_DOWN], &W[Q42_W_FFN_DOWN], f->hg, n, f->ao,
+			       &D[Q42_W_FFN_DOWN_B], err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
+				   n * e->n_embd, err);
+	return rc;
+}
+
+/* The last token's row is picked with get_rows rather than a view at its
+ * offset, which would have to meet the device's offset alignment. */
+static int head(q42_vkf *f, uint32_t n, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	const vk_weight *out = &f->g[Q42_W_OUTPUT];
+	int rc;
+
+	*(int32_t *)q42_vk_buf_map(f->sel) = (int32_t)(n - 1);
+	rc = q42_vk_op_get_rows(f->ops, Q42_DTYPE_F32, whole(f->x), (uint64_t)e->n_embd * 4,
+				whole(f->sel), 1, e->n_embd, whole(f->xl), err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_rmsnorm(f->ops, whole(f->xl), whole(f->g[Q42_W_OUTPUT_NORM].buf),
+				       whole(f->xb), e->n_embd, 1, e->eps, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_matmul(f->ops, out->dtype, whole(out->buf), out->row_bytes, e->n_embd,
+				      e->n_vocab, whole(f->xb), 1, whole(f->logits), e->n_vocab, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_argmax(f->ops, whole(f->logits), e->n_vocab, whole(f->top1), err);
+	if (rc == Q42_OK)
+		rc = q42_vk_copy(f->vk, whole(f->logits), whole(f->logits_h), err);
+	return rc;
+}
+
+int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
+		 float *logits, int32_t *top1, q42_err *err)
+{
+	const q42_engine *e = f->e;
+	const vk_weight *emb = &f->g[Q42_W_TOK_EMBD];
+	const char *labels[4];
+	double ns[4];
+	uint32_t n_st;
+	int rc;
+
+	memcpy(q42_vk_buf_map(f->ids), ids, (size_t)n * sizeof *ids);
+	rc = q42_vk_begin(f->vk, err);
+	if (rc != Q42_OK)
+		return rc;
+	q42_vk_stamp(f->vk, "begin");
+	rc = q42_vk_op_get_rows(f->ops, emb->dtype, whole(emb->buf), emb->row_bytes, whole(f->ids),
+				n, e->n_embd, whole(f->x), err);
+	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++) {
+		rc = block_attention(f, l, n, pos0, err);
+		if (rc == Q42_OK)
+			rc = block_ffn(f, l, n, err);
+	}
+	if (rc == Q42_OK && want_logits)
+		rc = head(f, n, err);
+	q42_vk_stamp(f->vk, "pass");
+	/* a failed recording is still submitted: the layer has no other way
+	 * to end it, and what ran only wrote this pass's scratch */
+	if (rc == Q42_OK)
+		rc = q42_vk_submit(f->vk, err);
+	else
+		q42_vk_submit(f->vk, NULL);
+	if (rc != Q42_OK)
+		return rc;
+	n_st = q42_vk_stamps(f->vk, labels, ns, 4);
+	for (uint32_t i = 0; i < n_st && i < 4; i++)
+		f->device_ms += ns[i] / 1e6;
+	if (want_logits && logits != NULL)
+		memcpy(logits, q42_vk_buf_map(f->logits_h), (size_t)e->n_vocab * sizeof *logits);
+	if (want_logits && top1 != NULL)
+		*top1 = (int32_t)((const uint32_t *)q42_vk_buf_map(f->top1))[0];
+	return Q42_OK;
+}
+
+const q42_vk_device_info *q42_vkf_device(const q42_vkf *f) { return q42_vk_info(f->vk); }
+uint32_t q42_vkf_n_fallbacks(const q42_vkf *f) { return f->n_fallbacks; }
+const char *q42_vkf_fallback_note(const q42_vkf *f)
+{
+	return f->n_fallbacks > 0 ? f->note : NULL;
+}
+double q42_vkf_device_ms(const q42_vkf *f) { return f->device_ms; }

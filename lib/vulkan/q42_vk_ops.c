@@ -1,0 +1,306 @@
+/* q42_vk_ops.c -- the Vulkan kernels (q42_vk_ops.h): argument checks, push
+ * constants and workgroup counts for the shaders in shaders/.
+ *
+ * Every pipeline is built at open, so a device that cannot build one fails
+ * there and never mid-pass. Workgroup sizes and the matrix kernels' row
+ * and token tiles are specialization constants fixed here; the shaders'
+ * reduction orders depend on them, so changing one changes results (within
+ * the certified tolerances) and must be re-certified. Push-constant structs
+ * mirror the `Push` blocks of the shaders field for field (all 4 bytes).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include "formats/q42_types.h"
+#include "vulkan/q42_vk_ops.h"
+
+#define WG_MATMUL 64u
+#define MV_ROWS 2u   /* rows per workgroup, matrix-vector */
+#define MM_ROWS 2u   /* rows per workgroup, matrix-matrix */
+#define MM_TILE 8u   /* tokens per workgroup, matrix-matrix */
+#define WG_ROW 256u  /* rmsnorm, softmax: one workgroup per row */
+#define WG_ELT 256u  /* element-wise kernels */
+#define WG_ROWS 64u  /* get_rows: 32-element units per workgroup */
+#define WG_ATT 64u   /* attention: positions per chunk */
+#define WG_ARGMAX 256u
+#define MAX_GROUPS 65535u
+#define ATT_MAX_HD 256u /* MAX_HD of attention.comp */
+
+enum { N_TYPES = 6 };
+static const uint32_t mm_types[N_TYPES] = {Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTYPE_Q4_0,
+					   Q42_DTYPE_Q8_0, Q42_DTYPE_Q4_K, Q42_DTYPE_Q6_K};
+
+struct q42_vk_ops {
+	q42_vk *vk;
+	q42_vk_pipe *mv[N_TYPES], *mm[N_TYPES], *rows[N_TYPES];
+	q42_vk_pipe *kv[2], *att[2];
+	q42_vk_pipe *rmsnorm, *rope, *softmax, *swiglu, *add, *argmax;
+};
+
+static int type_slot(uint32_t dtype)
+{
+	for (int i = 0; i < N_TYPES; i++)
+		if (mm_types[i] == dtype)
+			return i;
+	return -1;
+}
+
+bool q42_vk_ops_has_matmul(uint32_t dtype)
+{
+	return type_slot(dtype) >= 0;
+}
+
+int q42_vk_ops_open(q42_vk_ops **out, q42_vk *vk, q42_err *err)
+{
+	*out = NULL;
+	q42_vk_ops *o = calloc(1, sizeof *o);
+	if (o == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "vulkan ops: out of memory");
+	o->vk = vk;
+	int rc = Q42_OK;
+	for (int i = 0; i < N_TYPES && rc == Q42_OK; i++) {
+		const uint32_t mv[4] = {WG_MATMUL, mm_types[i], MV_ROWS, 1};
+		const uint32_t mm[4] = {WG_MATMUL, mm_types[i], MM_ROWS, MM_TILE};
+		const uint32_t gr[2] = {WG_ROWS, mm_types[i]};
+		rc = q42_vk_pipe_get(vk, "matmul", 3, 24, mv, 4, &o->mv[i], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_pipe_get(vk, "matmul", 3, 24, mm, 4, &o->mm[i], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_pipe_get(vk, "get_rows", 3, 12, gr, 2, &o->rows[i], err);
+	}
+	for (uint32_t f16 = 0; f16 < 2 && rc == Q42_OK; f16++) {
+		const uint32_t kv[2] = {WG_ELT, f16};
+		const uint32_t at[2] = {WG_ATT, f16};
+		rc = q42_vk_pipe_get(vk, "kv_store", 2, 24, kv, 2, &o->kv[f16], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_pipe_get(vk, "attention", 4, 32, at, 2, &o->att[f16], err);
+	}
+	const uint32_t wrow = WG_ROW, welt = WG_ELT, wam = WG_ARGMAX;
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 12, &wrow, 1, &o->rmsnorm, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "softmax", 2, 12, &wrow, 1, &o->softmax, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "rope", 2, 40, &welt, 1, &o->rope, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "swiglu", 3, 8, &welt, 1, &o->swiglu, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "add", 3, 12, &welt, 1, &o->add, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "argmax", 2, 4, &wam, 1, &o->argmax, err);
+	if (rc != Q42_OK) {
+		q42_err_prefix(err, "vulkan kernels");
+		free(o);
+		return rc;
+	}
+	*out = o;
+	return Q42_OK;
+}
+
+void q42_vk_ops_close(q42_vk_ops *o)
+{
+	free(o); /* the pipelines belong to the layer's cache */
+}
+
+/* A 1-D range of `items` threads in groups of wg, folded into x and y
+ * when it exceeds the per-dimension limit; *gx is the shaders' groups_x. */
+static int grid(uint64_t items, uint32_t wg, uint32_t *gx, uint32_t *gy, q42_err *err)
+{
+	const uint64_t groups = (items + wg - 1) / wg;
+	*gx = groups < MAX_GROUPS ? (uint32_t)groups : MAX_GROUPS;
+	if (*gx == 0)
+		*gx = 1;
+	const uint64_t y = (groups + *gx - 1) / *gx;
+	if (y > MAX_GROUPS || items > UINT32_MAX / 2)
+		return q42_err_set(err, Q42_EARG, "vulkan kernels: %llu elements is too many for one dispatch",
+				   (unsigned long long)items);
+	*gy = y == 0 ? 1 : (uint32_t)y;
+	return Q42_OK;
+}
+
+static int too_big(uint64_t bytes, const char *what, q42_err *err)
+{
+	if (bytes <= UINT32_MAX)
+		return Q42_OK;
+	return q42_err_set(err, Q42_EARG, "vulkan kernels: %s spans %llu bytes, more than the 4 GiB "
+			   "one binding addresses", what, (unsigned long long)bytes);
+}
+
+int q42_vk_op_matmul(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t row_bytes,
+		     uint32_t n_in, uint32_t n_out, q42_vk_view x, uint32_t n_tok, q42_vk_view y,
+		     uint32_t y_stride, q42_err *err)
+{
+	const int slot = type_slot(dtype);
+	const q42_dtype_info *ti = q42_dtype_get(dtype);
+	if (slot < 0 || ti == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan matmul: no kernel for type %u", dtype);
+	uint64_t need = 0;
+	if (n_in == 0 || n_out == 0 || n_tok == 0 || y_stride < n_out ||
+	    !q42_dtype_nbytes(dtype, n_in, n_in, &need) || row_bytes < need ||
+	    (dtype == Q42_DTYPE_F32 && row_bytes % 4 != 0) || row_bytes % 2 != 0)
+		return q42_err_set(err, Q42_EARG, "vulkan matmul: bad shape (type %s, n_in %u, n_out %u, "
+				   "n_tok %u, row_bytes %llu, y_stride %u)", ti->name, n_in, n_out, n_tok,
+				   (unsigned long long)row_bytes, y_stride);
+	int rc = too_big(row_bytes * n_out, "the weight matrix", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n_tok * n_in * 4, "the activations", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n_tok * y_stride * 4, "the output", err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t rows = n_tok == 1 ? MV_ROWS : MM_ROWS, tile = n_tok == 1 ? 1 : MM_TILE;
+	uint32_t gx, gy;
+	if ((rc = grid((uint64_t)n_out, rows, &gx, &gy, err)) != Q42_OK)
+		return rc;
+	const uint32_t push[6] = {(uint32_t)row_bytes, n_in, n_out, n_tok, y_stride, gx};
+	const q42_vk_view b[3] = {w, x, y};
+	return q42_vk_dispatch(o->vk, n_tok == 1 ? o->mv[slot] : o->mm[slot], b, 3, push, sizeof push,
+			       gx, gy, (n_tok + tile - 1) / tile, err);
+}
+
+int q42_vk_op_rmsnorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view y, uint32_t n,
+		      uint32_t n_rows, float eps, q42_err *err)
+{
+	if (n == 0 || n_rows == 0 || n_rows > MAX_GROUPS)
+		return q42_err_set(err, Q42_EARG, "vulkan rmsnorm: bad shape (n %u, rows %u)", n, n_rows);
+	struct { uint32_t n, n_rows; float eps; } push = {n, n_rows, eps};
+	const q42_vk_view b[3] = {x, w, y};
+	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, n_rows, 1, 1, err);
+}
+
+int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint32_t n_tok,
+		   uint32_t n_heads, uint32_t hd, uint32_t n_rot, uint32_t pos0, bool neox,
+		   float base, float freq_scale, q42_err *err)
+{
+	if (n_tok == 0 || n_heads == 0 || n_rot == 0 || n_rot % 2 != 0 || n_rot > hd)
+		return q42_err_set(err, Q42_EARG, "vulkan rope: bad shape (n_rot %u, head dim %u)", n_rot,
+				   hd);
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n_tok * n_heads * (n_rot / 2), WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	/* the CPU engine's factor, so both build the same angles */
+	const float theta_scale = powf(base, -2.0f / (float)n_rot);
+	struct {
+		uint32_t n_tok, n_heads, hd, n_rot, pos0, neox, has_freqs, groups_x;
+		float theta_scale, freq_scale;
+	} push = {n_tok, n_heads, hd, n_rot, pos0, neox, freqs.buf != NULL, gx, theta_scale, freq_scale};
+	/* without freqs the binding still needs a buffer; the shader never reads it */
+	const q42_vk_view b[2] = {x, freqs.buf != NULL ? freqs : x};
+	return q42_vk_dispatch(o->vk, o->rope, b, 2, &push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_softmax(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, uint32_t n_rows,
+		      float scale, q42_err *err)
+{
+	if (n == 0 || n_rows == 0 || n_rows > MAX_GROUPS)
+		return q42_err_set(err, Q42_EARG, "vulkan softmax: bad shape (n %u, rows %u)", n, n_rows);
+	struct { uint32_t n, n_rows; float scale; } push = {n, n_rows, scale};
+	const q42_vk_view b[2] = {x, y};
+	return q42_vk_dispatch(o->vk, o->softmax, b, 2, &push, sizeof push, n_rows, 1, 1, err);
+}
+
+int q42_vk_op_swiglu(q42_vk_ops *o, q42_vk_view g, q42_vk_view u, q42_vk_view y, uint32_t n,
+		     q42_err *err)
+{
+	uint32_t gx, gy;
+	int rc = grid(n, WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[2] = {n, gx};
+	const q42_vk_view b[3] = {g, u, y};
+	return q42_vk_dispatch(o->vk, o->swiglu, b, 3, push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_add(q42_vk_ops *o, q42_vk_view a, q42_vk_view b_, q42_vk_view y, uint32_t n,
+		  uint32_t n_b, q42_err *err)
+{
+	if (n_b == 0 || n_b > n)
+		return q42_err_set(err, Q42_EARG, "vulkan add: bad shape (n %u, n_b %u)", n, n_b);
+	uint32_t gx, gy;
+	int rc = grid(n, WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[3] = {n, n_b, gx};
+	const q42_vk_view b[3] = {a, b_, y};
+	return q42_vk_dispatch(o->vk, o->add, b, 3, push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_get_rows(q42_vk_ops *o, uint32_t dtype, q42_vk_view table, uint64_t row_bytes,
+		       q42_vk_view ids, uint32_t n_tok, uint32_t n, q42_vk_view y, q42_err *err)
+{
+	const int slot = type_slot(dtype);
+	uint64_t need = 0;
+	if (slot < 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan get_rows: no kernel for type %u", dtype);
+	if (n == 0 || n_tok == 0 || n_tok > MAX_GROUPS || !q42_dtype_nbytes(dtype, n, n, &need) ||
+	    row_bytes < need || row_bytes % 2 != 0 || (dtype == Q42_DTYPE_F32 && row_bytes % 4 != 0))
+		return q42_err_set(err, Q42_EARG, "vulkan get_rows: bad shape (n %u, n_tok %u, row_bytes %llu)",
+				   n, n_tok, (unsigned long long)row_bytes);
+	const uint32_t push[3] = {(uint32_t)row_bytes, n, n_tok};
+	const q42_vk_view b[3] = {table, ids, y};
+	const uint32_t units = (n + 31) / 32;
+	return q42_vk_dispatch(o->vk, o->rows[slot], b, 3, push, sizeof push,
+			       (units + WG_ROWS - 1) / WG_ROWS, n_tok, 1, err);
+}
+
+static int kv_one(q42_vk_ops *o, uint32_t f16, q42_vk_view src, q42_vk_view dst, uint32_t n_tok,
+		  uint32_t n_kv_heads, uint32_t hd, uint32_t n_ctx, uint32_t pos0, q42_err *err)
+{
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n_tok * n_kv_heads * (f16 ? hd / 2 : hd), WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[6] = {n_tok, n_kv_heads, hd, n_ctx, pos0, gx};
+	const q42_vk_view b[2] = {src, dst};
+	return q42_vk_dispatch(o->vk, o->kv[f16], b, 2, push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_kv_store(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view k, q42_vk_view v,
+		       q42_vk_view kc, q42_vk_view vc, uint32_t n_tok, uint32_t n_kv_heads,
+		       uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx, uint32_t pos0, q42_err *err)
+{
+	if (kv_dtype != Q42_DTYPE_F32 && kv_dtype != Q42_DTYPE_F16)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan kv_store: cache type %u is not f32 or f16",
+				   kv_dtype);
+	const uint32_t f16 = kv_dtype == Q42_DTYPE_F16;
+	if (n_tok == 0 || n_kv_heads == 0 || hd_k == 0 || hd_v == 0 || pos0 > n_ctx ||
+	    n_tok > n_ctx - pos0 || (f16 && (hd_k % 2 != 0 || hd_v % 2 != 0)))
+		return q42_err_set(err, Q42_EARG, "vulkan kv_store: bad shape (tokens %u at %u of %u, head "
+				   "dims %u/%u)", n_tok, pos0, n_ctx, hd_k, hd_v);
+	int rc = kv_one(o, f16, k, kc, n_tok, n_kv_heads, hd_k, n_ctx, pos0, err);
+	if (rc == Q42_OK)
+		rc = kv_one(o, f16, v, vc, n_tok, n_kv_heads, hd_v, n_ctx, pos0, err);
+	return rc;
+}
+
+int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_view kc,
+			q42_vk_view vc, q42_vk_view out, uint32_t n_tok, uint32_t n_heads,
+			uint32_t n_kv_heads, uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx,
+			uint32_t pos0, float scale, q42_err *err)
+{
+	if (kv_dtype != Q42_DTYPE_F32 && kv_dtype != Q42_DTYPE_F16)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan attention: cache type %u is not f32 or f16",
+				   kv_dtype);
+	if (n_tok == 0 || n_tok > MAX_GROUPS || n_heads == 0 || n_heads > MAX_GROUPS ||
+	    n_kv_heads == 0 || n_heads % n_kv_heads != 0 || hd_k == 0 || hd_v == 0 ||
+	    hd_k > ATT_MAX_HD || hd_v > ATT_MAX_HD || pos0 > n_ctx || n_tok > n_ctx - pos0)
+		return q42_err_set(err, Q42_EARG, "vulkan attention: bad shape (tokens %u at %u of %u, "
+				   "heads %u/%u, head dims %u/%u, at most %u)", n_tok, pos0, n_ctx,
+				   n_heads, n_kv_heads, hd_k, hd_v, ATT_MAX_HD);
+	struct {
+		uint32_t n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0;
+		float scale;
+	} push = {n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0, scale};
+	const q42_vk_view b[4] = {q, kc, vc, out};
+	return q42_vk_dispatch(o->vk, o->att[kv_dtype == Q42_DTYPE_F16], b, 4, &push, sizeof push,
+			       n_heads, n_tok, 1, err);
+}
+
+int q42_vk_op_argmax(q42_vk_ops *o, q42_vk_view x, uint32_t n, q42_vk_view out, q42_err *err)
+{
+	if (n == 0)
+		return q42_err_set(err, Q42_EARG, "vulkan argmax: empty input");
+	const uint32_t push = n;
+	const q42_vk_view b[2] = {x, out};
+	return q42_vk_dispatch(o->vk, o->argmax, b, 2, &push, sizeof push, 1, 1, 1, err);
+}
