@@ -3,7 +3,8 @@
  * with a documented tolerance per kernel (q42run(1), CERTIFICATION).
  *
  * A kernel that fails here must not be used: the Vulkan forward pass
- * refuses a device whose certification of the kernels it needs fails.
+ * refuses a device whose certification fails (every case, seed 0, once
+ * per device and process: lib/vulkan/q42_vk_forward.c).
  * For the CPU backend the candidates are the SIMD tables of the best ISA
  * (kernels/q42_kernels.h, kernels/q42_compat.h) against Q42_ISA_SCALAR.
  */

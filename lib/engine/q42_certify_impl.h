@@ -36,8 +36,12 @@ void q42_certify_begin(q42_certify_result *r, const char *kernel, double tol_abs
 		       const char *shape_fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #ifdef Q42_WITH_VULKAN
+#include "vulkan/q42_vk_ops.h"
 int q42_vk_certify_run(int32_t device, uint64_t seed, q42_certify_fn fn, void *arg,
 		       uint32_t *n_fail, q42_err *err);
+/* The same cases on a device already open (the Vulkan forward pass's gate). */
+int q42_vk_certify_device(q42_vk *vk, q42_vk_ops *ops, uint64_t seed, q42_certify_fn fn,
+			  void *arg, uint32_t *n_fail, q42_err *err);
 #endif
 
 #endif

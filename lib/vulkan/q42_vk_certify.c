@@ -644,6 +644,15 @@ static int run_cases(struct vc *c, q42_err *err)
 	return rc;
 }
 
+static int certify_on(struct vc *c, q42_err *err)
+{
+	int rc = run_cases(c, err);
+	free(c->want);
+	free(c->floor);
+	free(c->got);
+	return rc;
+}
+
 int q42_vk_certify_run(int32_t device, uint64_t seed, q42_certify_fn fn, void *arg,
 		       uint32_t *n_fail, q42_err *err)
 {
@@ -652,13 +661,19 @@ int q42_vk_certify_run(int32_t device, uint64_t seed, q42_certify_fn fn, void *a
 	if (rc == Q42_OK)
 		rc = q42_vk_ops_open(&c.ops, c.vk, err);
 	if (rc == Q42_OK)
-		rc = run_cases(&c, err);
+		rc = certify_on(&c, err);
 	*n_fail = c.n_fail;
 	q42_vk_ops_close(c.ops);
 	if (c.vk != NULL)
 		q42_vk_close(c.vk);
-	free(c.want);
-	free(c.floor);
-	free(c.got);
+	return rc;
+}
+
+int q42_vk_certify_device(q42_vk *vk, q42_vk_ops *ops, uint64_t seed, q42_certify_fn fn,
+			  void *arg, uint32_t *n_fail, q42_err *err)
+{
+	struct vc c = {.fn = fn, .arg = arg, .rng = seed, .vk = vk, .ops = ops};
+	int rc = certify_on(&c, err);
+	*n_fail = c.n_fail;
 	return rc;
 }

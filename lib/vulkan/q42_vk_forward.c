@@ -8,10 +8,13 @@
  * and allocates everything at open, so a pass allocates nothing. Only the
  * token ids go up and the last token's logits and argmax come back.
  */
+#include "config.h"
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_ckd.h"
+#include "engine/q42_certify_impl.h"
 #include "engine/q42_engine_impl.h"
 #include "formats/q42_types.h"
 #include "kernels/q42_kernels.h"
@@ -250,6 +253,58 @@ static int auto_choice(int32_t device, bool *use, q42_err *err)
 	return rc;
 }
 
+/* ---- certification gate ---------------------------------------------- */
+
+/* Kernels run only on a device whose certification (q42_certify.h) has
+ * passed in this process: the first engine opened on a device runs every
+ * case once (about a second on lavapipe), later ones reuse the verdict. */
+#define GATE_DEVICES 16
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static int8_t gate_verdict[GATE_DEVICES]; /* 0 unknown, 1 passed, -1 failed */
+static char gate_failure[GATE_DEVICES][160];
+
+struct gate_run {
+	char *first_failure;
+	size_t cap;
+};
+
+static void gate_case(const q42_certify_result *r, void *arg)
+{
+	struct gate_run *g = arg;
+	if (!r->pass && g->first_failure[0] == '\0')
+		snprintf(g->first_failure, g->cap, "%s (%s) max_abs %.3g max_rel %.3g", r->kernel,
+			 r->shape, r->max_abs, r->max_rel);
+}
+
+static int certify_gate(q42_vkf *f, q42_err *err)
+{
+	const q42_vk_device_info *di = q42_vk_info(f->vk);
+	const uint32_t d = di->index;
+	int rc = Q42_OK;
+
+	if (d >= GATE_DEVICES)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "vulkan: device %u: only devices 0..%u can be certified", d,
+				   GATE_DEVICES - 1);
+	pthread_mutex_lock(&gate_lock);
+	if (gate_verdict[d] == 0) {
+		struct gate_run g = {gate_failure[d], sizeof gate_failure[d]};
+		uint32_t n_fail = 0;
+		gate_failure[d][0] = '\0';
+		rc = q42_vk_certify_device(f->vk, f->ops, 0, gate_case, &g, &n_fail, err);
+		if (rc == Q42_OK)
+			gate_verdict[d] = n_fail == 0 ? 1 : -1;
+	}
+	if (rc == Q42_OK && gate_verdict[d] < 0)
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "vulkan: device %u (%s) failed kernel certification: %s; see q42run"
+				 " --certify --backend vulkan --device %u",
+				 d, di->name, gate_failure[d], d);
+	pthread_mutex_unlock(&gate_lock);
+	return rc;
+}
+
 static int open_device(q42_vkf **out, const q42_engine *e, int32_t device, bool allow_cpu,
 		       q42_err *err)
 {
@@ -272,6 +327,8 @@ static int open_device(q42_vkf **out, const q42_engine *e, int32_t device, bool 
 	rc = q42_vk_open(&f->vk, device, allow_cpu, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_ops_open(&f->ops, f->vk, err);
+	if (rc == Q42_OK)
+		rc = certify_gate(f, err);
 	if (rc == Q42_OK)
 		rc = upload_weights(f, err);
 	if (rc == Q42_OK)
