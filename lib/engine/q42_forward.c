@@ -228,21 +228,46 @@ static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
 	return b;
 }
 
+/* Tail tiles per thread of a one-token product handed out one by one. */
+#define Q42_TAIL_TILES 4u
+
+/* Claims the run of tiles *i.. (*k of them, never across two parts) and
+ * says which part it is in and where there (*p, *ti); false when none are
+ * left. Runs differ only in length, each row is computed the same way in
+ * any of them. */
+static bool mm_claim(struct mm_args *m, uint32_t nth, uint32_t *i, uint32_t *k, uint32_t *p,
+		     uint32_t *ti)
+{
+	uint32_t c = atomic_load_explicit(&m->next, memory_order_relaxed);
+	do {
+		uint32_t want = Q42_TILE_RUN;
+		if (c >= m->n_tiles)
+			return false;
+		*p = 0;
+		*ti = c;
+		while (*ti >= m->part[*p].tiles)
+			*ti -= m->part[(*p)++].tiles;
+		if (m->n_tok == 1 && m->n_tiles - c <= Q42_TAIL_TILES * nth)
+			want = 1;
+		*k = m->part[*p].tiles - *ti < want ? m->part[*p].tiles - *ti : want;
+	} while (!atomic_compare_exchange_weak_explicit(&m->next, &c, c + *k, memory_order_relaxed,
+							memory_order_relaxed));
+	*i = c;
+	return true;
+}
+
 static void mm_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct mm_args *m = v;
 	const q42_engine *e = m->e;
-	uint32_t i;
+	uint32_t i, k, p, ti;
 	(void)ith;
-	(void)nth;
-	while (tile_claim(&m->next, m->n_tiles, &i)) {
-		uint32_t p = 0, ti = i;
-		while (ti >= m->part[p].tiles)
-			ti -= m->part[p++].tiles;
+	while (mm_claim(m, nth, &i, &k, &p, &ti)) {
 		const struct mm_part *pt = &m->part[p];
 		const int64_t r0 = (int64_t)ti * Q42_TILE_ROWS;
-		const int64_t r1 = r0 + Q42_TILE_ROWS < pt->w->n_out ? r0 + Q42_TILE_ROWS
-								     : pt->w->n_out;
+		const int64_t r1 = r0 + (int64_t)k * Q42_TILE_ROWS < pt->w->n_out
+					   ? r0 + (int64_t)k * Q42_TILE_ROWS
+					   : pt->w->n_out;
 		mm_tile(e, pt, m->n_tok, r0, r1);
 		if (m->swiglu) {
 			/* tiles start on a multiple of 16, where the kernels'
@@ -255,7 +280,12 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 			}
 		}
 		if (m->top1 != NULL)
-			m->top1[i] = tile_top1(pt->y, r0, r1);
+			for (uint32_t j = 0; j < k; j++) {
+				const int64_t a = r0 + (int64_t)j * Q42_TILE_ROWS;
+				m->top1[i + j] = tile_top1(pt->y, a, a + Q42_TILE_ROWS < r1
+									 ? a + Q42_TILE_ROWS
+									 : r1);
+			}
 	}
 }
 
