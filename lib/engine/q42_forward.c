@@ -228,21 +228,46 @@ static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
 	return b;
 }
 
+/* Tail tiles per thread of a one-token product handed out one by one. */
+#define Q42_TAIL_TILES 4u
+
+/* Claims the run of tiles *i.. (*k of them, never across two parts) and
+ * says which part it is in and where there (*p, *ti); false when none are
+ * left. Runs differ only in length, each row is computed the same way in
+ * any of them. */
+static bool mm_claim(struct mm_args *m, uint32_t nth, uint32_t *i, uint32_t *k, uint32_t *p,
+		     uint32_t *ti)
+{
+	uint32_t c = atomic_load_explicit(&m->next, memory_order_relaxed);
+	do {
+		uint32_t want = Q42_TILE_RUN;
+		if (c >= m->n_tiles)
+			return false;
+		*p = 0;
+		*ti = c;
+		while (*ti >= m->part[*p].tiles)
+			*ti -= m->part[(*p)++].tiles;
+		if (m->n_tok == 1 && m->n_tiles - c <= Q42_TAIL_TILES * nth)
+			want = 1;
+		*k = m->part[*p].tiles - *ti < want ? m->part[*p].tiles - *ti : want;
+	} while (!atomic_compare_exchange_weak_explicit(&m->next, &c, c + *k, memory_order_relaxed,
+							memory_order_relaxed));
+	*i = c;
+	return true;
+}
+
 static void mm_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct mm_args *m = v;
 	const q42_engine *e = m->e;
-	uint32_t i;
+	uint32_t i, k, p, ti;
 	(void)ith;
-	(void)nth;
-	while (tile_claim(&m->next, m->n_tiles, &i)) {
-		uint32_t p = 0, ti = i;
-		while (ti >= m->part[p].tiles)
-			ti -= m->part[p++].tiles;
+	while (mm_claim(m, nth, &i, &k, &p, &ti)) {
 		const struct mm_part *pt = &m->part[p];
 		const int64_t r0 = (int64_t)ti * Q42_TILE_ROWS;
-		const int64_t r1 = r0 + Q42_TILE_ROWS < pt->w->n_out ? r0 + Q42_TILE_ROWS
-								     : pt->w->n_out;
+		const int64_t r1 = r0 + (int64_t)k * Q42_TILE_ROWS < pt->w->n_out
+					   ? r0 + (int64_t)k * Q42_TILE_ROWS
+					   : pt->w->n_out;
 		mm_tile(e, pt, m->n_tok, r0, r1);
 		if (m->swiglu) {
 			/* tiles start on a multiple of 16, where the kernels'
@@ -255,7 +280,12 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 			}
 		}
 		if (m->top1 != NULL)
-			m->top1[i] = tile_top1(pt->y, r0, r1);
+			for (uint32_t j = 0; j < k; j++) {
+				const int64_t a = r0 + (int64_t)j * Q42_TILE_ROWS;
+				m->top1[i + j] = tile_top1(pt->y, a, a + Q42_TILE_ROWS < r1
+									 ? a + Q42_TILE_ROWS
+									 : r1);
+			}
 	}
 }
 
@@ -295,23 +325,34 @@ static uint8_t *v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d)
 	return e->vc + i * e->v_elem_bytes;
 }
 
-/* RoPE on the q and k rows of token t, then its k and v into the cache. */
+/* RoPE on the q and k rows of token t, then its k into the cache. */
 static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 {
 	const uint32_t kvh_n = e->layers[l].n_head_kv;
 	const uint32_t pos = e->n_past + t;
 	float *k = e->k + (uint64_t)t * kvh_n * e->hd_k;
-	const float *v = e->v + (uint64_t)t * kvh_n * e->hd_v;
 
 	op_rope_cache(e, pos, cache);
 	op_rope(e, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, e->hd_k, cache);
 	op_rope(e, k, kvh_n, e->hd_k, cache);
-	for (uint32_t h = 0; h < kvh_n; h++) {
+	for (uint32_t h = 0; h < kvh_n; h++)
 		e->kvq->quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
-		for (uint32_t d = 0; d < e->hd_v; d++)
-			e->kvq->quantize(v + (uint64_t)h * e->hd_v + d,
-					 v_row(e, l, h, d) + (uint64_t)pos * e->v_elem_bytes, 1);
-	}
+}
+
+/* Dimension r (kv head r / hd_v, dimension r % hd_v) of the v rows of all
+ * n_tok tokens into its transposed cache row: the cache types (F32, F16)
+ * convert element by element, so gathering the column into tmp and
+ * converting it in one call writes the bytes per-element calls would, with
+ * one call and one destination run instead of one per token. */
+static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, float *tmp)
+{
+	const uint32_t kvh_n = e->layers[l].n_head_kv;
+	const uint64_t stride = (uint64_t)kvh_n * e->hd_v;
+	const float *v = e->v + r;
+	for (uint32_t t = 0; t < n_tok; t++)
+		tmp[t] = v[t * stride];
+	e->kvq->quantize(tmp, v_row(e, l, r / e->hd_v, r % e->hd_v) +
+				      (uint64_t)e->n_past * e->v_elem_bytes, n_tok);
 }
 
 struct att_args {
@@ -322,22 +363,33 @@ struct att_args {
 	atomic_uint next;
 };
 
+/* Items 0..n_tok-1 are tokens (RoPE, k), the rest rows of v; neither
+ * reads what the other writes. */
 static void rope_store_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct att_args *a = v;
-	uint32_t t;
+	const uint32_t n_v = a->e->layers[a->l].n_head_kv * a->e->hd_v;
+	uint32_t i;
 	(void)nth;
-	while (tile_claim(&a->next, a->n_tok, &t))
-		rope_store_row(a->e, a->l, t, a->e->ts[ith].rope);
+	while (tile_claim(&a->next, a->n_tok + n_v, &i)) {
+		if (i < a->n_tok)
+			rope_store_row(a->e, a->l, i, a->e->ts[ith].rope);
+		else
+			v_store_row(a->e, a->l, a->n_tok, i - a->n_tok, a->e->ts[ith].scores);
+	}
 }
 
 static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
 	struct att_args a = {e, l, n_tok, 1, 0};
-	if (n_tok == 1)
+	if (n_tok == 1) {
+		const uint32_t n_v = e->layers[l].n_head_kv * e->hd_v;
 		rope_store_row(e, l, 0, e->ts[0].rope);
-	else
+		for (uint32_t r = 0; r < n_v; r++)
+			v_store_row(e, l, 1, r, e->ts[0].scores);
+	} else {
 		q42_pool_run(e->pool, rope_store_job, &a);
+	}
 }
 
 /* One (token, head) pair: scores against every cached position up to the
@@ -356,14 +408,22 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	void (*kqv)(int64_t, float *, const void *, const void *) =
 		a->n_tok == 1 ? e->att_kqv_one : e->att_kqv;
 
-	e->kvq->quantize(q, ts->qq, e->hd_k);
+	/* an F32 cache's "quantization" is a copy: the products read q and
+	 * the probabilities where they are */
+	const bool copy = e->kv_type != Q42_DTYPE_F32;
+	const void *qq = copy ? (const void *)ts->qq : (const void *)q;
+	const void *pq = copy ? (const void *)ts->pq : (const void *)s;
+
+	if (copy)
+		e->kvq->quantize(q, ts->qq, e->hd_k);
 	for (uint32_t j = 0; j < n_kv; j++)
-		e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), ts->qq);
+		e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	e->softmax(n_kv, s, s);
-	e->kvq->quantize(s, ts->pq, n_kv);
+	if (copy)
+		e->kvq->quantize(s, ts->pq, n_kv);
 	for (uint32_t d = 0; d < e->hd_v; d++)
-		kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), ts->pq);
+		kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), pq);
 }
 
 /* Pairs go head-major, so consecutive pairs read the same head's K and V
