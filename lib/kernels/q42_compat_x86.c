@@ -264,6 +264,20 @@ A5_INLINE __m512i reduce_pairs16(const __m512i v[GROUP])
 	return _mm512_shuffle_i32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
+/* The f16 scales of blocks j and j+1 of eight rows, [j rows 0..7 | j+1
+ * rows 0..7]: masked loads (masked-out words are never read) place row
+ * r's two scales, 11 words apart, at words r and r + 11; one word permute
+ * closes the gap. */
+A5_INLINE __m512 pair_halves(const uint8_t *const wr[GROUP], int64_t off, __m512i dperm)
+{
+	__m512i d = _mm512_setzero_si512();
+	UNROLL
+	for (int r = 0; r < GROUP; r++)
+		d = _mm512_mask_loadu_epi16(d, (__mmask32)(1u << r | 1u << (r + 11)),
+					    (const void *)((uintptr_t)(wr[r] + off) - 2 * (uintptr_t)r));
+	return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(dperm, d)));
+}
+
 A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
@@ -273,7 +287,11 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 		pi[i] = (uint8_t)((i < 32 ? Q5_0_QS : Q5_0_BYTES + Q5_0_QS) + i % 16);
 	for (int i = 0; i < 32; i++)
 		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
+	int16_t di[32];
+	for (int i = 0; i < 32; i++)
+		di[i] = (int16_t)(i < 8 ? i : i + 3);
 	const __m512i perm = _mm512_loadu_si512(pi), cnt = _mm512_loadu_si512(ci);
+	const __m512i dperm = _mm512_loadu_si512(di);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
@@ -300,16 +318,15 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 				for (int r = 0; r < GROUP; r++)
 					v[r] = _mm512_dpbusd_epi32(bias, q5_0_pair(wr[r] + o, perm, cnt), yq);
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
-				const __m256 d0 = _mm256_mul_ps(halves_rows(wr, o),
-								_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
-				const __m256 d1 = _mm256_mul_ps(
-					halves_rows(wr, o + Q5_0_BYTES),
-					_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES))));
-				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm512_castps512_ps256(s), d0));
-				acc = _mm256_add_ps(
-					acc, _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(
-								   _mm512_castps_pd(s), 1)),
-							   d1));
+				const __m512 d = _mm512_mul_ps(
+					pair_halves(wr, o, dperm),
+					_mm512_mask_blend_ps((__mmask16)0xFF00,
+							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),
+							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES)))));
+				const __m512 prod = _mm512_mul_ps(s, d);
+				acc = _mm256_add_ps(acc, _mm512_castps512_ps256(prod));
+				acc = _mm256_add_ps(acc, _mm256_castpd_ps(_mm512_extractf64x4_pd(
+								 _mm512_castps_pd(prod), 1)));
 			}
 			for (; j < nb; j++, xb += Q8_0_BYTES) {
 				const int64_t o = j * Q5_0_BYTES;
