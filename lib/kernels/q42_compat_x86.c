@@ -232,7 +232,115 @@ A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 	}
 
 ROWS_GEN(q42_generic_rows_q8_0_avx512, sums_q8_0_avx512, Q8_0_BYTES)
-ROWS_GEN(q42_generic_rows_q5_0_avx512, sums_q5_0_avx512, Q5_0_BYTES)
+
+/* Q5_0, two blocks per row and step: one masked 44-byte load (never past
+ * the pair) holds both blocks; a byte permute puts each block's 16 quant
+ * bytes in two 16-byte lanes, a per-lane shift picks the nibble, and the
+ * two qh words are one 64-bit byte mask. The eight rows' products are
+ * reduced to [block j, rows 0..7 | block j+1, rows 0..7]. */
+A5_INLINE __m512i q5_0_pair(const uint8_t *p, __m512i perm, __m512i cnt)
+{
+	const __m512i m15 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
+	const __m512i l = _mm512_maskz_loadu_epi8((__mmask64)0xFFFFFFFFFFFull, p);
+	const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(perm, l), cnt), m15);
+	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(p + Q5_0_QH) |
+					 (uint64_t)q42_ld32(p + Q5_0_BYTES + Q5_0_QH) << 32);
+	return _mm512_mask_add_epi8(q, hb, q, bit4);
+}
+
+A5_INLINE __m512i reduce_pairs16(const __m512i v[GROUP])
+{
+	__m512i t[4], u[2];
+	for (int k = 0; k < 4; k++)
+		t[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+					_mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+	/* 128-bit lane L of u[i]: lane L's totals of rows 4i..4i+3 */
+	for (int i = 0; i < 2; i++)
+		u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
+					_mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+	/* [j rows 0..3, j+1 rows 0..3, j rows 4..7, j+1 rows 4..7] */
+	const __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(u[0], u[1], _MM_SHUFFLE(2, 0, 2, 0)),
+					   _mm512_shuffle_i32x4(u[0], u[1], _MM_SHUFFLE(3, 1, 3, 1)));
+	return _mm512_shuffle_i32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+/* The f16 scales of blocks j and j+1 of eight rows, [j rows 0..7 | j+1
+ * rows 0..7]: masked loads (masked-out words are never read) place row
+ * r's two scales, 11 words apart, at words r and r + 11; one word permute
+ * closes the gap. */
+A5_INLINE __m512 pair_halves(const uint8_t *const wr[GROUP], int64_t off, __m512i dperm)
+{
+	__m512i d = _mm512_setzero_si512();
+	UNROLL
+	for (int r = 0; r < GROUP; r++)
+		d = _mm512_mask_loadu_epi16(d, (__mmask32)(1u << r | 1u << (r + 11)),
+					    (const void *)((uintptr_t)(wr[r] + off) - 2 * (uintptr_t)r));
+	return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(dperm, d)));
+}
+
+A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nb = n / Q42_QK;
+	uint8_t pi[64];
+	int16_t ci[32];
+	for (int i = 0; i < 64; i++)
+		pi[i] = (uint8_t)((i < 32 ? Q5_0_QS : Q5_0_BYTES + Q5_0_QS) + i % 16);
+	for (int i = 0; i < 32; i++)
+		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
+	int16_t di[32];
+	for (int i = 0; i < 32; i++)
+		di[i] = (int16_t)(i < 8 ? i : i + 3);
+	const __m512i perm = _mm512_loadu_si512(pi), cnt = _mm512_loadu_si512(ci);
+	const __m512i dperm = _mm512_loadu_si512(di);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		const uint8_t *nx[GROUP];
+		const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;
+		group_rows(w, w_stride, r1, n_rows, GROUP, nx);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			float out[GROUP];
+			int64_t j = 0;
+			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_0_BYTES) {
+				const int64_t o = j * Q5_0_BYTES;
+				prefetch_rows(nx, o, 2 * Q5_0_BYTES);
+				const __m512i yq = _mm512_inserti64x4(
+					_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS))),
+					_mm256_loadu_si256((const __m256i *)(xb + Q8_0_BYTES + Q8_0_QS)), 1);
+				/* -16 * (sum of each dword's four y bytes) */
+				const __m512i bias = _mm512_sub_epi32(
+					_mm512_setzero_si512(),
+					_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(16), yq));
+				__m512i v[GROUP];
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					v[r] = _mm512_dpbusd_epi32(bias, q5_0_pair(wr[r] + o, perm, cnt), yq);
+				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
+				const __m512 d = _mm512_mul_ps(
+					pair_halves(wr, o, dperm),
+					_mm512_mask_blend_ps((__mmask16)0xFF00,
+							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),
+							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES)))));
+				const __m512 prod = _mm512_mul_ps(s, d);
+				acc = _mm256_add_ps(acc, _mm512_castps512_ps256(prod));
+				acc = _mm256_add_ps(acc, _mm256_castpd_ps(_mm512_extractf64x4_pd(
+								 _mm512_castps_pd(prod), 1)));
+			}
+			for (; j < nb; j++, xb += Q8_0_BYTES) {
+				const int64_t o = j * Q5_0_BYTES;
+				const __m256i s = sums_q5_0_avx512(
+					wr, o, _mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS)));
+				const __m256 d = _mm256_mul_ps(halves_rows(wr, o),
+							       _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d));
+			}
+			_mm256_storeu_ps(out, acc);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+		}
+	}
+}
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
@@ -335,8 +443,164 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 
 ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1)
 ROWS_QK(q42_compat_rows_q6_k_avx2, A2, Q6_K_BYTES, 0)
-ROWS_QK(q42_compat_rows_q4_k_avx512, A5, Q4_K_BYTES, 1)
-ROWS_QK(q42_compat_rows_q6_k_avx512, A5, Q6_K_BYTES, 0)
+
+/* AVX-512 VNNI: one 512-bit int32 accumulator per row and super-block
+ * (the exact total split over sixteen lanes), quants times y by
+ * vpmaddubsw, int16 pairs times the sub-block scale by vpdpwssd. The
+ * sub-block scales reach their lanes by one byte or word permute per
+ * vector; the eight accumulators of a group are reduced together. */
+
+/* int16 words 0..15 all = a, 16..31 all = b */
+A5_INLINE __m512i halves16(short a, short b)
+{
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(a)), _mm256_set1_epi16(b), 1);
+}
+
+/* Totals of eight rows' sixteen-lane accumulators, row r in lane r. */
+A5_INLINE __m256i reduce_rows16(const __m512i v[GROUP])
+{
+	__m512i w[4];
+	for (int k = 0; k < 4; k++)
+		/* 256-bit half 0: row k's two halves added, half 1: row k + 4's */
+		w[k] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[k], v[k + 4], _MM_SHUFFLE(1, 0, 1, 0)),
+					_mm512_shuffle_i32x4(v[k], v[k + 4], _MM_SHUFFLE(3, 2, 3, 2)));
+	const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(w[0], w[1]),
+					    _mm512_unpackhi_epi32(w[0], w[1]));
+	const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(w[2], w[3]),
+					    _mm512_unpackhi_epi32(w[2], w[3]));
+	const __m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1),
+					   _mm512_unpackhi_epi64(t0, t1));
+	const __m512i p = _mm512_shuffle_i32x4(u, u, _MM_SHUFFLE(3, 1, 2, 0));
+	return _mm256_add_epi32(_mm512_castsi512_si256(p), _mm512_extracti64x4_epi64(p, 1));
+}
+
+/* q4_K: 32 quant bytes c hold elements 64c..64c+31 (low nibbles, scale
+ * 2c) and 64c+32..64c+63 (high nibbles, scale 2c+1); broadcast to both
+ * halves and shifted by 0 or 4 they are 64 elements in y's order. The
+ * mins term goes to *summ as eight int32 (bsum pairs times mins). */
+A5_INLINE __m512i isum16_q4_k(const uint8_t *a, const uint8_t *b, __m256i *summ)
+{
+	const uint32_t u0 = q42_ld32(a + Q4_K_SCALES), u1 = q42_ld32(a + Q4_K_SCALES + 4),
+		       u2 = q42_ld32(a + Q4_K_SCALES + 8);
+	const uint64_t sc = (uint64_t)(u0 & 0x3F3F3F3Fu) |
+			    (uint64_t)((u2 & 0x0F0F0F0Fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+	const uint64_t mn = (uint64_t)(u1 & 0x3F3F3F3Fu) |
+			    (uint64_t)(((u2 >> 4) & 0x0F0F0F0Fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+	const __m512i scb = _mm512_set1_epi64((long long)sc);
+	const __m512i cnt = halves16(0, 4), m15 = _mm512_set1_epi8(0x0F);
+	__m512i acc = _mm512_setzero_si512();
+	UNROLL
+	for (int c = 0; c < 4; c++) {
+		const __m512i q = _mm512_and_si512(
+			_mm512_srlv_epi16(_mm512_broadcast_i64x4(_mm256_loadu_si256(
+						  (const __m256i *)(a + Q4_K_QS + 32 * c))),
+					  cnt),
+			m15);
+		const __m512i p = _mm512_maddubs_epi16(
+			q, _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c)));
+		/* words: scale byte 2c (or 2c+1), high byte zeroed */
+		const __m512i s = _mm512_shuffle_epi8(
+			scb, halves16((short)(0x8000 | (2 * c)), (short)(0x8000 | (2 * c + 1))));
+		acc = _mm512_dpwssd_epi32(acc, p, s);
+	}
+	const __m128i m = _mm_cvtsi64_si128((long long)mn);
+	*summ = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)),
+				  _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m, m)));
+	return acc;
+}
+
+/* int16 words of 128-bit lane L all = k + L */
+A5_INLINE __m512i lanes16(int k)
+{
+	const long long one = 0x0001000100010001LL;
+	return _mm512_set_epi64(one * (k + 3), one * (k + 3), one * (k + 2), one * (k + 2),
+				one * (k + 1), one * (k + 1), one * k, one * k);
+}
+
+/* q6_K: the 64 ql bytes of half h give elements 128h..128h+63 (low
+ * nibbles) and 128h+64..128h+127 (high), each 128-bit lane one 16-element
+ * sub-block; the 32 qh bytes, broadcast, give the two high bits by a
+ * per-half shift. The -32 offset is taken out once per super-block as
+ * 32 * sum(scale * bsum): Q8_K's bsums are its group sums (every Q8_K
+ * comes from the quantizer), as the q4_K mins term already relies on. */
+A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
+{
+	const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + Q6_K_SCALES)));
+	const __m256i corr = _mm256_slli_epi32(
+		_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS))), 5);
+	const __m512i sc = _mm512_castsi256_si512(sc16);
+	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
+	const __m512i cl = halves16(4, 2), ch = halves16(0, 2);
+	__m512i acc = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
+	UNROLL
+	for (int h = 0; h < 2; h++) {
+		const __m512i ql = _mm512_loadu_si512((const void *)(a + Q6_K_QL + 64 * h));
+		const __m512i qh = _mm512_broadcast_i64x4(
+			_mm256_loadu_si256((const __m256i *)(a + Q6_K_QH + 32 * h)));
+		/* (x & 0x0F) | hi, hi already in bits 4..5 */
+		const __m512i lo = _mm512_ternarylogic_epi32(
+			ql, m15, _mm512_and_si512(_mm512_sllv_epi16(qh, cl), m48), 0xEA);
+		const __m512i hi = _mm512_ternarylogic_epi32(
+			_mm512_srli_epi16(ql, 4), m15, _mm512_and_si512(_mm512_srlv_epi16(qh, ch), m48),
+			0xEA);
+		acc = _mm512_dpwssd_epi32(
+			acc,
+			_mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(b + Q8_K_QS + 128 * h))),
+			_mm512_permutexvar_epi16(lanes16(8 * h), sc));
+		acc = _mm512_dpwssd_epi32(
+			acc,
+			_mm512_maddubs_epi16(hi, _mm512_loadu_si512(
+							 (const void *)(b + Q8_K_QS + 128 * h + 64))),
+			_mm512_permutexvar_epi16(lanes16(8 * h + 4), sc));
+	}
+	return acc;
+}
+
+/* The float chain of ROWS_QK, on sums from the 512-bit integer parts. */
+#define ROWS_QK512(NAME, BYTES, IS_Q4K)                                                                       \
+	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                                   \
+	{                                                                                                    \
+		const int64_t nb = n / Q42_QK_K;                                                             \
+		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                             \
+			const uint8_t *wr[GROUP];                                                            \
+			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                                      \
+			const uint8_t *nx[GROUP];                                                            \
+			const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;                            \
+			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                                      \
+			for (int64_t t = 0; t < n_tok; t++) {                                                \
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;             \
+				__m256 acc = _mm256_setzero_ps();                                            \
+				float out[GROUP];                                                            \
+				for (int64_t j = 0; j < nb; j++, xb += Q8_K_BYTES) {                         \
+					const int64_t o = j * (BYTES);                                       \
+					if (t == 0)                                                          \
+						prefetch_rows(nx, o, BYTES);                                 \
+					__m512i is[GROUP];                                                   \
+					__m256i sm[GROUP];                                                   \
+					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));            \
+					UNROLL                                                               \
+					for (int r = 0; r < GROUP; r++)                                      \
+						is[r] = IS_Q4K ? isum16_q4_k(wr[r] + o, xb, &sm[r])          \
+							       : isum16_q6_k(wr[r] + o, xb);                 \
+					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D));   \
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce_rows16(is)),         \
+							      _mm256_mul_ps(dw, yd), acc);                   \
+					if (IS_Q4K) {                                                        \
+						const __m256 dm = _mm256_mul_ps(                             \
+							yd, halves_rows(wr, o + Q4_K_DMIN));                 \
+						acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_reduce8(sm)),   \
+								      _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), \
+								      acc);                                  \
+					}                                                                    \
+				}                                                                            \
+				_mm256_storeu_ps(out, acc);                                                  \
+				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);             \
+			}                                                                                    \
+		}                                                                                            \
+	}
+
+ROWS_QK512(q42_compat_rows_q4_k_avx512, Q4_K_BYTES, 1)
+ROWS_QK512(q42_compat_rows_q6_k_avx512, Q6_K_BYTES, 0)
 
 /* ---- float reductions -------------------------------------------------- */
 
