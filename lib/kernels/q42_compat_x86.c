@@ -363,6 +363,54 @@ A5_INLINE float reduce16(__m512 v)
 
 #define F16_TOK 4 /* tokens per pass of the F16 x F32 product */
 
+/* Decode: one token, so each weight byte is used once and the product is
+ * bound by memory. Eight rows in flight, and the next eight rows' bytes
+ * at the same offset are prefetched (rows of a few KiB are too short for
+ * the hardware prefetcher to ramp up on each). One chain of sixteen lanes
+ * per row, as the scalar product. */
+A5 static void f16_f32_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v,
+			   float *y)
+{
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		__m512 acc[GROUP];
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			acc[r] = _mm512_setzero_ps();
+		int64_t k = 0;
+		for (; k + 32 <= n; k += 32) {
+			prefetch_rows(nx, 2 * k, 64);
+			const __m512 x0 = _mm512_loadu_ps(v + k), x1 = _mm512_loadu_ps(v + k + 16);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k))),
+					acc[r]);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x1,
+					_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k + 32))),
+					acc[r]);
+		}
+		if (k + 16 <= n) {
+			const __m512 x0 = _mm512_loadu_ps(v + k);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k))),
+					acc[r]);
+		}
+		float out[GROUP];
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			out[r] = reduce16(acc[r]);
+		store_group(y, r0, n_rows, out, GROUP);
+	}
+}
+
 /* AMX F16: 16 FMA lanes over whole 16-element steps. Four rows times
  * F16_TOK tokens per pass (each widened weight vector serves every token
  * of the pass); each (row, token) keeps its own lanes, so the order per
@@ -508,6 +556,10 @@ A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 	float *acc = n_tok >= F16_MIN_TOK
 			     ? aligned_alloc(64, (size_t)(F16_PANEL * ntp * 16) * sizeof(float))
 			     : NULL;
+	if (n_tok == 1) {
+		f16_f32_one(n, n_rows, w, w_stride, x, y);
+		return;
+	}
 	if (acc == NULL) {
 		f16_f32_few(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 		return;
