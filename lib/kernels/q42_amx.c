@@ -253,7 +253,7 @@ AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, in
 	const __m512i zero = _mm512_setzero_si512();
 	for (int64_t tt = 0; tt < ntt; tt++) {
 		const int64_t left = n_tok - tt * TT;
-		const __mmask16 live = left >= TT ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+		const __mmask16 live = (__mmask16)(left >= TT ? 0xFFFFu : (1u << left) - 1u);
 		const uint8_t *xt = x + (uint64_t)(tt * TT) * x_stride;
 		for (int64_t j = 0; j < nb; j++) {
 			const uint64_t b = (uint64_t)(tt * nb + j);
