@@ -223,22 +223,51 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 }
 
 /* Q8_0 activations: quants in B layout per (token tile, block), scales
- * per token. */
+ * per token. Sixteen tokens' dwords are one gather each (the scalar
+ * copy was as costly as the tile products themselves, and the engine
+ * packs once per call of 64 rows); tokens past n_tok are masked to zero.
+ * Offsets are int32 lanes, so rows 16 * x_stride apart or more take the
+ * scalar copy. */
 AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
 		      uint8_t *bq, float *bd)
 {
-	for (int64_t tt = 0; tt < ntt; tt++)
+	if (x_stride > (uint64_t)INT32_MAX / TT) {
+		for (int64_t tt = 0; tt < ntt; tt++)
+			for (int64_t j = 0; j < nb; j++) {
+				const uint64_t b = (uint64_t)(tt * nb + j);
+				pack_b(x, x_stride, n_tok, tt, (uint64_t)j * Q8_0_BYTES + Q8_0_QS, 32,
+				       bq + b * B32);
+				for (int n = 0; n < TT; n++) {
+					const int64_t t = tt * TT + n;
+					bd[b * TT + (uint64_t)n] =
+						t < n_tok ? half(x + (uint64_t)t * x_stride +
+									(uint64_t)j * Q8_0_BYTES)
+							  : 0.0f;
+				}
+			}
+		return;
+	}
+	const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+								 13, 14, 15),
+					       _mm512_set1_epi32((int)x_stride));
+	const __m512i zero = _mm512_setzero_si512();
+	for (int64_t tt = 0; tt < ntt; tt++) {
+		const int64_t left = n_tok - tt * TT;
+		const __mmask16 live = (__mmask16)(left >= TT ? 0xFFFFu : (1u << left) - 1u);
+		const uint8_t *xt = x + (uint64_t)(tt * TT) * x_stride;
 		for (int64_t j = 0; j < nb; j++) {
 			const uint64_t b = (uint64_t)(tt * nb + j);
-			pack_b(x, x_stride, n_tok, tt, (uint64_t)j * Q8_0_BYTES + Q8_0_QS, 32, bq + b * B32);
-			for (int n = 0; n < TT; n++) {
-				const int64_t t = tt * TT + n;
-				bd[b * TT + (uint64_t)n] =
-					t < n_tok ? half(x + (uint64_t)t * x_stride +
-								(uint64_t)j * Q8_0_BYTES)
-						  : 0.0f;
-			}
+			const uint8_t *blk = xt + (uint64_t)j * Q8_0_BYTES;
+			UNROLL
+			for (int k = 0; k < 8; k++)
+				_mm512_store_si512(bq + b * B32 + 64 * (uint64_t)k,
+						   _mm512_mask_i32gather_epi32(zero, live, idx,
+									       blk + Q8_0_QS + 4 * k, 1));
+			/* the dword at the block's start: d, then two quants */
+			const __m512i d = _mm512_mask_i32gather_epi32(zero, live, idx, blk, 1);
+			_mm512_storeu_ps(bd + b * TT, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d)));
 		}
+	}
 }
 
 enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0 };
@@ -289,13 +318,24 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	float *bd = pc[2], *dw = pc[3];
 	int8_t *unp = pc[4];
 	const bool fused = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0;
+	const __m512i w_idx = _mm512_mullo_epi32(
+		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+		_mm512_set1_epi32(w_stride > (uint64_t)INT32_MAX / TR ? 0 : (int)w_stride));
 	pack_q8_0(x, x_stride, n_tok, nb, ntt, bq, bd);
 	tiles_on(32);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
-		for (int m = 0; m < TR; m++)
+		if (w_stride > (uint64_t)INT32_MAX / TR) {
+			for (int m = 0; m < TR; m++)
+				for (int64_t j = 0; j < nb; j++)
+					dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
+		} else {
+			/* sixteen rows' d (each block's first dword) per gather */
 			for (int64_t j = 0; j < nb; j++)
-				dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
+				_mm512_storeu_ps(dw + j * TR,
+						 _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+							 _mm512_i32gather_epi32(w_idx, wr + (uint64_t)j * bytes, 1))));
+		}
 		unpack_q32(bytes == Q8_0_BYTES, kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
 		BARRIER();
 		q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok, cbuf,

@@ -14,6 +14,7 @@
  * q42_cpu_has_avx512() said yes.
  */
 #include <math.h>
+#include <stdlib.h>
 #include "kernels/q42_compat.h"
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_kernels_x86.h"
@@ -626,11 +627,59 @@ A5_INLINE float reduce16(__m512 v)
 
 #define F16_TOK 4 /* tokens per pass of the F16 x F32 product */
 
+/* Decode: one token, so each weight byte is used once and the product is
+ * bound by memory. Eight rows in flight, and the next eight rows' bytes
+ * at the same offset are prefetched (rows of a few KiB are too short for
+ * the hardware prefetcher to ramp up on each). One chain of sixteen lanes
+ * per row, as the scalar product. */
+A5 static void f16_f32_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v,
+			   float *y)
+{
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		__m512 acc[GROUP];
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			acc[r] = _mm512_setzero_ps();
+		int64_t k = 0;
+		for (; k + 32 <= n; k += 32) {
+			prefetch_rows(nx, 2 * k, 64);
+			const __m512 x0 = _mm512_loadu_ps(v + k), x1 = _mm512_loadu_ps(v + k + 16);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k))),
+					acc[r]);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x1,
+					_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k + 32))),
+					acc[r]);
+		}
+		if (k + 16 <= n) {
+			const __m512 x0 = _mm512_loadu_ps(v + k);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm512_fmadd_ps(
+					x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k))),
+					acc[r]);
+		}
+		float out[GROUP];
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			out[r] = reduce16(acc[r]);
+		store_group(y, r0, n_rows, out, GROUP);
+	}
+}
+
 /* AMX F16: 16 FMA lanes over whole 16-element steps. Four rows times
  * F16_TOK tokens per pass (each widened weight vector serves every token
  * of the pass); each (row, token) keeps its own lanes, so the order per
- * output element is the single-product one. */
-A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+ * output element is the single-product one. For decode and short calls. */
+A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS)
 {
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
 		const uint8_t *wr[F16_GROUP];
@@ -685,6 +734,102 @@ A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 			}
 		}
 	}
+}
+
+enum {
+	F16_PANEL = 16, /* weight rows widened together */
+	F16_KC = 512,	/* elements per panel chunk: 32 KiB of floats */
+	F16_MR = 4,	/* rows ... */
+	F16_NT = 6,	/* ... times tokens in registers */
+	F16_MIN_TOK = 8,
+};
+
+/* Prompt processing: the f16 -> f32 widening and the L2 traffic cost more
+ * than the multiply-adds when every pass re-reads weights and activations.
+ * A chunk of sixteen rows is widened once into an L1-sized panel and
+ * serves every token; the activation chunk of six tokens serves the four
+ * row quads. Each (row, token) pair's sixteen lanes live in acc between
+ * chunks and run through k in the scalar order, so the bytes do not
+ * change. acc holds F16_PANEL * ntp * 16 floats, ntp = n_tok rounded up
+ * to F16_NT (the padding tokens repeat the last one, never stored). */
+A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp)
+{
+	float panel[F16_PANEL * F16_KC] __attribute__((aligned(64)));
+	const int64_t n16 = n & ~(int64_t)15;
+	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_PANEL) {
+		const uint8_t *wr[F16_PANEL];
+		group_rows(w, w_stride, r0, n_rows, F16_PANEL, wr);
+		for (int64_t i = 0; i < F16_PANEL * ntp * 16; i += 16)
+			_mm512_store_ps(acc + i, _mm512_setzero_ps());
+		for (int64_t k0 = 0; k0 < n16; k0 += F16_KC) {
+			const int64_t kl = n16 - k0 < F16_KC ? n16 - k0 : F16_KC;
+			for (int r = 0; r < F16_PANEL; r++)
+				for (int64_t k = 0; k < kl; k += 16)
+					_mm512_store_ps(panel + r * F16_KC + k,
+							_mm512_cvtph_ps(_mm256_loadu_si256(
+								(const __m256i *)(wr[r] + 2 * (k0 + k)))));
+			for (int64_t t0 = 0; t0 < ntp; t0 += F16_NT) {
+				const float *v[F16_NT];
+				UNROLL
+				for (int t = 0; t < F16_NT; t++) {
+					const int64_t ti = t0 + t < n_tok ? t0 + t : n_tok - 1;
+					v[t] = (const float *)((const uint8_t *)x + (uint64_t)ti * x_stride) + k0;
+				}
+				for (int rs = 0; rs < F16_PANEL; rs += F16_MR) {
+					__m512 a[F16_NT][F16_MR];
+					UNROLL
+					for (int t = 0; t < F16_NT; t++)
+						UNROLL
+						for (int r = 0; r < F16_MR; r++)
+							a[t][r] = _mm512_load_ps(acc + ((rs + r) * ntp + t0 + t) * 16);
+					for (int64_t k = 0; k < kl; k += 16) {
+						__m512 wv[F16_MR];
+						UNROLL
+						for (int r = 0; r < F16_MR; r++)
+							wv[r] = _mm512_load_ps(panel + (rs + r) * F16_KC + k);
+						UNROLL
+						for (int t = 0; t < F16_NT; t++) {
+							const __m512 xv = _mm512_loadu_ps(v[t] + k);
+							UNROLL
+							for (int r = 0; r < F16_MR; r++)
+								a[t][r] = _mm512_fmadd_ps(xv, wv[r], a[t][r]);
+						}
+					}
+					UNROLL
+					for (int t = 0; t < F16_NT; t++)
+						UNROLL
+						for (int r = 0; r < F16_MR; r++)
+							_mm512_store_ps(acc + ((rs + r) * ntp + t0 + t) * 16, a[t][r]);
+				}
+			}
+		}
+		for (int64_t t = 0; t < n_tok; t++) {
+			float out[F16_PANEL];
+			for (int r = 0; r < F16_PANEL; r++)
+				out[r] = reduce16(_mm512_load_ps(acc + (r * ntp + t) * 16));
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_PANEL);
+		}
+	}
+}
+
+A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t ntp = (n_tok + F16_NT - 1) / F16_NT * F16_NT;
+	/* without the accumulator memory the short-call kernel gives the
+	 * same bits */
+	float *acc = n_tok >= F16_MIN_TOK
+			     ? aligned_alloc(64, (size_t)(F16_PANEL * ntp * 16) * sizeof(float))
+			     : NULL;
+	if (n_tok == 1) {
+		f16_f32_one(n, n_rows, w, w_stride, x, y);
+		return;
+	}
+	if (acc == NULL) {
+		f16_f32_few(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	f16_f32_blocked(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, acc, ntp);
+	free(acc);
 }
 
 A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)

@@ -252,6 +252,14 @@ static void test_tiles_f16(void **state)
 	check_type(Q42_DTYPE_F16, 16, X86_FN(q42_compat_rows_f16_f32_avx512), NULL);
 }
 
+/* rows of 256..2304 elements: the prompt kernel's chunks of 512 end both
+ * inside a row and exactly at its end */
+static void test_tiles_f16_long(void **state)
+{
+	(void)state;
+	check_type(Q42_DTYPE_F16, 256, X86_FN(q42_compat_rows_f16_f32_avx512), NULL);
+}
+
 static void test_generic_q8_0(void **state)
 {
 	(void)state;
@@ -271,7 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tiles_q8_0), cmocka_unit_test(test_tiles_q4_0),
 		cmocka_unit_test(test_tiles_q4_k), cmocka_unit_test(test_tiles_q6_k),
-		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_generic_q8_0),
+		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_tiles_f16_long), cmocka_unit_test(test_generic_q8_0),
 		cmocka_unit_test(test_generic_q5_0),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
