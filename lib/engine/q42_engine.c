@@ -466,6 +466,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
 		e->att_kq = e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;
+		e->att_kq_rows = e->att_kqv_one_rows = e->cops->dot_f32_rows;
+		e->att_kqv_rows = e->cops->dot_f32_lanes_rows;
 	}
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 

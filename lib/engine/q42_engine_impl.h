@@ -101,6 +101,9 @@ struct q42_engine {
 	void (*att_kq)(int64_t n, float *out, const void *w, const void *x);
 	void (*att_kqv)(int64_t n, float *out, const void *w, const void *x);
 	void (*att_kqv_one)(int64_t n, float *out, const void *w, const void *x);
+	/* the same over many rows per call where a kernel exists (llama.cpp
+	 * f32 cache), else NULL and the one-row functions run per row */
+	q42_compat_dots_fn att_kq_rows, att_kqv_rows, att_kqv_one_rows;
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
 	 * kernels/q42_compat.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);

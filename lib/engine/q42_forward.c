@@ -395,6 +395,20 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 /* One (token, head) pair: scores against every cached position up to the
  * token's own (causal), softmax as ggml_soft_max_ext, then the value rows.
  * Only this one row of scores exists at a time. */
+/* out[r] = row r . x for n_rows rows stride bytes apart: the many-row
+ * kernel when there is one, else the one-row product per row. */
+static void att_dots(q42_compat_dots_fn rows, void (*one)(int64_t, float *, const void *, const void *),
+		     int64_t n, uint32_t n_rows, float *out, const uint8_t *w, uint64_t stride,
+		     const void *x)
+{
+	if (rows != NULL) {
+		rows(n, n_rows, out, w, stride, x);
+		return;
+	}
+	for (uint32_t r = 0; r < n_rows; r++)
+		one(n, out + r, w + (uint64_t)r * stride, x);
+}
+
 static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h)
 {
 	q42_engine *e = a->e;
@@ -407,6 +421,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	 * several (q42_compat.h); att_kqv_one == att_kqv outside that mode */
 	void (*kqv)(int64_t, float *, const void *, const void *) =
 		a->n_tok == 1 ? e->att_kqv_one : e->att_kqv;
+	const q42_compat_dots_fn kqv_rows = a->n_tok == 1 ? e->att_kqv_one_rows : e->att_kqv_rows;
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
 	 * the probabilities where they are */
@@ -416,14 +431,14 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 
 	if (copy)
 		e->kvq->quantize(q, ts->qq, e->hd_k);
-	for (uint32_t j = 0; j < n_kv; j++)
-		e->att_kq(e->hd_k, &s[j], k_row(e, a->l, kvh, j), qq);
+	att_dots(e->att_kq_rows, e->att_kq, e->hd_k, n_kv, s, k_row(e, a->l, kvh, 0),
+		 e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	e->softmax(n_kv, s, s);
 	if (copy)
 		e->kvq->quantize(s, ts->pq, n_kv);
-	for (uint32_t d = 0; d < e->hd_v; d++)
-		kqv(n_kv, &out[d], v_row(e, a->l, kvh, d), pq);
+	att_dots(kqv_rows, kqv, n_kv, e->hd_v, out, v_row(e, a->l, kvh, 0),
+		 (uint64_t)e->n_ctx * e->v_elem_bytes, pq);
 }
 
 /* Pairs go head-major, so consecutive pairs read the same head's K and V

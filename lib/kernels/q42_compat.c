@@ -260,6 +260,20 @@ void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *
 	*out = reduce16(lanes);
 }
 
+void q42_compat_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+			     uint64_t w_stride, const void *x)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		q42_compat_dot_f32(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+}
+
+void q42_compat_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+				   uint64_t w_stride, const void *x)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		q42_compat_dot_f32_lanes(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+}
+
 /* ---- float ops --------------------------------------------------------- */
 
 /* ggml_v_expf (AVX-512): a degree-5 polynomial on the reduced argument,
@@ -416,17 +430,20 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 {
 	static const q42_compat_ops scalar = {
 		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
-		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_softmax,
+		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
+		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2 has no row ops of its own: its CPUs run the scalar ones */
 	static const q42_compat_ops avx2 = {
 		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
-		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_softmax,
+		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
+		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope};
 	static const q42_compat_ops avx512 = {
 		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_f16_avx512,
 		q42_compat_dot_f32_avx512, q42_compat_dot_f32_lanes_avx512,
+		q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_lanes_rows_avx512,
 		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512};
 	switch (usable_isa(isa)) {
 	case Q42_ISA_AVX512: return &avx512;

@@ -76,12 +76,20 @@ Q42_API q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa 
 /* The row operations of this file for one instruction set (same rules as
  * q42_compat_select_isa: SIMD versions are bit-identical to the scalar
  * functions). Never NULL; the table lives as long as the process. */
+/* out[r] = w_r . x for n_rows rows of n f32, w_stride bytes apart. */
+typedef void (*q42_compat_dots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
+				   uint64_t w_stride, const void *x);
+
 typedef struct q42_compat_ops {
 	enum q42_isa isa; /* the one actually used */
 	void (*quantize_q8_0)(const float *src, void *dst, int64_t n);
 	void (*quantize_f16)(const float *src, void *dst, int64_t n);
 	void (*dot_f32)(int64_t n, float *out, const void *w, const void *x);
 	void (*dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x);
+	/* the same two products for n_rows rows w_stride bytes apart, one x:
+	 * attention's K.q over positions and V.p over dimensions */
+	q42_compat_dots_fn dot_f32_rows;
+	q42_compat_dots_fn dot_f32_lanes_rows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
@@ -113,6 +121,10 @@ Q42_API void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void
  * not round as llama.cpp does). */
 Q42_API void q42_compat_dot_f32(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+				     uint64_t w_stride, const void *x);
+Q42_API void q42_compat_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+					   uint64_t w_stride, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row

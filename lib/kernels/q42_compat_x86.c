@@ -1085,33 +1085,73 @@ static __mmask16 tail_mask(int64_t left)
 	return (__mmask16)m;
 }
 
-/* Element k in accumulator (k % 64) / 16, lane k % 16; a partial last step
- * leaves the lanes it does not reach untouched. */
-A5 void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x)
+/* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
+ * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
+ * tinyBLAS); a partial last step adds its elements to their lanes. R rows
+ * against one x, the accumulators in registers (the step index is static
+ * in the unrolled loops), each row's sums in exactly the one-row order. */
+A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *const *a,
+			const float *b)
 {
-	const float *a = w, *b = x;
-	__m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-		       _mm512_setzero_ps()};
-	for (int64_t k = 0; k < n; k += 16) {
-		const __mmask16 m = tail_mask(n - k);
-		const int j = (int)((k % 64) / 16);
-		s[j] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k),
-					     _mm512_maskz_loadu_ps(m, b + k), s[j], m);
-	}
-	*out = reduce16(_mm512_add_ps(_mm512_add_ps(s[0], s[2]), _mm512_add_ps(s[1], s[3])));
+	__m512 s[4][4];
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int j = 0; j < 4; j++)
+			s[i][j] = _mm512_setzero_ps();
+	int64_t k = 0;
+	for (; k + 64 <= n; k += 64)
+		UNROLL
+		for (int j = 0; j < 4; j++) {
+			const __m512 x = _mm512_loadu_ps(b + k + 16 * j);
+			UNROLL
+			for (int i = 0; i < R; i++)
+				s[i][j % ACC] = _mm512_fmadd_ps(_mm512_loadu_ps(a[i] + k + 16 * j), x,
+								s[i][j % ACC]);
+		}
+	UNROLL
+	for (int j = 0; j < 4; j++)
+		if (k + 16 * j < n) {
+			const __mmask16 m = tail_mask(n - k - 16 * j);
+			const __m512 x = _mm512_maskz_loadu_ps(m, b + k + 16 * j);
+			UNROLL
+			for (int i = 0; i < R; i++)
+				s[i][j % ACC] = _mm512_mask3_fmadd_ps(
+					_mm512_maskz_loadu_ps(m, a[i] + k + 16 * j), x, s[i][j % ACC], m);
+		}
+	UNROLL
+	for (int i = 0; i < R; i++)
+		out[i] = reduce16(ACC == 1 ? s[i][0]
+					   : _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]),
+							   _mm512_add_ps(s[i][1], s[i][3])));
 }
 
-A5 void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x)
-{
-	const float *a = w, *b = x;
-	__m512 s = _mm512_setzero_ps();
-	for (int64_t k = 0; k < n; k += 16) {
-		const __mmask16 m = tail_mask(n - k);
-		s = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k),
-					  _mm512_maskz_loadu_ps(m, b + k), s, m);
+#define DOTS_F32(NAME, ROWS_NAME, ACC)                                                            \
+	A5 void NAME(int64_t n, float *out, const void *w, const void *x)                         \
+	{                                                                                         \
+		const float *a = w;                                                               \
+		dots_f32(1, ACC, n, out, &a, x);                                                  \
+	}                                                                                         \
+	A5 void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
+			  const void *x)                                                          \
+	{                                                                                         \
+		int64_t r = 0;                                                                    \
+		for (; r + 4 <= n_rows; r += 4) {                                                 \
+			const float *a[4];                                                        \
+			for (int i = 0; i < 4; i++)                                               \
+				a[i] = (const float *)(const void *)((const uint8_t *)w +         \
+								     (uint64_t)(r + i) * w_stride); \
+			dots_f32(4, ACC, n, out + r, a, x);                                       \
+		}                                                                                 \
+		for (; r < n_rows; r++) {                                                         \
+			const float *a = (const float *)(const void *)((const uint8_t *)w +       \
+								       (uint64_t)r * w_stride);   \
+			dots_f32(1, ACC, n, out + r, &a, x);                                      \
+		}                                                                                 \
 	}
-	*out = reduce16(s);
-}
+
+DOTS_F32(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, 4)
+DOTS_F32(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, 1)
 
 /* ---- row ops ----------------------------------------------------------- */
 

@@ -40,6 +40,10 @@ void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+				    uint64_t w_stride, const void *x);
+void q42_compat_dot_f32_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+					  uint64_t w_stride, const void *x);
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);

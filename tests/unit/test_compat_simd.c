@@ -254,6 +254,29 @@ static void check_f(const char *what, enum q42_isa isa, int64_t n, const float *
 				 (long long)n, (long long)e, (double)got[e], (double)want[e]);
 }
 
+/* The many-row forms against the one-row scalar products: 0 to 9 rows
+ * (whole groups of four and a rest), rows apart by more than n. */
+static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
+{
+	enum { ROWS = 9, PAD = 5 };
+	const uint64_t stride = (uint64_t)(n + PAD);
+	float *w = malloc(sizeof(float) * stride * ROWS);
+	float want[ROWS], got[ROWS];
+	assert_non_null(w);
+	fill_floats(w, (int64_t)stride * ROWS, 2.0f, false);
+	for (int64_t rows = 0; rows <= ROWS; rows++) {
+		for (int lanes = 0; lanes < 2; lanes++) {
+			for (int64_t r = 0; r < rows; r++)
+				(lanes ? q42_compat_dot_f32_lanes : q42_compat_dot_f32)(
+					n, &want[r], w + (uint64_t)r * stride, x);
+			(lanes ? o->dot_f32_lanes_rows : o->dot_f32_rows)(n, rows, got, w,
+									  stride * sizeof(float), x);
+			check_f(lanes ? "dot_f32_lanes_rows" : "dot_f32_rows", isa, n, got, want, rows);
+		}
+	}
+	free(w);
+}
+
 static void test_row_ops(void **state)
 {
 	(void)state;
@@ -275,6 +298,7 @@ static void test_row_ops(void **state)
 			ref->dot_f32_lanes(n, &r0, a, b);
 			o->dot_f32_lanes(n, &r1, a, b);
 			check_f("dot_f32_lanes", isa, n, &r1, &r0, 1);
+			check_dots(o, isa, n, b);
 
 			/* scores down to far below the max: exp underflows into
 			 * subnormals and zero; -inf is the causal mask */
