@@ -230,6 +230,11 @@ static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
 
 /* Tail tiles per thread of a one-token product handed out one by one. */
 #define Q42_TAIL_TILES 4u
+/* Runs per thread and part of a product of several tokens: the row kernels
+ * rearrange the whole activation matrix once per call (AMX tile layout),
+ * which costs about as much as 64 rows of products, so prefill hands out
+ * a few long runs per thread instead of many short ones. */
+#define Q42_PREFILL_SHARES 4u
 
 /* Claims the run of tiles *i.. (*k of them, never across two parts) and
  * says which part it is in and where there (*p, *ti); false when none are
@@ -249,6 +254,8 @@ static bool mm_claim(struct mm_args *m, uint32_t nth, uint32_t *i, uint32_t *k, 
 			*ti -= m->part[(*p)++].tiles;
 		if (m->n_tok == 1 && m->n_tiles - c <= Q42_TAIL_TILES * nth)
 			want = 1;
+		else if (m->n_tok > 1 && m->part[*p].tiles / (Q42_PREFILL_SHARES * nth) > want)
+			want = m->part[*p].tiles / (Q42_PREFILL_SHARES * nth);
 		*k = m->part[*p].tiles - *ti < want ? m->part[*p].tiles - *ti : want;
 	} while (!atomic_compare_exchange_weak_explicit(&m->next, &c, c + *k, memory_order_relaxed,
 							memory_order_relaxed));

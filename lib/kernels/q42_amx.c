@@ -130,6 +130,19 @@ static void *scratch(int count, const size_t *len, void **out)
 	return p;
 }
 
+/* The next group's sixteen rows into L2 while this one multiplies: its
+ * first touch (the scale gather) otherwise waits on memory with nothing
+ * else to do. Rows are contiguous, one span. */
+static void prefetch_group(const uint8_t *w, uint64_t w_stride, int64_t r0, int64_t n_rows)
+{
+	const int64_t a = r0 + TR, b = a + TR < n_rows ? a + TR : n_rows;
+	if (a >= b)
+		return;
+	const uint8_t *p = w + (uint64_t)a * w_stride, *end = w + (uint64_t)b * w_stride;
+	for (; p < end; p += 64)
+		_mm_prefetch((const char *)p, _MM_HINT_T1);
+}
+
 /* B operand: dword n of row k is bytes 4k..4k+3 of token n's k-th block
  * (K bytes at q + off in each token row); tokens past n_tok are zero. */
 static void pack_b(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t tt, uint64_t off,
@@ -337,6 +350,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 							 _mm512_i32gather_epi32(w_idx, wr + (uint64_t)j * bytes, 1))));
 		}
 		unpack_q32(bytes == Q8_0_BYTES, kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
+		prefetch_group(w, w_stride, r0, full);
 		BARRIER();
 		q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok, cbuf,
 			  y + r0, y_stride);
@@ -580,6 +594,7 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
 			unpack_q4_k(wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
 		else
 			unpack_q6_k(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
+		prefetch_group(w, w_stride, r0, full);
 		BARRIER();
 		k_group(q4k, unp, n, nsb, sc, mn, dw, dm, bq, bd, bs, n_tok, cbuf, y + r0, y_stride);
 	}
