@@ -860,8 +860,6 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp)
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_PANEL) {
 		const uint8_t *wr[F16_PANEL];
 		group_rows(w, w_stride, r0, n_rows, F16_PANEL, wr);
-		for (int64_t i = 0; i < F16_PANEL * ntp * 16; i += 16)
-			_mm512_store_ps(acc + i, _mm512_setzero_ps());
 		for (int64_t k0 = 0; k0 < n16; k0 += F16_KC) {
 			const int64_t kl = n16 - k0 < F16_KC ? n16 - k0 : F16_KC;
 			for (int r = 0; r < F16_PANEL; r++)
@@ -878,11 +876,13 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp)
 				}
 				for (int rs = 0; rs < F16_PANEL; rs += F16_MR) {
 					__m512 a[F16_NT][F16_MR];
+					/* the first chunk starts from zero (no pass to clear acc) */
 					UNROLL
 					for (int t = 0; t < F16_NT; t++)
 						UNROLL
 						for (int r = 0; r < F16_MR; r++)
-							a[t][r] = _mm512_load_ps(acc + ((rs + r) * ntp + t0 + t) * 16);
+							a[t][r] = k0 == 0 ? _mm512_setzero_ps()
+									  : _mm512_load_ps(acc + ((rs + r) * ntp + t0 + t) * 16);
 					for (int64_t k = 0; k < kl; k += 16) {
 						__m512 wv[F16_MR];
 						UNROLL
@@ -918,7 +918,7 @@ A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 	const int64_t ntp = (n_tok + F16_NT - 1) / F16_NT * F16_NT;
 	/* without the accumulator memory the short-call kernel gives the
 	 * same bits */
-	float *acc = n_tok >= F16_MIN_TOK
+	float *acc = n_tok >= F16_MIN_TOK && n >= 16
 			     ? aligned_alloc(64, (size_t)(F16_PANEL * ntp * 16) * sizeof(float))
 			     : NULL;
 	if (n_tok == 1) {
