@@ -56,6 +56,7 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_compat_simd
 TESTS += tests/unit/test_compat_simd
+tests_unit_test_compat_simd_SOURCES = tests/unit/test_compat_simd.c tests/unit/compat_testlib.h
 tests_unit_test_compat_simd_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_compat_simd_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif

@@ -28,6 +28,7 @@ tests_unit_test_kernels_isa_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_isa_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_kernels_ops_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_kernels_ops_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_compat_tiles_SOURCES = tests/unit/test_compat_tiles.c tests/unit/compat_testlib.h
 tests_unit_test_compat_tiles_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_compat_tiles_LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 endif

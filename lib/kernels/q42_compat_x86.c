@@ -199,41 +199,10 @@ A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 			     neg_bias(y, 16));
 }
 
-/* q42_dot_q8_0 / q42_dot_q5_0 (the generic kernels' order): a serial float
- * sum of one term per block, (float)sumi * (d_w * d_x) -- the product is
+/* The generic kernels (q42_dot_q8_0 / q42_dot_q5_0) add one term per
+ * block to a serial float sum, (float)sumi * (d_w * d_x) -- the product is
  * commutative, so q5_0's (d_w * d_x) * sumi rounds the same -- eight rows
  * in the lanes. */
-#define ROWS_GEN(NAME, SUMS, BYTES)                                                              \
-	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                       \
-	{                                                                                        \
-		const int64_t nb = n / Q42_QK;                                                   \
-		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                 \
-			const uint8_t *wr[GROUP];                                                \
-			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                          \
-			const uint8_t *nx[GROUP];                                                \
-			const int64_t r1 = r0 + GROUP < n_rows ? r0 + GROUP : r0;                \
-			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                          \
-			for (int64_t t = 0; t < n_tok; t++) {                                    \
-				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
-				__m256 acc = _mm256_setzero_ps();                                \
-				float out[GROUP];                                                \
-				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {             \
-					prefetch_rows(nx, j * (BYTES), 1);                       \
-					const __m256i yq = _mm256_loadu_si256(                   \
-						(const __m256i *)(xb + Q8_0_QS));                \
-					const __m256i s = SUMS(wr, j * (BYTES), yq);             \
-					const __m256 d = _mm256_mul_ps(                          \
-						halves_rows(wr, j * (BYTES)),                    \
-						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));        \
-					acc = _mm256_add_ps(                                     \
-						acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d));   \
-				}                                                                \
-				_mm256_storeu_ps(out, acc);                                      \
-				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
-			}                                                                        \
-		}                                                                                \
-	}
-
 
 /* Q5_0, two blocks per row and step: one masked 44-byte load (never past
  * the pair) holds both blocks; a byte permute puts each block's 16 quant

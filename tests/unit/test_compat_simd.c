@@ -21,36 +21,8 @@
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
 #include "formats/q42_types.h"
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
-static uint32_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 16);
-}
-
-/* uniform in [-s, s) */
-static float rndf(float s)
-{
-	return ((float)(rnd() % 2000001u) / 1000000.0f - 1.0f) * s;
-}
-
-static void put_half(uint8_t *p, float f)
-{
-	const uint16_t h = q42_f32_to_f16(f);
-	p[0] = (uint8_t)h;
-	p[1] = (uint8_t)(h >> 8);
-}
-
-static uint32_t bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
+#define COMPAT_TEST_SEED 0x9E3779B97F4A7C15ULL
+#include "compat_testlib.h"
 
 static bool isa_ok(enum q42_isa isa)
 {
@@ -58,40 +30,6 @@ static bool isa_ok(enum q42_isa isa)
 }
 
 static const enum q42_isa simd_isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
-
-/* Random weight rows of dtype (finite f16 scales, any quant bytes). */
-static void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int64_t n, uint64_t rb)
-{
-	for (uint64_t i = 0; i < (uint64_t)n_rows * rb; i++)
-		w[i] = (uint8_t)rnd();
-	for (int64_t r = 0; r < n_rows; r++) {
-		uint8_t *row = w + (uint64_t)r * rb;
-		switch (dtype) {
-		case Q42_DTYPE_Q8_0:
-			for (int64_t b = 0; b < n / 32; b++)
-				put_half(row + 34 * b, rndf(0.02f));
-			break;
-		case Q42_DTYPE_Q4_0:
-			for (int64_t b = 0; b < n / 32; b++)
-				put_half(row + 18 * b, rndf(0.02f));
-			break;
-		case Q42_DTYPE_Q4_K:
-			for (int64_t b = 0; b < n / 256; b++) {
-				put_half(row + 144 * b, rndf(0.01f));
-				put_half(row + 144 * b + 2, rndf(0.01f));
-			}
-			break;
-		case Q42_DTYPE_Q6_K:
-			for (int64_t b = 0; b < n / 256; b++)
-				put_half(row + 210 * b + 208, rndf(0.01f));
-			break;
-		default: /* F16 */
-			for (int64_t k = 0; k < n; k++)
-				put_half(row + 2 * k, rndf(1.0f));
-			break;
-		}
-	}
-}
 
 /* One dtype/placement: all shapes, every available SIMD ISA. */
 static void check_rows(uint32_t dtype, enum q42_compat_place place, int64_t blk)

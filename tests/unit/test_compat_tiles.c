@@ -27,69 +27,8 @@
 #include "kernels/q42_amx.h"
 #include "kernels/q42_kernels.h"
 #include "formats/q42_types.h"
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-
-static uint32_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 16);
-}
-
-static float rndf(float s)
-{
-	return ((float)(rnd() % 2000001u) / 1000000.0f - 1.0f) * s;
-}
-
-static void put_half(uint8_t *p, float f)
-{
-	const uint16_t h = q42_f32_to_f16(f);
-	p[0] = (uint8_t)h;
-	p[1] = (uint8_t)(h >> 8);
-}
-
-static uint32_t bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-/* Random rows (any quant bytes, finite f16 scales at the type's offsets). */
-static void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int64_t n, uint64_t stride)
-{
-	for (uint64_t i = 0; i < (uint64_t)n_rows * stride; i++)
-		w[i] = (uint8_t)rnd();
-	for (int64_t r = 0; r < n_rows; r++) {
-		uint8_t *row = w + (uint64_t)r * stride;
-		switch (dtype) {
-		case Q42_DTYPE_Q8_0:
-		case Q42_DTYPE_Q5_0:
-		case Q42_DTYPE_Q4_0: {
-			const int64_t bb = dtype == Q42_DTYPE_Q8_0 ? 34 : dtype == Q42_DTYPE_Q5_0 ? 22 : 18;
-			for (int64_t b = 0; b < n / 32; b++)
-				put_half(row + bb * b, rndf(0.02f));
-			break;
-		}
-		case Q42_DTYPE_Q4_K:
-			for (int64_t b = 0; b < n / 256; b++) {
-				put_half(row + 144 * b, rndf(0.01f));
-				put_half(row + 144 * b + 2, rndf(0.01f));
-			}
-			break;
-		case Q42_DTYPE_Q6_K:
-			for (int64_t b = 0; b < n / 256; b++)
-				put_half(row + 210 * b + 208, rndf(0.01f));
-			break;
-		default: /* F16 */
-			for (int64_t k = 0; k < n; k++)
-				put_half(row + 2 * k, rndf(1.0f));
-			break;
-		}
-	}
-}
+#define COMPAT_TEST_SEED 0x2545F4914F6CDD1DULL
+#include "compat_testlib.h"
 
 struct shape {
 	int64_t blocks, rows, toks;

@@ -1,0 +1,87 @@
+/* compat_testlib.h -- random inputs shared by the kernel tests that hold
+ * SIMD and AMX row products to their scalar references (test_compat_simd,
+ * test_compat_tiles): one generator and one way to make valid weight rows,
+ * so both suites draw from the same kind of data. A file sets
+ * COMPAT_TEST_SEED before including this to get its own sequence.
+ */
+#ifndef Q42_COMPAT_TESTLIB_H
+#define Q42_COMPAT_TESTLIB_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "formats/q42_types.h"
+#include "kernels/q42_kernels.h"
+
+#ifndef COMPAT_TEST_SEED
+#define COMPAT_TEST_SEED 0x9E3779B97F4A7C15ULL
+#endif
+
+static uint64_t compat_rng = COMPAT_TEST_SEED;
+
+/* xorshift64, the upper bits */
+static inline uint32_t rnd(void)
+{
+	compat_rng ^= compat_rng << 13;
+	compat_rng ^= compat_rng >> 7;
+	compat_rng ^= compat_rng << 17;
+	return (uint32_t)(compat_rng >> 16);
+}
+
+/* uniform in [-s, s] */
+static inline float rndf(float s)
+{
+	return ((float)(rnd() % 2000001u) / 1000000.0f - 1.0f) * s;
+}
+
+static inline void put_half(uint8_t *p, float f)
+{
+	const uint16_t h = q42_f32_to_f16(f);
+	p[0] = (uint8_t)h;
+	p[1] = (uint8_t)(h >> 8);
+}
+
+static inline uint32_t bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+/* n_rows random rows of n elements of dtype, stride bytes apart: any quant
+ * bytes, finite f16 scales at the type's offsets (F16: finite values). */
+static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int64_t n,
+				uint64_t stride)
+{
+	for (uint64_t i = 0; i < (uint64_t)n_rows * stride; i++)
+		w[i] = (uint8_t)rnd();
+	for (int64_t r = 0; r < n_rows; r++) {
+		uint8_t *row = w + (uint64_t)r * stride;
+		switch (dtype) {
+		case Q42_DTYPE_Q8_0:
+		case Q42_DTYPE_Q5_0:
+		case Q42_DTYPE_Q4_0: {
+			const int64_t bb = dtype == Q42_DTYPE_Q8_0 ? 34 : dtype == Q42_DTYPE_Q5_0 ? 22 : 18;
+			for (int64_t b = 0; b < n / 32; b++)
+				put_half(row + bb * b, rndf(0.02f));
+			break;
+		}
+		case Q42_DTYPE_Q4_K:
+			for (int64_t b = 0; b < n / 256; b++) {
+				put_half(row + 144 * b, rndf(0.01f));
+				put_half(row + 144 * b + 2, rndf(0.01f));
+			}
+			break;
+		case Q42_DTYPE_Q6_K:
+			for (int64_t b = 0; b < n / 256; b++)
+				put_half(row + 210 * b + 208, rndf(0.01f));
+			break;
+		default: /* F16 */
+			for (int64_t k = 0; k < n; k++)
+				put_half(row + 2 * k, rndf(1.0f));
+			break;
+		}
+	}
+}
+
+#endif
