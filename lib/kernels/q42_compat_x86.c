@@ -930,30 +930,47 @@ A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
 }
 
 /* ggml_vec_dot_f16: four 16-lane accumulators per 64-element step, folded
- * (s0 + s2) + (s1 + s3), reduced, leftovers added in double. Two rows. */
+ * (s0 + s2) + (s1 + s3), reduced, leftovers added in double. Four rows per
+ * group (sixteen accumulators in registers); decode prefetches the next. */
 A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
 {
+	enum { R = 4 }; /* rows per group: 16 accumulators in registers */
 	const int64_t np = n & ~(int64_t)63;
-	for (int64_t r0 = 0; r0 < n_rows; r0 += 2) {
-		const uint8_t *wr[2];
-		group_rows(w, w_stride, r0, n_rows, 2, wr);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += R) {
+		const uint8_t *wr[R], *nx[R];
+		group_rows(w, w_stride, r0, n_rows, R, wr);
+		group_rows(w, w_stride, r0 + R < n_rows ? r0 + R : r0, n_rows, R, nx);
 		for (int64_t t = 0; t < n_tok; t++) {
 			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
-			__m512 s[2][4];
-			float out[2];
-			for (int r = 0; r < 2; r++)
+			__m512 s[R][4];
+			float out[R];
+			UNROLL
+			for (int r = 0; r < R; r++)
+				UNROLL
 				for (int j = 0; j < 4; j++)
 					s[r][j] = _mm512_setzero_ps();
-			for (int64_t i = 0; i < np; i += 64)
+			for (int64_t i = 0; i < np; i += 64) {
+				/* the next group's 128 bytes at this offset, as in
+				 * prefetch_rows (decode streams the output matrix) */
+				if (t == 0)
+					UNROLL
+					for (int r = 0; r < R; r++) {
+						_mm_prefetch((const char *)(nx[r] + 2 * i), _MM_HINT_T1);
+						_mm_prefetch((const char *)(nx[r] + 2 * i + 64), _MM_HINT_T1);
+					}
+				UNROLL
 				for (int j = 0; j < 4; j++) {
 					const int64_t o = 2 * (i + 16 * j);
-					const __m512 xv = _mm512_cvtph_ps(
-						_mm256_loadu_si256((const __m256i *)(b + o)));
-					for (int r = 0; r < 2; r++)
+					const __m512 xv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(b + o)));
+					UNROLL
+					for (int r = 0; r < R; r++)
 						s[r][j] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(
-							(const __m256i *)(wr[r] + o))), xv, s[r][j]);
+										  (const __m256i *)(wr[r] + o))),
+									  xv, s[r][j]);
 				}
-			for (int r = 0; r < 2; r++) {
+			}
+			UNROLL
+			for (int r = 0; r < R; r++) {
 				const __m512 f = _mm512_add_ps(_mm512_add_ps(s[r][0], s[r][2]),
 							       _mm512_add_ps(s[r][1], s[r][3]));
 				double sum = (double)reduce16(f);
@@ -961,7 +978,7 @@ A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
 					sum += (double)(q42_half_at(wr[r] + 2 * k) * q42_half_at(b + 2 * k));
 				out[r] = (float)sum;
 			}
-			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, 2);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, R);
 		}
 	}
 }
