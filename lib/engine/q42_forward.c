@@ -103,30 +103,36 @@ struct prep_args {
 	atomic_uint next;
 };
 
-/* One token row: the norm, then the row in every activation type needed. */
-static void prep_row(struct prep_args *a, uint32_t t)
+/* Token rows t0..t1-1: the norm, then each row in every activation type
+ * needed. */
+static void prep_rows(struct prep_args *a, uint32_t t0, uint32_t t1)
 {
 	q42_engine *e = a->e;
 	const float *in = a->src;
 	if (a->norm != NULL) {
-		q42_op_rmsnorm(a->n_in, a->dst + (uint64_t)t * (uint64_t)a->n_in,
-			       a->src + (uint64_t)t * (uint64_t)a->n_in,
-			       (const float *)(const void *)a->norm->data, e->eps);
+		q42_op_rmsnorm_rows(a->n_in, t1 - t0, a->dst + (uint64_t)t0 * (uint64_t)a->n_in,
+				    a->src + (uint64_t)t0 * (uint64_t)a->n_in,
+				    (const float *)(const void *)a->norm->data, e->eps);
 		in = a->dst;
 	}
-	for (uint32_t i = 0; i < e->n_act; i++)
-		if (a->mask & (1u << i))
-			act_row(&e->act[i], in, a->n_in, a->stride[i], t);
+	for (uint32_t t = t0; t < t1; t++)
+		for (uint32_t i = 0; i < e->n_act; i++)
+			if (a->mask & (1u << i))
+				act_row(&e->act[i], in, a->n_in, a->stride[i], t);
 }
+
+/* Tokens per claim of the row preparation: the norm's four chains. */
+#define Q42_PREP_ROWS 4u
 
 static void prep_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct prep_args *a = v;
-	uint32_t t;
+	uint32_t c;
 	(void)ith;
 	(void)nth;
-	while (tile_claim(&a->next, a->n_tok, &t))
-		prep_row(a, t);
+	while (tile_claim(&a->next, (a->n_tok + Q42_PREP_ROWS - 1) / Q42_PREP_ROWS, &c))
+		prep_rows(a, c * Q42_PREP_ROWS,
+			  (c + 1) * Q42_PREP_ROWS < a->n_tok ? (c + 1) * Q42_PREP_ROWS : a->n_tok);
 }
 
 /* Make the input of the weights ws ready: rows of src (n_tok x n_in),
@@ -152,7 +158,7 @@ static void op_prepare(q42_engine *e, const q42_weight *norm, const float *src, 
 		}
 	}
 	if (n_tok == 1)
-		prep_row(&a, 0);
+		prep_rows(&a, 0, 1);
 	else
 		q42_pool_run(e->pool, prep_job, &a);
 }

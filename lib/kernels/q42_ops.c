@@ -9,17 +9,47 @@
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_ops.h"
 
-void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps)
+/* The scaling step of rmsnorm for the row sum of squares sum. */
+static void rms_scale(int64_t n, float *y, const float *x, const float *w, float eps, double sum)
 {
-	double sum = 0.0;
-	for (int64_t i = 0; i < n; i++)
-		sum += (double)(x[i] * x[i]);
 	const float mean = (float)(sum / (double)n);
 	const float scale = 1.0f / sqrtf(mean + eps);
 	for (int64_t i = 0; i < n; i++) {
 		const float v = x[i] * scale;
 		y[i] = w != NULL ? v * w[i] : v;
 	}
+}
+
+void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps)
+{
+	double sum = 0.0;
+	for (int64_t i = 0; i < n; i++)
+		sum += (double)(x[i] * x[i]);
+	rms_scale(n, y, x, w, eps, sum);
+}
+
+void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+			 float eps)
+{
+	int64_t r = 0;
+	/* four latency-bound chains of double adds at once */
+	for (; r + 4 <= n_rows; r += 4) {
+		const float *a = x + (uint64_t)r * (uint64_t)n;
+		const float *b = a + n, *c = b + n, *d = c + n;
+		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+		for (int64_t i = 0; i < n; i++) {
+			s0 += (double)(a[i] * a[i]);
+			s1 += (double)(b[i] * b[i]);
+			s2 += (double)(c[i] * c[i]);
+			s3 += (double)(d[i] * d[i]);
+		}
+		const double s[4] = {s0, s1, s2, s3};
+		for (int k = 0; k < 4; k++)
+			rms_scale(n, y + (uint64_t)(r + k) * (uint64_t)n, x + (uint64_t)(r + k) * (uint64_t)n,
+				  w, eps, s[k]);
+	}
+	for (; r < n_rows; r++)
+		q42_op_rmsnorm(n, y + (uint64_t)r * (uint64_t)n, x + (uint64_t)r * (uint64_t)n, w, eps);
 }
 
 void q42_op_softmax(int64_t n, float *y, const float *x)

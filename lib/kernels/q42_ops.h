@@ -16,6 +16,11 @@
  * squares summed in double. w (the norm weight) may be NULL; when given,
  * the product is (x * scale) * w, as ggml's rms_norm followed by mul. */
 Q42_API void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps);
+/* q42_op_rmsnorm of n_rows consecutive rows of n (y and x n apart), the
+ * same bits per row: each row's double sum is its own serial chain, and
+ * several chains run side by side instead of one after another. */
+Q42_API void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+				 float eps);
 
 /* y = softmax(x): max, then exp(x - max) summed in double, then each
  * value multiplied by the f32 rounding of 1/sum. */

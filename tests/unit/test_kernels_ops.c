@@ -61,6 +61,31 @@ static void test_rmsnorm(void **state)
 	assert_memory_equal(y, y1, sizeof y);
 }
 
+/* The many-row form gives each row q42_op_rmsnorm's bits: 0 to 9 rows
+ * (groups of four and a rest), with and without a weight, in place. */
+static void test_rmsnorm_rows(void **state)
+{
+	(void)state;
+	enum { ROWS = 9, M = 37 };
+	static float x[ROWS * M], w[M], want[ROWS * M], got[ROWS * M];
+	srand(2);
+	for (int i = 0; i < ROWS * M; i++)
+		x[i] = frand(3.0f) * (float)(1 + i / M);
+	for (int i = 0; i < M; i++)
+		w[i] = frand(2.0f);
+	for (int rows = 0; rows <= ROWS; rows++)
+		for (int wi = 0; wi < 2; wi++) {
+			const float *wp = wi ? w : NULL;
+			for (int r = 0; r < rows; r++)
+				q42_op_rmsnorm(M, want + r * M, x + r * M, wp, 1e-6f);
+			q42_op_rmsnorm_rows(M, rows, got, x, wp, 1e-6f);
+			assert_memory_equal(want, got, sizeof(float) * (size_t)(rows * M));
+			memcpy(got, x, sizeof x);
+			q42_op_rmsnorm_rows(M, rows, got, got, wp, 1e-6f);
+			assert_memory_equal(want, got, sizeof(float) * (size_t)(rows * M));
+		}
+}
+
 static void test_softmax(void **state)
 {
 	(void)state;
@@ -145,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rmsnorm),
+		cmocka_unit_test(test_rmsnorm_rows),
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_silu_swiglu),
 		cmocka_unit_test(test_elementwise),
