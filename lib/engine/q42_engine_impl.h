@@ -61,9 +61,10 @@ typedef struct q42_tscratch {
 
 /* Rows of a weight per tile of a matrix-product job: a multiple of 8 (the
  * SIMD row kernels' group) and of 16 (the SwiGLU kernels' chunk). A job
- * counts its work in tiles and hands out runs of Q42_TILE_RUN of them,
- * single tiles at the end of a one-token product, so that the threads
- * finish within a small tile of each other. */
+ * counts its work in tiles and hands out runs of them: at least
+ * Q42_TILE_RUN in a pass of several tokens (longer, a few per thread, in
+ * q42_forward.c), shrinking runs down to single tiles in a one-token
+ * product, so that the threads finish within a small tile of each other. */
 #define Q42_TILE_ROWS 16u
 #define Q42_TILE_RUN 4u
 

@@ -234,8 +234,12 @@ static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
 	return b;
 }
 
-/* Tail tiles per thread of a one-token product handed out one by one. */
-#define Q42_TAIL_TILES 4u
+/* A one-token product streams its weights once: a claim takes 1/(2 nth)
+ * of what is left of the part (guided self-scheduling), so a thread reads
+ * long contiguous runs, each one kernel call whose prefetch runs ahead
+ * through it, and the last claims are single tiles, so the threads still
+ * finish within a tile of each other. */
+#define Q42_GUIDED 2u
 /* Runs per thread and part of a product of several tokens: the row kernels
  * rearrange the whole activation matrix once per call (AMX tile layout),
  * which costs about as much as 64 rows of products, so prefill hands out
@@ -258,9 +262,10 @@ static bool mm_claim(struct mm_args *m, uint32_t nth, uint32_t *i, uint32_t *k, 
 		*ti = c;
 		while (*ti >= m->part[*p].tiles)
 			*ti -= m->part[(*p)++].tiles;
-		if (m->n_tok == 1 && m->n_tiles - c <= Q42_TAIL_TILES * nth)
-			want = 1;
-		else if (m->n_tok > 1 && m->part[*p].tiles / (Q42_PREFILL_SHARES * nth) > want)
+		if (m->n_tok == 1) {
+			const uint32_t left = m->part[*p].tiles - *ti;
+			want = left / (Q42_GUIDED * nth) > 1 ? left / (Q42_GUIDED * nth) : 1;
+		} else if (m->n_tok > 1 && m->part[*p].tiles / (Q42_PREFILL_SHARES * nth) > want)
 			want = m->part[*p].tiles / (Q42_PREFILL_SHARES * nth);
 		*k = m->part[*p].tiles - *ti < want ? m->part[*p].tiles - *ti : want;
 	} while (!atomic_compare_exchange_weak_explicit(&m->next, &c, c + *k, memory_order_relaxed,
