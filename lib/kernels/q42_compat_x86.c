@@ -259,6 +259,42 @@ A5_INLINE __m512i dperm_gap(int gap)
 	return _mm512_loadu_si512(di);
 }
 
+/* What a step of two blocks needs from the activation, the same for every
+ * row: both blocks' quants, -k times each dword's byte sum (k: the offset
+ * that made the weight operand unsigned), and the two scales as
+ * [d_j x 8 | d_j+1 x 8]. A one-token call computes them once per pair
+ * for all its rows (up to PAIR_PRE pairs, else per step; same values). */
+struct pair_act {
+	__m512i yq, bias;
+	__m512 dx;
+};
+
+enum { PAIR_PRE = 128 };
+
+A5_INLINE struct pair_act pair_act_at(const uint8_t *xb, char k)
+{
+	struct pair_act a;
+	a.yq = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS))),
+		_mm256_loadu_si256((const __m256i *)(xb + Q8_0_BYTES + Q8_0_QS)), 1);
+	a.bias = _mm512_sub_epi32(_mm512_setzero_si512(),
+				  _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(k), a.yq));
+	a.dx = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),
+				    _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES))));
+	return a;
+}
+
+/* pre[i] for the pairs of a one-token call; false when the call is not one
+ * (the steps then compute their own) */
+A5_INLINE bool pair_act_pre(struct pair_act *pre, const void *x, int64_t nb, int64_t n_tok, char k)
+{
+	if (n_tok != 1 || nb / 2 > PAIR_PRE)
+		return false;
+	for (int64_t i = 0; i < nb / 2; i++)
+		pre[i] = pair_act_at((const uint8_t *)x + (uint64_t)(2 * i) * Q8_0_BYTES, k);
+	return true;
+}
+
 A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
@@ -270,6 +306,8 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
 	const __m512i perm = _mm512_loadu_si512(pi), cnt = _mm512_loadu_si512(ci);
 	const __m512i dperm = dperm_gap(Q5_0_BYTES / 2);
+	struct pair_act pre[PAIR_PRE];
+	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 16);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
@@ -284,23 +322,13 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_0_BYTES) {
 				const int64_t o = j * Q5_0_BYTES;
 				prefetch_rows(nx, o, 2 * Q5_0_BYTES);
-				const __m512i yq = _mm512_inserti64x4(
-					_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS))),
-					_mm256_loadu_si256((const __m256i *)(xb + Q8_0_BYTES + Q8_0_QS)), 1);
-				/* -16 * (sum of each dword's four y bytes) */
-				const __m512i bias = _mm512_sub_epi32(
-					_mm512_setzero_si512(),
-					_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(16), yq));
+				const struct pair_act a = have_pre ? pre[j / 2] : pair_act_at(xb, 16);
 				__m512i v[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					v[r] = _mm512_dpbusd_epi32(bias, q5_0_pair(wr[r] + o, perm, cnt), yq);
+					v[r] = _mm512_dpbusd_epi32(a.bias, q5_0_pair(wr[r] + o, perm, cnt), a.yq);
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
-				const __m512 d = _mm512_mul_ps(
-					pair_halves(wr, o, Q5_0_BYTES / 2, dperm),
-					_mm512_mask_blend_ps((__mmask16)0xFF00,
-							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),
-							     _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES)))));
+				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, Q5_0_BYTES / 2, dperm), a.dx);
 				const __m512 prod = _mm512_mul_ps(s, d);
 				acc = _mm256_add_ps(acc, _mm512_castps512_ps256(prod));
 				acc = _mm256_add_ps(acc, _mm256_castpd_ps(_mm512_extractf64x4_pd(
@@ -353,6 +381,8 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 	{                                                                                          \
 		const int64_t nb = n / Q42_QK;                                                     \
 		const __m512i dperm = dperm_gap(Q8_0_BYTES / 2);                                   \
+		struct pair_act pre[PAIR_PRE];                                                     \
+		const bool have_pre = pair_act_pre(pre, x, nb, n_tok, (char)0x80);                 \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                   \
 			const uint8_t *wr[GROUP];                                                  \
 			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                            \
@@ -368,28 +398,15 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 					const int64_t o = j * Q8_0_BYTES;                          \
 					if (t == 0)                                                \
 						prefetch_rows(nx, o, 2 * Q8_0_BYTES);              \
-					const __m512i yq = _mm512_inserti64x4(                     \
-						_mm512_castsi256_si512(_mm256_loadu_si256(         \
-							(const __m256i *)(xb + Q8_0_QS))),         \
-						_mm256_loadu_si256(                                \
-							(const __m256i *)(xb + Q8_0_BYTES + Q8_0_QS)), \
-						1);                                                \
-					const __m512i bias = _mm512_sub_epi32(                     \
-						_mm512_setzero_si512(),                            \
-						_mm512_dpbusd_epi32(_mm512_setzero_si512(),        \
-								    _mm512_set1_epi8((char)0x80), yq)); \
+					const struct pair_act a =                                  \
+						have_pre ? pre[j / 2] : pair_act_at(xb, (char)0x80); \
 					__m512i v[GROUP];                                          \
 					UNROLL                                                     \
 					for (int r = 0; r < GROUP; r++)                            \
-						v[r] = _mm512_dpbusd_epi32(bias, q8_0_pair(wr[r] + o), yq); \
+						v[r] = _mm512_dpbusd_epi32(a.bias, q8_0_pair(wr[r] + o), a.yq); \
 					const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));    \
 					const __m512 d = _mm512_mul_ps(                            \
-						pair_halves(wr, o, Q8_0_BYTES / 2, dperm),         \
-						_mm512_mask_blend_ps(                              \
-							(__mmask16)0xFF00,                         \
-							_mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),   \
-							_mm512_set1_ps(_cvtsh_ss(                  \
-								q42_ld16(xb + Q8_0_BYTES)))));     \
+						pair_halves(wr, o, Q8_0_BYTES / 2, dperm), a.dx);  \
 					acc = STEP(acc, _mm512_castps512_ps256(s),                 \
 						   _mm512_castps512_ps256(d));                     \
 					acc = STEP(acc, hi256(s),              \
