@@ -1093,8 +1093,8 @@ static __mmask16 tail_mask(int64_t left)
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
  * against one x, the accumulators in registers (the step index is static
  * in the unrolled loops), each row's sums in exactly the one-row order. */
-A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *const *a,
-			const float *b)
+A5_INLINE void dots_f32_fold(int R, int ACC, int64_t n, __m512 *f, const float *const *a,
+			     const float *b)
 {
 	__m512 s[4][4];
 	UNROLL
@@ -1124,9 +1124,45 @@ A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *cons
 		}
 	UNROLL
 	for (int i = 0; i < R; i++)
-		out[i] = reduce16(ACC == 1 ? s[i][0]
-					   : _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]),
-							   _mm512_add_ps(s[i][1], s[i][3])));
+		f[i] = ACC == 1 ? s[i][0]
+				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
+}
+
+A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *const *a, const float *b)
+{
+	__m512 f[4];
+	dots_f32_fold(R, ACC, n, f, a, b);
+	UNROLL
+	for (int i = 0; i < R; i++)
+		out[i] = reduce16(f[i]);
+}
+
+/* reduce16 of sixteen vectors at once, lane r of the result row r's sum:
+ * each level pairs the lanes reduce16 pairs (i with i + 8, then + 4, + 2,
+ * + 1), two or four rows per instruction; the rows come out transposed as
+ * a 4 x 4 grid and one permute puts them in order. */
+A5_INLINE __m512 reduce16x16(const __m512 f[16])
+{
+	__m512 l1[8], l2[4];
+	UNROLL
+	for (int k = 0; k < 8; k++)
+		l1[k] = _mm512_add_ps(_mm512_shuffle_f32x4(f[2 * k], f[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+				      _mm512_shuffle_f32x4(f[2 * k], f[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+	UNROLL
+	for (int k = 0; k < 4; k++)
+		l2[k] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * k], l1[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+				      _mm512_shuffle_f32x4(l1[2 * k], l1[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+	__m512 l3[2];
+	UNROLL
+	for (int k = 0; k < 2; k++) {
+		const __m512d p = _mm512_castps_pd(l2[2 * k]), q = _mm512_castps_pd(l2[2 * k + 1]);
+		l3[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(p, q)),
+				      _mm512_castpd_ps(_mm512_unpackhi_pd(p, q)));
+	}
+	const __m512 t = _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+				       _mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+	return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+				     t);
 }
 
 #define DOTS_F32(NAME, ROWS_NAME, ACC)                                                            \
@@ -1139,6 +1175,17 @@ A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *cons
 			  const void *x)                                                          \
 	{                                                                                         \
 		int64_t r = 0;                                                                    \
+		for (; r + 16 <= n_rows; r += 16) {                                               \
+			__m512 f[16];                                                             \
+			for (int q = 0; q < 4; q++) {                                             \
+				const float *a[4];                                                \
+				for (int i = 0; i < 4; i++)                                       \
+					a[i] = (const float *)(const void *)(                     \
+						(const uint8_t *)w + (uint64_t)(r + 4 * q + i) * w_stride); \
+				dots_f32_fold(4, ACC, n, f + 4 * q, a, x);                        \
+			}                                                                         \
+			_mm512_storeu_ps(out + r, reduce16x16(f));                                \
+		}                                                                                 \
 		for (; r + 4 <= n_rows; r += 4) {                                                 \
 			const float *a[4];                                                        \
 			for (int i = 0; i < 4; i++)                                               \

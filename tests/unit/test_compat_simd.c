@@ -192,11 +192,11 @@ static void check_f(const char *what, enum q42_isa isa, int64_t n, const float *
 				 (long long)n, (long long)e, (double)got[e], (double)want[e]);
 }
 
-/* The many-row forms against the one-row scalar products: 0 to 9 rows
- * (whole groups of four and a rest), rows apart by more than n. */
+/* The many-row forms against the one-row scalar products: 0 to 37 rows
+ * (groups of sixteen and of four and a rest), rows apart by more than n. */
 static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
 {
-	enum { ROWS = 9, PAD = 5 };
+	enum { ROWS = 37, PAD = 5 };
 	const uint64_t stride = (uint64_t)(n + PAD);
 	float *w = malloc(sizeof(float) * stride * ROWS);
 	float want[ROWS], got[ROWS];
