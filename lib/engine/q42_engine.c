@@ -463,6 +463,7 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->cops = q42_compat_ops_get(e->isa);
 	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
+	e->add = e->cops->add;
 	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
 		e->att_kq = e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;

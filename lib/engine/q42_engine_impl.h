@@ -109,6 +109,7 @@ struct q42_engine {
 	 * kernels/q42_compat.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
+	void (*add)(int64_t n, float *y, const float *a, const float *b);
 	const q42_compat_ops *cops; /* llama.cpp row ops for isa (RoPE) */
 	uint8_t *kc, *vc;
 	uint32_t n_past;

@@ -215,10 +215,10 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)
-			q42_op_add(r1 - r0, y, y, (const float *)(const void *)p->bias->data + r0);
+			e->add(r1 - r0, y, y, (const float *)(const void *)p->bias->data + r0);
 		if (p->res != NULL)
-			q42_op_add(r1 - r0, p->res + t * no + (uint64_t)r0,
-				   p->res + t * no + (uint64_t)r0, y);
+			e->add(r1 - r0, p->res + t * no + (uint64_t)r0, p->res + t * no + (uint64_t)r0,
+			       y);
 	}
 }
 

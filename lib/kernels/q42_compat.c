@@ -25,6 +25,7 @@
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_amx.h"
 #include "kernels/q42_kernels_impl.h"
+#include "kernels/q42_ops.h"
 
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
 enum {
@@ -432,19 +433,20 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
 		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
 		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
-		q42_compat_swiglu, q42_compat_rope};
+		q42_compat_swiglu, q42_compat_rope, q42_op_add};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2 has no row ops of its own: its CPUs run the scalar ones */
 	static const q42_compat_ops avx2 = {
 		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
 		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
 		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
-		q42_compat_swiglu, q42_compat_rope};
+		q42_compat_swiglu, q42_compat_rope, q42_op_add};
 	static const q42_compat_ops avx512 = {
 		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_f16_avx512,
 		q42_compat_dot_f32_avx512, q42_compat_dot_f32_lanes_avx512,
 		q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_lanes_rows_avx512,
-		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512};
+		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512,
+		q42_compat_add_avx512};
 	switch (usable_isa(isa)) {
 	case Q42_ISA_AVX512: return &avx512;
 	case Q42_ISA_AVX2: return &avx2;

@@ -93,6 +93,9 @@ typedef struct q42_compat_ops {
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
+	/* y = a + b elementwise (y may be a or b): exact, so the same in
+	 * both arithmetics; the engine's bias and residual adds */
+	void (*add)(int64_t n, float *y, const float *a, const float *b);
 } q42_compat_ops;
 Q42_API const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa);
 

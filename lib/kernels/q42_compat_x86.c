@@ -1287,6 +1287,17 @@ A5 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const floa
 	q42_compat_swiglu(n - nv, y + nv, x + nv, g + nv);
 }
 
+/* The engine adds bias and residual rows a tile (sixteen values per token)
+ * at a time: one masked step each. */
+A5 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b)
+{
+	for (int64_t i = 0; i < n; i += 16) {
+		const __mmask16 m = tail_mask(n - i);
+		_mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + i),
+							      _mm512_maskz_loadu_ps(m, b + i)));
+	}
+}
+
 /* Sixteen pairs per step: cos/sin (and, in the normal mode, x) are
  * de-interleaved into even and odd lanes, rotated, and put back. */
 A5 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox)

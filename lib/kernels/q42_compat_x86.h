@@ -46,6 +46,7 @@ void q42_compat_dot_f32_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out,
 					  uint64_t w_stride, const void *x);
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
+void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
 
 #endif

@@ -253,6 +253,14 @@ static void test_row_ops(void **state)
 			o->swiglu(n, y1, a, b);
 			check_f("swiglu", isa, n, y1, y0, n);
 
+			/* out of place, then in place (y is a), as the engine adds */
+			ref->add(n, y0, a, b);
+			o->add(n, y1, a, b);
+			check_f("add", isa, n, y1, y0, n);
+			memcpy(y1, a, (size_t)n * sizeof(float));
+			o->add(n, y1, y1, b);
+			check_f("add in place", isa, n, y1, y0, n);
+
 			if (n % 2 == 0) {
 				for (int neox = 0; neox < 2; neox++) {
 					fill_floats(a, n, 50.0f, false);
