@@ -10,6 +10,14 @@
 # are compared too). Prints one table with the ratios q42 / llama.cpp.
 # Without llamapeer it prints q42's column only. Not part of `make check`.
 #
+# Throughput runs in BENCH_REPS rounds, each a fresh q42run --bench
+# --reps 1, then llamapeer bench --reps 1, then membw: the memory
+# bandwidth of a shared VM moves by a third within minutes, and measuring
+# all of one program and then all of the other turned such a drift into
+# the ratio. Each round gives its own ratios (q42 / llama.cpp, q42's
+# weight stream / membw); the table shows the medians of the values and,
+# as the ratio, the median of the rounds' ratios.
+#
 # Environment (set by the Makefile): MODEL, Q42RUN, RUNSTAT, LLAMAPEER,
 # BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_CTX (empty: q42's
 # default), BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
@@ -34,19 +42,33 @@ if [ -x "${LLAMAPEER:-}" ]; then peer=$LLAMAPEER
 elif [ -n "${LLAMAPEER:-}" ]; then echo "make bench: llama.cpp: $LLAMAPEER not found, q42 only" >&2
 fi
 
-# 1. throughput
+# 1. throughput, in rounds (see above); membw is built beside llamapeer
 ctxopt=
 [ -n "${BENCH_CTX:-}" ] && ctxopt="-c $BENCH_CTX"
-q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps "$reps" -t "$th" $ctxopt) ||
-	die "q42run --bench failed"
-echo "q42:       $q"
-ctx=$(field "$q" ctx)
-l=
-if [ -n "$peer" ]; then
-	l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps "$reps" --threads "$th" 2>/dev/null |
-		grep pp_tok_s) || { echo "make bench: llamapeer bench failed, q42 only" >&2; peer=; l=; }
-	[ -n "$l" ] && echo "llama.cpp: $l"
-fi
+mb=$(dirname "${peer:-/nonexistent}")/membw
+[ -x "$mb" ] || mb=
+: >"$tmp/rounds"
+r=0 ctx= l=
+while [ "$r" -lt "$reps" ]; do
+	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" $ctxopt) ||
+		die "q42run --bench failed"
+	[ -n "$ctx" ] || ctx=$(field "$q" ctx)
+	l= bw=
+	if [ -n "$peer" ]; then
+		l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps 1 --threads "$th" 2>/dev/null |
+			grep pp_tok_s) || { echo "make bench: llamapeer bench failed, q42 only" >&2; peer=; l=; }
+	fi
+	[ -n "$peer" ] && [ -n "$mb" ] &&
+		bw=$(field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps)
+	echo "round $((r + 1)): q42 pp $(field "$q" pp_tok_s) tg $(field "$q" tg_tok_s)" \
+		"($(field "$q" tg_weight_gb_s) GB/s)${l:+ | llama.cpp pp $(field "$l" pp_tok_s) tg $(field "$l" tg_tok_s)}${bw:+ | membw $bw GB/s}"
+	echo "$(field "$q" pp_tok_s) $(field "$q" tg_tok_s) $(field "$q" tg_weight_gb_s)" \
+		"$(field "$l" pp_tok_s) $(field "$l" tg_tok_s) $bw" >>"$tmp/rounds"
+	r=$((r + 1))
+done
+# median of column c of the rounds (1..6), or of its ratio to column d
+col() { awk -v c="$1" 'NF >= c { print $c }' "$tmp/rounds" | median; }
+ratio() { awk -v c="$1" -v d="$2" 'NF >= d && $d + 0 > 0 { print $c / $d }' "$tmp/rounds" | median; }
 
 # 2. time to first token and peak RSS, fresh processes, context $ctx
 : >"$tmp/q_ttft"; : >"$tmp/q_rss"; : >"$tmp/l_ttft"; : >"$tmp/l_rss"
@@ -109,19 +131,19 @@ while [ "$r" -lt "$tok_reps" ]; do
 done
 
 # 4. the table
-qpp=$(field "$q" pp_tok_s) qtg=$(field "$q" tg_tok_s)
+qpp=$(col 1) qtg=$(col 2) qgb=$(col 3)
 qttft=$(median <"$tmp/q_ttft") qrss=$(median <"$tmp/q_rss") qtok=$(median <"$tmp/q_tok")
-lpp= ltg= lttft= lrss= ltok=
+lpp= ltg= lttft= lrss= ltok= bw=
 if [ -n "$peer" ] && [ -n "$l" ]; then
-	lpp=$(field "$l" pp_tok_s) ltg=$(field "$l" tg_tok_s)
+	lpp=$(col 4) ltg=$(col 5) bw=$(col 6)
 	lttft=$(median <"$tmp/l_ttft") lrss=$(median <"$tmp/l_rss") ltok=$(median <"$tmp/l_tok")
 fi
 echo
-echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, medians of $reps runs" \
-	"(tokenizer: $tok_reps runs over $bytes bytes; same ids: $same)"
-row() { # label q42 llama better
-	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" 'BEGIN {
-		r = (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", a / b) : "-"
+echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, medians of $reps rounds" \
+	"(ratios: of the rounds' ratios; tokenizer: $tok_reps runs over $bytes bytes; same ids: $same)"
+row() { # label q42 llama better [ratio, default q42 / llama]
+	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" -v pr="${5:-}" 'BEGIN {
+		r = (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", pr != "" ? pr : a / b) : "-"
 		printf "%-22s %12s %12s %8s   %s\n", lab, a == "" ? "-" : sprintf("%.2f", a),
 			b == "" ? "-" : sprintf("%.2f", b), r, good }'
 }
@@ -133,17 +155,12 @@ case $(basename "$MODEL" | tr 'A-Z' 'a-z') in
 *f16*) tgt=1.0 bwt=0.95 ;;
 *) tgt=1.0 bwt= ;;
 esac
-# membw (built beside llamapeer by its setup) in the same run: the share of
-# the machine's read bandwidth the decode's weight stream reaches
-bw=
-mb=$(dirname "${peer:-/nonexistent}")/membw
-if [ -n "$peer" ] && [ -x "$mb" ]; then
-	bw=$(field "$("$mb" --threads "$th" --reps 10 2>/dev/null | tail -n 1)" median_GBps)
-fi
+# the share of the machine's read bandwidth (membw, same rounds) the
+# decode's weight stream reaches
 printf "%-22s %12s %12s %8s   %s\n" metric q42 llama.cpp ratio target
-row "pp$pp tok/s" "$qpp" "$lpp" ">= 1.0"
-row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt"
-[ -n "$bw" ] && row "tg GB/s vs membw" "$(field "$q" tg_weight_gb_s)" "$bw" ">= ${bwt:-?}"
+row "pp$pp tok/s" "$qpp" "$lpp" ">= 1.0" "$([ -n "$lpp" ] && ratio 1 4)"
+row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt" "$([ -n "$ltg" ] && ratio 2 5)"
+[ -n "$bw" ] && row "tg GB/s vs membw" "$qgb" "$bw" ">= ${bwt:-?}" "$(ratio 3 6)"
 row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
