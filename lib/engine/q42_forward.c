@@ -376,9 +376,10 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
 struct att_args {
 	q42_engine *e;
 	uint32_t l;
-	uint32_t n_tok;
+	uint32_t n_tok; /* tokens in the pass (the V product's rounding) */
 	uint32_t chunk;
 	atomic_uint next;
+	uint32_t t0; /* attention: tokens t0..n_tok-1 only */
 };
 
 /* Items 0..n_tok-1 are tokens (RoPE, k), the rest rows of v; neither
@@ -399,7 +400,7 @@ static void rope_store_job(void *v, uint32_t ith, uint32_t nth)
 
 static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
-	struct att_args a = {e, l, n_tok, 1, 0};
+	struct att_args a = {e, l, n_tok, 1, 0, 0};
 	if (n_tok == 1) {
 		const uint32_t n_v = e->layers[l].n_head_kv * e->hd_v;
 		rope_store_row(e, l, 0, e->ts[0].rope);
@@ -465,20 +466,22 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 static void att_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct att_args *a = v;
-	const uint32_t n_pairs = a->n_tok * a->e->n_head;
+	const uint32_t n = a->n_tok - a->t0, n_pairs = n * a->e->n_head;
 	const uint32_t n_chunks = (n_pairs + a->chunk - 1) / a->chunk;
 	uint32_t c;
 	(void)nth;
 	while (tile_claim(&a->next, n_chunks, &c)) {
 		const uint32_t p1 = (c + 1) * a->chunk < n_pairs ? (c + 1) * a->chunk : n_pairs;
 		for (uint32_t p = c * a->chunk; p < p1; p++)
-			att_pair(a, &a->e->ts[ith], p % a->n_tok, p / a->n_tok);
+			att_pair(a, &a->e->ts[ith], a->t0 + p % n, p / n);
 	}
 }
 
-static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok)
+/* Attention of tokens t0..n_tok-1 of a pass of n_tok (the cache holds all
+ * of them by now). */
+static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 {
-	struct att_args a = {e, l, n_tok, n_tok >= 64 ? 4 : 1, 0};
+	struct att_args a = {e, l, n_tok, n_tok - t0 >= 64 ? 4 : 1, 0, t0};
 	q42_pool_run(e->pool, att_job, &a);
 }
 
@@ -495,8 +498,17 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 /* Jobs per block: q, k and v together; attention; the output projection
  * with the residual add; gate and up with SwiGLU; down with the residual
  * add. A pass of one token runs everything else on the caller; a longer
- * one splits norms, quantization and RoPE by token rows. */
-static void block_attention(q42_engine *e, uint32_t l, uint32_t n)
+ * one splits norms, quantization and RoPE by token rows.
+ *
+ * keep: how many of the pass's last token rows the block must carry on
+ * (n, except in the last layer). Past the K and V of every token -- the
+ * cache needs them -- each row is independent of the others, so the last
+ * layer runs attention, its output projection and the FFN for the row
+ * whose logits are wanted only, or for none (a prompt chunk before the
+ * last), as llama.cpp does with its output ids. The kept row's bits do not
+ * change: attention still rounds as in a pass of n tokens, and every
+ * matrix product element is one dot product whatever the token count. */
+static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 {
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *qkv[3] = {&W[Q42_W_ATTN_Q], &W[Q42_W_ATTN_K], &W[Q42_W_ATTN_V]};
@@ -510,22 +522,27 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n)
 	m.n_tok = n;
 	mm_run(e, &m);
 	op_rope_store(e, l, n);
-	op_attention(e, l, n);
-	op_prepare(e, NULL, e->att, NULL, &out, 1, n);
+	if (keep == 0)
+		return;
+	op_attention(e, l, n, n - keep);
+	op_prepare(e, NULL, e->att + (uint64_t)(n - keep) * e->n_head * e->hd_v, NULL, &out, 1, keep);
 	memset(&m, 0, sizeof m);
-	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, e->x);
-	m.n_tok = n;
+	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, e->x + (uint64_t)(n - keep) * e->n_embd);
+	m.n_tok = keep;
 	mm_run(e, &m);
 }
 
-static void block_ffn(q42_engine *e, uint32_t l, uint32_t n)
+/* The FFN of the n token rows from x on (rows of e->x). */
+static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 {
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *gu[2] = {&W[Q42_W_FFN_GATE], &W[Q42_W_FFN_UP]};
 	const q42_weight *down = &W[Q42_W_FFN_DOWN];
 	struct mm_args m = {0};
 
-	op_prepare(e, &W[Q42_W_FFN_NORM], e->x, e->xb, gu, 2, n);
+	if (n == 0)
+		return;
+	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, gu, 2, n);
 	mm_add(&m, gu[0], &W[Q42_W_FFN_GATE_B], e->hg, NULL);
 	mm_add(&m, gu[1], &W[Q42_W_FFN_UP_B], e->hu, NULL);
 	m.n_tok = n;
@@ -533,7 +550,7 @@ static void block_ffn(q42_engine *e, uint32_t l, uint32_t n)
 	mm_run(e, &m);
 	op_prepare(e, NULL, e->hg, NULL, &down, 1, n);
 	memset(&m, 0, sizeof m);
-	mm_add(&m, down, &W[Q42_W_FFN_DOWN_B], e->ao, e->x);
+	mm_add(&m, down, &W[Q42_W_FFN_DOWN_B], e->ao, x);
 	m.n_tok = n;
 	mm_run(e, &m);
 }
@@ -560,8 +577,9 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
-		block_attention(e, l, n);
-		block_ffn(e, l, n);
+		const uint32_t keep = l + 1 < e->n_layer ? n : want_logits ? 1 : 0;
+		block_attention(e, l, n, keep);
+		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
 	if (!want_logits)
