@@ -180,23 +180,25 @@ ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 
-/* q5_0 quants (nibble | fifth bit, 0..31) of rows k and k + 4, the
- * unsigned VNNI operand (the -16 offset goes into the bias): the two
- * rows' 32-bit qh words are one byte mask, bit e for byte e. */
-A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+/* q5_0 / q5_1 quants (nibble | fifth bit, 0..31; qh and qs at those
+ * offsets of the block) of rows k and k + 4, the unsigned VNNI operand
+ * (q5_0's -16 offset goes into the bias, q5_1 has none): the two rows'
+ * 32-bit qh words are one byte mask, bit e for byte e. */
+A5_INLINE __m256i sums_q5_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y, int qh,
+				 int qs, char offset)
 {
 	const __m512i bit4 = _mm512_set1_epi8(0x10);
 	__m512i wv[4];
 	for (int k = 0; k < 4; k++) {
-		const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(wr[k] + off + Q5_0_QH) |
-						 (uint64_t)q42_ld32(wr[k + 4] + off + Q5_0_QH) << 32);
+		const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(wr[k] + off + qh) |
+						 (uint64_t)q42_ld32(wr[k + 4] + off + qh) << 32);
 		wv[k] = _mm512_or_si512(
-			_mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q5_0_QS)),
-					   x86_nibbles32(wr[k + 4] + off + Q5_0_QS), 1),
+			_mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + qs)),
+					   x86_nibbles32(wr[k + 4] + off + qs), 1),
 			_mm512_maskz_mov_epi8(hb, bit4));
 	}
 	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
-			     neg_bias(y, 16));
+			     neg_bias(y, offset));
 }
 
 /* The generic kernels (q42_dot_q8_0 / q42_dot_q5_0) add one term per
@@ -204,18 +206,19 @@ A5_INLINE __m256i sums_q5_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
  * commutative, so q5_0's (d_w * d_x) * sumi rounds the same -- eight rows
  * in the lanes. */
 
-/* Q5_0, two blocks per row and step: one masked 44-byte load (never past
- * the pair) holds both blocks; a byte permute puts each block's 16 quant
- * bytes in two 16-byte lanes, a per-lane shift picks the nibble, and the
- * two qh words are one 64-bit byte mask. The eight rows' products are
- * reduced to [block j, rows 0..7 | block j+1, rows 0..7]. */
-A5_INLINE __m512i q5_0_pair(const uint8_t *p, __m512i perm, __m512i cnt)
+/* Q5_0 / Q5_1, two blocks per row and step: one masked load of the pair
+ * (2 * bytes, never past it) holds both blocks; a byte permute puts each
+ * block's 16 quant bytes in two 16-byte lanes, a per-lane shift picks the
+ * nibble, and the two qh words (at qh in each block) are one 64-bit byte
+ * mask. The eight rows' products are reduced to [block j, rows 0..7 |
+ * block j+1, rows 0..7]. */
+A5_INLINE __m512i q5_pair(const uint8_t *p, __m512i perm, __m512i cnt, int bytes, int qh)
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
-	const __m512i l = _mm512_maskz_loadu_epi8((__mmask64)0xFFFFFFFFFFFull, p);
+	const __m512i l = _mm512_maskz_loadu_epi8((__mmask64)((1ull << (2 * bytes)) - 1), p);
 	const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(perm, l), cnt), m15);
-	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(p + Q5_0_QH) |
-					 (uint64_t)q42_ld32(p + Q5_0_BYTES + Q5_0_QH) << 32);
+	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(p + qh) |
+					 (uint64_t)q42_ld32(p + bytes + qh) << 32);
 	return _mm512_mask_add_epi8(q, hb, q, bit4);
 }
 
@@ -271,43 +274,69 @@ struct pair_act {
 
 enum { PAIR_PRE = 128 };
 
-A5_INLINE struct pair_act pair_act_at(const uint8_t *xb, char k)
+/* The f16 field at off of blocks j and j + 1 (bytes apart) as [j x 8 |
+ * j+1 x 8]. */
+A5_INLINE __m512 pair_scales(const uint8_t *xb, int off, int bytes)
+{
+	return _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + off))),
+				    _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + bytes + off))));
+}
+
+/* Activation blocks of xbytes bytes, quants at qs: Q8_0 (34, 2) or Q8_1
+ * (36, 4); the scale d is the first field of both. */
+A5_INLINE struct pair_act pair_act_at(const uint8_t *xb, char k, int xbytes, int qs)
 {
 	struct pair_act a;
 	a.yq = _mm512_inserti64x4(
-		_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS))),
-		_mm256_loadu_si256((const __m256i *)(xb + Q8_0_BYTES + Q8_0_QS)), 1);
+		_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xb + qs))),
+		_mm256_loadu_si256((const __m256i *)(xb + xbytes + qs)), 1);
 	a.bias = _mm512_sub_epi32(_mm512_setzero_si512(),
 				  _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(k), a.yq));
-	a.dx = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb))),
-				    _mm512_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_0_BYTES))));
+	a.dx = pair_scales(xb, 0, xbytes);
 	return a;
 }
 
 /* pre[i] for the pairs of a one-token call; false when the call is not one
  * (the steps then compute their own) */
-A5_INLINE bool pair_act_pre(struct pair_act *pre, const void *x, int64_t nb, int64_t n_tok, char k)
+A5_INLINE bool pair_act_pre(struct pair_act *pre, const void *x, int64_t nb, int64_t n_tok, char k,
+			    int xbytes, int qs)
 {
 	if (n_tok != 1 || nb / 2 > PAIR_PRE)
 		return false;
 	for (int64_t i = 0; i < nb / 2; i++)
-		pre[i] = pair_act_at((const uint8_t *)x + (uint64_t)(2 * i) * Q8_0_BYTES, k);
+		pre[i] = pair_act_at((const uint8_t *)x + (uint64_t)(2 * i) * (uint64_t)xbytes, k, xbytes, qs);
 	return true;
 }
 
-A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5_INLINE __m256 hi256(__m512 v)
 {
+	return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* The generic Q5_0 (q42_dot_q5_0: sum += (d_w * d_x) * sumi) and Q5_1
+ * (q42_dot_q5_1: sum += (d_w * d_x) * sumi + m_w * s_x, against Q8_1,
+ * whose s is d times its quants' sum) row products. */
+A5_INLINE void q5_rows(Q42_COMPAT_ROWS_ARGS, bool q51)
+{
+	const int bytes = q51 ? Q5_1_BYTES : Q5_0_BYTES, qh = q51 ? Q5_1_QH : Q5_0_QH;
+	const int qs = q51 ? Q5_1_QS : Q5_0_QS, xbytes = q51 ? Q8_1_BYTES : Q8_0_BYTES;
+	const int xqs = q51 ? Q8_1_QS : Q8_0_QS;
+	const char offset = q51 ? 0 : 16;
 	const int64_t nb = n / Q42_QK;
 	uint8_t pi[64];
 	int16_t ci[32];
 	for (int i = 0; i < 64; i++)
-		pi[i] = (uint8_t)((i < 32 ? Q5_0_QS : Q5_0_BYTES + Q5_0_QS) + i % 16);
+		pi[i] = (uint8_t)((i < 32 ? qs : bytes + qs) + i % 16);
 	for (int i = 0; i < 32; i++)
 		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
 	const __m512i perm = _mm512_loadu_si512(pi), cnt = _mm512_loadu_si512(ci);
-	const __m512i dperm = dperm_gap(Q5_0_BYTES / 2);
+	const __m512i dperm = dperm_gap(bytes / 2);
 	struct pair_act pre[PAIR_PRE];
-	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 16);
+	__m512 pre_s[PAIR_PRE];
+	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, offset, xbytes, xqs);
+	for (int64_t i = 0; q51 && have_pre && i < nb / 2; i++)
+		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * (uint64_t)xbytes, Q8_1_S,
+				       xbytes);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
@@ -319,33 +348,54 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 			__m256 acc = _mm256_setzero_ps();
 			float out[GROUP];
 			int64_t j = 0;
-			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_0_BYTES) {
-				const int64_t o = j * Q5_0_BYTES;
-				prefetch_rows(nx, o, 2 * Q5_0_BYTES);
-				const struct pair_act a = have_pre ? pre[j / 2] : pair_act_at(xb, 16);
+			for (; j + 2 <= nb; j += 2, xb += 2 * xbytes) {
+				const int64_t o = j * bytes;
+				prefetch_rows(nx, o, 2 * bytes);
+				const struct pair_act a =
+					have_pre ? pre[j / 2] : pair_act_at(xb, offset, xbytes, xqs);
 				__m512i v[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					v[r] = _mm512_dpbusd_epi32(a.bias, q5_0_pair(wr[r] + o, perm, cnt), a.yq);
+					v[r] = _mm512_dpbusd_epi32(a.bias, q5_pair(wr[r] + o, perm, cnt, bytes, qh),
+								   a.yq);
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
-				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, Q5_0_BYTES / 2, dperm), a.dx);
-				const __m512 prod = _mm512_mul_ps(s, d);
-				acc = _mm256_add_ps(acc, _mm512_castps512_ps256(prod));
-				acc = _mm256_add_ps(acc, _mm256_castpd_ps(_mm512_extractf64x4_pd(
-								 _mm512_castps_pd(prod), 1)));
+				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, bytes / 2, dperm), a.dx);
+				__m512 term = _mm512_mul_ps(d, s);
+				if (q51) {
+					const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, xbytes);
+					term = _mm512_add_ps(
+						term, _mm512_mul_ps(pair_halves(wr, o + Q5_1_M, bytes / 2, dperm), sx));
+				}
+				acc = _mm256_add_ps(acc, _mm512_castps512_ps256(term));
+				acc = _mm256_add_ps(acc, hi256(term));
 			}
-			for (; j < nb; j++, xb += Q8_0_BYTES) {
-				const int64_t o = j * Q5_0_BYTES;
-				const __m256i s = sums_q5_0_avx512(
-					wr, o, _mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS)));
+			for (; j < nb; j++, xb += xbytes) {
+				const int64_t o = j * bytes;
+				const __m256i s = sums_q5_avx512(
+					wr, o, _mm256_loadu_si256((const __m256i *)(xb + xqs)), qh, qs, offset);
 				const __m256 d = _mm256_mul_ps(halves_rows(wr, o),
 							       _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
-				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d));
+				__m256 term = _mm256_mul_ps(d, _mm256_cvtepi32_ps(s));
+				if (q51)
+					term = _mm256_add_ps(
+						term, _mm256_mul_ps(halves_rows(wr, o + Q5_1_M),
+								    _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S)))));
+				acc = _mm256_add_ps(acc, term);
 			}
 			_mm256_storeu_ps(out, acc);
 			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
 		}
 	}
+}
+
+A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	q5_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+A5 void q42_generic_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	q5_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }
 
 /* Q8_0, two blocks per row and step: [block j | block j+1] of a row in one
@@ -363,11 +413,6 @@ A5_INLINE __m256 step_gen(__m256 acc, __m256 s, __m256 d)
 	return _mm256_add_ps(acc, _mm256_mul_ps(s, d));
 }
 
-A5_INLINE __m256 hi256(__m512 v)
-{
-	return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-
 A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 {
 	const __m512i w = _mm512_inserti64x4(
@@ -382,7 +427,8 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 		const int64_t nb = n / Q42_QK;                                                     \
 		const __m512i dperm = dperm_gap(Q8_0_BYTES / 2);                                   \
 		struct pair_act pre[PAIR_PRE];                                                     \
-		const bool have_pre = pair_act_pre(pre, x, nb, n_tok, (char)0x80);                 \
+		const bool have_pre =                                                              \
+			pair_act_pre(pre, x, nb, n_tok, (char)0x80, Q8_0_BYTES, Q8_0_QS);          \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                   \
 			const uint8_t *wr[GROUP];                                                  \
 			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                            \
@@ -399,7 +445,8 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 					if (t == 0)                                                \
 						prefetch_rows(nx, o, 2 * Q8_0_BYTES);              \
 					const struct pair_act a =                                  \
-						have_pre ? pre[j / 2] : pair_act_at(xb, (char)0x80); \
+						have_pre ? pre[j / 2]                              \
+							 : pair_act_at(xb, (char)0x80, Q8_0_BYTES, Q8_0_QS); \
 					__m512i v[GROUP];                                          \
 					UNROLL                                                     \
 					for (int r = 0; r < GROUP; r++)                            \

@@ -31,10 +31,12 @@ void q42_compat_rows_q6_k_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 
-/* The generic ggml arithmetic's Q8_0 and Q5_0 products (q42_dot_q8_0,
- * q42_dot_q5_0 of q42_kernels), many rows at once, same bits. */
+/* The generic ggml arithmetic's Q8_0, Q5_0 and Q5_1 products
+ * (q42_dot_q8_0, q42_dot_q5_0, q42_dot_q5_1 of q42_kernels), many rows at
+ * once, same bits. */
 void q42_generic_rows_q8_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_generic_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS);
 
 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);

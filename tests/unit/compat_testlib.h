@@ -66,6 +66,12 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 				put_half(row + bb * b, rndf(0.02f));
 			break;
 		}
+		case Q42_DTYPE_Q5_1: /* d and the min m */
+			for (int64_t b = 0; b < n / 32; b++) {
+				put_half(row + 24 * b, rndf(0.02f));
+				put_half(row + 24 * b + 2, rndf(0.3f));
+			}
+			break;
 		case Q42_DTYPE_Q4_K:
 			for (int64_t b = 0; b < n / 256; b++) {
 				put_half(row + 144 * b, rndf(0.01f));

@@ -7,7 +7,7 @@
  * sixteen-row tile, so here: 1..35 tokens (partial token tiles), 8..40
  * rows (a tail under a tile), padded weight and output strides. The AMX
  * kernels are called directly as well as through q42_compat_select_isa,
- * and the generic arithmetic's Q8_0 / Q5_0 row products
+ * and the generic arithmetic's Q8_0 / Q5_0 / Q5_1 row products
  * (q42_compat_generic_rows) are held to the q42_kernels reference;
  * so both they and the AVX-512 kernels are checked on a CPU with AMX; an
  * ISA this CPU lacks is skipped. Fixed-seed xorshift data.
@@ -37,6 +37,7 @@ struct shape {
 static const struct shape shapes[] = {
 	{1, 16, 4},  {3, 16, 16}, {3, 24, 17}, {8, 40, 35}, {2, 8, 20},
 	{5, 32, 1},  {4, 48, 3},  {6, 17, 9},  {1, 64, 33}, {9, 16, 64},
+	{6, 16, 1},  {2, 9, 1},   {1, 8, 1},
 };
 
 /* Every kernel in fns against the scalar vec_dot of ref (the compat
@@ -53,7 +54,9 @@ static void check(uint32_t dtype, int64_t blk, bool generic, const q42_compat_ro
 			ref.vec_dot = k->vec_dot;
 			ref.vec_dot_type = k->vec_dot_type;
 			ref.quantize = q42_kernels_get(k->vec_dot_type, Q42_ISA_SCALAR)->quantize;
-			ref.name = dtype == Q42_DTYPE_Q8_0 ? "generic-q8_0" : "generic-q5_0";
+			ref.name = dtype == Q42_DTYPE_Q8_0   ? "generic-q8_0"
+				   : dtype == Q42_DTYPE_Q5_0 ? "generic-q5_0"
+							     : "generic-q5_1";
 		} else {
 			assert_true(q42_compat_select_isa(dtype, 32, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
 							  &ref));
@@ -213,13 +216,21 @@ static void test_generic_q5_0(void **state)
 		      AMX_FN(q42_generic_rows_q5_0_amx));
 }
 
+/* Q5_1 (against Q8_1) has no AMX form: the AVX-512 kernel takes every
+ * token count */
+static void test_generic_q5_1(void **state)
+{
+	(void)state;
+	check_generic(Q42_DTYPE_Q5_1, X86_FN(q42_generic_rows_q5_1_avx512), NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tiles_q8_0), cmocka_unit_test(test_tiles_q4_0),
 		cmocka_unit_test(test_tiles_q4_k), cmocka_unit_test(test_tiles_q6_k),
 		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_tiles_f16_long), cmocka_unit_test(test_generic_q8_0),
-		cmocka_unit_test(test_generic_q5_0),
+		cmocka_unit_test(test_generic_q5_0), cmocka_unit_test(test_generic_q5_1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
