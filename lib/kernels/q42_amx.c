@@ -175,13 +175,17 @@ AMX_INLINE void store_tile(const __m512 acc[TR], float *y, uint64_t y_stride, in
 
 /* ---- Q8_0 / Q4_0 -------------------------------------------------------- */
 
+/* The float step of a block: llama.cpp's AMX fma(sumi, d_w * d_x, acc);
+ * the generic kernels' acc + sumi * (d_w * d_x); or with q5_1's min,
+ * acc + ((d_w * d_x) * sumi + m_w * s_x). */
+enum q32_step { S_FUSED, S_GENERIC, S_GENERIC_MIN };
+
 /* Sixteen rows whose block j's 32 signed quants are at a + j * a_step,
- * rows a_stride apart; dw[j * TR + m] the rows' scales. fused: the
- * llama.cpp AMX step fma(sumi, d_w * d_x, acc); otherwise the generic
- * kernels' acc + sumi * (d_w * d_x). */
-AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint64_t a_step,
-			  const float *dw, int64_t nb, const uint8_t *bq, const float *bd, int64_t n_tok,
-			  int32_t *cbuf, float *y, uint64_t y_stride)
+ * rows a_stride apart; dw[j * TR + m] the rows' scales (mw their mins for
+ * S_GENERIC_MIN, bs the tokens' s as bd holds their d). */
+AMX static void q32_group(enum q32_step step, const uint8_t *a, uint64_t a_stride, uint64_t a_step,
+			  const float *dw, const float *mw, int64_t nb, const uint8_t *bq, const float *bd,
+			  const float *bs, int64_t n_tok, int32_t *cbuf, float *y, uint64_t y_stride)
 {
 #define Q32_PROD(C, A, B, J)                                                          \
 	do {                                                                          \
@@ -217,11 +221,22 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 			const int32_t *c = cbuf + ((j - 1) % 2) * TR * TT;
 			const __m512 dx = _mm512_loadu_ps(bd + (bt + (uint64_t)(j - 1)) * TT);
 			const float *d = dw + (j - 1) * TR;
-			if (fused) {
+			if (step == S_FUSED) {
 				UNROLL
 				for (int m = 0; m < TR; m++)
 					acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
 								 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
+			} else if (step == S_GENERIC_MIN) {
+				const __m512 sx = _mm512_loadu_ps(bs + (bt + (uint64_t)(j - 1)) * TT);
+				const float *mn = mw + (j - 1) * TR;
+				UNROLL
+				for (int m = 0; m < TR; m++) {
+					const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m));
+					const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(d[m]), dx);
+					acc[m] = _mm512_add_ps(acc[m],
+							       _mm512_add_ps(_mm512_mul_ps(dd, s),
+									     _mm512_mul_ps(_mm512_set1_ps(mn[m]), sx)));
+				}
 			} else {
 				UNROLL
 				for (int m = 0; m < TR; m++)
@@ -235,27 +250,28 @@ AMX static void q32_group(bool fused, const uint8_t *a, uint64_t a_stride, uint6
 #undef Q32_PROD
 }
 
-/* Q8_0 activations: quants in B layout per (token tile, block), scales
- * per token. Sixteen tokens' dwords are one gather each (the scalar
+/* Q8_0 / Q8_1 activations (blocks of xbytes, quants at qs): quants in B
+ * layout per (token tile, block), scales per token, and Q8_1's s in bs
+ * (NULL for Q8_0). Sixteen tokens' dwords are one gather each (the scalar
  * copy was as costly as the tile products themselves, and the engine
  * packs once per call of 64 rows); tokens past n_tok are masked to zero.
  * Offsets are int32 lanes, so rows 16 * x_stride apart or more take the
  * scalar copy. */
-AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
-		      uint8_t *bq, float *bd)
+AMX static void pack_q8(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb, int64_t ntt,
+			uint64_t xbytes, int qs, uint8_t *bq, float *bd, float *bs)
 {
 	if (x_stride > (uint64_t)INT32_MAX / TT) {
 		for (int64_t tt = 0; tt < ntt; tt++)
 			for (int64_t j = 0; j < nb; j++) {
 				const uint64_t b = (uint64_t)(tt * nb + j);
-				pack_b(x, x_stride, n_tok, tt, (uint64_t)j * Q8_0_BYTES + Q8_0_QS, 32,
+				pack_b(x, x_stride, n_tok, tt, (uint64_t)j * xbytes + (uint64_t)qs, 32,
 				       bq + b * B32);
 				for (int n = 0; n < TT; n++) {
 					const int64_t t = tt * TT + n;
-					bd[b * TT + (uint64_t)n] =
-						t < n_tok ? half(x + (uint64_t)t * x_stride +
-									(uint64_t)j * Q8_0_BYTES)
-							  : 0.0f;
+					const uint8_t *blk = x + (uint64_t)t * x_stride + (uint64_t)j * xbytes;
+					bd[b * TT + (uint64_t)n] = t < n_tok ? half(blk) : 0.0f;
+					if (bs != NULL)
+						bs[b * TT + (uint64_t)n] = t < n_tok ? half(blk + Q8_1_S) : 0.0f;
 				}
 			}
 		return;
@@ -270,28 +286,35 @@ AMX static void pack_q8_0(const uint8_t *x, uint64_t x_stride, int64_t n_tok, in
 		const uint8_t *xt = x + (uint64_t)(tt * TT) * x_stride;
 		for (int64_t j = 0; j < nb; j++) {
 			const uint64_t b = (uint64_t)(tt * nb + j);
-			const uint8_t *blk = xt + (uint64_t)j * Q8_0_BYTES;
+			const uint8_t *blk = xt + (uint64_t)j * xbytes;
 			UNROLL
 			for (int k = 0; k < 8; k++)
 				_mm512_store_si512(bq + b * B32 + 64 * (uint64_t)k,
 						   _mm512_mask_i32gather_epi32(zero, live, idx,
-									       blk + Q8_0_QS + 4 * k, 1));
-			/* the dword at the block's start: d, then two quants */
+									       blk + qs + 4 * k, 1));
+			/* the dword at the block's start: d, then two quants (Q8_0)
+			 * or s (Q8_1) */
 			const __m512i d = _mm512_mask_i32gather_epi32(zero, live, idx, blk, 1);
 			_mm512_storeu_ps(bd + b * TT, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d)));
+			if (bs != NULL)
+				_mm512_storeu_ps(bs + b * TT, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+								      _mm512_srli_epi32(d, 16))));
 		}
 	}
 }
 
-enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0 };
+enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0, K_GENERIC_Q5_1 };
 
-/* Q4_0 / Q5_0 rows as signed bytes (quant - 8 / - 16), element order,
- * rows n apart. */
-AMX_INLINE void unpack_q32(bool q8, bool q5, const uint8_t *wr, uint64_t w_stride, int64_t nb,
+/* Q4_0 / Q5_0 / Q5_1 rows as signed bytes (quant - 8 / - 16 / - 0),
+ * element order, rows n apart. */
+AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_stride, int64_t nb,
 			   int64_t n, int8_t *dst)
 {
-	const uint64_t bytes = q8 ? Q8_0_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
-	const __m256i off = _mm256_set1_epi8(q8 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
+	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
+	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0;
+	const uint64_t bytes = q8 ? Q8_0_BYTES : q51 ? Q5_1_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
+	const int qh = q51 ? Q5_1_QH : Q5_0_QH, qs = q51 ? Q5_1_QS : Q5_0_QS;
+	const __m256i off = _mm256_set1_epi8(q8 || q51 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
 	for (int m = 0; m < TR; m++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
@@ -299,9 +322,8 @@ AMX_INLINE void unpack_q32(bool q8, bool q5, const uint8_t *wr, uint64_t w_strid
 			if (q8)
 				v = _mm256_loadu_si256((const __m256i *)(b + Q8_0_QS));
 			else if (q5)
-				v = _mm256_or_si256(x86_nibbles32(b + Q5_0_QS),
-						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_0_QH)),
-								     bit4));
+				v = _mm256_or_si256(x86_nibbles32(b + qs),
+						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + qh)), bit4));
 			else
 				v = x86_nibbles32(b + Q4_0_QS);
 			_mm256_storeu_si256((__m256i *)(dst + m * n + j * Q42_QK), _mm256_sub_epi8(v, off));
@@ -312,48 +334,63 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 {
 	static const q42_compat_rows_fn simd_of[] = {
 		q42_compat_rows_q8_0_avx512, q42_compat_rows_q4_0_avx512, q42_generic_rows_q8_0_avx512,
-		q42_generic_rows_q5_0_avx512};
+		q42_generic_rows_q5_0_avx512, q42_generic_rows_q5_1_avx512};
 	const q42_compat_rows_fn simd = simd_of[kind];
+	const bool q51 = kind == K_GENERIC_Q5_1;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
-							: Q8_0_BYTES;
-	const size_t len[5] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float),
-			       (size_t)nb * TR * sizeof(float), (size_t)(TR * n)};
-	void *pc[5];
-	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(5, len, pc) : NULL;
+			       : q51			 ? Q5_1_BYTES
+							 : Q8_0_BYTES;
+	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
+	/* cbuf, bq, bd, dw, unp; Q5_1: bs, mw */
+	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, (size_t)(TR * n),
+			       q51 ? act : 0, q51 ? rs : 0};
+	void *pc[7];
+	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(7, len, pc) : NULL;
 	if (mem == NULL) {
 		simd(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 		return;
 	}
 	int32_t *cbuf = pc[0];
 	uint8_t *bq = pc[1];
-	float *bd = pc[2], *dw = pc[3];
+	float *bd = pc[2], *dw = pc[3], *bs = q51 ? pc[5] : NULL, *mw = q51 ? pc[6] : NULL;
 	int8_t *unp = pc[4];
-	const bool fused = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0;
+	const enum q32_step step = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0 ? S_FUSED
+				   : q51					  ? S_GENERIC_MIN
+										  : S_GENERIC;
 	const __m512i w_idx = _mm512_mullo_epi32(
 		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 		_mm512_set1_epi32(w_stride > (uint64_t)INT32_MAX / TR ? 0 : (int)w_stride));
-	pack_q8_0(x, x_stride, n_tok, nb, ntt, bq, bd);
+	pack_q8(x, x_stride, n_tok, nb, ntt, q51 ? Q8_1_BYTES : Q8_0_BYTES, q51 ? Q8_1_QS : Q8_0_QS, bq,
+		bd, bs);
 	tiles_on(32);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (w_stride > (uint64_t)INT32_MAX / TR) {
 			for (int m = 0; m < TR; m++)
-				for (int64_t j = 0; j < nb; j++)
-					dw[j * TR + m] = half(wr + (uint64_t)m * w_stride + (uint64_t)j * bytes);
+				for (int64_t j = 0; j < nb; j++) {
+					const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
+					dw[j * TR + m] = half(b);
+					if (q51)
+						mw[j * TR + m] = half(b + Q5_1_M);
+				}
 		} else {
-			/* sixteen rows' d (each block's first dword) per gather */
-			for (int64_t j = 0; j < nb; j++)
-				_mm512_storeu_ps(dw + j * TR,
-						 _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-							 _mm512_i32gather_epi32(w_idx, wr + (uint64_t)j * bytes, 1))));
+			/* sixteen rows' d (each block's first dword; Q5_1's m is
+			 * its upper half) per gather */
+			for (int64_t j = 0; j < nb; j++) {
+				const __m512i g = _mm512_i32gather_epi32(w_idx, wr + (uint64_t)j * bytes, 1);
+				_mm512_storeu_ps(dw + j * TR, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g)));
+				if (q51)
+					_mm512_storeu_ps(mw + j * TR, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+									      _mm512_srli_epi32(g, 16))));
+			}
 		}
-		unpack_q32(bytes == Q8_0_BYTES, kind == K_GENERIC_Q5_0, wr, w_stride, nb, n, unp);
+		unpack_q32(kind, wr, w_stride, nb, n, unp);
 		prefetch_group(w, w_stride, r0, full);
 		BARRIER();
-		q32_group(fused, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, nb, bq, bd, n_tok, cbuf,
-			  y + r0, y_stride);
+		q32_group(step, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, mw, nb, bq, bd, bs, n_tok,
+			  cbuf, y + r0, y_stride);
 	}
 	_tile_release();
 	free(mem);
@@ -380,6 +417,11 @@ void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_0);
+}
+
+void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */

@@ -417,16 +417,16 @@ q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa)
 		return NULL;
 	/* the kernels q42_kernels_get hands out must be the ones these
 	 * reproduce: the AVX-512 table's, which equal the scalar reference */
-#if defined(__x86_64__) || defined(__i386__)
-	if (dtype == Q42_DTYPE_Q5_1)
-		return q42_generic_rows_q5_1_avx512;
-#endif
 #if defined(Q42_HAVE_AMX)
 	if (q42_amx_usable())
-		return dtype == Q42_DTYPE_Q8_0 ? q42_generic_rows_q8_0_amx : q42_generic_rows_q5_0_amx;
+		return dtype == Q42_DTYPE_Q8_0	 ? q42_generic_rows_q8_0_amx
+		       : dtype == Q42_DTYPE_Q5_0 ? q42_generic_rows_q5_0_amx
+						 : q42_generic_rows_q5_1_amx;
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-	return dtype == Q42_DTYPE_Q8_0 ? q42_generic_rows_q8_0_avx512 : q42_generic_rows_q5_0_avx512;
+	return dtype == Q42_DTYPE_Q8_0	 ? q42_generic_rows_q8_0_avx512
+	       : dtype == Q42_DTYPE_Q5_0 ? q42_generic_rows_q5_0_avx512
+					 : q42_generic_rows_q5_1_avx512;
 #else
 	return NULL;
 #endif

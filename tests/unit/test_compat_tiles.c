@@ -216,12 +216,11 @@ static void test_generic_q5_0(void **state)
 		      AMX_FN(q42_generic_rows_q5_0_amx));
 }
 
-/* Q5_1 (against Q8_1) has no AMX form: the AVX-512 kernel takes every
- * token count */
 static void test_generic_q5_1(void **state)
 {
 	(void)state;
-	check_generic(Q42_DTYPE_Q5_1, X86_FN(q42_generic_rows_q5_1_avx512), NULL);
+	check_generic(Q42_DTYPE_Q5_1, X86_FN(q42_generic_rows_q5_1_avx512),
+		      AMX_FN(q42_generic_rows_q5_1_amx));
 }
 
 int main(void)
