@@ -412,11 +412,18 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 
 q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa)
 {
-	if (usable_isa(isa) != Q42_ISA_AVX512 ||
-	    (dtype != Q42_DTYPE_Q8_0 && dtype != Q42_DTYPE_Q5_0 && dtype != Q42_DTYPE_Q5_1))
+	if (usable_isa(isa) != Q42_ISA_AVX512)
 		return NULL;
 	/* the kernels q42_kernels_get hands out must be the ones these
 	 * reproduce: the AVX-512 table's, which equal the scalar reference */
+#if defined(__x86_64__) || defined(__i386__)
+	if (dtype == Q42_DTYPE_Q4_K)
+		return q42_generic_rows_q4_k_avx512;
+	if (dtype == Q42_DTYPE_Q5_K)
+		return q42_generic_rows_q5_k_avx512;
+#endif
+	if (dtype != Q42_DTYPE_Q8_0 && dtype != Q42_DTYPE_Q5_0 && dtype != Q42_DTYPE_Q5_1)
+		return NULL;
 #if defined(Q42_HAVE_AMX)
 	if (q42_amx_usable())
 		return dtype == Q42_DTYPE_Q8_0	 ? q42_generic_rows_q8_0_amx

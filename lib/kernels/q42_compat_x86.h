@@ -37,6 +37,10 @@ void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q8_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS);
+/* q42_dot_q4_k / q42_dot_q5_k likewise (in q42_kernels_avx512.c, beside
+ * the one-row dots whose code they share) */
+void q42_generic_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_generic_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS);
 
 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);

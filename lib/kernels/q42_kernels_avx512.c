@@ -1,7 +1,8 @@
 /* q42_kernels_avx512.c -- AVX-512 (F, BW, VL, VNNI, VBMI: Ice Lake and
  * later) dot products for the types where 512-bit vectors or VNNI pay off:
- * F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K. Other types use the AVX2 kernels in
- * the AVX-512 table.
+ * F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K (and the many-row Q4_K / Q5_K forms
+ * of q42_compat_generic_rows). Other types use the AVX2 kernels in the
+ * AVX-512 table.
  *
  * Same rules as the AVX2 file: quantized dots are bit-identical to the
  * scalar reference (exact integer sums, the scalar float order), F16/BF16
@@ -9,6 +10,7 @@
  * may run before q42_cpu_has_avx512() said yes.
  */
 #include "kernels/q42_kernels_x86.h"
+#include "kernels/q42_compat_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -127,12 +129,13 @@ AVX512 static __m512i k4_perm(void)
 	return _mm512_loadu_si512((const void *)idx);
 }
 
+/* yp: the activation's 64-byte chunks already permuted (four per
+ * super-block), or NULL to permute them here. */
 static inline __attribute__((always_inline, target(
 	"avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
-void dot_k4_512(int64_t n, float *out, const uint8_t *a, const uint8_t *b, int bytes, int qs_off,
-		int qh_off)
+float dot_k4_512(int64_t n, const uint8_t *a, const uint8_t *b, const __m512i *yp, __m512i perm,
+		 int bytes, int qs_off, int qh_off)
 {
-	const __m512i perm = k4_perm();
 	const __m256i m15 = _mm256_set1_epi8(0x0F);
 	__m256 lanes = _mm256_setzero_ps();
 	float sum = 0.0f;
@@ -154,10 +157,11 @@ void dot_k4_512(int64_t n, float *out, const uint8_t *a, const uint8_t *b, int b
 				qh = _mm256_srli_epi16(qh, 2);
 			}
 			const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(ua), ub, 1);
-			const __m512i y = _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c));
+			const __m512i y = yp != NULL ? yp[4 * i + c]
+						     : _mm512_permutexvar_epi8(perm, _mm512_loadu_si512(
+										   (const void *)(b + Q8_K_QS + 64 * c)));
 			const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-							      _mm512_permutexvar_epi8(perm, u),
-							      _mm512_permutexvar_epi8(perm, y));
+							      _mm512_permutexvar_epi8(perm, u), y);
 			const __m512i scv = _mm512_inserti64x4(
 				_mm512_set1_epi32(sc[2 * c]), _mm256_set1_epi32(sc[2 * c + 1]), 1);
 			acc = _mm512_add_epi32(acc, _mm512_madd_epi16(s, scv));
@@ -171,17 +175,63 @@ void dot_k4_512(int64_t n, float *out, const uint8_t *a, const uint8_t *b, int b
 		const float dmin = q42_half_at(a + Q4_K_DMIN) * yd;
 		sum -= dmin * (float)summ;
 	}
-	*out = x86_add_serial8(sum, lanes);
+	return x86_add_serial8(sum, lanes);
 }
 
 AVX512 void q42_dot_q4_k_avx512(int64_t n, float *out, const void *w, const void *x)
 {
-	dot_k4_512(n, out, w, x, Q4_K_BYTES, Q4_K_QS, -1);
+	*out = dot_k4_512(n, w, x, NULL, k4_perm(), Q4_K_BYTES, Q4_K_QS, -1);
 }
 
 AVX512 void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void *x)
 {
-	dot_k4_512(n, out, w, x, Q5_K_BYTES, Q5_K_QS, Q5_K_QH);
+	*out = dot_k4_512(n, w, x, NULL, k4_perm(), Q5_K_BYTES, Q5_K_QS, Q5_K_QH);
+}
+
+/* The same dots for many rows and tokens (q42_compat_rows_fn): the
+ * permutation table once per call, each token's activation permuted once
+ * for all rows (up to K4_PRE super-blocks; beyond, per row as above), and
+ * the next row fetched into L2 while this one is multiplied. */
+enum { K4_PRE = 32 };
+
+static inline __attribute__((always_inline, target(
+	"avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+void rows_k4_512(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride, int64_t n_tok,
+		 const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride, int bytes, int qs_off,
+		 int qh_off)
+{
+	const __m512i perm = k4_perm();
+	const int64_t nsb = n / Q42_QK_K;
+	const uint64_t row_bytes = (uint64_t)nsb * (uint64_t)bytes;
+	__m512i yp[4 * K4_PRE];
+	for (int64_t t = 0; t < n_tok; t++) {
+		const uint8_t *xb = x + (uint64_t)t * x_stride;
+		const bool pre = nsb <= K4_PRE;
+		for (int64_t i = 0; pre && i < nsb; i++)
+			for (int c = 0; c < 4; c++)
+				yp[4 * i + c] = _mm512_permutexvar_epi8(
+					perm, _mm512_loadu_si512((const void *)(xb + (uint64_t)i * Q8_K_BYTES +
+										 Q8_K_QS + 64 * c)));
+		for (int64_t r = 0; r < n_rows; r++) {
+			const uint8_t *wr = w + (uint64_t)r * w_stride;
+			if (t == 0 && r + 1 < n_rows)
+				for (uint64_t o = 0; o < row_bytes; o += 64)
+					_mm_prefetch((const char *)(wr + w_stride + o), _MM_HINT_T1);
+			y[(uint64_t)t * y_stride + (uint64_t)r] =
+				dot_k4_512(n, wr, xb, pre ? yp : NULL, perm, bytes, qs_off, qh_off);
+		}
+	}
+}
+
+AVX512 void q42_generic_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k4_512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, Q4_K_BYTES, Q4_K_QS, -1);
+}
+
+AVX512 void q42_generic_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k4_512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, Q5_K_BYTES, Q5_K_QS,
+		    Q5_K_QH);
 }
 
 /*

@@ -73,11 +73,14 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 			}
 			break;
 		case Q42_DTYPE_Q4_K:
+		case Q42_DTYPE_Q5_K: {
+			const int64_t bb = dtype == Q42_DTYPE_Q4_K ? 144 : 176;
 			for (int64_t b = 0; b < n / 256; b++) {
-				put_half(row + 144 * b, rndf(0.01f));
-				put_half(row + 144 * b + 2, rndf(0.01f));
+				put_half(row + bb * b, rndf(0.01f));
+				put_half(row + bb * b + 2, rndf(0.01f));
 			}
 			break;
+		}
 		case Q42_DTYPE_Q6_K:
 			for (int64_t b = 0; b < n / 256; b++)
 				put_half(row + 210 * b + 208, rndf(0.01f));

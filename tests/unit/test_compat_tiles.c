@@ -7,7 +7,7 @@
  * sixteen-row tile, so here: 1..35 tokens (partial token tiles), 8..40
  * rows (a tail under a tile), padded weight and output strides. The AMX
  * kernels are called directly as well as through q42_compat_select_isa,
- * and the generic arithmetic's Q8_0 / Q5_0 / Q5_1 row products
+ * and the generic arithmetic's Q8_0 / Q5_0 / Q5_1 / Q4_K / Q5_K row products
  * (q42_compat_generic_rows) are held to the q42_kernels reference;
  * so both they and the AVX-512 kernels are checked on a CPU with AMX; an
  * ISA this CPU lacks is skipped. Fixed-seed xorshift data.
@@ -37,7 +37,7 @@ struct shape {
 static const struct shape shapes[] = {
 	{1, 16, 4},  {3, 16, 16}, {3, 24, 17}, {8, 40, 35}, {2, 8, 20},
 	{5, 32, 1},  {4, 48, 3},  {6, 17, 9},  {1, 64, 33}, {9, 16, 64},
-	{6, 16, 1},  {2, 9, 1},   {1, 8, 1},
+	{6, 16, 1},  {2, 9, 1},   {1, 8, 1},   {40, 8, 2},
 };
 
 /* Every kernel in fns against the scalar vec_dot of ref (the compat
@@ -54,9 +54,7 @@ static void check(uint32_t dtype, int64_t blk, bool generic, const q42_compat_ro
 			ref.vec_dot = k->vec_dot;
 			ref.vec_dot_type = k->vec_dot_type;
 			ref.quantize = q42_kernels_get(k->vec_dot_type, Q42_ISA_SCALAR)->quantize;
-			ref.name = dtype == Q42_DTYPE_Q8_0   ? "generic-q8_0"
-				   : dtype == Q42_DTYPE_Q5_0 ? "generic-q5_0"
-							     : "generic-q5_1";
+			ref.name = q42_dtype_get(dtype)->name;
 		} else {
 			assert_true(q42_compat_select_isa(dtype, 32, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
 							  &ref));
@@ -135,7 +133,8 @@ static void check_type(uint32_t dtype, int64_t blk, q42_compat_rows_fn avx512, q
 
 /* The generic arithmetic's row products: through q42_compat_generic_rows
  * and directly. */
-static void check_generic(uint32_t dtype, q42_compat_rows_fn avx512, q42_compat_rows_fn amx)
+static void check_generic(uint32_t dtype, int64_t blk, q42_compat_rows_fn avx512,
+			  q42_compat_rows_fn amx)
 {
 	static const char *const names[] = {"selected", "avx512-direct", "amx-direct"};
 	q42_compat_rows_fn fns[3] = {q42_compat_generic_rows(dtype, Q42_ISA_BEST), NULL, NULL};
@@ -145,7 +144,7 @@ static void check_generic(uint32_t dtype, q42_compat_rows_fn avx512, q42_compat_
 		fns[1] = avx512;
 		fns[2] = q42_amx_usable() ? amx : NULL;
 	}
-	check(dtype, 32, true, fns, names, 3);
+	check(dtype, blk, true, fns, names, 3);
 }
 
 #if defined(Q42_HAVE_AMX)
@@ -205,22 +204,35 @@ static void test_tiles_f16_long(void **state)
 static void test_generic_q8_0(void **state)
 {
 	(void)state;
-	check_generic(Q42_DTYPE_Q8_0, X86_FN(q42_generic_rows_q8_0_avx512),
+	check_generic(Q42_DTYPE_Q8_0, 32, X86_FN(q42_generic_rows_q8_0_avx512),
 		      AMX_FN(q42_generic_rows_q8_0_amx));
 }
 
 static void test_generic_q5_0(void **state)
 {
 	(void)state;
-	check_generic(Q42_DTYPE_Q5_0, X86_FN(q42_generic_rows_q5_0_avx512),
+	check_generic(Q42_DTYPE_Q5_0, 32, X86_FN(q42_generic_rows_q5_0_avx512),
 		      AMX_FN(q42_generic_rows_q5_0_amx));
 }
 
 static void test_generic_q5_1(void **state)
 {
 	(void)state;
-	check_generic(Q42_DTYPE_Q5_1, X86_FN(q42_generic_rows_q5_1_avx512),
+	check_generic(Q42_DTYPE_Q5_1, 32, X86_FN(q42_generic_rows_q5_1_avx512),
 		      AMX_FN(q42_generic_rows_q5_1_amx));
+}
+
+/* The k-quants' generic rows (no AMX form): rows of 256..2304 elements */
+static void test_generic_q4_k(void **state)
+{
+	(void)state;
+	check_generic(Q42_DTYPE_Q4_K, 256, X86_FN(q42_generic_rows_q4_k_avx512), NULL);
+}
+
+static void test_generic_q5_k(void **state)
+{
+	(void)state;
+	check_generic(Q42_DTYPE_Q5_K, 256, X86_FN(q42_generic_rows_q5_k_avx512), NULL);
 }
 
 int main(void)
@@ -230,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_tiles_q4_k), cmocka_unit_test(test_tiles_q6_k),
 		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_tiles_f16_long), cmocka_unit_test(test_generic_q8_0),
 		cmocka_unit_test(test_generic_q5_0), cmocka_unit_test(test_generic_q5_1),
+		cmocka_unit_test(test_generic_q4_k), cmocka_unit_test(test_generic_q5_k),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
