@@ -30,7 +30,7 @@
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
 enum {
 	QK = 32, QK_K = 256,
-	B_Q4_0 = 18, B_Q8_0 = 34,
+	B_Q4_0 = 18, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_1 = 24,
 	B_Q4_K = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
 	B_Q6_K = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
 	B_Q8_K = 292, Q8K_D = 0, Q8K_QS = 4, Q8K_BSUMS = 260,
@@ -43,29 +43,48 @@ static float half_at(const uint8_t *p)
 
 /* ---- activations ------------------------------------------------------- */
 
+/* One block of llama.cpp's x86 Q8_0 / Q8_1 quantizers: the quants into
+ * qs, the scale d (unrounded) returned, the quants' sum in *sum. */
+static float quant_block_x86(const float *src, uint8_t *qs, int32_t *sum)
+{
+	float amax = 0.0f;
+	for (int j = 0; j < QK; j++) {
+		const float a = fabsf(src[j]);
+		amax = a > amax ? a : amax;
+	}
+	const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+	*sum = 0;
+	for (int j = 0; j < QK; j++) {
+		/* nearbyintf rounds half to even in the default mode, as
+		 * _mm256_round_ps(_MM_ROUND_NEAREST); the packs instructions
+		 * saturate */
+		float r = nearbyintf(src[j] * id);
+		/* a NaN product (infinity or NaN in the block) stores 0, as
+		 * the SIMD quantizers do; converting NaN to an integer would be
+		 * undefined */
+		r = isnan(r) ? 0.0f : r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
+		qs[j] = (uint8_t)(int8_t)r;
+		*sum += (int8_t)qs[j];
+	}
+	return amax / 127.0f;
+}
+
 void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n)
 {
 	uint8_t *b = dst;
-	for (int64_t i = 0; i < n / QK; i++, src += QK, b += B_Q8_0) {
-		float amax = 0.0f;
-		for (int j = 0; j < QK; j++) {
-			const float a = fabsf(src[j]);
-			amax = a > amax ? a : amax;
-		}
-		const float d = amax / 127.0f;
-		const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+	int32_t sum;
+	for (int64_t i = 0; i < n / QK; i++, src += QK, b += B_Q8_0)
+		q42_st16(b, q42_f32_to_f16(quant_block_x86(src, b + 2, &sum)));
+}
+
+void q42_compat_quantize_q8_1(const float *src, void *dst, int64_t n)
+{
+	uint8_t *b = dst;
+	int32_t sum;
+	for (int64_t i = 0; i < n / QK; i++, src += QK, b += B_Q8_1) {
+		const float d = quant_block_x86(src, b + 4, &sum);
 		q42_st16(b, q42_f32_to_f16(d));
-		for (int j = 0; j < QK; j++) {
-			/* nearbyintf rounds half to even in the default mode,
-			 * as _mm256_round_ps(_MM_ROUND_NEAREST); the packs
-			 * instructions saturate */
-			float r = nearbyintf(src[j] * id);
-			/* a NaN product (infinity or NaN in the block) stores
-			 * 0, as the SIMD quantizers do; converting NaN to an
-			 * integer would be undefined */
-			r = isnan(r) ? 0.0f : r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
-			b[2 + j] = (uint8_t)(int8_t)r;
-		}
+		q42_st16(b + 2, q42_f32_to_f16(d * (float)sum));
 	}
 }
 
@@ -104,6 +123,36 @@ void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 		acc = fmaf((float)sumi, half_at(a) * half_at(b), acc);
 	}
 	*out = acc;
+}
+
+/* ggml_vec_dot_q5_1_q8_1, AVX2 build: eight float lanes, lane l taking
+ * the integer sum of elements 4l..4l+3 of each block times d_w * d_x in
+ * one fma per block; the min terms m_w * s_x summed apart (each product
+ * is exact: two f16 values); then the lanes reduced as hsum_float_8
+ * ((l + l+4), then (0+2) + (1+3)) and the min sum added. */
+void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	float summs = 0.0f;
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q5_1, b += B_Q8_1) {
+		const uint32_t qh = q42_ld32(a + 4);
+		const int8_t *y = (const int8_t *)(b + 4);
+		const float dd = half_at(a) * half_at(b);
+		summs = summs + half_at(a + 2) * half_at(b + 2);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int e = 4 * l; e < 4 * l + 4; e++) {
+				const int nib = e < 16 ? a[8 + e] & 0x0F : a[8 + e - 16] >> 4;
+				s += (nib | (int)((qh >> e) & 1u) << 4) * y[e];
+			}
+			lanes[l] = fmaf((float)s, dd, lanes[l]);
+		}
+	}
+	float h[4];
+	for (int l = 0; l < 4; l++)
+		h[l] = lanes[l + 4] + lanes[l];
+	*out = ((h[0] + h[2]) + (h[1] + h[3])) + summs;
 }
 
 /* 6-bit scale and min of sub-block j of a q4_K block (12 packed bytes). */
@@ -353,6 +402,7 @@ void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox)
 	}
 SCALAR_ROWS(rows_q4_0, q42_compat_dot_q4_0)
 SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
+SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
 SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
@@ -378,25 +428,27 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
  * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_COUNT };
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
-		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16};
+		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
-		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2};
+		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
+		q42_compat_rows_q5_1_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
-		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512};
+		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
-		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512};
+		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
+		q42_compat_rows_q5_1_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -510,6 +562,17 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		out->name = dtype == Q42_DTYPE_Q4_K ? "amx-q4_K" : "amx-q6_K";
 		return true;
 	}
+	case Q42_DTYPE_Q5_1:
+		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot
+		 * wherever the weight lives */
+		if (n_in % QK != 0)
+			return false;
+		out->vec_dot = q42_compat_dot_q5_1;
+		out->rows = rows_for(R_Q5_1, use);
+		out->quantize = q42_compat_quantize_q8_1;
+		out->vec_dot_type = Q42_DTYPE_Q8_1;
+		out->name = "cpu-q5_1";
+		return true;
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {
 			out->vec_dot = q42_compat_dot_f16_f32;

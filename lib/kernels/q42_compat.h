@@ -9,9 +9,12 @@
  * fused multiply-add fma(sumi, d_w * d_x, acc) per output element, and F16
  * matrices multiply f32 activations in 16 FMA lanes. Weights left in the
  * plain CPU buffer (the token embedding, also when it doubles as the output
- * matrix) take ggml's AVX-512 vec_dot instead. Each kernel here is plain
- * scalar C (explicit fmaf, never contraction) computing one output element
- * in that order; the weights keep their GGUF layout (no repacking).
+ * matrix) take ggml's AVX-512 vec_dot instead, and so does every Q5_1
+ * matrix (no AMX or tinyBLAS form): eight float lanes with one fma per
+ * block, against activations from ggml's x86 Q8_1 quantizer. Each kernel
+ * here is plain scalar C (explicit fmaf, never contraction) computing one
+ * output element in that order; the weights keep their GGUF layout (no
+ * repacking).
  * Never used unless the engine asks for the llama.cpp arithmetic.
  */
 #ifndef Q42_COMPAT_H
@@ -103,6 +106,9 @@ Q42_API const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa);
 /* Activation quantizer of llama.cpp's x86 build for Q8_0
  * (quantize_row_q8_0 with AVX): scale 127/amax, round half to even. */
 Q42_API void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n);
+/* Its Q8_1 quantizer (quantize_row_q8_1, AVX2): the same quants and d,
+ * and s = d * (sum of the quants) with d unrounded, then to f16. */
+Q42_API void q42_compat_quantize_q8_1(const float *src, void *dst, int64_t n);
 /* f32 -> f16 row, round to nearest even (the F16C conversion). */
 Q42_API void q42_compat_quantize_f16(const float *src, void *dst, int64_t n);
 
@@ -110,6 +116,9 @@ Q42_API void q42_compat_quantize_f16(const float *src, void *dst, int64_t n);
  * or Q8_K from the reference quantizer for k-quants). */
 Q42_API void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
+/* Q5_1 against Q8_1 from q42_compat_quantize_q8_1, as ggml's x86 vec_dot
+ * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
+Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
 /* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */

@@ -222,6 +222,20 @@ A5_INLINE __m512i q5_pair(const uint8_t *p, __m512i perm, __m512i cnt, int bytes
 	return _mm512_mask_add_epi8(q, hb, q, bit4);
 }
 
+/* q5_pair's byte permute (each block's quant bytes at qs, twice) and
+ * per-lane shift counts (low nibbles, then high). */
+A5_INLINE void q5_pair_tables(int bytes, int qs, __m512i *perm, __m512i *cnt)
+{
+	uint8_t pi[64];
+	int16_t ci[32];
+	for (int i = 0; i < 64; i++)
+		pi[i] = (uint8_t)((i < 32 ? qs : bytes + qs) + i % 16);
+	for (int i = 0; i < 32; i++)
+		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
+	*perm = _mm512_loadu_si512(pi);
+	*cnt = _mm512_loadu_si512(ci);
+}
+
 A5_INLINE __m512i reduce_pairs16(const __m512i v[GROUP])
 {
 	__m512i t[4], u[2];
@@ -323,13 +337,8 @@ A5_INLINE void q5_rows(Q42_COMPAT_ROWS_ARGS, bool q51)
 	const int xqs = q51 ? Q8_1_QS : Q8_0_QS;
 	const char offset = q51 ? 0 : 16;
 	const int64_t nb = n / Q42_QK;
-	uint8_t pi[64];
-	int16_t ci[32];
-	for (int i = 0; i < 64; i++)
-		pi[i] = (uint8_t)((i < 32 ? qs : bytes + qs) + i % 16);
-	for (int i = 0; i < 32; i++)
-		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
-	const __m512i perm = _mm512_loadu_si512(pi), cnt = _mm512_loadu_si512(ci);
+	__m512i perm, cnt;
+	q5_pair_tables(bytes, qs, &perm, &cnt);
 	const __m512i dperm = dperm_gap(bytes / 2);
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
@@ -396,6 +405,124 @@ A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 A5 void q42_generic_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	q5_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+/* llama.cpp's Q5_1 (q42_compat_dot_q5_1): each row keeps its eight float
+ * lanes (dword l of a block's VNNI sum is lane l: elements 4l..4l+3 in
+ * the nibble order the pair unpack gives), one fma per block and lane, no
+ * reduction per block; the eight rows' min sums ride in one vector; at
+ * the end each row's lanes reduce as hsum_float_8 and its min sum is
+ * added. Blocks of a pair are applied in order. */
+A2_INLINE float hsum_float8(__m256 v)
+{
+	__m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+	r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+	return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
+}
+
+/* One row on AVX2 (no VNNI: maddubs then madd by ones give the same exact
+ * dword sums of four products; no int16 pair overflows, 31 * 128 * 2 <
+ * 32767). */
+A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	const __m256i bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			float summs = 0.0f;
+			for (int64_t i = 0; i < n / Q42_QK; i++, a += Q5_1_BYTES, b += Q8_1_BYTES) {
+				summs = summs + _cvtsh_ss(q42_ld16(a + Q5_1_M)) * _cvtsh_ss(q42_ld16(b + Q8_1_S));
+				const __m256i q = _mm256_or_si256(
+					x86_nibbles32(a + Q5_1_QS),
+					_mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + Q5_1_QH)), bit4));
+				const __m256i p = _mm256_madd_epi16(
+					_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(b + Q8_1_QS))),
+					ones);
+				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+						      _mm256_set1_ps(_cvtsh_ss(q42_ld16(a)) * _cvtsh_ss(q42_ld16(b))),
+						      acc);
+			}
+			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc) + summs;
+		}
+}
+
+A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nb = n / Q42_QK;
+	__m512i perm, cnt;
+	q5_pair_tables(Q5_1_BYTES, Q5_1_QS, &perm, &cnt);
+	const __m512i dperm = dperm_gap(Q5_1_BYTES / 2);
+	const __m256i bit4 = _mm256_set1_epi8(0x10);
+	struct pair_act pre[PAIR_PRE];
+	__m512 pre_s[PAIR_PRE];
+	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
+	for (int64_t i = 0; have_pre && i < nb / 2; i++)
+		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * Q8_1_BYTES, Q8_1_S,
+				       Q8_1_BYTES);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		const uint8_t *nx[GROUP];
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc[GROUP], summs = _mm256_setzero_ps();
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				acc[r] = _mm256_setzero_ps();
+			int64_t j = 0;
+			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_1_BYTES) {
+				const int64_t o = j * Q5_1_BYTES;
+				if (t == 0)
+					prefetch_rows(nx, o, 2 * Q5_1_BYTES);
+				const struct pair_act a =
+					have_pre ? pre[j / 2] : pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
+				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
+				const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, Q5_1_BYTES / 2, dperm), a.dx);
+				const __m512 mm = _mm512_mul_ps(
+					pair_halves(wr, o + Q5_1_M, Q5_1_BYTES / 2, dperm), sx);
+				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
+				summs = _mm256_add_ps(summs, hi256(mm));
+				const __m256 dd0 = _mm512_castps512_ps256(dd), dd1 = hi256(dd);
+				UNROLL
+				for (int r = 0; r < GROUP; r++) {
+					const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
+						_mm512_setzero_si512(),
+						q5_pair(wr[r] + o, perm, cnt, Q5_1_BYTES, Q5_1_QH), a.yq));
+					const __m256i lane = _mm256_set1_epi32(r);
+					acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
+								 _mm256_permutexvar_ps(lane, dd0), acc[r]);
+					acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_permutexvar_ps(lane, dd1), acc[r]);
+				}
+			}
+			for (; j < nb; j++, xb += Q8_1_BYTES) {
+				const int64_t o = j * Q5_1_BYTES;
+				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS));
+				const __m256 dd = _mm256_mul_ps(halves_rows(wr, o),
+								_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+				summs = _mm256_add_ps(summs,
+						      _mm256_mul_ps(halves_rows(wr, o + Q5_1_M),
+								    _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S)))));
+				UNROLL
+				for (int r = 0; r < GROUP; r++) {
+					const __m256i q = _mm256_or_si256(
+						x86_nibbles32(wr[r] + o + Q5_1_QS),
+						_mm256_and_si256(x86_bits_to_bytes(q42_ld32(wr[r] + o + Q5_1_QH)), bit4));
+					acc[r] = _mm256_fmadd_ps(
+						_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, y8)),
+						_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
+				}
+			}
+			float ms[GROUP], out[GROUP];
+			_mm256_storeu_ps(ms, summs);
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				out[r] = hsum_float8(acc[r]) + ms[r];
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+		}
+	}
 }
 
 /* Q8_0, two blocks per row and step: [block j | block j+1] of a row in one

@@ -8,6 +8,7 @@
  * buffer for "amx", the plain CPU buffer with llamafile/vec_dot for "cpu").
  * Build command: tests/golden/compat/README.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 /* C++ symbols of libggml-cpu-sapphirerapids.so (not in the public headers) */
 extern ggml_backend_buffer_type_t _Z28ggml_backend_amx_buffer_typev(void);
 extern void quantize_row_q8_0(const float *x, void *y, int64_t k);
+extern void quantize_row_q8_1(const float *x, void *y, int64_t k);
 extern void ggml_vec_dot_f16(int n, float *s, size_t bs, ggml_fp16_t *x, size_t bx,
 			     ggml_fp16_t *y, size_t by, int nrc);
 extern void ggml_vec_dot_f32(int n, float *s, size_t bs, const float *x, size_t bx,
@@ -80,7 +82,7 @@ static void run_graph(ggml_backend_t be, struct ggml_context *ctx, struct ggml_t
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: compat_oracle mul_mat amx|cpu TYPE K N M | q8_0 N | dot_f16 N | dot_f32 N |"
+		die("usage: compat_oracle mul_mat amx|cpu TYPE K N M | q8_0 N | q8_1 N | dot_f16 N | dot_f32 N |"
 		    " soft_max N ROWS | swiglu N ROWS | rope HEAD_DIM HEADS TOKENS MODE   (inputs on stdin, results on stdout)");
 	const char *op = argv[1];
 	ggml_backend_t be = ggml_backend_cpu_init();
@@ -118,12 +120,13 @@ int main(int argc, char **argv)
 		struct ggml_tensor *in[1] = { x };
 		void *d[1] = { xd };
 		run_graph(be, ctx, out, in, d, 1);
-	} else if (strcmp(op, "q8_0") == 0 && argc == 3) {
+	} else if ((strcmp(op, "q8_0") == 0 || strcmp(op, "q8_1") == 0) && argc == 3) {
 		const int64_t n = atoll(argv[2]);
+		const bool q81 = op[3] == '1';
 		float *x = read_all((size_t)n * 4);
-		size_t nb = (size_t)(n / 32) * 34;
+		size_t nb = (size_t)(n / 32) * (q81 ? 36 : 34);
 		void *y = malloc(nb);
-		quantize_row_q8_0(x, y, n);
+		(q81 ? quantize_row_q8_1 : quantize_row_q8_0)(x, y, n);
 		write_all(y, nb);
 	} else if ((strcmp(op, "dot_f16") == 0 || strcmp(op, "dot_f32") == 0) && argc == 3) {
 		const int n = atoi(argv[2]);

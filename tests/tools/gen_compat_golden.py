@@ -31,6 +31,7 @@ MM_K_F16 = 256
 MM_N = 64           # weight rows (a multiple of 32: AMX)
 MM_MS = (1, 4, 19)  # activation rows: 1 = decode (VNNI kernel), else AMX tiles (19 = 16 + 3)
 MM_TYPES = {"q4_0": 2, "q8_0": 8, "q4_K": 12, "q6_K": 14, "f16": 1}
+Q5_1_TYPE = 7       # ggml_type of q5_1 (products in the plain CPU buffer)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -139,6 +140,20 @@ def main():
         r = (rng.standard_normal((ROPE_TOK, ROPE_HEADS, ROPE_HD)) * 2).astype(np.float32)
         put("rope_%s.bin" % name, r,
             oracle(a.oracle, ["rope", ROPE_HD, ROPE_HEADS, ROPE_TOK, mode], r.tobytes()))
+
+    # Q5_1 in the plain CPU buffer (ggml's x86 vec_dot: llama.cpp has no
+    # AMX or tinyBLAS form for it) and the Q8_1 quantizer feeding it, on
+    # the Q8_0 quantizer's input; drawn last, so the files above keep
+    # their values
+    put("q8_1.bin", q, oracle(a.oracle, ["q8_1", Q8_N], q.tobytes()))
+    wf = (rng.standard_normal((MM_N, MM_K)) * 0.05).astype(np.float32)
+    buf = ctypes.create_string_buffer(MM_N * MM_K * 4)
+    n = base.ggml_quantize_chunk(Q5_1_TYPE, wf.ctypes.data, buf, 0, MM_N, MM_K, None)
+    w = buf.raw[:n]
+    put("w_q5_1.bin", w)
+    for m in MM_MS:
+        xs = np.ascontiguousarray(x[:m, :MM_K]).tobytes()
+        put("mm_q5_1_cpu_m%d.f32" % m, oracle(a.oracle, ["mul_mat", "cpu", "q5_1", MM_K, MM_N, m], w + xs))
 
 
 if __name__ == "__main__":

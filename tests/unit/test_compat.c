@@ -88,13 +88,16 @@ static size_t row_bytes(uint32_t dtype, int64_t n)
 }
 
 /* One weight type through the AMX buffer, for every activation count of
- * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles). */
+ * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles); Q5_1
+ * in the plain CPU buffer (its x86 vec_dot for every count), results in
+ * mm_q5_1_cpu_m*.f32. */
 static void check_mm(const char *name, uint32_t dtype)
 {
 	const int64_t k = dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K;
+	const bool cpu = dtype == Q42_DTYPE_Q5_1;
 	char fn[64];
 	q42_compat_kernels kern;
-	assert_true(q42_compat_select(dtype, MM_N, k, Q42_COMPAT_MATMUL, &kern));
+	assert_true(q42_compat_select(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, &kern));
 	snprintf(fn, sizeof fn, "w_%s.bin", name);
 	const size_t wrow = row_bytes(dtype, k);
 	blob w = golden(fn, wrow * MM_N);
@@ -104,7 +107,7 @@ static void check_mm(const char *name, uint32_t dtype)
 	assert_non_null(qx);
 	for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0]; c++) {
 		const int m = mm_ms[c];
-		snprintf(fn, sizeof fn, "mm_%s_m%d.f32", name, m);
+		snprintf(fn, sizeof fn, "mm_%s%s_m%d.f32", name, cpu ? "_cpu" : "", m);
 		blob want = golden(fn, (size_t)m * MM_N * 4);
 		for (int r = 0; r < m; r++) {
 			/* the oracle was given the first k values of each row */
@@ -156,6 +159,12 @@ static void test_mm_f16(void **state)
 	check_mm("f16", Q42_DTYPE_F16);
 }
 
+static void test_mm_q5_1(void **state)
+{
+	(void)state;
+	check_mm("q5_1", Q42_DTYPE_Q5_1);
+}
+
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
  * q42_compat_dot_f32_lanes reproduces (the V x softmax product). */
 static void test_mm_f32_lanes(void **state)
@@ -174,20 +183,37 @@ static void test_mm_f32_lanes(void **state)
 	free(b.data);
 }
 
+/* A quantizer against its golden file: Q8_N floats, then blocks of
+ * block_bytes (quantize_row_q8_0, or quantize_row_q8_1 on the same input:
+ * the same quants and d, and s). */
+static void check_quantizer(const char *name, size_t block_bytes,
+			    void (*quantize)(const float *, void *, int64_t))
+{
+	const size_t qbytes = Q8_N / 32 * block_bytes;
+	char fn[32];
+	snprintf(fn, sizeof fn, "%s.bin", name);
+	blob b = golden(fn, Q8_N * 4 + qbytes);
+	uint8_t *got = malloc(qbytes);
+	assert_non_null(got);
+	quantize((const float *)b.data, got, Q8_N);
+	for (size_t i = 0; i < qbytes; i++)
+		if (got[i] != b.data[Q8_N * 4 + i])
+			fail_msg("%s block %zu byte %zu: q42 0x%02x, llama.cpp 0x%02x", name,
+				 i / block_bytes, i % block_bytes, got[i], b.data[Q8_N * 4 + i]);
+	free(got);
+	free(b.data);
+}
+
 static void test_quantize_q8_0(void **state)
 {
 	(void)state;
-	const size_t qbytes = Q8_N / 32 * 34;
-	blob b = golden("q8_0.bin", Q8_N * 4 + qbytes);
-	uint8_t *got = malloc(qbytes);
-	assert_non_null(got);
-	q42_compat_quantize_q8_0((const float *)b.data, got, Q8_N);
-	for (size_t i = 0; i < qbytes; i++)
-		if (got[i] != b.data[Q8_N * 4 + i])
-			fail_msg("q8_0 block %zu byte %zu: q42 0x%02x, llama.cpp 0x%02x", i / 34, i % 34,
-				 got[i], b.data[Q8_N * 4 + i]);
-	free(got);
-	free(b.data);
+	check_quantizer("q8_0", 34, q42_compat_quantize_q8_0);
+}
+
+static void test_quantize_q8_1(void **state)
+{
+	(void)state;
+	check_quantizer("q8_1", 36, q42_compat_quantize_q8_1);
 }
 
 static void test_dot_f16(void **state)
@@ -314,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q4_0),	  cmocka_unit_test(test_mm_q8_0),
 		cmocka_unit_test(test_mm_q4_k),	  cmocka_unit_test(test_mm_q6_k),
 		cmocka_unit_test(test_mm_f16),	  cmocka_unit_test(test_mm_f32_lanes),
+		cmocka_unit_test(test_mm_q5_1),	  cmocka_unit_test(test_quantize_q8_1),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

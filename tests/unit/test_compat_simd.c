@@ -108,6 +108,15 @@ static void test_rows_q8_0(void **state)
 	check_rows(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32);
 }
 
+/* Q5_1 takes ggml's x86 vec_dot in either buffer: odd block counts take
+ * the one-block tail of the AVX-512 pair loop */
+static void test_rows_q5_1(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_CPU, 32);
+	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_MATMUL, 32);
+}
+
 static void test_rows_q4_0(void **state)
 {
 	(void)state;
@@ -282,7 +291,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
