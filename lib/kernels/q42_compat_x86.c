@@ -448,13 +448,107 @@ A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
 		}
 }
 
+/* One block of eight rows as the one-block tail needs it (element order). */
+A5_INLINE __m256i q5_1_block(const uint8_t *b)
+{
+	return _mm256_or_si256(x86_nibbles32(b + Q5_1_QS),
+			       _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_1_QH)),
+						_mm256_set1_epi8(0x10)));
+}
+
+enum { Q51_TB = 32 }; /* tokens per pass of the many-token loop */
+
+/* Several tokens (prompt processing): a group's pair of blocks is
+ * unpacked once for up to Q51_TB tokens, whose lanes wait in memory; each
+ * (row, token) sees the one-token loop's operations in its order. */
+A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt, __m512i dperm)
+{
+	const int64_t nb = n / Q42_QK;
+	__m256 acc[Q51_TB][GROUP], summs[Q51_TB];
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		for (int64_t t0 = 0; t0 < n_tok; t0 += Q51_TB) {
+			const int64_t nt = n_tok - t0 < Q51_TB ? n_tok - t0 : Q51_TB;
+			const uint8_t *x0 = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+			for (int64_t t = 0; t < nt; t++) {
+				summs[t] = _mm256_setzero_ps();
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					acc[t][r] = _mm256_setzero_ps();
+			}
+			int64_t j = 0;
+			for (; j + 2 <= nb; j += 2) {
+				const int64_t o = j * Q5_1_BYTES;
+				__m512i q[GROUP];
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					q[r] = q5_pair(wr[r] + o, perm, cnt, Q5_1_BYTES, Q5_1_QH);
+				const __m512 dw = pair_halves(wr, o, Q5_1_BYTES / 2, dperm);
+				const __m512 mw = pair_halves(wr, o + Q5_1_M, Q5_1_BYTES / 2, dperm);
+				for (int64_t t = 0; t < nt; t++) {
+					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
+					const struct pair_act a = pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
+					const __m512 dd = _mm512_mul_ps(dw, a.dx);
+					const __m512 mm = _mm512_mul_ps(mw, pair_scales(xb, Q8_1_S, Q8_1_BYTES));
+					summs[t] = _mm256_add_ps(summs[t], _mm512_castps512_ps256(mm));
+					summs[t] = _mm256_add_ps(summs[t], hi256(mm));
+					const __m256 dd0 = _mm512_castps512_ps256(dd), dd1 = hi256(dd);
+					UNROLL
+					for (int r = 0; r < GROUP; r++) {
+						const __m512 s = _mm512_cvtepi32_ps(
+							_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[r], a.yq));
+						const __m256i lane = _mm256_set1_epi32(r);
+						acc[t][r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
+									    _mm256_permutexvar_ps(lane, dd0), acc[t][r]);
+						acc[t][r] = _mm256_fmadd_ps(hi256(s), _mm256_permutexvar_ps(lane, dd1),
+									    acc[t][r]);
+					}
+				}
+			}
+			for (; j < nb; j++) {
+				const int64_t o = j * Q5_1_BYTES;
+				__m256i q[GROUP];
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					q[r] = q5_1_block(wr[r] + o);
+				const __m256 dw = halves_rows(wr, o), mw = halves_rows(wr, o + Q5_1_M);
+				for (int64_t t = 0; t < nt; t++) {
+					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
+					const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+					summs[t] = _mm256_add_ps(summs[t], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(
+											  q42_ld16(xb + Q8_1_S)))));
+					UNROLL
+					for (int r = 0; r < GROUP; r++)
+						acc[t][r] = _mm256_fmadd_ps(
+							_mm256_cvtepi32_ps(
+								_mm256_dpbusd_epi32(_mm256_setzero_si256(), q[r], y8)),
+							_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[t][r]);
+				}
+			}
+			for (int64_t t = 0; t < nt; t++) {
+				float ms[GROUP], out[GROUP];
+				_mm256_storeu_ps(ms, summs[t]);
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					out[r] = hsum_float8(acc[t][r]) + ms[r];
+				store_group(y + (uint64_t)(t0 + t) * y_stride, r0, n_rows, out, GROUP);
+			}
+		}
+	}
+}
+
 A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
 	__m512i perm, cnt;
 	q5_pair_tables(Q5_1_BYTES, Q5_1_QS, &perm, &cnt);
 	const __m512i dperm = dperm_gap(Q5_1_BYTES / 2);
-	const __m256i bit4 = _mm256_set1_epi8(0x10);
+	if (n_tok > 1) {
+		q5_1_rows_tokens(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, perm, cnt, dperm);
+		return;
+	}
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
 	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
@@ -506,14 +600,11 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 						      _mm256_mul_ps(halves_rows(wr, o + Q5_1_M),
 								    _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S)))));
 				UNROLL
-				for (int r = 0; r < GROUP; r++) {
-					const __m256i q = _mm256_or_si256(
-						x86_nibbles32(wr[r] + o + Q5_1_QS),
-						_mm256_and_si256(x86_bits_to_bytes(q42_ld32(wr[r] + o + Q5_1_QH)), bit4));
+				for (int r = 0; r < GROUP; r++)
 					acc[r] = _mm256_fmadd_ps(
-						_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, y8)),
+						_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(),
+										       q5_1_block(wr[r] + o), y8)),
 						_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
-				}
 			}
 			float ms[GROUP], out[GROUP];
 			_mm256_storeu_ps(ms, summs);
