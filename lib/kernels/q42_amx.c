@@ -463,20 +463,33 @@ AMX static void pack_q8_k(const uint8_t *x, uint64_t x_stride, int64_t n_tok, in
 /* Sixteen q4_K rows: nibbles as bytes in element order (rows n apart),
  * scales sc[(sb * TR + m) * 8 + g], mins as int16 pairs
  * mn[(sb * TR + m) * 4 + p], d and dmin per (super-block, row). */
-AMX_INLINE void unpack_q4_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n,
+/* q4_K rows (or q5_K: q5 true, the fifth bit of element e is bit e / 32
+ * of qh byte e % 32) as plain unsigned quants. */
+AMX_INLINE void unpack_q4_k(bool q5, const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n,
 			    uint8_t *dst, int32_t *sc, int32_t *mn, float *dw, float *dm)
 {
-	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	const __m256i m15 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+	const uint64_t bytes = q5 ? Q5_K_BYTES : Q4_K_BYTES;
+	const int qs = q5 ? Q5_K_QS : Q4_K_QS;
 	for (int m = 0; m < TR; m++)
 		for (int64_t sb = 0; sb < nsb; sb++) {
-			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * Q4_K_BYTES;
+			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * bytes;
 			uint8_t *o = dst + m * n + sb * Q42_QK_K;
 			uint8_t s8[8], m8[8];
+			__m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)(a + Q5_K_QH))
+					: _mm256_setzero_si256();
 			for (int c = 0; c < 4; c++) {
-				const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q4_K_QS + 32 * c));
-				_mm256_storeu_si256((__m256i *)(o + 64 * c), _mm256_and_si256(q, m15));
+				const __m256i q = _mm256_loadu_si256((const __m256i *)(a + qs + 32 * c));
+				/* bits 2c and 2c + 1 of the qh bytes, as 16 */
+				const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(hb, one), 4);
+				const __m256i h1 = _mm256_slli_epi16(
+					_mm256_and_si256(_mm256_srli_epi16(hb, 1), one), 4);
+				hb = _mm256_srli_epi16(hb, 2);
+				_mm256_storeu_si256((__m256i *)(o + 64 * c),
+						    _mm256_or_si256(_mm256_and_si256(q, m15), h0));
 				_mm256_storeu_si256((__m256i *)(o + 64 * c + 32),
-						    _mm256_and_si256(_mm256_srli_epi16(q, 4), m15));
+						    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m15),
+								    h1));
 			}
 			x86_k4_scales(a + Q4_K_SCALES, s8, m8);
 			const uint64_t i = (uint64_t)(sb * TR + m);
@@ -608,9 +621,12 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 	}
 }
 
-AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
+/* q4k: q4_K or (q5) q5_K, which llama.cpp's tiles take alike; else q6_K */
+AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k, bool q5)
 {
-	const q42_compat_rows_fn simd = q4k ? q42_compat_rows_q4_k_avx512 : q42_compat_rows_q6_k_avx512;
+	const q42_compat_rows_fn simd = q5    ? q42_compat_rows_q5_k_avx512
+					: q4k ? q42_compat_rows_q4_k_avx512
+					      : q42_compat_rows_q6_k_avx512;
 	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const int kbytes = q4k ? 32 : 16, nsub = Q42_QK_K / kbytes;
 	const size_t per = (size_t)(nsb * TR);
@@ -633,7 +649,7 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (q4k)
-			unpack_q4_k(wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
+			unpack_q4_k(q5, wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
 		else
 			unpack_q6_k(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
 		prefetch_group(w, w_stride, r0, full);
@@ -649,12 +665,17 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k)
 
 void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true, false);
 }
 
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false, false);
+}
+
+void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true, true);
 }
 
 #else

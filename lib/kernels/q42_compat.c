@@ -32,6 +32,7 @@ enum {
 	QK = 32, QK_K = 256,
 	B_Q4_0 = 18, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_1 = 24,
 	B_Q4_K = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
+	B_Q5_K = 176, Q5K_QH = 16, Q5K_QS = 48,
 	B_Q6_K = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
 	B_Q8_K = 292, Q8K_D = 0, Q8K_QS = 4, Q8K_BSUMS = 260,
 };
@@ -175,19 +176,22 @@ static int16_t q8k_bsum(const uint8_t *b, int g)
 /* One scaled integer sum per super-block and one for the mins (the bsums
  * of the two 16-element halves of each 32-element group are added first,
  * as _mm_hadd_epi16 does), then two fmaf: d_w*d_x, and -(d_x*dmin_w). */
-void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
+/* q4_K, or q5_K with its fifth bits (bit e / 32 of qh byte e % 32):
+ * the same fields otherwise, quants at qs. */
+static void dot_k4_amx(int64_t n, float *out, const uint8_t *a, const uint8_t *b, int bytes, int qs,
+		       int qh)
 {
-	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
-	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q4_K, b += B_Q8_K) {
+	for (int64_t i = 0; i < n / QK_K; i++, a += bytes, b += B_Q8_K) {
 		const int8_t *y = (const int8_t *)(b + Q8K_QS);
 		int32_t isum = 0, summ = 0;
 		for (int g = 0; g < 8; g++) {
 			int sc, mn, s = 0;
 			k4_scale_min(g, a + Q4K_SCALES, &sc, &mn);
 			for (int e = g * 32; e < g * 32 + 32; e++) {
-				const uint8_t q = a[Q4K_QS + (e / 64) * 32 + e % 32];
-				s += ((e % 64) < 32 ? (q & 0xF) : (q >> 4)) * y[e];
+				const uint8_t q = a[qs + (e / 64) * 32 + e % 32];
+				const int h = qh < 0 ? 0 : 16 * ((a[qh + e % 32] >> (e / 32)) & 1);
+				s += (((e % 64) < 32 ? (q & 0xF) : (q >> 4)) + h) * y[e];
 			}
 			isum += sc * s;
 			summ += mn * (int16_t)(q8k_bsum(b, 2 * g) + q8k_bsum(b, 2 * g + 1));
@@ -197,6 +201,17 @@ void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
 		acc = fmaf((float)summ, -(yd * half_at(a + Q4K_DMIN)), acc);
 	}
 	*out = acc;
+}
+
+void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_k4_amx(n, out, w, x, B_Q4_K, Q4K_QS, -1);
+}
+
+/* llama.cpp's AMX buffer takes q5_K like q4_K (same epilogue) */
+void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_k4_amx(n, out, w, x, B_Q5_K, Q5K_QS, Q5K_QH);
 }
 
 void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
@@ -403,6 +418,7 @@ void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox)
 SCALAR_ROWS(rows_q4_0, q42_compat_dot_q4_0)
 SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
 SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
+SCALAR_ROWS(rows_q5_k, q42_compat_dot_q5_k)
 SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
@@ -428,27 +444,28 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
  * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_COUNT };
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
-		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1};
+		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
-		q42_compat_rows_q5_1_avx2};
+		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
-		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512};
+		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
+		q42_compat_rows_q5_k_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
-		q42_compat_rows_q5_1_avx512};
+		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -547,6 +564,7 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		out->name = dtype == Q42_DTYPE_Q4_0 ? "amx-q4_0" : "amx-q8_0";
 		return true;
 	case Q42_DTYPE_Q4_K:
+	case Q42_DTYPE_Q5_K:
 	case Q42_DTYPE_Q6_K: {
 		/* the AMX path quantizes with the reference, which every
 		 * q42_kernels table reproduces bit for bit */
@@ -555,11 +573,18 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 			k8 = q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
 		if (!amx_rows || n_in % QK_K != 0 || k8 == NULL)
 			return false;
-		out->vec_dot = dtype == Q42_DTYPE_Q4_K ? q42_compat_dot_q4_k : q42_compat_dot_q6_k;
-		out->rows = rows_for(dtype == Q42_DTYPE_Q4_K ? R_Q4_K : R_Q6_K, use);
+		out->vec_dot = dtype == Q42_DTYPE_Q4_K	 ? q42_compat_dot_q4_k
+			       : dtype == Q42_DTYPE_Q5_K ? q42_compat_dot_q5_k
+							 : q42_compat_dot_q6_k;
+		out->rows = rows_for(dtype == Q42_DTYPE_Q4_K	 ? R_Q4_K
+				     : dtype == Q42_DTYPE_Q5_K ? R_Q5_K
+							       : R_Q6_K,
+				     use);
 		out->quantize = k8->quantize;
 		out->vec_dot_type = Q42_DTYPE_Q8_K;
-		out->name = dtype == Q42_DTYPE_Q4_K ? "amx-q4_K" : "amx-q6_K";
+		out->name = dtype == Q42_DTYPE_Q4_K	? "amx-q4_K"
+			    : dtype == Q42_DTYPE_Q5_K ? "amx-q5_K"
+						      : "amx-q6_K";
 		return true;
 	}
 	case Q42_DTYPE_Q5_1:

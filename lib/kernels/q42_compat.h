@@ -120,6 +120,7 @@ Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const voi
  * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
 Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
 /* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */
 Q42_API void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);

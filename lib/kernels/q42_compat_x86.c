@@ -697,21 +697,29 @@ ROWS_Q8_0_PAIR(q42_generic_rows_q8_0_avx512, step_gen)
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
-/* Exact sum over the 8 sub-blocks of scale * (nibbles . y) of one q4_K
- * super-block; *summ gets sum of min * bsum pairs (all products fit int32). */
-A2_INLINE int32_t isum_q4_k(const uint8_t *a, const uint8_t *b, int32_t *summ)
+/* Exact sum over the 8 sub-blocks of scale * (quants . y) of one q4_K
+ * super-block (quants at qs), or q5_K (qh >= 0: the fifth bits, bit e /
+ * 32 of byte e % 32, no int16 pair overflows: 31 * 127 * 2); *summ gets
+ * sum of min * bsum pairs (all products fit int32). */
+A2_INLINE int32_t isum_q4_k(const uint8_t *a, const uint8_t *b, int32_t *summ, int qs, int qh)
 {
 	uint8_t sc[8], mn[8];
-	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	const __m256i m15 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+	const __m256i hb = qh < 0 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(a + qh));
 	__m256i acc = _mm256_setzero_si256();
 	x86_k4_scales(a + Q4_K_SCALES, sc, mn);
 	for (int c = 0; c < 4; c++) {
-		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q4_K_QS + 32 * c));
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + qs + 32 * c));
 		const __m256i ya = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c));
 		const __m256i yb = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c + 32));
-		const __m256i pa = _mm256_maddubs_epi16(_mm256_and_si256(q, m15), ya);
+		/* bit 2c (2c + 1) of each qh byte moved to bit 4 */
+		const __m256i ha = _mm256_and_si256(
+			_mm256_slli_epi16(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * c)), 4), bit4);
+		const __m256i hbb = _mm256_and_si256(
+			_mm256_slli_epi16(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * c + 1)), 4), bit4);
+		const __m256i pa = _mm256_maddubs_epi16(_mm256_or_si256(_mm256_and_si256(q, m15), ha), ya);
 		const __m256i pb = _mm256_maddubs_epi16(
-			_mm256_and_si256(_mm256_srli_epi16(q, 4), m15), yb);
+			_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m15), hbb), yb);
 		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pa, _mm256_set1_epi16(sc[2 * c])));
 		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pb, _mm256_set1_epi16(sc[2 * c + 1])));
 	}
@@ -753,7 +761,7 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 
 /* Integer sums per row first (exact), then the scalar kernel's float
  * chain with the eight rows in lanes. */
-#define ROWS_QK(NAME, TGT, BYTES, IS_Q4K)                                                                    \
+#define ROWS_QK(NAME, TGT, BYTES, IS_Q4K, QS, QH)                                                            \
 	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                  \
 	{                                                                                                    \
 		const int64_t nb = n / Q42_QK_K;                                                             \
@@ -773,7 +781,7 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 					const int64_t o = j * (BYTES);                                       \
 					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));            \
 					for (int r = 0; r < GROUP; r++)                                      \
-						is[r] = IS_Q4K ? isum_q4_k(wr[r] + o, xb, &sm[r])            \
+						is[r] = IS_Q4K ? isum_q4_k(wr[r] + o, xb, &sm[r], QS, QH)    \
 							       : isum_q6_k(wr[r] + o, xb);                   \
 					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D));   \
 					acc = _mm256_fmadd_ps(                                               \
@@ -794,8 +802,9 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 		}                                                                                            \
 	}
 
-ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1)
-ROWS_QK(q42_compat_rows_q6_k_avx2, A2, Q6_K_BYTES, 0)
+ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1, Q4_K_QS, -1)
+ROWS_QK(q42_compat_rows_q5_k_avx2, A2, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
+ROWS_QK(q42_compat_rows_q6_k_avx2, A2, Q6_K_BYTES, 0, 0, -1)
 
 /* AVX-512 VNNI: one 512-bit int32 accumulator per row and super-block
  * (the exact total split over sixteen lanes), quants times y by
@@ -829,9 +838,11 @@ A5_INLINE __m256i reduce_rows16(const __m512i v[GROUP])
 
 /* q4_K: 32 quant bytes c hold elements 64c..64c+31 (low nibbles, scale
  * 2c) and 64c+32..64c+63 (high nibbles, scale 2c+1); broadcast to both
- * halves and shifted by 0 or 4 they are 64 elements in y's order. The
- * mins term goes to *summ as eight int32 (bsum pairs times mins). */
-A5_INLINE __m512i isum16_q4_k(const uint8_t *a, const uint8_t *b, __m256i *summ)
+ * halves and shifted by 0 or 4 they are 64 elements in y's order (q5_K,
+ * qh >= 0: with bit 2c or 2c+1 of the qh bytes, broadcast the same way,
+ * as bit 4). The mins term goes to *summ as eight int32 (bsum pairs times
+ * mins). */
+A5_INLINE __m512i isum16_q4_k(const uint8_t *a, const uint8_t *b, __m256i *summ, int qs, int qh)
 {
 	const uint32_t u0 = q42_ld32(a + Q4_K_SCALES), u1 = q42_ld32(a + Q4_K_SCALES + 4),
 		       u2 = q42_ld32(a + Q4_K_SCALES + 8);
@@ -840,15 +851,23 @@ A5_INLINE __m512i isum16_q4_k(const uint8_t *a, const uint8_t *b, __m256i *summ)
 	const uint64_t mn = (uint64_t)(u1 & 0x3F3F3F3Fu) |
 			    (uint64_t)(((u2 >> 4) & 0x0F0F0F0Fu) | ((u1 >> 2) & 0x30303030u)) << 32;
 	const __m512i scb = _mm512_set1_epi64((long long)sc);
-	const __m512i cnt = halves16(0, 4), m15 = _mm512_set1_epi8(0x0F);
+	const __m512i cnt = halves16(0, 4), m15 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
+	const __m512i hb = qh < 0 ? _mm512_setzero_si512()
+				  : _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + qh)));
 	__m512i acc = _mm512_setzero_si512();
 	UNROLL
 	for (int c = 0; c < 4; c++) {
-		const __m512i q = _mm512_and_si512(
+		__m512i q = _mm512_and_si512(
 			_mm512_srlv_epi16(_mm512_broadcast_i64x4(_mm256_loadu_si256(
-						  (const __m256i *)(a + Q4_K_QS + 32 * c))),
+						  (const __m256i *)(a + qs + 32 * c))),
 					  cnt),
 			m15);
+		if (qh >= 0)
+			q = _mm512_or_si512(q, _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(
+									      hb, halves16((short)(2 * c),
+											   (short)(2 * c + 1))),
+									      4),
+								      bit4));
 		const __m512i p = _mm512_maddubs_epi16(
 			q, _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c)));
 		/* words: scale byte 2c (or 2c+1), high byte zeroed */
@@ -910,7 +929,7 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 }
 
 /* The float chain of ROWS_QK, on sums from the 512-bit integer parts. */
-#define ROWS_QK512(NAME, BYTES, IS_Q4K)                                                                       \
+#define ROWS_QK512(NAME, BYTES, IS_Q4K, QS, QH)                                                               \
 	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                                   \
 	{                                                                                                    \
 		const int64_t nb = n / Q42_QK_K;                                                             \
@@ -933,7 +952,7 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 					const __m256 yd = _mm256_set1_ps(q42_ldf32(xb + Q8_K_D));            \
 					UNROLL                                                               \
 					for (int r = 0; r < GROUP; r++)                                      \
-						is[r] = IS_Q4K ? isum16_q4_k(wr[r] + o, xb, &sm[r])          \
+						is[r] = IS_Q4K ? isum16_q4_k(wr[r] + o, xb, &sm[r], QS, QH)  \
 							       : isum16_q6_k(wr[r] + o, xb);                 \
 					const __m256 dw = halves_rows(wr, o + (IS_Q4K ? Q4_K_D : Q6_K_D));   \
 					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce_rows16(is)),         \
@@ -952,8 +971,9 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 		}                                                                                            \
 	}
 
-ROWS_QK512(q42_compat_rows_q4_k_avx512, Q4_K_BYTES, 1)
-ROWS_QK512(q42_compat_rows_q6_k_avx512, Q6_K_BYTES, 0)
+ROWS_QK512(q42_compat_rows_q4_k_avx512, Q4_K_BYTES, 1, Q4_K_QS, -1)
+ROWS_QK512(q42_compat_rows_q5_k_avx512, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
+ROWS_QK512(q42_compat_rows_q6_k_avx512, Q6_K_BYTES, 0, 0, -1)
 
 /* ---- float reductions -------------------------------------------------- */
 

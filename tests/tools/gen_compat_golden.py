@@ -32,6 +32,7 @@ MM_N = 64           # weight rows (a multiple of 32: AMX)
 MM_MS = (1, 4, 19)  # activation rows: 1 = decode (VNNI kernel), else AMX tiles (19 = 16 + 3)
 MM_TYPES = {"q4_0": 2, "q8_0": 8, "q4_K": 12, "q6_K": 14, "f16": 1}
 Q5_1_TYPE = 7       # ggml_type of q5_1 (products in the plain CPU buffer)
+Q5_K_TYPE = 13      # ggml_type of q5_K (AMX buffer)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -74,19 +75,24 @@ def main():
     x = x.astype(np.float32)
     put("x.f32", x)
 
-    for name, t in MM_TYPES.items():
-        k = MM_K_F16 if name == "f16" else MM_K
+    def weight_mm(ggml_type, name, k, place, mmname):
+        """Weight rows drawn now (f16 by numpy, else quantized by ggml),
+        then the products with the first MM_MS rows of x."""
         wf = (rng.standard_normal((MM_N, k)) * 0.05).astype(np.float32)
         if name == "f16":
             w = wf.astype(np.float16).tobytes()
         else:
             buf = ctypes.create_string_buffer(MM_N * k * 4)
-            n = base.ggml_quantize_chunk(t, wf.ctypes.data, buf, 0, MM_N, k, None)
+            n = base.ggml_quantize_chunk(ggml_type, wf.ctypes.data, buf, 0, MM_N, k, None)
             w = buf.raw[:n]
         put("w_%s.bin" % name, w)
         for m in MM_MS:
             xs = np.ascontiguousarray(x[:m, :k]).tobytes()
-            put("mm_%s_m%d.f32" % (name, m), oracle(a.oracle, ["mul_mat", "amx", name, k, MM_N, m], w + xs))
+            put("mm_%s_m%d.f32" % (mmname, m),
+                oracle(a.oracle, ["mul_mat", place, name, k, MM_N, m], w + xs))
+
+    for name, t in MM_TYPES.items():
+        weight_mm(t, name, MM_K_F16 if name == "f16" else MM_K, "amx", name)
 
     wf = rng.standard_normal((F32_N, F32_K)).astype(np.float32)
     xf = rng.uniform(0, 0.1, (F32_M, F32_K)).astype(np.float32)
@@ -146,15 +152,10 @@ def main():
     # the Q8_0 quantizer's input; drawn last, so the files above keep
     # their values
     put("q8_1.bin", q, oracle(a.oracle, ["q8_1", Q8_N], q.tobytes()))
-    wf = (rng.standard_normal((MM_N, MM_K)) * 0.05).astype(np.float32)
-    buf = ctypes.create_string_buffer(MM_N * MM_K * 4)
-    n = base.ggml_quantize_chunk(Q5_1_TYPE, wf.ctypes.data, buf, 0, MM_N, MM_K, None)
-    w = buf.raw[:n]
-    put("w_q5_1.bin", w)
-    for m in MM_MS:
-        xs = np.ascontiguousarray(x[:m, :MM_K]).tobytes()
-        put("mm_q5_1_cpu_m%d.f32" % m, oracle(a.oracle, ["mul_mat", "cpu", "q5_1", MM_K, MM_N, m], w + xs))
 
+    weight_mm(Q5_1_TYPE, "q5_1", MM_K, "cpu", "q5_1_cpu")
+    # Q5_K in the AMX buffer (as Q4_K: VNNI for one row, tiles for more)
+    weight_mm(Q5_K_TYPE, "q5_K", MM_K, "amx", "q5_K")
 
 if __name__ == "__main__":
     main()

@@ -187,6 +187,13 @@ static void test_tiles_q6_k(void **state)
 		   AMX_FN(q42_compat_rows_q6_k_amx));
 }
 
+static void test_tiles_q5_k(void **state)
+{
+	(void)state;
+	check_type(Q42_DTYPE_Q5_K, 256, X86_FN(q42_compat_rows_q5_k_avx512),
+		   AMX_FN(q42_compat_rows_q5_k_amx));
+}
+
 /* llama.cpp's Q5_1 (no tiles: the AVX-512 kernel for every token count) */
 static void test_tiles_q5_1(void **state)
 {
@@ -247,7 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tiles_q8_0), cmocka_unit_test(test_tiles_q4_0),
 		cmocka_unit_test(test_tiles_q4_k), cmocka_unit_test(test_tiles_q6_k),
-		cmocka_unit_test(test_tiles_q5_1),
+		cmocka_unit_test(test_tiles_q5_1), cmocka_unit_test(test_tiles_q5_k),
 		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_tiles_f16_long), cmocka_unit_test(test_generic_q8_0),
 		cmocka_unit_test(test_generic_q5_0), cmocka_unit_test(test_generic_q5_1),
 		cmocka_unit_test(test_generic_q4_k), cmocka_unit_test(test_generic_q5_k),
