@@ -78,7 +78,9 @@ static const struct kind kinds[] = {
 	{"q8_0", Q42_DTYPE_Q8_0, false}, {"q4_0", Q42_DTYPE_Q4_0, false},
 	{"q4_K", Q42_DTYPE_Q4_K, false}, {"q6_K", Q42_DTYPE_Q6_K, false},
 	{"f16", Q42_DTYPE_F16, false},	 {"gen-q8_0", Q42_DTYPE_Q8_0, true},
-	{"gen-q5_0", Q42_DTYPE_Q5_0, true},
+	{"gen-q5_0", Q42_DTYPE_Q5_0, true},	 {"q5_1", Q42_DTYPE_Q5_1, false},
+	{"q5_K", Q42_DTYPE_Q5_K, false},	 {"gen-q5_1", Q42_DTYPE_Q5_1, true},
+	{"gen-q4_K", Q42_DTYPE_Q4_K, true},	 {"gen-q5_K", Q42_DTYPE_Q5_K, true},
 };
 
 static void usage(FILE *f)
