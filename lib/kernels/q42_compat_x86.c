@@ -493,15 +493,15 @@ A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt,
 					const __m512 mm = _mm512_mul_ps(mw, pair_scales(xb, Q8_1_S, Q8_1_BYTES));
 					summs[t] = _mm256_add_ps(summs[t], _mm512_castps512_ps256(mm));
 					summs[t] = _mm256_add_ps(summs[t], hi256(mm));
-					const __m256 dd0 = _mm512_castps512_ps256(dd), dd1 = hi256(dd);
+					float ddv[2 * GROUP];
+					_mm512_storeu_ps(ddv, dd);
 					UNROLL
 					for (int r = 0; r < GROUP; r++) {
 						const __m512 s = _mm512_cvtepi32_ps(
 							_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[r], a.yq));
-						const __m256i lane = _mm256_set1_epi32(r);
 						acc[t][r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
-									    _mm256_permutexvar_ps(lane, dd0), acc[t][r]);
-						acc[t][r] = _mm256_fmadd_ps(hi256(s), _mm256_permutexvar_ps(lane, dd1),
+									    _mm256_broadcast_ss(&ddv[r]), acc[t][r]);
+						acc[t][r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]),
 									    acc[t][r]);
 					}
 				}
@@ -579,16 +579,18 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 					pair_halves(wr, o + Q5_1_M, Q5_1_BYTES / 2, dperm), sx);
 				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
 				summs = _mm256_add_ps(summs, hi256(mm));
-				const __m256 dd0 = _mm512_castps512_ps256(dd), dd1 = hi256(dd);
+				/* each row's two scales come back as broadcast loads
+				 * (load ports) rather than lane permutes */
+				float ddv[2 * GROUP];
+				_mm512_storeu_ps(ddv, dd);
 				UNROLL
 				for (int r = 0; r < GROUP; r++) {
 					const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
 						_mm512_setzero_si512(),
 						q5_pair(wr[r] + o, perm, cnt, Q5_1_BYTES, Q5_1_QH), a.yq));
-					const __m256i lane = _mm256_set1_epi32(r);
 					acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
-								 _mm256_permutexvar_ps(lane, dd0), acc[r]);
-					acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_permutexvar_ps(lane, dd1), acc[r]);
+								 _mm256_broadcast_ss(&ddv[r]), acc[r]);
+					acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]), acc[r]);
 				}
 			}
 			for (; j < nb; j++, xb += Q8_1_BYTES) {
