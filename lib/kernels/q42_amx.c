@@ -303,104 +303,7 @@ AMX static void pack_q8(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int6
 	}
 }
 
-enum q32_kind {
-	K_COMPAT_Q8_0,
-	K_COMPAT_Q4_0,
-	K_GENERIC_Q8_0,
-	K_GENERIC_Q5_0,
-	K_GENERIC_Q5_1,
-	K_COMPAT_Q5_1,
-};
-
-/* ---- llama.cpp's Q5_1 (eight lanes per row and token) ------------------ */
-
-/* Its x86 dot product keeps, per block, eight dword sums of four products
- * each (lane l: elements 4l..4l+3). A tile product gives them when the B
- * operand is block-diagonal: column n (token t0 + n / 8, lane n % 8) holds
- * that token's quants 4l..4l+3 in K row l only. One product: sixteen rows
- * x two tokens x eight lanes, one block. Per (token pair, block): the B
- * tile, then [d_x(t0) x 8 | d_x(t1) x 8] and the same for s_x. */
-AMX static void pack_q5_1_lanes(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int64_t nb,
-				uint8_t *bq, float *bd, float *bs)
-{
-	for (int64_t p = 0; 2 * p < n_tok; p++) {
-		const uint8_t *x0 = x + (uint64_t)(2 * p) * x_stride;
-		const bool two = 2 * p + 1 < n_tok;
-		for (int64_t j = 0; j < nb; j++) {
-			const uint8_t *b0 = x0 + (uint64_t)j * Q8_1_BYTES, *b1 = b0 + x_stride;
-			const uint64_t i = (uint64_t)(p * nb + j);
-			const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b0 + Q8_1_QS));
-			const __m256i y1 = two ? _mm256_loadu_si256((const __m256i *)(b1 + Q8_1_QS))
-					       : _mm256_setzero_si256();
-			const __m512i yy = _mm512_inserti64x4(_mm512_castsi256_si512(y0), y1, 1);
-			UNROLL
-			for (int l = 0; l < 8; l++)
-				_mm512_store_si512(bq + i * B32 + 64 * (uint64_t)l,
-						   _mm512_maskz_mov_epi32((__mmask16)(1u << l | 1u << (8 + l)), yy));
-			const float d1 = two ? half(b1) : 0.0f, s1 = two ? half(b1 + Q8_1_S) : 0.0f;
-			_mm512_storeu_ps(bd + i * TT, _mm512_mask_blend_ps((__mmask16)0xFF00,
-									   _mm512_set1_ps(half(b0)),
-									   _mm512_set1_ps(d1)));
-			_mm512_storeu_ps(bs + i * TT, _mm512_mask_blend_ps((__mmask16)0xFF00,
-									   _mm512_set1_ps(half(b0 + Q8_1_S)),
-									   _mm512_set1_ps(s1)));
-		}
-	}
-}
-
-/* llama.cpp's hsum_float_8 of one 256-bit half */
-AMX_INLINE float hsum8(__m256 v)
-{
-	__m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-	r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-	return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
-}
-
-/* Sixteen unpacked rows (a, n apart) against every token pair: per row
- * and pair one vector of the two tokens' eight lanes, fma(lanes, d_w *
- * d_x, acc) per block in order; the min sums m_w * s_x per token in
- * vectors over the rows; then lanes reduced as hsum_float_8 plus the min
- * sum. */
-AMX static void q51_group(const uint8_t *a, uint64_t n, const float *dw, const float *mw, int64_t nb,
-			  const uint8_t *bq, const float *bd, const float *bs, int64_t n_tok, int32_t *cbuf,
-			  float *y, uint64_t y_stride)
-{
-	for (int64_t p = 0; 2 * p < n_tok; p++) {
-		__m512 acc[TR], sm0 = _mm512_setzero_ps(), sm1 = _mm512_setzero_ps();
-		UNROLL
-		for (int m = 0; m < TR; m++)
-			acc[m] = _mm512_setzero_ps();
-		for (int64_t j = 0; j < nb; j++) {
-			const uint64_t i = (uint64_t)(p * nb + j);
-			_tile_zero(T_C0);
-			_tile_loadd(T_A0, a + (uint64_t)j * Q42_QK, n);
-			_tile_loadd(T_B0, bq + i * B32, 64);
-			_tile_dpbusd(T_C0, T_A0, T_B0);
-			_tile_stored(T_C0, cbuf, 64);
-			BARRIER();
-			const __m512 dx = _mm512_loadu_ps(bd + i * TT), sx = _mm512_loadu_ps(bs + i * TT);
-			const __m512 mv = _mm512_loadu_ps(mw + j * TR);
-			sm0 = _mm512_add_ps(sm0, _mm512_mul_ps(mv, _mm512_set1_ps(_mm512_cvtss_f32(sx))));
-			sm1 = _mm512_add_ps(sm1, _mm512_mul_ps(mv, _mm512_permutexvar_ps(_mm512_set1_epi32(8), sx)));
-			const float *d = dw + j * TR;
-			UNROLL
-			for (int m = 0; m < TR; m++)
-				acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + TT * m)),
-							 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
-		}
-		float s0[TR], s1[TR];
-		_mm512_storeu_ps(s0, sm0);
-		_mm512_storeu_ps(s1, sm1);
-		UNROLL
-		for (int m = 0; m < TR; m++) {
-			y[(uint64_t)(2 * p) * y_stride + (uint64_t)m] = hsum8(_mm512_castps512_ps256(acc[m])) + s0[m];
-			if (2 * p + 1 < n_tok)
-				y[(uint64_t)(2 * p + 1) * y_stride + (uint64_t)m] =
-					hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[m]), 1))) +
-					s1[m];
-		}
-	}
-}
+enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0, K_GENERIC_Q5_1 };
 
 /* Q4_0 / Q5_0 / Q5_1 rows as signed bytes (quant - 8 / - 16 / - 0),
  * element order, rows n apart. */
@@ -408,8 +311,7 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 			   int64_t n, int8_t *dst)
 {
 	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
-	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q5_1;
-	const bool q5 = q51 || kind == K_GENERIC_Q5_0;
+	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0;
 	const uint64_t bytes = q8 ? Q8_0_BYTES : q51 ? Q5_1_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
 	const int qh = q51 ? Q5_1_QH : Q5_0_QH, qs = q51 ? Q5_1_QS : Q5_0_QS;
 	const __m256i off = _mm256_set1_epi8(q8 || q51 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
@@ -431,21 +333,18 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 {
 	static const q42_compat_rows_fn simd_of[] = {
-		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
-		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
-		q42_generic_rows_q5_1_avx512, q42_compat_rows_q5_1_avx512};
+		q42_compat_rows_q8_0_avx512, q42_compat_rows_q4_0_avx512, q42_generic_rows_q8_0_avx512,
+		q42_generic_rows_q5_0_avx512, q42_generic_rows_q5_1_avx512};
 	const q42_compat_rows_fn simd = simd_of[kind];
-	const bool lanes = kind == K_COMPAT_Q5_1, q51 = lanes || kind == K_GENERIC_Q5_1;
+	const bool q51 = kind == K_GENERIC_Q5_1;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
 			       : q51			 ? Q5_1_BYTES
 							 : Q8_0_BYTES;
-	/* B tiles: one per (token tile, block), or per (token pair, block) */
-	const int64_t nbt = (lanes ? (n_tok + 1) / 2 : ntt) * nb;
-	const size_t act = (size_t)nbt * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
+	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
 	/* cbuf, bq, bd, dw, unp; Q5_1: bs, mw */
-	const size_t len[7] = {2 * C_BYTES, (size_t)nbt * B32, act, rs, (size_t)(TR * n),
+	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, (size_t)(TR * n),
 			       q51 ? act : 0, q51 ? rs : 0};
 	void *pc[7];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(7, len, pc) : NULL;
@@ -463,11 +362,8 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	const __m512i w_idx = _mm512_mullo_epi32(
 		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 		_mm512_set1_epi32(w_stride > (uint64_t)INT32_MAX / TR ? 0 : (int)w_stride));
-	if (lanes)
-		pack_q5_1_lanes(x, x_stride, n_tok, nb, bq, bd, bs);
-	else
-		pack_q8(x, x_stride, n_tok, nb, ntt, q51 ? Q8_1_BYTES : Q8_0_BYTES,
-			q51 ? Q8_1_QS : Q8_0_QS, bq, bd, bs);
+	pack_q8(x, x_stride, n_tok, nb, ntt, q51 ? Q8_1_BYTES : Q8_0_BYTES, q51 ? Q8_1_QS : Q8_0_QS, bq,
+		bd, bs);
 	tiles_on(32);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
@@ -493,12 +389,8 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 		unpack_q32(kind, wr, w_stride, nb, n, unp);
 		prefetch_group(w, w_stride, r0, full);
 		BARRIER();
-		if (lanes)
-			q51_group((const uint8_t *)unp, (uint64_t)n, dw, mw, nb, bq, bd, bs, n_tok, cbuf,
-				  y + r0, y_stride);
-		else
-			q32_group(step, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, mw, nb, bq, bd, bs,
-				  n_tok, cbuf, y + r0, y_stride);
+		q32_group(step, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, mw, nb, bq, bd, bs, n_tok,
+			  cbuf, y + r0, y_stride);
 	}
 	_tile_release();
 	free(mem);
@@ -530,11 +422,6 @@ void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1);
-}
-
-void q42_compat_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
-{
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q5_1);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */

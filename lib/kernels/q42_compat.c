@@ -465,7 +465,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
-		q42_compat_rows_q5_1_amx, q42_compat_rows_q5_k_amx};
+		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
