@@ -175,10 +175,10 @@ AMX_INLINE void store_tile(const __m512 acc[TR], float *y, uint64_t y_stride, in
 
 /* ---- Q8_0 / Q4_0 -------------------------------------------------------- */
 
-/* The float step of a block: llama.cpp's AMX fma(sumi, d_w * d_x, acc);
- * the generic kernels' acc + sumi * (d_w * d_x); or with q5_1's min,
- * acc + ((d_w * d_x) * sumi + m_w * s_x). */
-enum q32_step { S_FUSED, S_GENERIC, S_GENERIC_MIN };
+/* The float step of a block: llama.cpp's AMX fma(sumi, d_w * d_x, acc),
+ * for q4_1 then fma(m_w, s_x, acc); the generic kernels' acc + sumi *
+ * (d_w * d_x); or with q5_1's min, acc + ((d_w * d_x) * sumi + m_w * s_x). */
+enum q32_step { S_FUSED, S_FUSED_MIN, S_GENERIC, S_GENERIC_MIN };
 
 /* Sixteen rows whose block j's 32 signed quants are at a + j * a_step,
  * rows a_stride apart; dw[j * TR + m] the rows' scales (mw their mins for
@@ -226,6 +226,15 @@ AMX static void q32_group(enum q32_step step, const uint8_t *a, uint64_t a_strid
 				for (int m = 0; m < TR; m++)
 					acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
 								 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
+			} else if (step == S_FUSED_MIN) {
+				const __m512 sx = _mm512_loadu_ps(bs + (bt + (uint64_t)(j - 1)) * TT);
+				const float *mn = mw + (j - 1) * TR;
+				UNROLL
+				for (int m = 0; m < TR; m++) {
+					acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TT * m)),
+								 _mm512_mul_ps(_mm512_set1_ps(d[m]), dx), acc[m]);
+					acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(mn[m]), sx, acc[m]);
+				}
 			} else if (step == S_GENERIC_MIN) {
 				const __m512 sx = _mm512_loadu_ps(bs + (bt + (uint64_t)(j - 1)) * TT);
 				const float *mn = mw + (j - 1) * TR;
@@ -303,18 +312,30 @@ AMX static void pack_q8(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int6
 	}
 }
 
-enum q32_kind { K_COMPAT_Q8_0, K_COMPAT_Q4_0, K_GENERIC_Q8_0, K_GENERIC_Q5_0, K_GENERIC_Q5_1 };
+enum q32_kind {
+	K_COMPAT_Q8_0,
+	K_COMPAT_Q4_0,
+	K_GENERIC_Q8_0,
+	K_GENERIC_Q5_0,
+	K_GENERIC_Q5_1,
+	K_COMPAT_Q4_1,
+};
 
-/* Q4_0 / Q5_0 / Q5_1 rows as signed bytes (quant - 8 / - 16 / - 0),
- * element order, rows n apart. */
+/* Q4_0 / Q5_0 / Q5_1 / Q4_1 rows as signed bytes (quant - 8 / - 16 / - 0
+ * / - 0), element order, rows n apart. */
 AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_stride, int64_t nb,
 			   int64_t n, int8_t *dst)
 {
-	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
+	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0, q41 = kind == K_COMPAT_Q4_1;
 	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0;
-	const uint64_t bytes = q8 ? Q8_0_BYTES : q51 ? Q5_1_BYTES : q5 ? Q5_0_BYTES : Q4_0_BYTES;
+	const uint64_t bytes = q8    ? Q8_0_BYTES
+			       : q51 ? Q5_1_BYTES
+			       : q5  ? Q5_0_BYTES
+			       : q41 ? Q4_1_BYTES
+				     : Q4_0_BYTES;
 	const int qh = q51 ? Q5_1_QH : Q5_0_QH, qs = q51 ? Q5_1_QS : Q5_0_QS;
-	const __m256i off = _mm256_set1_epi8(q8 || q51 ? 0 : q5 ? 16 : 8), bit4 = _mm256_set1_epi8(0x10);
+	const __m256i off = _mm256_set1_epi8(q8 || q51 || q41 ? 0 : q5 ? 16 : 8);
+	const __m256i bit4 = _mm256_set1_epi8(0x10);
 	for (int m = 0; m < TR; m++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
@@ -325,7 +346,7 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 				v = _mm256_or_si256(x86_nibbles32(b + qs),
 						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + qh)), bit4));
 			else
-				v = x86_nibbles32(b + Q4_0_QS);
+				v = x86_nibbles32(b + (q41 ? Q4_1_QS : Q4_0_QS));
 			_mm256_storeu_si256((__m256i *)(dst + m * n + j * Q42_QK), _mm256_sub_epi8(v, off));
 		}
 }
@@ -333,13 +354,16 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 {
 	static const q42_compat_rows_fn simd_of[] = {
-		q42_compat_rows_q8_0_avx512, q42_compat_rows_q4_0_avx512, q42_generic_rows_q8_0_avx512,
-		q42_generic_rows_q5_0_avx512, q42_generic_rows_q5_1_avx512};
+		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
+		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
+		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512};
 	const q42_compat_rows_fn simd = simd_of[kind];
-	const bool q51 = kind == K_GENERIC_Q5_1;
+	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
+	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
+			       : kind == K_COMPAT_Q4_1 ? Q4_1_BYTES
 			       : q51			 ? Q5_1_BYTES
 							 : Q8_0_BYTES;
 	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
@@ -357,6 +381,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	float *bd = pc[2], *dw = pc[3], *bs = q51 ? pc[5] : NULL, *mw = q51 ? pc[6] : NULL;
 	int8_t *unp = pc[4];
 	const enum q32_step step = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0 ? S_FUSED
+				   : kind == K_COMPAT_Q4_1			  ? S_FUSED_MIN
 				   : q51					  ? S_GENERIC_MIN
 										  : S_GENERIC;
 	const __m512i w_idx = _mm512_mullo_epi32(
@@ -422,6 +447,11 @@ void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1);
+}
+
+void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */

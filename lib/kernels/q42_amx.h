@@ -30,6 +30,7 @@ void q42_compat_rows_q4_0_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS);
 /* the generic arithmetic's products (q42_compat_generic_rows) */
 void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS);

@@ -30,7 +30,7 @@
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
 enum {
 	QK = 32, QK_K = 256,
-	B_Q4_0 = 18, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_1 = 24,
+	B_Q4_0 = 18, B_Q4_1 = 20, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_1 = 24,
 	B_Q4_K = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
 	B_Q5_K = 176, Q5K_QH = 16, Q5K_QS = 48,
 	B_Q6_K = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
@@ -122,6 +122,23 @@ void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 		for (int j = 0; j < QK; j++)
 			sumi += p[j] * y[j];
 		acc = fmaf((float)sumi, half_at(a) * half_at(b), acc);
+	}
+	*out = acc;
+}
+
+/* llama.cpp's AMX buffer for q4_1 (against Q8_1 from its x86 quantizer):
+ * fma(sumi, d_w * d_x, acc), then fma(m_w, s_x, acc), per block. */
+void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q4_1, b += B_Q8_1) {
+		const int8_t *y = (const int8_t *)(b + 4);
+		int32_t sumi = 0;
+		for (int j = 0; j < QK / 2; j++)
+			sumi += (a[4 + j] & 0x0F) * y[j] + (a[4 + j] >> 4) * y[j + QK / 2];
+		acc = fmaf((float)sumi, half_at(a) * half_at(b), acc);
+		acc = fmaf(half_at(a + 2), half_at(b + 2), acc);
 	}
 	*out = acc;
 }
@@ -419,6 +436,7 @@ SCALAR_ROWS(rows_q4_0, q42_compat_dot_q4_0)
 SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
 SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
 SCALAR_ROWS(rows_q5_k, q42_compat_dot_q5_k)
+SCALAR_ROWS(rows_q4_1, q42_compat_dot_q4_1)
 SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
@@ -444,28 +462,29 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
  * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_COUNT };
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
-		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k};
+		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
+		rows_q4_1};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
-		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2};
+		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
-		q42_compat_rows_q5_k_avx512};
+		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
-		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx};
+		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -587,6 +606,15 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 						      : "amx-q6_K";
 		return true;
 	}
+	case Q42_DTYPE_Q4_1:
+		if (!amx_rows || n_in % QK != 0)
+			return false;
+		out->vec_dot = q42_compat_dot_q4_1;
+		out->rows = rows_for(R_Q4_1, use);
+		out->quantize = q42_compat_quantize_q8_1;
+		out->vec_dot_type = Q42_DTYPE_Q8_1;
+		out->name = "amx-q4_1";
+		return true;
 	case Q42_DTYPE_Q5_1:
 		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot
 		 * wherever the weight lives */

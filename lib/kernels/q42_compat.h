@@ -116,6 +116,9 @@ Q42_API void q42_compat_quantize_f16(const float *src, void *dst, int64_t n);
  * or Q8_K from the reference quantizer for k-quants). */
 Q42_API void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
+/* Q4_1 against Q8_1 from q42_compat_quantize_q8_1 (AMX buffer): per
+ * block fma(sumi, d_w * d_x, acc), then fma(m_w, s_x, acc). */
+Q42_API void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
 /* Q5_1 against Q8_1 from q42_compat_quantize_q8_1, as ggml's x86 vec_dot
  * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
 Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);

@@ -84,6 +84,15 @@ A2_INLINE __m256i sums_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __
 	return x86_reduce8(v);
 }
 
+/* q4_1's nibbles are the quants (no offset; the min is a float term) */
+A2_INLINE __m256i sums_q4_1_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m256i v[GROUP];
+	for (int r = 0; r < GROUP; r++)
+		v[r] = x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_1_QS), y);
+	return x86_reduce8(v);
+}
+
 A2_INLINE __m256i sums_q4_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
 	__m256i v[GROUP];
@@ -142,9 +151,20 @@ A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 			     neg_bias(y, 8));
 }
 
+A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++)
+		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q4_1_QS)),
+					   x86_nibbles32(wr[k + 4] + off + Q4_1_QS), 1);
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
+			     _mm512_setzero_si512());
+}
+
 /* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the
- * lanes: the scalar kernel's chain, row by row. */
-#define ROWS_Q32(NAME, TGT, SUMS, BYTES)                                                         \
+ * lanes: the scalar kernel's chain, row by row; with Q4_1 (against Q8_1,
+ * XBYTES and XQS its layout) then acc = fma(m_w, s_x, acc). */
+#define ROWS_Q32(NAME, TGT, SUMS, BYTES, XBYTES, XQS, MIN)                                       \
 	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                      \
 	{                                                                                        \
 		const int64_t nb = n / Q42_QK;                                                   \
@@ -158,15 +178,20 @@ A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
 				__m256 acc = _mm256_setzero_ps();                                \
 				float out[GROUP];                                                \
-				for (int64_t j = 0; j < nb; j++, xb += Q8_0_BYTES) {             \
+				for (int64_t j = 0; j < nb; j++, xb += (XBYTES)) {               \
 					prefetch_rows(nx, j * (BYTES), 1);                       \
 					const __m256i yq = _mm256_loadu_si256(                   \
-						(const __m256i *)(xb + Q8_0_QS));                \
+						(const __m256i *)(xb + (XQS)));                  \
 					const __m256i s = SUMS(wr, j * (BYTES), yq);             \
 					const __m256 d = _mm256_mul_ps(                          \
 						halves_rows(wr, j * (BYTES)),                    \
 						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));        \
 					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);    \
+					if (MIN)                                                 \
+						acc = _mm256_fmadd_ps(                           \
+							halves_rows(wr, j * (BYTES) + Q4_1_M),   \
+							_mm256_set1_ps(_cvtsh_ss(                \
+								q42_ld16(xb + Q8_1_S))), acc);   \
 				}                                                                \
 				_mm256_storeu_ps(out, acc);                                      \
 				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
@@ -174,9 +199,11 @@ A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 		}                                                                                \
 	}
 
-ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES)
-ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES)
-ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES)
+ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
+ROWS_Q32(q42_compat_rows_q4_1_avx512, A5, sums_q4_1_avx512, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 

@@ -33,6 +33,7 @@ MM_MS = (1, 4, 19)  # activation rows: 1 = decode (VNNI kernel), else AMX tiles 
 MM_TYPES = {"q4_0": 2, "q8_0": 8, "q4_K": 12, "q6_K": 14, "f16": 1}
 Q5_1_TYPE = 7       # ggml_type of q5_1 (products in the plain CPU buffer)
 Q5_K_TYPE = 13      # ggml_type of q5_K (AMX buffer)
+Q4_1_TYPE = 3       # ggml_type of q4_1 (AMX buffer)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -156,6 +157,7 @@ def main():
     weight_mm(Q5_1_TYPE, "q5_1", MM_K, "cpu", "q5_1_cpu")
     # Q5_K in the AMX buffer (as Q4_K: VNNI for one row, tiles for more)
     weight_mm(Q5_K_TYPE, "q5_K", MM_K, "amx", "q5_K")
+    weight_mm(Q4_1_TYPE, "q4_1", MM_K, "amx", "q4_1")
 
 if __name__ == "__main__":
     main()

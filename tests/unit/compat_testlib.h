@@ -67,11 +67,14 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 			break;
 		}
 		case Q42_DTYPE_Q5_1: /* d and the min m */
+		case Q42_DTYPE_Q4_1: {
+			const int64_t bb = dtype == Q42_DTYPE_Q5_1 ? 24 : 20;
 			for (int64_t b = 0; b < n / 32; b++) {
-				put_half(row + 24 * b, rndf(0.02f));
-				put_half(row + 24 * b + 2, rndf(0.3f));
+				put_half(row + bb * b, rndf(0.02f));
+				put_half(row + bb * b + 2, rndf(0.3f));
 			}
 			break;
+		}
 		case Q42_DTYPE_Q4_K:
 		case Q42_DTYPE_Q5_K: {
 			const int64_t bb = dtype == Q42_DTYPE_Q4_K ? 144 : 176;

@@ -159,6 +159,12 @@ static void test_mm_f16(void **state)
 	check_mm("f16", Q42_DTYPE_F16);
 }
 
+static void test_mm_q4_1(void **state)
+{
+	(void)state;
+	check_mm("q4_1", Q42_DTYPE_Q4_1);
+}
+
 static void test_mm_q5_k(void **state)
 {
 	(void)state;
@@ -347,7 +353,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q4_k),	  cmocka_unit_test(test_mm_q6_k),
 		cmocka_unit_test(test_mm_f16),	  cmocka_unit_test(test_mm_f32_lanes),
 		cmocka_unit_test(test_mm_q5_1),	  cmocka_unit_test(test_quantize_q8_1),
-		cmocka_unit_test(test_mm_q5_k),
+		cmocka_unit_test(test_mm_q5_k),	  cmocka_unit_test(test_mm_q4_1),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

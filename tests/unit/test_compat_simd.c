@@ -129,6 +129,12 @@ static void test_rows_q4_k(void **state)
 	check_rows(Q42_DTYPE_Q4_K, Q42_COMPAT_MATMUL, 256);
 }
 
+static void test_rows_q4_1(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_MATMUL, 32);
+}
+
 static void test_rows_q5_k(void **state)
 {
 	(void)state;
@@ -298,7 +304,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1),    cmocka_unit_test(test_rows_q4_0),
-		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k),    cmocka_unit_test(test_rows_q6_k),
+		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};

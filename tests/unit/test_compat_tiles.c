@@ -187,6 +187,13 @@ static void test_tiles_q6_k(void **state)
 		   AMX_FN(q42_compat_rows_q6_k_amx));
 }
 
+static void test_tiles_q4_1(void **state)
+{
+	(void)state;
+	check_type(Q42_DTYPE_Q4_1, 32, X86_FN(q42_compat_rows_q4_1_avx512),
+		   AMX_FN(q42_compat_rows_q4_1_amx));
+}
+
 static void test_tiles_q5_k(void **state)
 {
 	(void)state;
@@ -255,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_tiles_q8_0), cmocka_unit_test(test_tiles_q4_0),
 		cmocka_unit_test(test_tiles_q4_k), cmocka_unit_test(test_tiles_q6_k),
 		cmocka_unit_test(test_tiles_q5_1), cmocka_unit_test(test_tiles_q5_k),
+		cmocka_unit_test(test_tiles_q4_1),
 		cmocka_unit_test(test_tiles_f16), cmocka_unit_test(test_tiles_f16_long), cmocka_unit_test(test_generic_q8_0),
 		cmocka_unit_test(test_generic_q5_0), cmocka_unit_test(test_generic_q5_1),
 		cmocka_unit_test(test_generic_q4_k), cmocka_unit_test(test_generic_q5_k),
