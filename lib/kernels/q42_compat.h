@@ -6,7 +6,8 @@
  * On such a CPU llama.cpp stores every Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K,
  * IQ4_XS and F16 weight matrix it can in its AMX buffer (ggml-cpu/amx):
  * integer block sums are exact, but each block is accumulated as one
- * fused multiply-add fma(sumi, d_w * d_x, acc) per output element, and F16
+ * fused multiply-add fma(sumi, d_w * d_x, acc) per output element (Q4_1:
+ * then fma(m_w, s_x, acc); libq42 has all of these but IQ4_XS), and F16
  * matrices multiply f32 activations in 16 FMA lanes. Weights left in the
  * plain CPU buffer (the token embedding, also when it doubles as the output
  * matrix) take ggml's AVX-512 vec_dot instead, and so does every Q5_1
