@@ -141,24 +141,26 @@ A5_INLINE __m256i sums_q8_0_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 			     neg_bias(y, (char)0x80));
 }
 
-A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+/* nibble quants at qs, minus offset (q4_0: 8, q4_1: 0) */
+A5_INLINE __m256i sums_nibbles_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y, int qs,
+				      char offset)
 {
 	__m512i wv[4];
 	for (int k = 0; k < 4; k++)
-		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q4_0_QS)),
-					   x86_nibbles32(wr[k + 4] + off + Q4_0_QS), 1);
+		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + qs)),
+					   x86_nibbles32(wr[k + 4] + off + qs), 1);
 	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
-			     neg_bias(y, 8));
+			     neg_bias(y, offset));
+}
+
+A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	return sums_nibbles_avx512(wr, off, y, Q4_0_QS, 8);
 }
 
 A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
-	__m512i wv[4];
-	for (int k = 0; k < 4; k++)
-		wv[k] = _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + Q4_1_QS)),
-					   x86_nibbles32(wr[k + 4] + off + Q4_1_QS), 1);
-	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
-			     _mm512_setzero_si512());
+	return sums_nibbles_avx512(wr, off, y, Q4_1_QS, 0);
 }
 
 /* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the

@@ -60,18 +60,16 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 		switch (dtype) {
 		case Q42_DTYPE_Q8_0:
 		case Q42_DTYPE_Q5_0:
-		case Q42_DTYPE_Q4_0: {
-			const int64_t bb = dtype == Q42_DTYPE_Q8_0 ? 34 : dtype == Q42_DTYPE_Q5_0 ? 22 : 18;
-			for (int64_t b = 0; b < n / 32; b++)
-				put_half(row + bb * b, rndf(0.02f));
-			break;
-		}
-		case Q42_DTYPE_Q5_1: /* d and the min m */
+		case Q42_DTYPE_Q4_0:
+		case Q42_DTYPE_Q5_1:
 		case Q42_DTYPE_Q4_1: {
-			const int64_t bb = dtype == Q42_DTYPE_Q5_1 ? 24 : 20;
+			/* d first; q5_1 / q4_1 then their min m */
+			const bool min = dtype == Q42_DTYPE_Q5_1 || dtype == Q42_DTYPE_Q4_1;
+			const int64_t bb = (int64_t)q42_dtype_get(dtype)->block_bytes;
 			for (int64_t b = 0; b < n / 32; b++) {
 				put_half(row + bb * b, rndf(0.02f));
-				put_half(row + bb * b + 2, rndf(0.3f));
+				if (min)
+					put_half(row + bb * b + 2, rndf(0.3f));
 			}
 			break;
 		}
