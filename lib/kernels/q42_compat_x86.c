@@ -163,6 +163,7 @@ A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 	return sums_nibbles_avx512(wr, off, y, Q4_1_QS, 0);
 }
 
+
 /* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the
  * lanes: the scalar kernel's chain, row by row; with Q4_1 (against Q8_1,
  * XBYTES and XQS its layout) then acc = fma(m_w, s_x, acc). */
@@ -205,7 +206,6 @@ ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, 
 ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
-ROWS_Q32(q42_compat_rows_q4_1_avx512, A5, sums_q4_1_avx512, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 
@@ -246,6 +246,8 @@ A5_INLINE __m512i q5_pair(const uint8_t *p, __m512i perm, __m512i cnt, int bytes
 	const __m512i m15 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
 	const __m512i l = _mm512_maskz_loadu_epi8((__mmask64)((1ull << (2 * bytes)) - 1), p);
 	const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(perm, l), cnt), m15);
+	if (qh < 0) /* q4_1: the nibbles alone */
+		return q;
 	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(p + qh) |
 					 (uint64_t)q42_ld32(p + bytes + qh) << 32);
 	return _mm512_mask_add_epi8(q, hb, q, bit4);
@@ -642,6 +644,68 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 			UNROLL
 			for (int r = 0; r < GROUP; r++)
 				out[r] = hsum_float8(acc[r]) + ms[r];
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+		}
+	}
+}
+
+/* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
+ * (q5_pair without fifth bits, the activation table of a one-token
+ * call), then per row and block in order fma(sumi, d_w * d_x, acc) and
+ * fma(m_w, s_x, acc); a lone last block takes ROWS_Q32's step. */
+A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nb = n / Q42_QK;
+	__m512i perm, cnt;
+	q5_pair_tables(Q4_1_BYTES, Q4_1_QS, &perm, &cnt);
+	const __m512i dperm = dperm_gap(Q4_1_BYTES / 2);
+	struct pair_act pre[PAIR_PRE];
+	__m512 pre_s[PAIR_PRE];
+	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
+	for (int64_t i = 0; have_pre && i < nb / 2; i++)
+		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * Q8_1_BYTES, Q8_1_S,
+				       Q8_1_BYTES);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		const uint8_t *nx[GROUP];
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			float out[GROUP];
+			int64_t j = 0;
+			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_1_BYTES) {
+				const int64_t o = j * Q4_1_BYTES;
+				if (t == 0)
+					prefetch_rows(nx, o, 2 * Q4_1_BYTES);
+				const struct pair_act a =
+					have_pre ? pre[j / 2] : pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
+				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
+				__m512i v[GROUP];
+				UNROLL
+				for (int r = 0; r < GROUP; r++)
+					v[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+								   q5_pair(wr[r] + o, perm, cnt, Q4_1_BYTES, -1), a.yq);
+				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
+				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, Q4_1_BYTES / 2, dperm), a.dx);
+				const __m512 m = pair_halves(wr, o + Q4_1_M, Q4_1_BYTES / 2, dperm);
+				acc = _mm256_fmadd_ps(_mm512_castps512_ps256(s), _mm512_castps512_ps256(d), acc);
+				acc = _mm256_fmadd_ps(_mm512_castps512_ps256(m), _mm512_castps512_ps256(sx), acc);
+				acc = _mm256_fmadd_ps(hi256(s), hi256(d), acc);
+				acc = _mm256_fmadd_ps(hi256(m), hi256(sx), acc);
+			}
+			for (; j < nb; j++, xb += Q8_1_BYTES) {
+				const int64_t o = j * Q4_1_BYTES;
+				const __m256i s = sums_q4_1_avx512(
+					wr, o, _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS)));
+				const __m256 d = _mm256_mul_ps(halves_rows(wr, o),
+							       _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
+				acc = _mm256_fmadd_ps(halves_rows(wr, o + Q4_1_M),
+						      _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S))), acc);
+			}
+			_mm256_storeu_ps(out, acc);
 			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
 		}
 	}
