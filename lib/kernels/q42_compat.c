@@ -143,25 +143,26 @@ void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
-/* ggml_vec_dot_q5_1_q8_1, AVX2 build: eight float lanes, lane l taking
- * the integer sum of elements 4l..4l+3 of each block times d_w * d_x in
- * one fma per block; the min terms m_w * s_x summed apart (each product
- * is exact: two f16 values); then the lanes reduced as hsum_float_8
- * ((l + l+4), then (0+2) + (1+3)) and the min sum added. */
-void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
+/* ggml_vec_dot_q5_1_q8_1 and ggml_vec_dot_q4_1_q8_1, AVX2 build: eight
+ * float lanes, lane l taking the integer sum of elements 4l..4l+3 of each
+ * block times d_w * d_x in one fma per block; the min terms m_w * s_x
+ * summed apart (each product is exact: two f16 values); then the lanes
+ * reduced as hsum_float_8 ((l + l+4), then (0+2) + (1+3)) and the min sum
+ * added. q5: Q5_1 blocks (fifth bits in qh), else Q4_1. */
+static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bool q5)
 {
-	const uint8_t *a = w, *b = x;
+	const int bytes = q5 ? B_Q5_1 : B_Q4_1, qs = q5 ? 8 : 4;
 	float lanes[8] = {0};
 	float summs = 0.0f;
-	for (int64_t i = 0; i < n / QK; i++, a += B_Q5_1, b += B_Q8_1) {
-		const uint32_t qh = q42_ld32(a + 4);
+	for (int64_t i = 0; i < n / QK; i++, a += bytes, b += B_Q8_1) {
+		const uint32_t qh = q5 ? q42_ld32(a + 4) : 0;
 		const int8_t *y = (const int8_t *)(b + 4);
 		const float dd = half_at(a) * half_at(b);
 		summs = summs + half_at(a + 2) * half_at(b + 2);
 		for (int l = 0; l < 8; l++) {
 			int32_t s = 0;
 			for (int e = 4 * l; e < 4 * l + 4; e++) {
-				const int nib = e < 16 ? a[8 + e] & 0x0F : a[8 + e - 16] >> 4;
+				const int nib = e < 16 ? a[qs + e] & 0x0F : a[qs + e - 16] >> 4;
 				s += (nib | (int)((qh >> e) & 1u) << 4) * y[e];
 			}
 			lanes[l] = fmaf((float)s, dd, lanes[l]);
@@ -171,6 +172,16 @@ void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
 	for (int l = 0; l < 4; l++)
 		h[l] = lanes[l + 4] + lanes[l];
 	*out = ((h[0] + h[2]) + (h[1] + h[3])) + summs;
+}
+
+void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_lanes8(n, out, w, x, true);
+}
+
+void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_lanes8(n, out, w, x, false);
 }
 
 /* 6-bit scale and min of sub-block j of a q4_K block (12 packed bytes). */
@@ -437,6 +448,7 @@ SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
 SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
 SCALAR_ROWS(rows_q5_k, q42_compat_dot_q5_k)
 SCALAR_ROWS(rows_q4_1, q42_compat_dot_q4_1)
+SCALAR_ROWS(rows_q4_1_cpu, q42_compat_dot_q4_1_cpu)
 SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
@@ -462,29 +474,31 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
  * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_COUNT };
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1};
+		rows_q4_1, rows_q4_1_cpu};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
-		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2};
+		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
+		q42_compat_rows_q4_1_cpu_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
-		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512};
+		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
-		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx};
+		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
+		q42_compat_rows_q4_1_cpu_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -607,13 +621,15 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		return true;
 	}
 	case Q42_DTYPE_Q4_1:
-		if (!amx_rows || n_in % QK != 0)
+		/* the AMX buffer when the shape allows, else (the token
+		 * embedding) ggml's x86 vec_dot */
+		if (n_in % QK != 0)
 			return false;
-		out->vec_dot = q42_compat_dot_q4_1;
-		out->rows = rows_for(R_Q4_1, use);
+		out->vec_dot = amx_rows ? q42_compat_dot_q4_1 : q42_compat_dot_q4_1_cpu;
+		out->rows = rows_for(amx_rows ? R_Q4_1 : R_Q4_1_CPU, use);
 		out->quantize = q42_compat_quantize_q8_1;
 		out->vec_dot_type = Q42_DTYPE_Q8_1;
-		out->name = "amx-q4_1";
+		out->name = amx_rows ? "amx-q4_1" : "cpu-q4_1";
 		return true;
 	case Q42_DTYPE_Q5_1:
 		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot

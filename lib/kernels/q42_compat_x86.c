@@ -454,20 +454,23 @@ A2_INLINE float hsum_float8(__m256 v)
 /* One row on AVX2 (no VNNI: maddubs then madd by ones give the same exact
  * dword sums of four products; no int16 pair overflows, 31 * 128 * 2 <
  * 32767). */
-A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
+A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, bool q5)
 {
 	const __m256i bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+	const int64_t bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES;
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++) {
 			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
 			__m256 acc = _mm256_setzero_ps();
 			float summs = 0.0f;
-			for (int64_t i = 0; i < n / Q42_QK; i++, a += Q5_1_BYTES, b += Q8_1_BYTES) {
+			for (int64_t i = 0; i < n / Q42_QK; i++, a += bytes, b += Q8_1_BYTES) {
 				summs = summs + _cvtsh_ss(q42_ld16(a + Q5_1_M)) * _cvtsh_ss(q42_ld16(b + Q8_1_S));
-				const __m256i q = _mm256_or_si256(
-					x86_nibbles32(a + Q5_1_QS),
-					_mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + Q5_1_QH)), bit4));
+				const __m256i q =
+					q5 ? _mm256_or_si256(x86_nibbles32(a + Q5_1_QS),
+							     _mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + Q5_1_QH)),
+									      bit4))
+					   : x86_nibbles32(a + Q4_1_QS);
 				const __m256i p = _mm256_madd_epi16(
 					_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(b + Q8_1_QS))),
 					ones);
@@ -479,9 +482,21 @@ A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
 		}
 }
 
-/* One block of eight rows as the one-block tail needs it (element order). */
-A5_INLINE __m256i q5_1_block(const uint8_t *b)
+A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
 {
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A2 void q42_compat_rows_q4_1_cpu_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+/* One block of a row as the one-block tail needs it (element order). */
+A5_INLINE __m256i lanes8_block(const uint8_t *b, bool q5)
+{
+	if (!q5)
+		return x86_nibbles32(b + Q4_1_QS);
 	return _mm256_or_si256(x86_nibbles32(b + Q5_1_QS),
 			       _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_1_QH)),
 						_mm256_set1_epi8(0x10)));
@@ -492,9 +507,11 @@ enum { Q51_TB = 32 }; /* tokens per pass of the many-token loop */
 /* Several tokens (prompt processing): a group's pair of blocks is
  * unpacked once for up to Q51_TB tokens, whose lanes wait in memory; each
  * (row, token) sees the one-token loop's operations in its order. */
-A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt, __m512i dperm)
+A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt, __m512i dperm,
+				      bool q5)
 {
 	const int64_t nb = n / Q42_QK;
+	const int bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES, qh = q5 ? Q5_1_QH : -1;
 	__m256 acc[Q51_TB][GROUP], summs[Q51_TB];
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
@@ -510,13 +527,13 @@ A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt,
 			}
 			int64_t j = 0;
 			for (; j + 2 <= nb; j += 2) {
-				const int64_t o = j * Q5_1_BYTES;
+				const int64_t o = j * bytes;
 				__m512i q[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					q[r] = q5_pair(wr[r] + o, perm, cnt, Q5_1_BYTES, Q5_1_QH);
-				const __m512 dw = pair_halves(wr, o, Q5_1_BYTES / 2, dperm);
-				const __m512 mw = pair_halves(wr, o + Q5_1_M, Q5_1_BYTES / 2, dperm);
+					q[r] = q5_pair(wr[r] + o, perm, cnt, bytes, qh);
+				const __m512 dw = pair_halves(wr, o, bytes / 2, dperm);
+				const __m512 mw = pair_halves(wr, o + Q5_1_M, bytes / 2, dperm);
 				for (int64_t t = 0; t < nt; t++) {
 					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
 					const struct pair_act a = pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
@@ -538,11 +555,11 @@ A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt,
 				}
 			}
 			for (; j < nb; j++) {
-				const int64_t o = j * Q5_1_BYTES;
+				const int64_t o = j * bytes;
 				__m256i q[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					q[r] = q5_1_block(wr[r] + o);
+					q[r] = lanes8_block(wr[r] + o, q5);
 				const __m256 dw = halves_rows(wr, o), mw = halves_rows(wr, o + Q5_1_M);
 				for (int64_t t = 0; t < nt; t++) {
 					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
@@ -570,14 +587,19 @@ A5_INLINE void q5_1_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt,
 	}
 }
 
-A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+/* Q5_1, or Q4_1 in llama.cpp's plain CPU buffer (q5 false: the same
+ * eight-lane order without fifth bits; the min field sits where Q5_1's
+ * does). */
+A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, bool q5)
 {
 	const int64_t nb = n / Q42_QK;
+	const int bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES, qh = q5 ? Q5_1_QH : -1;
 	__m512i perm, cnt;
-	q5_pair_tables(Q5_1_BYTES, Q5_1_QS, &perm, &cnt);
-	const __m512i dperm = dperm_gap(Q5_1_BYTES / 2);
+	q5_pair_tables(bytes, q5 ? Q5_1_QS : Q4_1_QS, &perm, &cnt);
+	const __m512i dperm = dperm_gap(bytes / 2);
 	if (n_tok > 1) {
-		q5_1_rows_tokens(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, perm, cnt, dperm);
+		lanes8_rows_tokens(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, perm, cnt, dperm,
+				   q5);
 		return;
 	}
 	struct pair_act pre[PAIR_PRE];
@@ -599,15 +621,14 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 				acc[r] = _mm256_setzero_ps();
 			int64_t j = 0;
 			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_1_BYTES) {
-				const int64_t o = j * Q5_1_BYTES;
+				const int64_t o = j * bytes;
 				if (t == 0)
-					prefetch_rows(nx, o, 2 * Q5_1_BYTES);
+					prefetch_rows(nx, o, 2 * bytes);
 				const struct pair_act a =
 					have_pre ? pre[j / 2] : pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
 				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
-				const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, Q5_1_BYTES / 2, dperm), a.dx);
-				const __m512 mm = _mm512_mul_ps(
-					pair_halves(wr, o + Q5_1_M, Q5_1_BYTES / 2, dperm), sx);
+				const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, bytes / 2, dperm), a.dx);
+				const __m512 mm = _mm512_mul_ps(pair_halves(wr, o + Q5_1_M, bytes / 2, dperm), sx);
 				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
 				summs = _mm256_add_ps(summs, hi256(mm));
 				/* each row's two scales come back as broadcast loads
@@ -618,14 +639,14 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 				for (int r = 0; r < GROUP; r++) {
 					const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
 						_mm512_setzero_si512(),
-						q5_pair(wr[r] + o, perm, cnt, Q5_1_BYTES, Q5_1_QH), a.yq));
+						q5_pair(wr[r] + o, perm, cnt, bytes, qh), a.yq));
 					acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
 								 _mm256_broadcast_ss(&ddv[r]), acc[r]);
 					acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]), acc[r]);
 				}
 			}
 			for (; j < nb; j++, xb += Q8_1_BYTES) {
-				const int64_t o = j * Q5_1_BYTES;
+				const int64_t o = j * bytes;
 				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS));
 				const __m256 dd = _mm256_mul_ps(halves_rows(wr, o),
 								_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
@@ -636,7 +657,7 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 				for (int r = 0; r < GROUP; r++)
 					acc[r] = _mm256_fmadd_ps(
 						_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(),
-										       q5_1_block(wr[r] + o), y8)),
+										       lanes8_block(wr[r] + o, q5), y8)),
 						_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
 			}
 			float ms[GROUP], out[GROUP];
@@ -647,6 +668,16 @@ A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
 		}
 	}
+}
+
+A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -76,9 +76,10 @@ def main():
     x = x.astype(np.float32)
     put("x.f32", x)
 
-    def weight_mm(ggml_type, name, k, place, mmname):
+    def weight_mm(ggml_type, name, k, places):
         """Weight rows drawn now (f16 by numpy, else quantized by ggml),
-        then the products with the first MM_MS rows of x."""
+        then their products with the first MM_MS rows of x in each
+        (buffer, file name) of places."""
         wf = (rng.standard_normal((MM_N, k)) * 0.05).astype(np.float32)
         if name == "f16":
             w = wf.astype(np.float16).tobytes()
@@ -87,13 +88,14 @@ def main():
             n = base.ggml_quantize_chunk(ggml_type, wf.ctypes.data, buf, 0, MM_N, k, None)
             w = buf.raw[:n]
         put("w_%s.bin" % name, w)
-        for m in MM_MS:
-            xs = np.ascontiguousarray(x[:m, :k]).tobytes()
-            put("mm_%s_m%d.f32" % (mmname, m),
-                oracle(a.oracle, ["mul_mat", place, name, k, MM_N, m], w + xs))
+        for place, mmname in places:
+            for m in MM_MS:
+                xs = np.ascontiguousarray(x[:m, :k]).tobytes()
+                put("mm_%s_m%d.f32" % (mmname, m),
+                    oracle(a.oracle, ["mul_mat", place, name, k, MM_N, m], w + xs))
 
     for name, t in MM_TYPES.items():
-        weight_mm(t, name, MM_K_F16 if name == "f16" else MM_K, "amx", name)
+        weight_mm(t, name, MM_K_F16 if name == "f16" else MM_K, [("amx", name)])
 
     wf = rng.standard_normal((F32_N, F32_K)).astype(np.float32)
     xf = rng.uniform(0, 0.1, (F32_M, F32_K)).astype(np.float32)
@@ -154,10 +156,11 @@ def main():
     # their values
     put("q8_1.bin", q, oracle(a.oracle, ["q8_1", Q8_N], q.tobytes()))
 
-    weight_mm(Q5_1_TYPE, "q5_1", MM_K, "cpu", "q5_1_cpu")
+    weight_mm(Q5_1_TYPE, "q5_1", MM_K, [("cpu", "q5_1_cpu")])
     # Q5_K in the AMX buffer (as Q4_K: VNNI for one row, tiles for more)
-    weight_mm(Q5_K_TYPE, "q5_K", MM_K, "amx", "q5_K")
-    weight_mm(Q4_1_TYPE, "q4_1", MM_K, "amx", "q4_1")
+    weight_mm(Q5_K_TYPE, "q5_K", MM_K, [("amx", "q5_K")])
+    # Q4_1 in both buffers: AMX, and ggml's x86 vec_dot (a token embedding)
+    weight_mm(Q4_1_TYPE, "q4_1", MM_K, [("amx", "q4_1"), ("cpu", "q4_1_cpu")])
 
 if __name__ == "__main__":
     main()

@@ -88,13 +88,12 @@ static size_t row_bytes(uint32_t dtype, int64_t n)
 }
 
 /* One weight type through the AMX buffer, for every activation count of
- * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles); Q5_1
- * in the plain CPU buffer (its x86 vec_dot for every count), results in
- * mm_q5_1_cpu_m*.f32. */
-static void check_mm(const char *name, uint32_t dtype)
+ * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles); with
+ * cpu, the same weights in the plain CPU buffer (its x86 vec_dot for every
+ * count), results in mm_<name>_cpu_m*.f32. */
+static void check_mm(const char *name, uint32_t dtype, bool cpu)
 {
 	const int64_t k = dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K;
-	const bool cpu = dtype == Q42_DTYPE_Q5_1;
 	char fn[64];
 	q42_compat_kernels kern;
 	assert_true(q42_compat_select(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, &kern));
@@ -132,49 +131,50 @@ static void check_mm(const char *name, uint32_t dtype)
 static void test_mm_q4_0(void **state)
 {
 	(void)state;
-	check_mm("q4_0", Q42_DTYPE_Q4_0);
+	check_mm("q4_0", Q42_DTYPE_Q4_0, false);
 }
 
 static void test_mm_q8_0(void **state)
 {
 	(void)state;
-	check_mm("q8_0", Q42_DTYPE_Q8_0);
+	check_mm("q8_0", Q42_DTYPE_Q8_0, false);
 }
 
 static void test_mm_q4_k(void **state)
 {
 	(void)state;
-	check_mm("q4_K", Q42_DTYPE_Q4_K);
+	check_mm("q4_K", Q42_DTYPE_Q4_K, false);
 }
 
 static void test_mm_q6_k(void **state)
 {
 	(void)state;
-	check_mm("q6_K", Q42_DTYPE_Q6_K);
+	check_mm("q6_K", Q42_DTYPE_Q6_K, false);
 }
 
 static void test_mm_f16(void **state)
 {
 	(void)state;
-	check_mm("f16", Q42_DTYPE_F16);
+	check_mm("f16", Q42_DTYPE_F16, false);
 }
 
 static void test_mm_q4_1(void **state)
 {
 	(void)state;
-	check_mm("q4_1", Q42_DTYPE_Q4_1);
+	check_mm("q4_1", Q42_DTYPE_Q4_1, false);
+	check_mm("q4_1", Q42_DTYPE_Q4_1, true);
 }
 
 static void test_mm_q5_k(void **state)
 {
 	(void)state;
-	check_mm("q5_K", Q42_DTYPE_Q5_K);
+	check_mm("q5_K", Q42_DTYPE_Q5_K, false);
 }
 
 static void test_mm_q5_1(void **state)
 {
 	(void)state;
-	check_mm("q5_1", Q42_DTYPE_Q5_1);
+	check_mm("q5_1", Q42_DTYPE_Q5_1, true);
 }
 
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which

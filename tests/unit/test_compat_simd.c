@@ -133,6 +133,7 @@ static void test_rows_q4_1(void **state)
 {
 	(void)state;
 	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_CPU, 32);
 }
 
 static void test_rows_q5_k(void **state)
