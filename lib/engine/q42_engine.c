@@ -298,6 +298,11 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		if (!e->arch->may_tie_output)
 			return q42_err_set(err, Q42_EFORMAT, "tensor output.weight: missing");
 		e->g[Q42_W_OUTPUT] = e->g[Q42_W_TOK_EMBD];
+		/* llama.cpp duplicates a tied embedding for the output product,
+		 * and the copy goes to its AMX buffer where the shape allows
+		 * (measured: Q8_0, Q4_1 and Q5_K_M models' logits equal its
+		 * bits only so) */
+		choose_product(e, &e->g[Q42_W_OUTPUT], Q42_COMPAT_MATMUL);
 		e->tied = true;
 	}
 	/* activation slots: one per (vec_dot_type, quantizer) in use */

@@ -8,11 +8,13 @@
  * integer block sums are exact, but each block is accumulated as one
  * fused multiply-add fma(sumi, d_w * d_x, acc) per output element (Q4_1:
  * then fma(m_w, s_x, acc); libq42 has all of these but IQ4_XS), and F16
- * matrices multiply f32 activations in 16 FMA lanes. Weights left in the
- * plain CPU buffer (the token embedding, also when it doubles as the output
- * matrix) take ggml's AVX-512 vec_dot instead, and so does every Q5_1
- * matrix (no AMX or tinyBLAS form): eight float lanes with one fma per
- * block, against activations from ggml's x86 Q8_1 quantizer. Each kernel
+ * matrices multiply f32 activations in 16 FMA lanes (a token embedding
+ * that doubles as the output matrix is duplicated, and the copy goes there
+ * too). Weights left in the plain CPU buffer (a separate token embedding,
+ * shapes the AMX buffer refuses) take ggml's x86 vec_dot instead, and so
+ * does every Q5_1 matrix (no AMX or tinyBLAS form): eight float lanes with
+ * one fma per block, against activations from ggml's x86 Q8_1 quantizer
+ * (Q4_1 in that buffer likewise, without fifth bits). Each kernel
  * here is plain scalar C (explicit fmaf, never contraction) computing one
  * output element in that order; the weights keep their GGUF layout (no
  * repacking).
@@ -120,6 +122,9 @@ Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const voi
 /* Q4_1 against Q8_1 from q42_compat_quantize_q8_1 (AMX buffer): per
  * block fma(sumi, d_w * d_x, acc), then fma(m_w, s_x, acc). */
 Q42_API void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
+/* Q4_1 in the plain CPU buffer (a token embedding): ggml's x86 vec_dot,
+ * the order of q42_compat_dot_q5_1 without fifth bits. */
+Q42_API void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x);
 /* Q5_1 against Q8_1 from q42_compat_quantize_q8_1, as ggml's x86 vec_dot
  * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
 Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
