@@ -353,6 +353,18 @@ A5_INLINE bool pair_act_pre(struct pair_act *pre, const void *x, int64_t nb, int
 	return true;
 }
 
+/* pair_act_pre for Q8_1 activations, with each pair's s values as
+ * [s_j x 8 | s_j+1 x 8] in pre_s */
+A5_INLINE bool pair_act_pre_q8_1(struct pair_act *pre, __m512 *pre_s, const void *x, int64_t nb,
+				 int64_t n_tok)
+{
+	const bool have = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
+	for (int64_t i = 0; have && i < nb / 2; i++)
+		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * Q8_1_BYTES, Q8_1_S,
+				       Q8_1_BYTES);
+	return have;
+}
+
 A5_INLINE __m256 hi256(__m512 v)
 {
 	return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
@@ -604,10 +616,7 @@ A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, bool q5)
 	}
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
-	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
-	for (int64_t i = 0; have_pre && i < nb / 2; i++)
-		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * Q8_1_BYTES, Q8_1_S,
-				       Q8_1_BYTES);
+	const bool have_pre = pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
@@ -692,10 +701,7 @@ A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
 	const __m512i dperm = dperm_gap(Q4_1_BYTES / 2);
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
-	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, 0, Q8_1_BYTES, Q8_1_QS);
-	for (int64_t i = 0; have_pre && i < nb / 2; i++)
-		pre_s[i] = pair_scales((const uint8_t *)x + (uint64_t)(2 * i) * Q8_1_BYTES, Q8_1_S,
-				       Q8_1_BYTES);
+	const bool have_pre = pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
