@@ -56,6 +56,8 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 	tests/golden/compat/mm_q4_1_m1.f32 tests/golden/compat/mm_q4_1_m4.f32 \
 	tests/golden/compat/mm_q4_1_m19.f32 tests/golden/compat/mm_q4_1_cpu_m1.f32 \
 	tests/golden/compat/mm_q4_1_cpu_m4.f32 tests/golden/compat/mm_q4_1_cpu_m19.f32 \
+	tests/golden/compat/w_q5_0.bin tests/golden/compat/mm_q5_0_cpu_m1.f32 \
+	tests/golden/compat/mm_q5_0_cpu_m4.f32 tests/golden/compat/mm_q5_0_cpu_m19.f32 \
 	tests/golden/compat/soft_max.bin \
 	tests/golden/compat/swiglu_100.bin tests/golden/compat/swiglu_512.bin \
 	tests/golden/compat/w_f16.bin tests/golden/compat/w_q4_0.bin tests/golden/compat/w_q4_K.bin \

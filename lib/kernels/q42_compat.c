@@ -30,7 +30,7 @@
 /* ggml block layouts (ggml-common.h): sizes and field offsets. */
 enum {
 	QK = 32, QK_K = 256,
-	B_Q4_0 = 18, B_Q4_1 = 20, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_1 = 24,
+	B_Q4_0 = 18, B_Q4_1 = 20, B_Q8_0 = 34, B_Q8_1 = 36, B_Q5_0 = 22, B_Q5_1 = 24,
 	B_Q4_K = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
 	B_Q5_K = 176, Q5K_QH = 16, Q5K_QS = 48,
 	B_Q6_K = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
@@ -143,45 +143,56 @@ void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
-/* ggml_vec_dot_q5_1_q8_1 and ggml_vec_dot_q4_1_q8_1, AVX2 build: eight
- * float lanes, lane l taking the integer sum of elements 4l..4l+3 of each
- * block times d_w * d_x in one fma per block; the min terms m_w * s_x
- * summed apart (each product is exact: two f16 values); then the lanes
- * reduced as hsum_float_8 ((l + l+4), then (0+2) + (1+3)) and the min sum
- * added. q5: Q5_1 blocks (fifth bits in qh), else Q4_1. */
-static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bool q5)
+/* ggml_vec_dot_q5_1_q8_1, ggml_vec_dot_q4_1_q8_1 and ggml_vec_dot_q5_0_q8_0,
+ * AVX2 build (and llamafile's tinyBLAS for Q5_0, which rounds the same way
+ * per output): eight float lanes, lane l taking the integer sum of
+ * elements 4l..4l+3 of each block times d_w * d_x in one fma per block;
+ * the min terms m_w * s_x (Q5_1, Q4_1) summed apart (each product is
+ * exact: two f16 values); then the lanes reduced as hsum_float_8
+ * ((l + l+4), then (0+2) + (1+3)) and the min sum added. */
+static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b, enum lanes8_kind kind)
 {
-	const int bytes = q5 ? B_Q5_1 : B_Q4_1, qs = q5 ? 8 : 4;
+	const bool q50 = kind == L8_Q5_0, fifth = kind != L8_Q4_1;
+	const int bytes = q50 ? B_Q5_0 : fifth ? B_Q5_1 : B_Q4_1;
+	const int qh = q50 ? 2 : 4, qs = q50 ? 6 : fifth ? 8 : 4;
+	const int xbytes = q50 ? B_Q8_0 : B_Q8_1, xqs = q50 ? 2 : 4, offset = q50 ? 16 : 0;
 	float lanes[8] = {0};
 	float summs = 0.0f;
-	for (int64_t i = 0; i < n / QK; i++, a += bytes, b += B_Q8_1) {
-		const uint32_t qh = q5 ? q42_ld32(a + 4) : 0;
-		const int8_t *y = (const int8_t *)(b + 4);
+	for (int64_t i = 0; i < n / QK; i++, a += bytes, b += xbytes) {
+		const uint32_t h = fifth ? q42_ld32(a + qh) : 0;
+		const int8_t *y = (const int8_t *)(b + xqs);
 		const float dd = half_at(a) * half_at(b);
-		summs = summs + half_at(a + 2) * half_at(b + 2);
+		if (!q50)
+			summs = summs + half_at(a + 2) * half_at(b + 2);
 		for (int l = 0; l < 8; l++) {
 			int32_t s = 0;
 			for (int e = 4 * l; e < 4 * l + 4; e++) {
 				const int nib = e < 16 ? a[qs + e] & 0x0F : a[qs + e - 16] >> 4;
-				s += (nib | (int)((qh >> e) & 1u) << 4) * y[e];
+				s += ((nib | (int)((h >> e) & 1u) << 4) - offset) * y[e];
 			}
 			lanes[l] = fmaf((float)s, dd, lanes[l]);
 		}
 	}
-	float h[4];
+	float r[4];
 	for (int l = 0; l < 4; l++)
-		h[l] = lanes[l + 4] + lanes[l];
-	*out = ((h[0] + h[2]) + (h[1] + h[3])) + summs;
+		r[l] = lanes[l + 4] + lanes[l];
+	const float sum = (r[0] + r[2]) + (r[1] + r[3]);
+	*out = q50 ? sum : sum + summs;
 }
 
 void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
 {
-	dot_lanes8(n, out, w, x, true);
+	dot_lanes8(n, out, w, x, L8_Q5_1);
 }
 
 void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x)
 {
-	dot_lanes8(n, out, w, x, false);
+	dot_lanes8(n, out, w, x, L8_Q4_1);
+}
+
+void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_lanes8(n, out, w, x, L8_Q5_0);
 }
 
 /* 6-bit scale and min of sub-block j of a q4_K block (12 packed bytes). */
@@ -449,6 +460,7 @@ SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
 SCALAR_ROWS(rows_q5_k, q42_compat_dot_q5_k)
 SCALAR_ROWS(rows_q4_1, q42_compat_dot_q4_1)
 SCALAR_ROWS(rows_q4_1_cpu, q42_compat_dot_q4_1_cpu)
+SCALAR_ROWS(rows_q5_0, q42_compat_dot_q5_0)
 SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
@@ -474,31 +486,32 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
  * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_COUNT };
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
-		q42_compat_rows_q4_1_cpu_avx2};
+		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
-		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512};
+		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
+		q42_compat_rows_q5_0_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
-		q42_compat_rows_q4_1_cpu_avx512};
+		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -630,6 +643,17 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		out->quantize = q42_compat_quantize_q8_1;
 		out->vec_dot_type = Q42_DTYPE_Q8_1;
 		out->name = amx_rows ? "amx-q4_1" : "cpu-q4_1";
+		return true;
+	case Q42_DTYPE_Q5_0:
+		/* no AMX form in llama.cpp: ggml's x86 vec_dot for one token,
+		 * llamafile's tinyBLAS for more (the same rounding) */
+		if (n_in % QK != 0)
+			return false;
+		out->vec_dot = q42_compat_dot_q5_0;
+		out->rows = rows_for(R_Q5_0, use);
+		out->quantize = ops->quantize_q8_0;
+		out->vec_dot_type = Q42_DTYPE_Q8_0;
+		out->name = "cpu-q5_0";
 		return true;
 	case Q42_DTYPE_Q5_1:
 		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot

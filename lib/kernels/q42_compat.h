@@ -128,6 +128,10 @@ Q42_API void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const
 /* Q5_1 against Q8_1 from q42_compat_quantize_q8_1, as ggml's x86 vec_dot
  * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
 Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
+/* Q5_0 against Q8_0 from q42_compat_quantize_q8_0, as ggml's x86 vec_dot
+ * (one token) and llamafile's tinyBLAS (several), which round alike: the
+ * order of q42_compat_dot_q5_1 with Q5_0's -16 offset and no min. */
+Q42_API void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);

@@ -463,55 +463,90 @@ A2_INLINE float hsum_float8(__m256 v)
 	return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
 }
 
+/* A lanes8 kind's block layouts: weight block bytes, qh (-1: none), qs;
+ * activation block bytes and quants; the offset that made the quants
+ * unsigned (Q5_0's 16); whether there is a min term. */
+struct l8 {
+	int bytes, qh, qs, xbytes, xqs;
+	char offset;
+	bool min;
+};
+
+static inline struct l8 l8_layout(enum lanes8_kind kind)
+{
+	switch (kind) {
+	case L8_Q4_1: return (struct l8){Q4_1_BYTES, -1, Q4_1_QS, Q8_1_BYTES, Q8_1_QS, 0, true};
+	case L8_Q5_1: return (struct l8){Q5_1_BYTES, Q5_1_QH, Q5_1_QS, Q8_1_BYTES, Q8_1_QS, 0, true};
+	default: return (struct l8){Q5_0_BYTES, Q5_0_QH, Q5_0_QS, Q8_0_BYTES, Q8_0_QS, 16, false};
+	}
+}
+
 /* One row on AVX2 (no VNNI: maddubs then madd by ones give the same exact
  * dword sums of four products; no int16 pair overflows, 31 * 128 * 2 <
- * 32767). */
-A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, bool q5)
+ * 32767; Q5_0's offset comes off each dword as 16 times its four y). */
+A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 {
+	const struct l8 L = l8_layout(kind);
 	const __m256i bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
-	const int64_t bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES;
+	const __m256i off = _mm256_set1_epi8(L.offset);
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++) {
 			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
 			__m256 acc = _mm256_setzero_ps();
 			float summs = 0.0f;
-			for (int64_t i = 0; i < n / Q42_QK; i++, a += bytes, b += Q8_1_BYTES) {
-				summs = summs + _cvtsh_ss(q42_ld16(a + Q5_1_M)) * _cvtsh_ss(q42_ld16(b + Q8_1_S));
-				const __m256i q =
-					q5 ? _mm256_or_si256(x86_nibbles32(a + Q5_1_QS),
-							     _mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + Q5_1_QH)),
-									      bit4))
-					   : x86_nibbles32(a + Q4_1_QS);
-				const __m256i p = _mm256_madd_epi16(
-					_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(b + Q8_1_QS))),
-					ones);
+			for (int64_t i = 0; i < n / Q42_QK; i++, a += L.bytes, b += L.xbytes) {
+				if (L.min)
+					summs = summs + _cvtsh_ss(q42_ld16(a + Q5_1_M)) *
+								_cvtsh_ss(q42_ld16(b + Q8_1_S));
+				__m256i q = x86_nibbles32(a + L.qs);
+				if (L.qh >= 0)
+					q = _mm256_or_si256(
+						q, _mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + L.qh)), bit4));
+				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(b + L.xqs));
+				__m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y8), ones);
+				if (L.offset)
+					p = _mm256_sub_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(off, y8), ones));
 				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
 						      _mm256_set1_ps(_cvtsh_ss(q42_ld16(a)) * _cvtsh_ss(q42_ld16(b))),
 						      acc);
 			}
-			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc) + summs;
+			const float sum = hsum_float8(acc);
+			y[(uint64_t)t * y_stride + (uint64_t)r] = L.min ? sum + summs : sum;
 		}
 }
 
 A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
 }
 
 A2 void q42_compat_rows_q4_1_cpu_avx2(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
-/* One block of a row as the one-block tail needs it (element order). */
-A5_INLINE __m256i lanes8_block(const uint8_t *b, bool q5)
+A2 void q42_compat_rows_q5_0_avx2(Q42_COMPAT_ROWS_ARGS)
 {
-	if (!q5)
-		return x86_nibbles32(b + Q4_1_QS);
-	return _mm256_or_si256(x86_nibbles32(b + Q5_1_QS),
-			       _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + Q5_1_QH)),
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+}
+
+/* One block of a row as the one-block tail needs it (element order,
+ * unsigned). */
+A5_INLINE __m256i lanes8_block(const uint8_t *b, struct l8 L)
+{
+	if (L.qh < 0)
+		return x86_nibbles32(b + L.qs);
+	return _mm256_or_si256(x86_nibbles32(b + L.qs),
+			       _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + L.qh)),
 						_mm256_set1_epi8(0x10)));
+}
+
+/* -offset times each dword's byte sum of one activation block */
+A5_INLINE __m256i lanes8_bias(__m256i y8, struct l8 L)
+{
+	return _mm256_sub_epi32(_mm256_setzero_si256(),
+				_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(L.offset), y8));
 }
 
 enum { Q51_TB = 32 }; /* tokens per pass of the many-token loop */
@@ -520,10 +555,9 @@ enum { Q51_TB = 32 }; /* tokens per pass of the many-token loop */
  * unpacked once for up to Q51_TB tokens, whose lanes wait in memory; each
  * (row, token) sees the one-token loop's operations in its order. */
 A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt, __m512i dperm,
-				      bool q5)
+				  struct l8 L)
 {
 	const int64_t nb = n / Q42_QK;
-	const int bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES, qh = q5 ? Q5_1_QH : -1;
 	__m256 acc[Q51_TB][GROUP], summs[Q51_TB];
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
@@ -539,26 +573,28 @@ A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cn
 			}
 			int64_t j = 0;
 			for (; j + 2 <= nb; j += 2) {
-				const int64_t o = j * bytes;
+				const int64_t o = j * L.bytes;
 				__m512i q[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					q[r] = q5_pair(wr[r] + o, perm, cnt, bytes, qh);
-				const __m512 dw = pair_halves(wr, o, bytes / 2, dperm);
-				const __m512 mw = pair_halves(wr, o + Q5_1_M, bytes / 2, dperm);
+					q[r] = q5_pair(wr[r] + o, perm, cnt, L.bytes, L.qh);
+				const __m512 dw = pair_halves(wr, o, L.bytes / 2, dperm);
+				const __m512 mw = L.min ? pair_halves(wr, o + Q5_1_M, L.bytes / 2, dperm)
+							: _mm512_setzero_ps();
 				for (int64_t t = 0; t < nt; t++) {
-					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
-					const struct pair_act a = pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
+					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
+					const struct pair_act a = pair_act_at(xb, L.offset, L.xbytes, L.xqs);
 					const __m512 dd = _mm512_mul_ps(dw, a.dx);
-					const __m512 mm = _mm512_mul_ps(mw, pair_scales(xb, Q8_1_S, Q8_1_BYTES));
-					summs[t] = _mm256_add_ps(summs[t], _mm512_castps512_ps256(mm));
-					summs[t] = _mm256_add_ps(summs[t], hi256(mm));
+					if (L.min) {
+						const __m512 mm = _mm512_mul_ps(mw, pair_scales(xb, Q8_1_S, Q8_1_BYTES));
+						summs[t] = _mm256_add_ps(summs[t], _mm512_castps512_ps256(mm));
+						summs[t] = _mm256_add_ps(summs[t], hi256(mm));
+					}
 					float ddv[2 * GROUP];
 					_mm512_storeu_ps(ddv, dd);
 					UNROLL
 					for (int r = 0; r < GROUP; r++) {
-						const __m512 s = _mm512_cvtepi32_ps(
-							_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[r], a.yq));
+						const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(a.bias, q[r], a.yq));
 						acc[t][r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
 									    _mm256_broadcast_ss(&ddv[r]), acc[t][r]);
 						acc[t][r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]),
@@ -567,23 +603,26 @@ A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cn
 				}
 			}
 			for (; j < nb; j++) {
-				const int64_t o = j * bytes;
+				const int64_t o = j * L.bytes;
 				__m256i q[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					q[r] = lanes8_block(wr[r] + o, q5);
-				const __m256 dw = halves_rows(wr, o), mw = halves_rows(wr, o + Q5_1_M);
+					q[r] = lanes8_block(wr[r] + o, L);
+				const __m256 dw = halves_rows(wr, o);
+				const __m256 mw = L.min ? halves_rows(wr, o + Q5_1_M) : _mm256_setzero_ps();
 				for (int64_t t = 0; t < nt; t++) {
-					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * Q8_1_BYTES;
-					const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS));
+					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
+					const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + L.xqs));
+					const __m256i bias = lanes8_bias(y8, L);
 					const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
-					summs[t] = _mm256_add_ps(summs[t], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(
-											  q42_ld16(xb + Q8_1_S)))));
+					if (L.min)
+						summs[t] = _mm256_add_ps(summs[t],
+									 _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(
+												   q42_ld16(xb + Q8_1_S)))));
 					UNROLL
 					for (int r = 0; r < GROUP; r++)
 						acc[t][r] = _mm256_fmadd_ps(
-							_mm256_cvtepi32_ps(
-								_mm256_dpbusd_epi32(_mm256_setzero_si256(), q[r], y8)),
+							_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(bias, q[r], y8)),
 							_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[t][r]);
 				}
 			}
@@ -592,101 +631,103 @@ A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cn
 				_mm256_storeu_ps(ms, summs[t]);
 				UNROLL
 				for (int r = 0; r < GROUP; r++)
-					out[r] = hsum_float8(acc[t][r]) + ms[r];
+					out[r] = L.min ? hsum_float8(acc[t][r]) + ms[r] : hsum_float8(acc[t][r]);
 				store_group(y + (uint64_t)(t0 + t) * y_stride, r0, n_rows, out, GROUP);
 			}
 		}
 	}
 }
 
-/* Q5_1, or Q4_1 in llama.cpp's plain CPU buffer (q5 false: the same
- * eight-lane order without fifth bits; the min field sits where Q5_1's
- * does). */
-A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, bool q5)
+/* Q5_1, Q4_1 in llama.cpp's plain CPU buffer (the same eight-lane order
+ * without fifth bits; the min field sits where Q5_1's does) and Q5_0
+ * (against Q8_0, no min). */
+A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 {
+	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
-	const int bytes = q5 ? Q5_1_BYTES : Q4_1_BYTES, qh = q5 ? Q5_1_QH : -1;
 	__m512i perm, cnt;
-	q5_pair_tables(bytes, q5 ? Q5_1_QS : Q4_1_QS, &perm, &cnt);
-	const __m512i dperm = dperm_gap(bytes / 2);
+	q5_pair_tables(L.bytes, L.qs, &perm, &cnt);
+	const __m512i dperm = dperm_gap(L.bytes / 2);
 	if (n_tok > 1) {
 		lanes8_rows_tokens(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, perm, cnt, dperm,
-				   q5);
+				   L);
 		return;
 	}
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
-	const bool have_pre = pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok);
+	const bool have_pre = L.min ? pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok)
+				    : pair_act_pre(pre, x, nb, n_tok, L.offset, L.xbytes, L.xqs);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
 		const uint8_t *wr[GROUP];
 		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
 		const uint8_t *nx[GROUP];
 		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
-		for (int64_t t = 0; t < n_tok; t++) {
-			const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;
-			__m256 acc[GROUP], summs = _mm256_setzero_ps();
-			UNROLL
-			for (int r = 0; r < GROUP; r++)
-				acc[r] = _mm256_setzero_ps();
-			int64_t j = 0;
-			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_1_BYTES) {
-				const int64_t o = j * bytes;
-				if (t == 0)
-					prefetch_rows(nx, o, 2 * bytes);
-				const struct pair_act a =
-					have_pre ? pre[j / 2] : pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
+		const uint8_t *xb = x;
+		__m256 acc[GROUP], summs = _mm256_setzero_ps();
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			acc[r] = _mm256_setzero_ps();
+		int64_t j = 0;
+		for (; j + 2 <= nb; j += 2, xb += 2 * L.xbytes) {
+			const int64_t o = j * L.bytes;
+			prefetch_rows(nx, o, 2 * L.bytes);
+			const struct pair_act a = have_pre ? pre[j / 2] : pair_act_at(xb, L.offset, L.xbytes, L.xqs);
+			const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, L.bytes / 2, dperm), a.dx);
+			if (L.min) {
 				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
-				const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, bytes / 2, dperm), a.dx);
-				const __m512 mm = _mm512_mul_ps(pair_halves(wr, o + Q5_1_M, bytes / 2, dperm), sx);
+				const __m512 mm = _mm512_mul_ps(pair_halves(wr, o + Q5_1_M, L.bytes / 2, dperm), sx);
 				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
 				summs = _mm256_add_ps(summs, hi256(mm));
-				/* each row's two scales come back as broadcast loads
-				 * (load ports) rather than lane permutes */
-				float ddv[2 * GROUP];
-				_mm512_storeu_ps(ddv, dd);
-				UNROLL
-				for (int r = 0; r < GROUP; r++) {
-					const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
-						_mm512_setzero_si512(),
-						q5_pair(wr[r] + o, perm, cnt, bytes, qh), a.yq));
-					acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
-								 _mm256_broadcast_ss(&ddv[r]), acc[r]);
-					acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]), acc[r]);
-				}
 			}
-			for (; j < nb; j++, xb += Q8_1_BYTES) {
-				const int64_t o = j * bytes;
-				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_1_QS));
-				const __m256 dd = _mm256_mul_ps(halves_rows(wr, o),
-								_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+			/* each row's two scales come back as broadcast loads
+			 * (load ports) rather than lane permutes */
+			float ddv[2 * GROUP];
+			_mm512_storeu_ps(ddv, dd);
+			UNROLL
+			for (int r = 0; r < GROUP; r++) {
+				const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
+					a.bias, q5_pair(wr[r] + o, perm, cnt, L.bytes, L.qh), a.yq));
+				acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s), _mm256_broadcast_ss(&ddv[r]), acc[r]);
+				acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]), acc[r]);
+			}
+		}
+		for (; j < nb; j++, xb += L.xbytes) {
+			const int64_t o = j * L.bytes;
+			const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + L.xqs));
+			const __m256i bias = lanes8_bias(y8, L);
+			const __m256 dd = _mm256_mul_ps(halves_rows(wr, o), _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+			if (L.min)
 				summs = _mm256_add_ps(summs,
 						      _mm256_mul_ps(halves_rows(wr, o + Q5_1_M),
 								    _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S)))));
-				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					acc[r] = _mm256_fmadd_ps(
-						_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(),
-										       lanes8_block(wr[r] + o, q5), y8)),
-						_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
-			}
-			float ms[GROUP], out[GROUP];
-			_mm256_storeu_ps(ms, summs);
 			UNROLL
 			for (int r = 0; r < GROUP; r++)
-				out[r] = hsum_float8(acc[r]) + ms[r];
-			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+				acc[r] = _mm256_fmadd_ps(
+					_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(bias, lanes8_block(wr[r] + o, L), y8)),
+					_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
 		}
+		float ms[GROUP], out[GROUP];
+		_mm256_storeu_ps(ms, summs);
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			out[r] = L.min ? hsum_float8(acc[r]) + ms[r] : hsum_float8(acc[r]);
+		store_group(y, r0, n_rows, out, GROUP);
 	}
 }
 
 A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
 }
 
 A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
+}
+
+A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -25,6 +25,11 @@
 #define Q42_QK_K 256 /* elements per k-quant super-block */
 
 /* Block sizes in bytes, and the byte offsets of each field. */
+/* The eight-lane products of ggml's x86 vec_dot (q42_compat.c's
+ * dot_lanes8 and its SIMD row versions): Q4_1 and Q5_1 against Q8_1, Q5_0
+ * against Q8_0. */
+enum lanes8_kind { L8_Q4_1, L8_Q5_1, L8_Q5_0 };
+
 enum {
 	Q4_0_BYTES = 18, Q4_0_D = 0, Q4_0_QS = 2,
 	Q4_1_BYTES = 20, Q4_1_D = 0, Q4_1_M = 2, Q4_1_QS = 4,

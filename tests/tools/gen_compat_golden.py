@@ -34,6 +34,7 @@ MM_TYPES = {"q4_0": 2, "q8_0": 8, "q4_K": 12, "q6_K": 14, "f16": 1}
 Q5_1_TYPE = 7       # ggml_type of q5_1 (products in the plain CPU buffer)
 Q5_K_TYPE = 13      # ggml_type of q5_K (AMX buffer)
 Q4_1_TYPE = 3       # ggml_type of q4_1 (AMX buffer)
+Q5_0_TYPE = 6       # ggml_type of q5_0 (plain CPU buffer: vec_dot, llamafile for m > 1)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -161,6 +162,9 @@ def main():
     weight_mm(Q5_K_TYPE, "q5_K", MM_K, [("amx", "q5_K")])
     # Q4_1 in both buffers: AMX, and ggml's x86 vec_dot (a token embedding)
     weight_mm(Q4_1_TYPE, "q4_1", MM_K, [("amx", "q4_1"), ("cpu", "q4_1_cpu")])
+    # Q5_0 in the plain CPU buffer (llama.cpp has no AMX form for it):
+    # ggml's x86 vec_dot for one row, llamafile's tinyBLAS for more
+    weight_mm(Q5_0_TYPE, "q5_0", MM_K, [("cpu", "q5_0_cpu")])
 
 if __name__ == "__main__":
     main()

@@ -177,6 +177,14 @@ static void test_mm_q5_1(void **state)
 	check_mm("q5_1", Q42_DTYPE_Q5_1, true);
 }
 
+/* Q5_0 lives in the plain CPU buffer wherever it is used: ggml's x86
+ * vec_dot for one token, llamafile's tinyBLAS for 4 and 19 */
+static void test_mm_q5_0(void **state)
+{
+	(void)state;
+	check_mm("q5_0", Q42_DTYPE_Q5_0, true);
+}
+
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
  * q42_compat_dot_f32_lanes reproduces (the V x softmax product). */
 static void test_mm_f32_lanes(void **state)
@@ -354,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_mm_f16),	  cmocka_unit_test(test_mm_f32_lanes),
 		cmocka_unit_test(test_mm_q5_1),	  cmocka_unit_test(test_quantize_q8_1),
 		cmocka_unit_test(test_mm_q5_k),	  cmocka_unit_test(test_mm_q4_1),
+		cmocka_unit_test(test_mm_q5_0),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

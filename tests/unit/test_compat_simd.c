@@ -117,6 +117,14 @@ static void test_rows_q5_1(void **state)
 	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_MATMUL, 32);
 }
 
+/* Q5_0 likewise (ggml's vec_dot, llamafile's tinyBLAS: one order) */
+static void test_rows_q5_0(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, 32);
+	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_MATMUL, 32);
+}
+
 static void test_rows_q4_0(void **state)
 {
 	(void)state;
@@ -304,7 +312,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
