@@ -725,9 +725,199 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
+/* llama.cpp's Q5_0 (q42_compat_dot_q5_0) with two rows per register: a
+ * block of rows a and b unpacks to [a's 32 quants | b's 32 quants] in
+ * element order, so one VNNI step against [y_j | y_j] gives both rows'
+ * eight lanes and one fma applies [d_a * d_x x 8 | d_b * d_x x 8] to all
+ * sixteen -- no lane shuffles, no per-block reduction. Blocks go in
+ * order, so every (row, token) sees the scalar kernel's fmas one by one.
+ * One token: a group of eight rows is four such pairs in flight. Several:
+ * one pair at a time against a tile of up to Q50_T tokens, their
+ * accumulators in registers, each unpacked block used Q50_T times. */
+enum { Q50_T = 8, Q50_NB = 256 }; /* tokens per tile; most blocks per row for the tables */
+
+/* Block j of rows a and b, quants 0..31 (nibble | fifth bit): each row's
+ * 16 quant bytes twice, per-lane shifts 0 / 4 pick the nibbles, and the
+ * two qh words are one 64-bit byte mask. */
+A5_INLINE __m512i q50_two(const uint8_t *a, const uint8_t *b, __m512i cnt)
+{
+	const __m512i r = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + Q5_0_QS)))),
+		_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + Q5_0_QS))), 1);
+	const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(r, cnt), _mm512_set1_epi8(0x0F));
+	/* the qh words straight into mask registers (kmovd from memory),
+	 * joined there */
+	const __mmask64 hb = _mm512_kunpackd((__mmask64)_cvtu32_mask32(q42_ld32(b + Q5_0_QH)),
+					     (__mmask64)_cvtu32_mask32(q42_ld32(a + Q5_0_QH)));
+	return _mm512_mask_add_epi8(q, hb, q, _mm512_set1_epi8(0x10));
+}
+
+A5_INLINE __m512i q50_cnt(void)
+{
+	int16_t ci[32];
+	for (int i = 0; i < 32; i++)
+		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
+	return _mm512_loadu_si512(ci);
+}
+
+/* [y_j | y_j] of the Q8_0 row x */
+A5_INLINE __m512i q50_y(const uint8_t *x, int64_t j)
+{
+	return _mm512_broadcast_i64x4(
+		_mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS)));
+}
+
+/* One token: each pair p of a group of eight rows, block j, with dd the
+ * group's d_w * d_x at lanes base + r. */
+A5_INLINE void q50_block1(const uint8_t *const wr[GROUP], int64_t j, __m512 dd, int base, __m512i y,
+			  __m512i bias, __m512i cnt, __m512 acc[GROUP / 2])
+{
+	const int64_t o = j * Q5_0_BYTES;
+	UNROLL
+	for (int p = 0; p < GROUP / 2; p++) {
+		const __m512 s = _mm512_permutexvar_ps(
+			_mm512_mask_blend_epi32((__mmask16)0xFF00, _mm512_set1_epi32(base + 2 * p),
+						_mm512_set1_epi32(base + 2 * p + 1)),
+			dd);
+		acc[p] = _mm512_fmadd_ps(
+			_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(bias, q50_two(wr[2 * p] + o, wr[2 * p + 1] + o, cnt), y)),
+			s, acc[p]);
+	}
+}
+
+A5_INLINE void q50_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
+			 float *y)
+{
+	const int64_t nb = n / Q42_QK;
+	const struct l8 L = l8_layout(L8_Q5_0);
+	const __m512i cnt = q50_cnt(), dperm = dperm_gap(Q5_0_BYTES / 2);
+	__m256i bias[Q50_NB];
+	float dx[Q50_NB];
+	for (int64_t j = 0; j < nb; j++) {
+		bias[j] = lanes8_bias(_mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS)), L);
+		dx[j] = _cvtsh_ss(q42_ld16(x + (uint64_t)j * Q8_0_BYTES));
+	}
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		/* the next group lies GROUP rows on (prefetches past the
+		 * matrix are harmless: they never fault) */
+		const uint64_t ahead = GROUP * w_stride;
+		__m512 acc[GROUP / 2];
+		UNROLL
+		for (int p = 0; p < GROUP / 2; p++)
+			acc[p] = _mm512_setzero_ps();
+		int64_t j = 0;
+		for (; j + 2 <= nb; j += 2) {
+			const int64_t o = j * Q5_0_BYTES;
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				_mm_prefetch((const char *)(wr[r] + ahead + o), _MM_HINT_T1);
+			const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, Q5_0_BYTES / 2, dperm),
+							_mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(dx[j]),
+									     _mm512_set1_ps(dx[j + 1])));
+			q50_block1(wr, j, dd, 0, q50_y(x, j), _mm512_broadcast_i64x4(bias[j]), cnt, acc);
+			q50_block1(wr, j + 1, dd, GROUP, q50_y(x, j + 1), _mm512_broadcast_i64x4(bias[j + 1]), cnt,
+				   acc);
+		}
+		if (j < nb) {
+			const __m512 dd = _mm512_castps256_ps512(
+				_mm256_mul_ps(halves_rows(wr, j * Q5_0_BYTES), _mm256_set1_ps(dx[j])));
+			q50_block1(wr, j, dd, 0, q50_y(x, j), _mm512_broadcast_i64x4(bias[j]), cnt, acc);
+		}
+		float out[GROUP];
+		UNROLL
+		for (int p = 0; p < GROUP / 2; p++) {
+			out[2 * p] = hsum_float8(_mm512_castps512_ps256(acc[p]));
+			out[2 * p + 1] = hsum_float8(hi256(acc[p]));
+		}
+		store_group(y, r0, n_rows, out, GROUP);
+	}
+}
+
+/* What token t's block j contributes to every row pair: [y_j | y_j] and
+ * [bias | bias] (-16 times each dword's byte sum), and d_x; a tile's
+ * entries lie block-major, so one pointer and constant offsets reach a
+ * block's tokens. */
+struct q50_tok {
+	__m256i bias, y;
+};
+
+/* Several tokens: rows two at a time (an odd last row paired with
+ * itself) against the T tokens of a tile. */
+A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, float *y,
+			     uint64_t y_stride, const struct q50_tok *tab, const float *dx)
+{
+	const int64_t nb = n / Q42_QK;
+	const __m512i cnt = q50_cnt();
+	for (int64_t r = 0; r < n_rows; r += 2) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		const uint8_t *b = r + 1 < n_rows ? a + w_stride : a;
+		__m512 acc[Q50_T];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			acc[t] = _mm512_setzero_ps();
+		for (int64_t j = 0; j < nb; j++) {
+			const int64_t o = j * Q5_0_BYTES;
+			const __m512i q = q50_two(a + o, b + o, cnt);
+			const __m512 dw = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(a + o))),
+							       _mm512_set1_ps(_cvtsh_ss(q42_ld16(b + o))));
+			const struct q50_tok *e = tab + j * Q50_T;
+			const float *d = dx + j * Q50_T;
+			UNROLL
+			for (int t = 0; t < T; t++) {
+				const __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(d[t]));
+				acc[t] = _mm512_fmadd_ps(
+					_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_broadcast_i64x4(e[t].bias), q,
+									       _mm512_broadcast_i64x4(e[t].y))),
+					s, acc[t]);
+			}
+		}
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(_mm512_castps512_ps256(acc[t]));
+			if (r + 1 < n_rows)
+				y[(uint64_t)t * y_stride + (uint64_t)r + 1] = hsum_float8(hi256(acc[t]));
+		}
+	}
+}
+
 A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+	const int64_t nb = n / Q42_QK;
+	if (nb > Q50_NB) {
+		lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+		return;
+	}
+	if (n_tok == 1) {
+		q50_rows1(n, n_rows, w, w_stride, x, y);
+		return;
+	}
+	const struct l8 L = l8_layout(L8_Q5_0);
+	struct q50_tok tab[Q50_T * Q50_NB];
+	float dx[Q50_T * Q50_NB];
+	for (int64_t t0 = 0; t0 < n_tok; t0 += Q50_T) {
+		const int64_t nt = n_tok - t0 < Q50_T ? n_tok - t0 : Q50_T;
+		for (int64_t t = 0; t < nt; t++)
+			for (int64_t j = 0; j < nb; j++) {
+				const uint8_t *xb = (const uint8_t *)x + (uint64_t)(t0 + t) * x_stride +
+						    (uint64_t)j * Q8_0_BYTES;
+				struct q50_tok *e = &tab[j * Q50_T + t];
+				e->y = _mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS));
+				e->bias = lanes8_bias(e->y, L);
+				dx[j * Q50_T + t] = _cvtsh_ss(q42_ld16(xb));
+			}
+		float *yt = y + (uint64_t)t0 * y_stride;
+		/* the tile's width as a constant, so its accumulators stay in
+		 * registers */
+		switch (nt) {
+#define Q50_TILE(T)                                                                                   \
+	case T: q50_rows_tile(T, n, n_rows, w, w_stride, yt, y_stride, tab, dx); break;
+		Q50_TILE(1) Q50_TILE(2) Q50_TILE(3) Q50_TILE(4) Q50_TILE(5) Q50_TILE(6) Q50_TILE(7)
+		default: q50_rows_tile(Q50_T, n, n_rows, w, w_stride, yt, y_stride, tab, dx); break;
+#undef Q50_TILE
+		}
+	}
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -31,75 +31,78 @@ static bool isa_ok(enum q42_isa isa)
 
 static const enum q42_isa simd_isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
 
+/* One dtype/placement/shape on every available SIMD ISA, against the
+ * scalar definition, bit for bit. */
+static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, int64_t n_rows,
+			int64_t n_tok)
+{
+	q42_compat_kernels ref;
+	/* selection wants n_out % 32 == 0 for the AMX kernels: select with
+	 * 32 rows, run with n_rows */
+	assert_true(q42_compat_select_isa(dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
+	uint64_t rb = 0, xb = 0;
+	assert_true(q42_dtype_nbytes(dtype, (uint64_t)n, (uint64_t)n, &rb));
+	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
+	uint8_t *w = malloc((size_t)(rb * (uint64_t)n_rows));
+	uint8_t *x = malloc((size_t)(xb * (uint64_t)n_tok));
+	float *src = malloc((size_t)n * sizeof(float));
+	float *want = malloc((size_t)(n_rows * n_tok) * sizeof(float));
+	float *got = malloc((size_t)(n_rows * n_tok) * sizeof(float));
+	assert_non_null(w);
+	assert_non_null(x);
+	assert_non_null(src);
+	assert_non_null(want);
+	assert_non_null(got);
+	fill_weights(dtype, w, n_rows, n, rb);
+	for (int64_t t = 0; t < n_tok; t++) {
+		for (int64_t k = 0; k < n; k++)
+			src[k] = rndf(t == 1 ? 100.0f : 1.0f);
+		if (ref.quantize != NULL)
+			ref.quantize(src, x + (uint64_t)t * xb, n);
+		else
+			memcpy(x + (uint64_t)t * xb, src, (size_t)n * sizeof(float));
+	}
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++)
+			ref.vec_dot(n, &want[t * n_rows + r], w + (uint64_t)r * rb, x + (uint64_t)t * xb);
+	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
+		q42_compat_kernels k;
+		if (!isa_ok(simd_isas[i]))
+			continue;
+		assert_true(q42_compat_select_isa(dtype, 32, n, place, simd_isas[i], &k));
+		assert_int_equal(k.vec_dot_type, ref.vec_dot_type);
+		memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
+		k.rows(n, n_rows, w, rb, n_tok, x, xb, got, (uint64_t)n_rows);
+		for (int64_t e = 0; e < n_rows * n_tok; e++)
+			if (bits(got[e]) != bits(want[e]))
+				fail_msg("%s %s n=%lld rows=%lld toks=%lld element %lld: "
+					 "%a, scalar %a", ref.name, q42_isa_name(simd_isas[i]),
+					 (long long)n, (long long)n_rows, (long long)n_tok, (long long)e,
+					 (double)got[e], (double)want[e]);
+		/* the quantizer too, on this row */
+		if (k.quantize != NULL && k.quantize != ref.quantize) {
+			uint8_t *x2 = malloc((size_t)xb);
+			assert_non_null(x2);
+			k.quantize(src, x2, n);
+			ref.quantize(src, x + (uint64_t)(n_tok - 1) * xb, n);
+			assert_memory_equal(x2, x + (uint64_t)(n_tok - 1) * xb, (size_t)xb);
+			free(x2);
+		}
+	}
+	free(w);
+	free(x);
+	free(src);
+	free(want);
+	free(got);
+}
+
 /* One dtype/placement: all shapes, every available SIMD ISA. */
 static void check_rows(uint32_t dtype, enum q42_compat_place place, int64_t blk)
 {
 	static const int64_t row_counts[] = {32, 1, 7, 9, 19};
-	for (int64_t nb = 1; nb <= 9; nb += 2) {
-		for (size_t rc = 0; rc < sizeof row_counts / sizeof row_counts[0]; rc++) {
-			const int64_t n = nb * blk, n_rows = row_counts[rc], n_tok = 1 + (nb % 3);
-			q42_compat_kernels ref;
-			/* selection wants n_out % 32 == 0 for the AMX kernels:
-			 * select with 32 rows, run with n_rows */
-			assert_true(q42_compat_select_isa(dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
-			uint64_t rb = 0, xb = 0;
-			assert_true(q42_dtype_nbytes(dtype, (uint64_t)n, (uint64_t)n, &rb));
-			assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
-			uint8_t *w = malloc((size_t)(rb * (uint64_t)n_rows));
-			uint8_t *x = malloc((size_t)(xb * (uint64_t)n_tok));
-			float *src = malloc((size_t)n * sizeof(float));
-			float *want = malloc((size_t)(n_rows * n_tok) * sizeof(float));
-			float *got = malloc((size_t)(n_rows * n_tok) * sizeof(float));
-			assert_non_null(w);
-			assert_non_null(x);
-			assert_non_null(src);
-			assert_non_null(want);
-			assert_non_null(got);
-			fill_weights(dtype, w, n_rows, n, rb);
-			for (int64_t t = 0; t < n_tok; t++) {
-				for (int64_t k = 0; k < n; k++)
-					src[k] = rndf(t == 1 ? 100.0f : 1.0f);
-				if (ref.quantize != NULL)
-					ref.quantize(src, x + (uint64_t)t * xb, n);
-				else
-					memcpy(x + (uint64_t)t * xb, src, (size_t)n * sizeof(float));
-			}
-			for (int64_t r = 0; r < n_rows; r++)
-				for (int64_t t = 0; t < n_tok; t++)
-					ref.vec_dot(n, &want[t * n_rows + r], w + (uint64_t)r * rb,
-						    x + (uint64_t)t * xb);
-			for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
-				q42_compat_kernels k;
-				if (!isa_ok(simd_isas[i]))
-					continue;
-				assert_true(q42_compat_select_isa(dtype, 32, n, place, simd_isas[i], &k));
-				assert_int_equal(k.vec_dot_type, ref.vec_dot_type);
-				memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
-				k.rows(n, n_rows, w, rb, n_tok, x, xb, got, (uint64_t)n_rows);
-				for (int64_t e = 0; e < n_rows * n_tok; e++)
-					if (bits(got[e]) != bits(want[e]))
-						fail_msg("%s %s n=%lld rows=%lld toks=%lld element %lld: "
-							 "%a, scalar %a", ref.name,
-							 q42_isa_name(simd_isas[i]), (long long)n,
-							 (long long)n_rows, (long long)n_tok, (long long)e,
-							 (double)got[e], (double)want[e]);
-				/* the quantizer too, on this row */
-				if (k.quantize != NULL && k.quantize != ref.quantize) {
-					uint8_t *x2 = malloc((size_t)xb);
-					assert_non_null(x2);
-					k.quantize(src, x2, n);
-					ref.quantize(src, x + (uint64_t)(n_tok - 1) * xb, n);
-					assert_memory_equal(x2, x + (uint64_t)(n_tok - 1) * xb, (size_t)xb);
-					free(x2);
-				}
-			}
-			free(w);
-			free(x);
-			free(src);
-			free(want);
-			free(got);
-		}
-	}
+	for (int64_t nb = 1; nb <= 9; nb += 2)
+		for (size_t rc = 0; rc < sizeof row_counts / sizeof row_counts[0]; rc++)
+			check_shape(dtype, place, nb * blk, row_counts[rc], 1 + (nb % 3));
 }
 
 static void test_rows_q8_0(void **state)
@@ -123,6 +126,14 @@ static void test_rows_q5_0(void **state)
 	(void)state;
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, 32);
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_MATMUL, 32);
+	/* the AVX-512 kernel's tiles of 8 tokens (full, partial, several),
+	 * odd row counts (a row paired with itself), and rows longer than
+	 * its tables (256 blocks) */
+	static const int64_t shapes[][3] = {
+		{30, 8, 8}, {30, 9, 9}, {31, 17, 19}, {2, 3, 16}, {300, 9, 1}, {257, 3, 3},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		check_shape(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
 }
 
 static void test_rows_q4_0(void **state)
