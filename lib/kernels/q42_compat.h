@@ -74,10 +74,10 @@ Q42_API bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 
 /* Row products of the generic ggml arithmetic: the same bits as calling
  * q42_kernels_get(dtype, isa)->vec_dot per element, many weight rows and
- * tokens per call (for weights llama.cpp leaves on ggml's generic path,
- * such as Q5_0 / Q5_1 / Q5_K and the token embedding as output matrix).
- * NULL where libq42 has none for that dtype and ISA: Q8_0, Q5_0, Q5_1,
- * Q4_K and Q5_K on AVX-512. */
+ * tokens per call (the --arith ggml products, and the fallback for types
+ * q42_compat_select has no llama.cpp form of). NULL where libq42 has none
+ * for that dtype and ISA: there are Q8_0, Q5_0, Q5_1, Q4_K and Q5_K ones on
+ * AVX-512. */
 Q42_API q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa);
 
 /* The row operations of this file for one instruction set (same rules as
