@@ -767,74 +767,6 @@ A5_INLINE __m512i q50_y(const uint8_t *x, int64_t j)
 		_mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS)));
 }
 
-/* One token: each pair p of a group of eight rows, block j, with dd the
- * group's d_w * d_x at lanes base + r. */
-A5_INLINE void q50_block1(const uint8_t *const wr[GROUP], int64_t j, __m512 dd, int base, __m512i y,
-			  __m512i bias, __m512i cnt, __m512 acc[GROUP / 2])
-{
-	const int64_t o = j * Q5_0_BYTES;
-	UNROLL
-	for (int p = 0; p < GROUP / 2; p++) {
-		const __m512 s = _mm512_permutexvar_ps(
-			_mm512_mask_blend_epi32((__mmask16)0xFF00, _mm512_set1_epi32(base + 2 * p),
-						_mm512_set1_epi32(base + 2 * p + 1)),
-			dd);
-		acc[p] = _mm512_fmadd_ps(
-			_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(bias, q50_two(wr[2 * p] + o, wr[2 * p + 1] + o, cnt), y)),
-			s, acc[p]);
-	}
-}
-
-A5_INLINE void q50_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
-			 float *y)
-{
-	const int64_t nb = n / Q42_QK;
-	const struct l8 L = l8_layout(L8_Q5_0);
-	const __m512i cnt = q50_cnt(), dperm = dperm_gap(Q5_0_BYTES / 2);
-	__m256i bias[Q50_NB];
-	float dx[Q50_NB];
-	for (int64_t j = 0; j < nb; j++) {
-		bias[j] = lanes8_bias(_mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS)), L);
-		dx[j] = _cvtsh_ss(q42_ld16(x + (uint64_t)j * Q8_0_BYTES));
-	}
-	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
-		const uint8_t *wr[GROUP];
-		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
-		/* the next group lies GROUP rows on (prefetches past the
-		 * matrix are harmless: they never fault) */
-		const uint64_t ahead = GROUP * w_stride;
-		__m512 acc[GROUP / 2];
-		UNROLL
-		for (int p = 0; p < GROUP / 2; p++)
-			acc[p] = _mm512_setzero_ps();
-		int64_t j = 0;
-		for (; j + 2 <= nb; j += 2) {
-			const int64_t o = j * Q5_0_BYTES;
-			UNROLL
-			for (int r = 0; r < GROUP; r++)
-				_mm_prefetch((const char *)(wr[r] + ahead + o), _MM_HINT_T1);
-			const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, Q5_0_BYTES / 2, dperm),
-							_mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(dx[j]),
-									     _mm512_set1_ps(dx[j + 1])));
-			q50_block1(wr, j, dd, 0, q50_y(x, j), _mm512_broadcast_i64x4(bias[j]), cnt, acc);
-			q50_block1(wr, j + 1, dd, GROUP, q50_y(x, j + 1), _mm512_broadcast_i64x4(bias[j + 1]), cnt,
-				   acc);
-		}
-		if (j < nb) {
-			const __m512 dd = _mm512_castps256_ps512(
-				_mm256_mul_ps(halves_rows(wr, j * Q5_0_BYTES), _mm256_set1_ps(dx[j])));
-			q50_block1(wr, j, dd, 0, q50_y(x, j), _mm512_broadcast_i64x4(bias[j]), cnt, acc);
-		}
-		float out[GROUP];
-		UNROLL
-		for (int p = 0; p < GROUP / 2; p++) {
-			out[2 * p] = hsum_float8(_mm512_castps512_ps256(acc[p]));
-			out[2 * p + 1] = hsum_float8(hi256(acc[p]));
-		}
-		store_group(y, r0, n_rows, out, GROUP);
-	}
-}
-
 /* What token t's block j contributes to every row pair: [y_j | y_j] and
  * [bias | bias] (-16 times each dword's byte sum), and d_x; a tile's
  * entries lie block-major, so one pointer and constant offsets reach a
@@ -844,9 +776,9 @@ struct q50_tok {
 };
 
 /* Several tokens: rows two at a time (an odd last row paired with
- * itself) against the T tokens of a tile. */
+ * itself) against the T tokens of a tile (tstride entries per block). */
 A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, float *y,
-			     uint64_t y_stride, const struct q50_tok *tab, const float *dx)
+			     uint64_t y_stride, const struct q50_tok *tab, const float *dx, int tstride)
 {
 	const int64_t nb = n / Q42_QK;
 	const __m512i cnt = q50_cnt();
@@ -862,8 +794,8 @@ A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, ui
 			const __m512i q = q50_two(a + o, b + o, cnt);
 			const __m512 dw = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(a + o))),
 							       _mm512_set1_ps(_cvtsh_ss(q42_ld16(b + o))));
-			const struct q50_tok *e = tab + j * Q50_T;
-			const float *d = dx + j * Q50_T;
+			const struct q50_tok *e = tab + j * tstride;
+			const float *d = dx + j * tstride;
 			UNROLL
 			for (int t = 0; t < T; t++) {
 				const __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(d[t]));
@@ -880,6 +812,100 @@ A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, ui
 				y[(uint64_t)t * y_stride + (uint64_t)r + 1] = hsum_float8(hi256(acc[t]));
 		}
 	}
+}
+
+/* One token, eight rows from g0 (rows 0..3 at g0 + k * s, rows 4..7 at
+ * g4 + k * s, s3 = 3 * s: few registers, so the row addresses fold into
+ * the loads), the pointers at block j: each pair p, with dd the group's
+ * d_w * d_x at lanes base + r. */
+struct q50_g {
+	const uint8_t *g0, *g4;
+	uint64_t s, s3;
+};
+
+A5_INLINE const uint8_t *q50_row(struct q50_g g, int r)
+{
+	const uint8_t *b = r < 4 ? g.g0 : g.g4;
+	switch (r % 4) {
+	case 0: return b;
+	case 1: return b + g.s;
+	case 2: return b + 2 * g.s;
+	default: return b + g.s3;
+	}
+}
+
+A5_INLINE void q50_block1(struct q50_g g, __m512 dd, int base, const struct q50_tok *e, __m512i cnt,
+			  __m512 acc[GROUP / 2])
+{
+	const __m512i y = _mm512_broadcast_i64x4(e->y), bias = _mm512_broadcast_i64x4(e->bias);
+	UNROLL
+	for (int p = 0; p < GROUP / 2; p++) {
+		const __m512 s = _mm512_permutexvar_ps(
+			_mm512_mask_blend_epi32((__mmask16)0xFF00, _mm512_set1_epi32(base + 2 * p),
+						_mm512_set1_epi32(base + 2 * p + 1)),
+			dd);
+		acc[p] = _mm512_fmadd_ps(
+			_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(bias, q50_two(q50_row(g, 2 * p), q50_row(g, 2 * p + 1), cnt), y)),
+			s, acc[p]);
+	}
+}
+
+A5_INLINE void q50_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
+			 float *y)
+{
+	const int64_t nb = n / Q42_QK;
+	const struct l8 L = l8_layout(L8_Q5_0);
+	const __m512i cnt = q50_cnt(), dperm = dperm_gap(Q5_0_BYTES / 2);
+	struct q50_tok tab[Q50_NB];
+	float dx[Q50_NB];
+	for (int64_t j = 0; j < nb; j++) {
+		tab[j].y = _mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS));
+		tab[j].bias = lanes8_bias(tab[j].y, L);
+		dx[j] = _cvtsh_ss(q42_ld16(x + (uint64_t)j * Q8_0_BYTES));
+	}
+	/* the next group lies GROUP rows on (prefetches past the matrix are
+	 * harmless: they never fault) */
+	const uint64_t ahead = GROUP * w_stride;
+	const int64_t full = n_rows - n_rows % GROUP;
+	for (int64_t r0 = 0; r0 < full; r0 += GROUP) {
+		struct q50_g g = {(const uint8_t *)w + (uint64_t)r0 * w_stride, NULL, w_stride, 3 * w_stride};
+		g.g4 = g.g0 + 4 * w_stride;
+		__m512 acc[GROUP / 2];
+		UNROLL
+		for (int p = 0; p < GROUP / 2; p++)
+			acc[p] = _mm512_setzero_ps();
+		int64_t j = 0;
+		for (; j + 2 <= nb; j += 2, g.g0 += 2 * Q5_0_BYTES, g.g4 += 2 * Q5_0_BYTES) {
+			const uint8_t *wr[GROUP];
+			UNROLL
+			for (int r = 0; r < GROUP; r++) {
+				wr[r] = q50_row(g, r);
+				_mm_prefetch((const char *)(wr[r] + ahead), _MM_HINT_T1);
+			}
+			const __m512 dd = _mm512_mul_ps(pair_halves(wr, 0, Q5_0_BYTES / 2, dperm),
+							_mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(dx[j]),
+									     _mm512_set1_ps(dx[j + 1])));
+			q50_block1(g, dd, 0, &tab[j], cnt, acc);
+			struct q50_g h = {g.g0 + Q5_0_BYTES, g.g4 + Q5_0_BYTES, g.s, g.s3};
+			q50_block1(h, dd, GROUP, &tab[j + 1], cnt, acc);
+		}
+		if (j < nb) {
+			const uint8_t *wr[GROUP];
+			UNROLL
+			for (int r = 0; r < GROUP; r++)
+				wr[r] = q50_row(g, r);
+			const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(halves_rows(wr, 0), _mm256_set1_ps(dx[j])));
+			q50_block1(g, dd, 0, &tab[j], cnt, acc);
+		}
+		UNROLL
+		for (int p = 0; p < GROUP / 2; p++) {
+			y[r0 + 2 * p] = hsum_float8(_mm512_castps512_ps256(acc[p]));
+			y[r0 + 2 * p + 1] = hsum_float8(hi256(acc[p]));
+		}
+	}
+	if (full < n_rows)
+		q50_rows_tile(1, n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, y + full, 0,
+			      tab, dx, 1);
 }
 
 A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
@@ -912,9 +938,9 @@ A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
 		 * registers */
 		switch (nt) {
 #define Q50_TILE(T)                                                                                   \
-	case T: q50_rows_tile(T, n, n_rows, w, w_stride, yt, y_stride, tab, dx); break;
+	case T: q50_rows_tile(T, n, n_rows, w, w_stride, yt, y_stride, tab, dx, Q50_T); break;
 		Q50_TILE(1) Q50_TILE(2) Q50_TILE(3) Q50_TILE(4) Q50_TILE(5) Q50_TILE(6) Q50_TILE(7)
-		default: q50_rows_tile(Q50_T, n, n_rows, w, w_stride, yt, y_stride, tab, dx); break;
+		default: q50_rows_tile(Q50_T, n, n_rows, w, w_stride, yt, y_stride, tab, dx, Q50_T); break;
 #undef Q50_TILE
 		}
 	}
