@@ -744,12 +744,12 @@ A5_INLINE __m512i q50_two(const uint8_t *a, const uint8_t *b, __m512i cnt)
 	const __m512i r = _mm512_inserti64x4(
 		_mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + Q5_0_QS)))),
 		_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + Q5_0_QS))), 1);
-	const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(r, cnt), _mm512_set1_epi8(0x0F));
-	/* the qh words straight into mask registers (kmovd from memory),
-	 * joined there */
-	const __mmask64 hb = _mm512_kunpackd((__mmask64)_cvtu32_mask32(q42_ld32(b + Q5_0_QH)),
-					     (__mmask64)_cvtu32_mask32(q42_ld32(a + Q5_0_QH)));
-	return _mm512_mask_add_epi8(q, hb, q, _mm512_set1_epi8(0x10));
+	/* the qh words joined in a general register (ports 0 and 5 are the
+	 * busy ones), then one kmovq; (nibble & 15) | fifth bit in one
+	 * ternary-logic step (0xEA: A & B | C) */
+	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(a + Q5_0_QH) | (uint64_t)q42_ld32(b + Q5_0_QH) << 32);
+	return _mm512_ternarylogic_epi32(_mm512_srlv_epi16(r, cnt), _mm512_set1_epi8(0x0F),
+					 _mm512_maskz_mov_epi8(hb, _mm512_set1_epi8(0x10)), 0xEA);
 }
 
 A5_INLINE __m512i q50_cnt(void)
