@@ -715,44 +715,38 @@ A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 	}
 }
 
-A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
-}
+/* The eight-lane kinds (Q5_0, Q5_1, Q4_1 in the plain CPU buffer) with two
+ * rows per register: a block of rows a and b unpacks to [a's 32 quants |
+ * b's 32 quants] in element order, so one VNNI step against [y_j | y_j]
+ * gives both rows' eight lanes and one fma applies [d_a * d_x x 8 | d_b *
+ * d_x x 8] to all sixteen -- no lane shuffles, no per-block reduction.
+ * The min terms (Q5_1, Q4_1) are summed beside, eight or sixteen (row,
+ * token) sums per vector. Blocks go in order, so every (row, token) sees
+ * the scalar kernel's operations one by one. One token: a group of eight
+ * rows is four such pairs in flight. Several: one pair at a time against
+ * a tile of up to TWO_T tokens, their accumulators in registers, each
+ * unpacked block used for all of them. The token tables hold TWO_T *
+ * TWO_NB entries (136 KiB of stack); longer rows take the kernel above. */
+enum { TWO_T = 8, TWO_NB = 256 };
 
-A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
-}
-
-/* llama.cpp's Q5_0 (q42_compat_dot_q5_0) with two rows per register: a
- * block of rows a and b unpacks to [a's 32 quants | b's 32 quants] in
- * element order, so one VNNI step against [y_j | y_j] gives both rows'
- * eight lanes and one fma applies [d_a * d_x x 8 | d_b * d_x x 8] to all
- * sixteen -- no lane shuffles, no per-block reduction. Blocks go in
- * order, so every (row, token) sees the scalar kernel's fmas one by one.
- * One token: a group of eight rows is four such pairs in flight. Several:
- * one pair at a time against a tile of up to Q50_T tokens, their
- * accumulators in registers, each unpacked block used Q50_T times. */
-enum { Q50_T = 8, Q50_NB = 256 }; /* tokens per tile; most blocks per row for the tables */
-
-/* Block j of rows a and b, quants 0..31 (nibble | fifth bit): each row's
- * 16 quant bytes twice, per-lane shifts 0 / 4 pick the nibbles, and the
- * two qh words are one 64-bit byte mask. */
-A5_INLINE __m512i q50_two(const uint8_t *a, const uint8_t *b, __m512i cnt)
+/* Block j of rows a and b, quants 0..31 (nibble | fifth bit), unsigned:
+ * each row's 16 quant bytes twice, per-lane shifts 0 / 4 pick the
+ * nibbles; the qh words joined in a general register (ports 0 and 5 are
+ * the busy ones), then one kmovq; nibble and fifth bit merged by one
+ * ternary-logic step (0xEA: A & B | C). */
+A5_INLINE __m512i two_unpack(const uint8_t *a, const uint8_t *b, __m512i cnt, struct l8 L)
 {
 	const __m512i r = _mm512_inserti64x4(
-		_mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + Q5_0_QS)))),
-		_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + Q5_0_QS))), 1);
-	/* the qh words joined in a general register (ports 0 and 5 are the
-	 * busy ones), then one kmovq; (nibble & 15) | fifth bit in one
-	 * ternary-logic step (0xEA: A & B | C) */
-	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(a + Q5_0_QH) | (uint64_t)q42_ld32(b + Q5_0_QH) << 32);
+		_mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + L.qs)))),
+		_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + L.qs))), 1);
+	if (L.qh < 0)
+		return _mm512_and_si512(_mm512_srlv_epi16(r, cnt), _mm512_set1_epi8(0x0F));
+	const __mmask64 hb = (__mmask64)((uint64_t)q42_ld32(a + L.qh) | (uint64_t)q42_ld32(b + L.qh) << 32);
 	return _mm512_ternarylogic_epi32(_mm512_srlv_epi16(r, cnt), _mm512_set1_epi8(0x0F),
 					 _mm512_maskz_mov_epi8(hb, _mm512_set1_epi8(0x10)), 0xEA);
 }
 
-A5_INLINE __m512i q50_cnt(void)
+A5_INLINE __m512i two_cnt(void)
 {
 	int16_t ci[32];
 	for (int i = 0; i < 32; i++)
@@ -760,56 +754,84 @@ A5_INLINE __m512i q50_cnt(void)
 	return _mm512_loadu_si512(ci);
 }
 
-/* [y_j | y_j] of the Q8_0 row x */
-A5_INLINE __m512i q50_y(const uint8_t *x, int64_t j)
-{
-	return _mm512_broadcast_i64x4(
-		_mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS)));
-}
-
-/* What token t's block j contributes to every row pair: [y_j | y_j] and
- * [bias | bias] (-16 times each dword's byte sum), and d_x; a tile's
- * entries lie block-major, so one pointer and constant offsets reach a
- * block's tokens. */
-struct q50_tok {
+/* What token t's block j gives every row pair: its quants and the bias
+ * (-offset times each dword's byte sum; zero without an offset), d_x and,
+ * with a min, s_x; a tile's entries lie block-major, so one pointer and
+ * constant offsets reach a block's tokens. */
+struct two_tok {
 	__m256i bias, y;
 };
 
+A5_INLINE void two_table(struct l8 L, const uint8_t *x, uint64_t x_stride, int64_t nt, int64_t nb, int tstride,
+			 struct two_tok *tab, float *dx, float *sx)
+{
+	for (int64_t t = 0; t < nt; t++)
+		for (int64_t j = 0; j < nb; j++) {
+			const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
+			struct two_tok *e = &tab[j * tstride + t];
+			e->y = _mm256_loadu_si256((const __m256i *)(xb + L.xqs));
+			e->bias = lanes8_bias(e->y, L);
+			dx[j * tstride + t] = _cvtsh_ss(q42_ld16(xb));
+			if (L.min)
+				sx[j * tstride + t] = _cvtsh_ss(q42_ld16(xb + Q8_1_S));
+		}
+}
+
+/* dpbusd(bias, q, [y | y]) of one table entry (no bias: from zero, which
+ * costs no port) */
+A5_INLINE __m512 two_sum(struct l8 L, const struct two_tok *e, __m512i q)
+{
+	const __m512i acc = L.offset ? _mm512_broadcast_i64x4(e->bias) : _mm512_setzero_si512();
+	return _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(acc, q, _mm512_broadcast_i64x4(e->y)));
+}
+
 /* Several tokens: rows two at a time (an odd last row paired with
  * itself) against the T tokens of a tile (tstride entries per block). */
-A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, float *y,
-			     uint64_t y_stride, const struct q50_tok *tab, const float *dx, int tstride)
+A5_INLINE void two_rows_tile(int T, struct l8 L, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+			     float *y, uint64_t y_stride, const struct two_tok *tab, const float *dx, const float *sx,
+			     int tstride)
 {
 	const int64_t nb = n / Q42_QK;
-	const __m512i cnt = q50_cnt();
+	const __m512i cnt = two_cnt();
 	for (int64_t r = 0; r < n_rows; r += 2) {
 		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 		const uint8_t *b = r + 1 < n_rows ? a + w_stride : a;
-		__m512 acc[Q50_T];
+		__m512 acc[TWO_T];
+		/* min sums: lane t row a, lane 8 + t row b */
+		__m512 summs = _mm512_setzero_ps();
 		UNROLL
 		for (int t = 0; t < T; t++)
 			acc[t] = _mm512_setzero_ps();
 		for (int64_t j = 0; j < nb; j++) {
-			const int64_t o = j * Q5_0_BYTES;
-			const __m512i q = q50_two(a + o, b + o, cnt);
+			const int64_t o = j * L.bytes;
+			const __m512i q = two_unpack(a + o, b + o, cnt, L);
 			const __m512 dw = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(a + o))),
 							       _mm512_set1_ps(_cvtsh_ss(q42_ld16(b + o))));
-			const struct q50_tok *e = tab + j * tstride;
+			const struct two_tok *e = tab + j * tstride;
 			const float *d = dx + j * tstride;
-			UNROLL
-			for (int t = 0; t < T; t++) {
-				const __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(d[t]));
-				acc[t] = _mm512_fmadd_ps(
-					_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_broadcast_i64x4(e[t].bias), q,
-									       _mm512_broadcast_i64x4(e[t].y))),
-					s, acc[t]);
+			if (L.min) {
+				const __m256 s8 = _mm256_maskz_loadu_ps((__mmask8)((1u << T) - 1), sx + j * tstride);
+				const __m512 mw = _mm512_mask_blend_ps(
+					(__mmask16)0xFF00, _mm512_set1_ps(_cvtsh_ss(q42_ld16(a + o + Q5_1_M))),
+					_mm512_set1_ps(_cvtsh_ss(q42_ld16(b + o + Q5_1_M))));
+				const __m512 s16 = _mm512_castpd_ps(_mm512_insertf64x4(
+					_mm512_castps_pd(_mm512_castps256_ps512(s8)), _mm256_castps_pd(s8), 1));
+				summs = _mm512_add_ps(summs, _mm512_mul_ps(mw, s16));
 			}
+			UNROLL
+			for (int t = 0; t < T; t++)
+				acc[t] = _mm512_fmadd_ps(two_sum(L, &e[t], q), _mm512_mul_ps(dw, _mm512_set1_ps(d[t])), acc[t]);
 		}
+		float ms[16];
+		_mm512_storeu_ps(ms, summs);
 		UNROLL
 		for (int t = 0; t < T; t++) {
-			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(_mm512_castps512_ps256(acc[t]));
-			if (r + 1 < n_rows)
-				y[(uint64_t)t * y_stride + (uint64_t)r + 1] = hsum_float8(hi256(acc[t]));
+			const float sa = hsum_float8(_mm512_castps512_ps256(acc[t]));
+			y[(uint64_t)t * y_stride + (uint64_t)r] = L.min ? sa + ms[t] : sa;
+			if (r + 1 < n_rows) {
+				const float sb = hsum_float8(hi256(acc[t]));
+				y[(uint64_t)t * y_stride + (uint64_t)r + 1] = L.min ? sb + ms[8 + t] : sb;
+			}
 		}
 	}
 }
@@ -818,12 +840,12 @@ A5_INLINE void q50_rows_tile(int T, int64_t n, int64_t n_rows, const void *w, ui
  * g4 + k * s, s3 = 3 * s: few registers, so the row addresses fold into
  * the loads), the pointers at block j: each pair p, with dd the group's
  * d_w * d_x at lanes base + r. */
-struct q50_g {
+struct two_g {
 	const uint8_t *g0, *g4;
 	uint64_t s, s3;
 };
 
-A5_INLINE const uint8_t *q50_row(struct q50_g g, int r)
+A5_INLINE const uint8_t *two_row(struct two_g g, int r)
 {
 	const uint8_t *b = r < 4 ? g.g0 : g.g4;
 	switch (r % 4) {
@@ -834,119 +856,132 @@ A5_INLINE const uint8_t *q50_row(struct q50_g g, int r)
 	}
 }
 
-A5_INLINE void q50_block1(struct q50_g g, __m512 dd, int base, const struct q50_tok *e, __m512i cnt,
+A5_INLINE void two_block1(struct l8 L, struct two_g g, __m512 dd, int base, const struct two_tok *e, __m512i cnt,
 			  __m512 acc[GROUP / 2])
 {
-	const __m512i y = _mm512_broadcast_i64x4(e->y), bias = _mm512_broadcast_i64x4(e->bias);
 	UNROLL
 	for (int p = 0; p < GROUP / 2; p++) {
 		const __m512 s = _mm512_permutexvar_ps(
 			_mm512_mask_blend_epi32((__mmask16)0xFF00, _mm512_set1_epi32(base + 2 * p),
 						_mm512_set1_epi32(base + 2 * p + 1)),
 			dd);
-		acc[p] = _mm512_fmadd_ps(
-			_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(bias, q50_two(q50_row(g, 2 * p), q50_row(g, 2 * p + 1), cnt), y)),
-			s, acc[p]);
+		acc[p] = _mm512_fmadd_ps(two_sum(L, e, two_unpack(two_row(g, 2 * p), two_row(g, 2 * p + 1), cnt, L)), s,
+					 acc[p]);
 	}
 }
 
-A5_INLINE void q50_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
+A5_INLINE void two_rows1(struct l8 L, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
 			 float *y)
 {
 	const int64_t nb = n / Q42_QK;
-	const struct l8 L = l8_layout(L8_Q5_0);
-	const __m512i cnt = q50_cnt(), dperm = dperm_gap(Q5_0_BYTES / 2);
-	struct q50_tok tab[Q50_NB];
-	float dx[Q50_NB];
-	for (int64_t j = 0; j < nb; j++) {
-		tab[j].y = _mm256_loadu_si256((const __m256i *)(x + (uint64_t)j * Q8_0_BYTES + Q8_0_QS));
-		tab[j].bias = lanes8_bias(tab[j].y, L);
-		dx[j] = _cvtsh_ss(q42_ld16(x + (uint64_t)j * Q8_0_BYTES));
-	}
+	const __m512i cnt = two_cnt(), dperm = dperm_gap(L.bytes / 2);
+	struct two_tok tab[TWO_NB];
+	float dx[TWO_NB], sx[TWO_NB];
+	two_table(L, x, 0, 1, nb, 1, tab, dx, sx);
 	/* the next group lies GROUP rows on (prefetches past the matrix are
 	 * harmless: they never fault) */
 	const uint64_t ahead = GROUP * w_stride;
 	const int64_t full = n_rows - n_rows % GROUP;
 	for (int64_t r0 = 0; r0 < full; r0 += GROUP) {
-		struct q50_g g = {(const uint8_t *)w + (uint64_t)r0 * w_stride, NULL, w_stride, 3 * w_stride};
+		struct two_g g = {(const uint8_t *)w + (uint64_t)r0 * w_stride, NULL, w_stride, 3 * w_stride};
 		g.g4 = g.g0 + 4 * w_stride;
 		__m512 acc[GROUP / 2];
+		__m256 summs = _mm256_setzero_ps();
 		UNROLL
 		for (int p = 0; p < GROUP / 2; p++)
 			acc[p] = _mm512_setzero_ps();
 		int64_t j = 0;
-		for (; j + 2 <= nb; j += 2, g.g0 += 2 * Q5_0_BYTES, g.g4 += 2 * Q5_0_BYTES) {
+		for (; j + 2 <= nb; j += 2, g.g0 += 2 * L.bytes, g.g4 += 2 * L.bytes) {
 			const uint8_t *wr[GROUP];
 			UNROLL
 			for (int r = 0; r < GROUP; r++) {
-				wr[r] = q50_row(g, r);
+				wr[r] = two_row(g, r);
 				_mm_prefetch((const char *)(wr[r] + ahead), _MM_HINT_T1);
 				/* and this group's bytes four steps on into L1 (a
 				 * few percent in alternated q42run --bench runs) */
-				_mm_prefetch((const char *)(wr[r] + 4 * 2 * Q5_0_BYTES), _MM_HINT_T0);
+				_mm_prefetch((const char *)(wr[r] + 4 * 2 * L.bytes), _MM_HINT_T0);
 			}
-			const __m512 dd = _mm512_mul_ps(pair_halves(wr, 0, Q5_0_BYTES / 2, dperm),
+			const __m512 dd = _mm512_mul_ps(pair_halves(wr, 0, L.bytes / 2, dperm),
 							_mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(dx[j]),
 									     _mm512_set1_ps(dx[j + 1])));
-			q50_block1(g, dd, 0, &tab[j], cnt, acc);
-			struct q50_g h = {g.g0 + Q5_0_BYTES, g.g4 + Q5_0_BYTES, g.s, g.s3};
-			q50_block1(h, dd, GROUP, &tab[j + 1], cnt, acc);
+			if (L.min) {
+				const __m512 mm = _mm512_mul_ps(pair_halves(wr, Q5_1_M, L.bytes / 2, dperm),
+								_mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(sx[j]),
+										     _mm512_set1_ps(sx[j + 1])));
+				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
+				summs = _mm256_add_ps(summs, hi256(mm));
+			}
+			two_block1(L, g, dd, 0, &tab[j], cnt, acc);
+			const struct two_g h = {g.g0 + L.bytes, g.g4 + L.bytes, g.s, g.s3};
+			two_block1(L, h, dd, GROUP, &tab[j + 1], cnt, acc);
 		}
 		if (j < nb) {
 			const uint8_t *wr[GROUP];
 			UNROLL
 			for (int r = 0; r < GROUP; r++)
-				wr[r] = q50_row(g, r);
+				wr[r] = two_row(g, r);
 			const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(halves_rows(wr, 0), _mm256_set1_ps(dx[j])));
-			q50_block1(g, dd, 0, &tab[j], cnt, acc);
+			if (L.min)
+				summs = _mm256_add_ps(summs, _mm256_mul_ps(halves_rows(wr, Q5_1_M), _mm256_set1_ps(sx[j])));
+			two_block1(L, g, dd, 0, &tab[j], cnt, acc);
 		}
+		float ms[GROUP];
+		_mm256_storeu_ps(ms, summs);
 		UNROLL
 		for (int p = 0; p < GROUP / 2; p++) {
-			y[r0 + 2 * p] = hsum_float8(_mm512_castps512_ps256(acc[p]));
-			y[r0 + 2 * p + 1] = hsum_float8(hi256(acc[p]));
+			const float sa = hsum_float8(_mm512_castps512_ps256(acc[p])), sb = hsum_float8(hi256(acc[p]));
+			y[r0 + 2 * p] = L.min ? sa + ms[2 * p] : sa;
+			y[r0 + 2 * p + 1] = L.min ? sb + ms[2 * p + 1] : sb;
 		}
 	}
 	if (full < n_rows)
-		q50_rows_tile(1, n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, y + full, 0,
-			      tab, dx, 1);
+		two_rows_tile(1, L, n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, y + full,
+			      0, tab, dx, sx, 1);
 }
 
-A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5_INLINE void two_rows(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 {
+	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
-	if (nb > Q50_NB) {
-		lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+	if (nb > TWO_NB) {
+		lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, kind);
 		return;
 	}
 	if (n_tok == 1) {
-		q50_rows1(n, n_rows, w, w_stride, x, y);
+		two_rows1(L, n, n_rows, w, w_stride, x, y);
 		return;
 	}
-	const struct l8 L = l8_layout(L8_Q5_0);
-	struct q50_tok tab[Q50_T * Q50_NB];
-	float dx[Q50_T * Q50_NB];
-	for (int64_t t0 = 0; t0 < n_tok; t0 += Q50_T) {
-		const int64_t nt = n_tok - t0 < Q50_T ? n_tok - t0 : Q50_T;
-		for (int64_t t = 0; t < nt; t++)
-			for (int64_t j = 0; j < nb; j++) {
-				const uint8_t *xb = (const uint8_t *)x + (uint64_t)(t0 + t) * x_stride +
-						    (uint64_t)j * Q8_0_BYTES;
-				struct q50_tok *e = &tab[j * Q50_T + t];
-				e->y = _mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS));
-				e->bias = lanes8_bias(e->y, L);
-				dx[j * Q50_T + t] = _cvtsh_ss(q42_ld16(xb));
-			}
+	struct two_tok tab[TWO_T * TWO_NB];
+	float dx[TWO_T * TWO_NB], sx[TWO_T * TWO_NB];
+	for (int64_t t0 = 0; t0 < n_tok; t0 += TWO_T) {
+		const int64_t nt = n_tok - t0 < TWO_T ? n_tok - t0 : TWO_T;
+		two_table(L, (const uint8_t *)x + (uint64_t)t0 * x_stride, x_stride, nt, nb, TWO_T, tab, dx, sx);
 		float *yt = y + (uint64_t)t0 * y_stride;
 		/* the tile's width as a constant, so its accumulators stay in
 		 * registers */
 		switch (nt) {
-#define Q50_TILE(T)                                                                                   \
-	case T: q50_rows_tile(T, n, n_rows, w, w_stride, yt, y_stride, tab, dx, Q50_T); break;
-		Q50_TILE(1) Q50_TILE(2) Q50_TILE(3) Q50_TILE(4) Q50_TILE(5) Q50_TILE(6) Q50_TILE(7)
-		default: q50_rows_tile(Q50_T, n, n_rows, w, w_stride, yt, y_stride, tab, dx, Q50_T); break;
-#undef Q50_TILE
+#define TWO_TILE(T)                                                                                   \
+	case T: two_rows_tile(T, L, n, n_rows, w, w_stride, yt, y_stride, tab, dx, sx, TWO_T); break;
+		TWO_TILE(1) TWO_TILE(2) TWO_TILE(3) TWO_TILE(4) TWO_TILE(5) TWO_TILE(6) TWO_TILE(7)
+		default: two_rows_tile(TWO_T, L, n, n_rows, w, w_stride, yt, y_stride, tab, dx, sx, TWO_T); break;
+#undef TWO_TILE
 		}
 	}
+}
+
+A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+}
+
+A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
+}
+
+A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -111,6 +111,19 @@ static void test_rows_q8_0(void **state)
 	check_rows(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32);
 }
 
+/* The AVX-512 two-rows-per-register kernel of the eight-lane kinds: its
+ * tiles of 8 tokens (full, partial, several), odd row counts (a row
+ * paired with itself), groups of eight rows with a remainder, and rows
+ * longer than its tables (256 blocks). */
+static void check_two_rows(uint32_t dtype)
+{
+	static const int64_t shapes[][3] = {
+		{30, 8, 8}, {30, 9, 9}, {31, 17, 19}, {2, 3, 16}, {30, 21, 1}, {300, 9, 1}, {257, 3, 3},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		check_shape(dtype, Q42_COMPAT_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
+}
+
 /* Q5_1 takes ggml's x86 vec_dot in either buffer: odd block counts take
  * the one-block tail of the AVX-512 pair loop */
 static void test_rows_q5_1(void **state)
@@ -118,6 +131,7 @@ static void test_rows_q5_1(void **state)
 	(void)state;
 	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_CPU, 32);
 	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_MATMUL, 32);
+	check_two_rows(Q42_DTYPE_Q5_1);
 }
 
 /* Q5_0 likewise (ggml's vec_dot, llamafile's tinyBLAS: one order) */
@@ -126,14 +140,7 @@ static void test_rows_q5_0(void **state)
 	(void)state;
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, 32);
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_MATMUL, 32);
-	/* the AVX-512 kernel's tiles of 8 tokens (full, partial, several),
-	 * odd row counts (a row paired with itself), and rows longer than
-	 * its tables (256 blocks) */
-	static const int64_t shapes[][3] = {
-		{30, 8, 8}, {30, 9, 9}, {31, 17, 19}, {2, 3, 16}, {300, 9, 1}, {257, 3, 3},
-	};
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		check_shape(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
+	check_two_rows(Q42_DTYPE_Q5_0);
 }
 
 static void test_rows_q4_0(void **state)
@@ -153,6 +160,7 @@ static void test_rows_q4_1(void **state)
 	(void)state;
 	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_MATMUL, 32);
 	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_CPU, 32);
+	check_two_rows(Q42_DTYPE_Q4_1);
 }
 
 static void test_rows_q5_k(void **state)
