@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/q42_le.h"
 #include "engine/q42_certify_impl.h"
 #include "formats/q42_types.h"
 #include "kernels/q42_compat.h"
@@ -299,6 +300,17 @@ static void case_compat_ops(struct run *run, struct bufs *s)
 	q42_dequant(Q42_DTYPE_Q8_0, s->xq, b, n);
 	q42_dequant(Q42_DTYPE_Q8_0, s->xq2, a, n);
 	exact(run, s, "compat.quantize_q8_0", "n=192", a, b, n);
+	ref->quantize_q8_1(x, s->xq, n);
+	cand->quantize_q8_1(x, s->xq2, n);
+	q42_dequant(Q42_DTYPE_Q8_1, s->xq, b, n);
+	q42_dequant(Q42_DTYPE_Q8_1, s->xq2, a, n);
+	/* and each block's s (d times its quants' sum), which dequantizing
+	 * does not read */
+	for (int64_t i = 0; i < n / 32; i++) {
+		a[n + i] = q42_f16_to_f32(q42_ld16(s->xq2 + 36 * i + 2));
+		b[n + i] = q42_f16_to_f32(q42_ld16(s->xq + 36 * i + 2));
+	}
+	exact(run, s, "compat.quantize_q8_1", "n=192", a, b, n + n / 32);
 	ref->quantize_f16(x, s->xq, n);
 	cand->quantize_f16(x, s->xq2, n);
 	q42_dequant(Q42_DTYPE_F16, s->xq, b, n);

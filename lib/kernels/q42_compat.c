@@ -557,19 +557,20 @@ q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa)
 const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 {
 	static const q42_compat_ops scalar = {
-		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
+		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_q8_1, q42_compat_quantize_f16,
 		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
 		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope, q42_op_add};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2 has no row ops of its own: its CPUs run the scalar ones */
 	static const q42_compat_ops avx2 = {
-		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_f16,
+		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_q8_1, q42_compat_quantize_f16,
 		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
 		q42_compat_dot_f32_lanes_rows, q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope, q42_op_add};
 	static const q42_compat_ops avx512 = {
-		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_f16_avx512,
+		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_q8_1_avx512,
+		q42_compat_quantize_f16_avx512,
 		q42_compat_dot_f32_avx512, q42_compat_dot_f32_lanes_avx512,
 		q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_lanes_rows_avx512,
 		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512,
@@ -640,7 +641,7 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 			return false;
 		out->vec_dot = amx_rows ? q42_compat_dot_q4_1 : q42_compat_dot_q4_1_cpu;
 		out->rows = rows_for(amx_rows ? R_Q4_1 : R_Q4_1_CPU, use);
-		out->quantize = q42_compat_quantize_q8_1;
+		out->quantize = ops->quantize_q8_1;
 		out->vec_dot_type = Q42_DTYPE_Q8_1;
 		out->name = amx_rows ? "amx-q4_1" : "cpu-q4_1";
 		return true;
@@ -662,7 +663,7 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 			return false;
 		out->vec_dot = q42_compat_dot_q5_1;
 		out->rows = rows_for(R_Q5_1, use);
-		out->quantize = q42_compat_quantize_q8_1;
+		out->quantize = ops->quantize_q8_1;
 		out->vec_dot_type = Q42_DTYPE_Q8_1;
 		out->name = "cpu-q5_1";
 		return true;

@@ -90,6 +90,7 @@ typedef void (*q42_compat_dots_fn)(int64_t n, int64_t n_rows, float *out, const 
 typedef struct q42_compat_ops {
 	enum q42_isa isa; /* the one actually used */
 	void (*quantize_q8_0)(const float *src, void *dst, int64_t n);
+	void (*quantize_q8_1)(const float *src, void *dst, int64_t n);
 	void (*quantize_f16)(const float *src, void *dst, int64_t n);
 	void (*dot_f32)(int64_t n, float *out, const void *w, const void *x);
 	void (*dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x);

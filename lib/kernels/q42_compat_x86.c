@@ -1745,31 +1745,58 @@ A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 
 /* ---- activations ------------------------------------------------------- */
 
+/* One block as quant_block_x86 in q42_compat.c: the quants into qs, d
+ * (unrounded) in *d, their sum in *sum; false (nothing written) for a
+ * block holding a NaN or an infinity, whose rounding is the scalar
+ * code's own. */
+A5_INLINE bool quant_block_avx512(const float *src, uint8_t *qs, float *d, int32_t *sum)
+{
+	const __m512 inf = _mm512_set1_ps(INFINITY);
+	const __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
+	const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+	if ((_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ)) != 0xFFFF)
+		return false;
+	const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+	const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+	const __m512 vid = _mm512_set1_ps(id), lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+	__m512i t = _mm512_setzero_si512();
+	for (int h = 0; h < 2; h++) {
+		__m512 r = _mm512_roundscale_ps(_mm512_mul_ps(h ? v1 : v0, vid),
+						_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+		const __m512i q = _mm512_cvtps_epi32(r);
+		t = _mm512_add_epi32(t, q);
+		_mm_storeu_si128((__m128i *)(qs + 16 * h), _mm512_cvtepi32_epi8(q));
+	}
+	*d = amax / 127.0f;
+	*sum = _mm512_reduce_add_epi32(t);
+	return true;
+}
+
 A5 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n)
 {
 	uint8_t *b = dst;
-	const __m512 inf = _mm512_set1_ps(INFINITY);
 	for (int64_t i = 0; i < n / Q42_QK; i++, src += Q42_QK, b += Q8_0_BYTES) {
-		const __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
-		const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
-		/* NaN or infinity: the scalar code's rounding of them is its own */
-		if ((_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ)) !=
-		    0xFFFF) {
+		float d;
+		int32_t sum;
+		if (quant_block_avx512(src, b + Q8_0_QS, &d, &sum))
+			q42_st16(b, q42_f32_to_f16(d));
+		else
 			q42_compat_quantize_q8_0(src, b, Q42_QK);
-			continue;
-		}
-		const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
-		const float d = amax / 127.0f;
-		const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-		q42_st16(b, q42_f32_to_f16(d));
-		const __m512 vid = _mm512_set1_ps(id), lo = _mm512_set1_ps(-128.0f),
-			     hi = _mm512_set1_ps(127.0f);
-		for (int h = 0; h < 2; h++) {
-			__m512 r = _mm512_roundscale_ps(_mm512_mul_ps(h ? v1 : v0, vid),
-							_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-			r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-			_mm_storeu_si128((__m128i *)(b + Q8_0_QS + 16 * h),
-					 _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+	}
+}
+
+A5 void q42_compat_quantize_q8_1_avx512(const float *src, void *dst, int64_t n)
+{
+	uint8_t *b = dst;
+	for (int64_t i = 0; i < n / Q42_QK; i++, src += Q42_QK, b += Q8_1_BYTES) {
+		float d;
+		int32_t sum;
+		if (quant_block_avx512(src, b + Q8_1_QS, &d, &sum)) {
+			q42_st16(b, q42_f32_to_f16(d));
+			q42_st16(b + Q8_1_S, q42_f32_to_f16(d * (float)sum));
+		} else {
+			q42_compat_quantize_q8_1(src, b, Q42_QK);
 		}
 	}
 }

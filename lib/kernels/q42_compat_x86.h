@@ -53,6 +53,7 @@ void q42_generic_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS);
 
 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
+void q42_compat_quantize_q8_1_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x);
