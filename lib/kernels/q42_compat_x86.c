@@ -531,188 +531,11 @@ A2 void q42_compat_rows_q5_0_avx2(Q42_COMPAT_ROWS_ARGS)
 	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
 }
 
-/* One block of a row as the one-block tail needs it (element order,
- * unsigned). */
-A5_INLINE __m256i lanes8_block(const uint8_t *b, struct l8 L)
-{
-	if (L.qh < 0)
-		return x86_nibbles32(b + L.qs);
-	return _mm256_or_si256(x86_nibbles32(b + L.qs),
-			       _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + L.qh)),
-						_mm256_set1_epi8(0x10)));
-}
-
 /* -offset times each dword's byte sum of one activation block */
 A5_INLINE __m256i lanes8_bias(__m256i y8, struct l8 L)
 {
 	return _mm256_sub_epi32(_mm256_setzero_si256(),
 				_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(L.offset), y8));
-}
-
-enum { Q51_TB = 32 }; /* tokens per pass of the many-token loop */
-
-/* Several tokens (prompt processing): a group's pair of blocks is
- * unpacked once for up to Q51_TB tokens, whose lanes wait in memory; each
- * (row, token) sees the one-token loop's operations in its order. */
-A5_INLINE void lanes8_rows_tokens(Q42_COMPAT_ROWS_ARGS, __m512i perm, __m512i cnt, __m512i dperm,
-				  struct l8 L)
-{
-	const int64_t nb = n / Q42_QK;
-	__m256 acc[Q51_TB][GROUP], summs[Q51_TB];
-	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
-		const uint8_t *wr[GROUP];
-		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
-		for (int64_t t0 = 0; t0 < n_tok; t0 += Q51_TB) {
-			const int64_t nt = n_tok - t0 < Q51_TB ? n_tok - t0 : Q51_TB;
-			const uint8_t *x0 = (const uint8_t *)x + (uint64_t)t0 * x_stride;
-			for (int64_t t = 0; t < nt; t++) {
-				summs[t] = _mm256_setzero_ps();
-				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					acc[t][r] = _mm256_setzero_ps();
-			}
-			int64_t j = 0;
-			for (; j + 2 <= nb; j += 2) {
-				const int64_t o = j * L.bytes;
-				__m512i q[GROUP];
-				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					q[r] = q5_pair(wr[r] + o, perm, cnt, L.bytes, L.qh);
-				const __m512 dw = pair_halves(wr, o, L.bytes / 2, dperm);
-				const __m512 mw = L.min ? pair_halves(wr, o + Q5_1_M, L.bytes / 2, dperm)
-							: _mm512_setzero_ps();
-				for (int64_t t = 0; t < nt; t++) {
-					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
-					const struct pair_act a = pair_act_at(xb, L.offset, L.xbytes, L.xqs);
-					const __m512 dd = _mm512_mul_ps(dw, a.dx);
-					if (L.min) {
-						const __m512 mm = _mm512_mul_ps(mw, pair_scales(xb, Q8_1_S, Q8_1_BYTES));
-						summs[t] = _mm256_add_ps(summs[t], _mm512_castps512_ps256(mm));
-						summs[t] = _mm256_add_ps(summs[t], hi256(mm));
-					}
-					float ddv[2 * GROUP];
-					_mm512_storeu_ps(ddv, dd);
-					UNROLL
-					for (int r = 0; r < GROUP; r++) {
-						const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(a.bias, q[r], a.yq));
-						acc[t][r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s),
-									    _mm256_broadcast_ss(&ddv[r]), acc[t][r]);
-						acc[t][r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]),
-									    acc[t][r]);
-					}
-				}
-			}
-			for (; j < nb; j++) {
-				const int64_t o = j * L.bytes;
-				__m256i q[GROUP];
-				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					q[r] = lanes8_block(wr[r] + o, L);
-				const __m256 dw = halves_rows(wr, o);
-				const __m256 mw = L.min ? halves_rows(wr, o + Q5_1_M) : _mm256_setzero_ps();
-				for (int64_t t = 0; t < nt; t++) {
-					const uint8_t *xb = x0 + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
-					const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + L.xqs));
-					const __m256i bias = lanes8_bias(y8, L);
-					const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
-					if (L.min)
-						summs[t] = _mm256_add_ps(summs[t],
-									 _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(
-												   q42_ld16(xb + Q8_1_S)))));
-					UNROLL
-					for (int r = 0; r < GROUP; r++)
-						acc[t][r] = _mm256_fmadd_ps(
-							_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(bias, q[r], y8)),
-							_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[t][r]);
-				}
-			}
-			for (int64_t t = 0; t < nt; t++) {
-				float ms[GROUP], out[GROUP];
-				_mm256_storeu_ps(ms, summs[t]);
-				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					out[r] = L.min ? hsum_float8(acc[t][r]) + ms[r] : hsum_float8(acc[t][r]);
-				store_group(y + (uint64_t)(t0 + t) * y_stride, r0, n_rows, out, GROUP);
-			}
-		}
-	}
-}
-
-/* Q5_1, Q4_1 in llama.cpp's plain CPU buffer (the same eight-lane order
- * without fifth bits; the min field sits where Q5_1's does) and Q5_0
- * (against Q8_0, no min). */
-A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
-{
-	const struct l8 L = l8_layout(kind);
-	const int64_t nb = n / Q42_QK;
-	__m512i perm, cnt;
-	q5_pair_tables(L.bytes, L.qs, &perm, &cnt);
-	const __m512i dperm = dperm_gap(L.bytes / 2);
-	if (n_tok > 1) {
-		lanes8_rows_tokens(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, perm, cnt, dperm,
-				   L);
-		return;
-	}
-	struct pair_act pre[PAIR_PRE];
-	__m512 pre_s[PAIR_PRE];
-	const bool have_pre = L.min ? pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok)
-				    : pair_act_pre(pre, x, nb, n_tok, L.offset, L.xbytes, L.xqs);
-	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
-		const uint8_t *wr[GROUP];
-		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
-		const uint8_t *nx[GROUP];
-		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
-		const uint8_t *xb = x;
-		__m256 acc[GROUP], summs = _mm256_setzero_ps();
-		UNROLL
-		for (int r = 0; r < GROUP; r++)
-			acc[r] = _mm256_setzero_ps();
-		int64_t j = 0;
-		for (; j + 2 <= nb; j += 2, xb += 2 * L.xbytes) {
-			const int64_t o = j * L.bytes;
-			prefetch_rows(nx, o, 2 * L.bytes);
-			const struct pair_act a = have_pre ? pre[j / 2] : pair_act_at(xb, L.offset, L.xbytes, L.xqs);
-			const __m512 dd = _mm512_mul_ps(pair_halves(wr, o, L.bytes / 2, dperm), a.dx);
-			if (L.min) {
-				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
-				const __m512 mm = _mm512_mul_ps(pair_halves(wr, o + Q5_1_M, L.bytes / 2, dperm), sx);
-				summs = _mm256_add_ps(summs, _mm512_castps512_ps256(mm));
-				summs = _mm256_add_ps(summs, hi256(mm));
-			}
-			/* each row's two scales come back as broadcast loads
-			 * (load ports) rather than lane permutes */
-			float ddv[2 * GROUP];
-			_mm512_storeu_ps(ddv, dd);
-			UNROLL
-			for (int r = 0; r < GROUP; r++) {
-				const __m512 s = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
-					a.bias, q5_pair(wr[r] + o, perm, cnt, L.bytes, L.qh), a.yq));
-				acc[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(s), _mm256_broadcast_ss(&ddv[r]), acc[r]);
-				acc[r] = _mm256_fmadd_ps(hi256(s), _mm256_broadcast_ss(&ddv[GROUP + r]), acc[r]);
-			}
-		}
-		for (; j < nb; j++, xb += L.xbytes) {
-			const int64_t o = j * L.bytes;
-			const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + L.xqs));
-			const __m256i bias = lanes8_bias(y8, L);
-			const __m256 dd = _mm256_mul_ps(halves_rows(wr, o), _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
-			if (L.min)
-				summs = _mm256_add_ps(summs,
-						      _mm256_mul_ps(halves_rows(wr, o + Q5_1_M),
-								    _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb + Q8_1_S)))));
-			UNROLL
-			for (int r = 0; r < GROUP; r++)
-				acc[r] = _mm256_fmadd_ps(
-					_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(bias, lanes8_block(wr[r] + o, L), y8)),
-					_mm256_permutexvar_ps(_mm256_set1_epi32(r), dd), acc[r]);
-		}
-		float ms[GROUP], out[GROUP];
-		_mm256_storeu_ps(ms, summs);
-		UNROLL
-		for (int r = 0; r < GROUP; r++)
-			out[r] = L.min ? hsum_float8(acc[r]) + ms[r] : hsum_float8(acc[r]);
-		store_group(y, r0, n_rows, out, GROUP);
-	}
 }
 
 /* The eight-lane kinds (Q5_0, Q5_1, Q4_1 in the plain CPU buffer) with two
@@ -725,9 +548,11 @@ A5_INLINE void lanes8_rows_avx512(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
  * the scalar kernel's operations one by one. One token: a group of eight
  * rows is four such pairs in flight. Several: one pair at a time against
  * a tile of up to TWO_T tokens, their accumulators in registers, each
- * unpacked block used for all of them. The token tables hold TWO_T *
- * TWO_NB entries (136 KiB of stack); longer rows take the kernel above. */
-enum { TWO_T = 8, TWO_NB = 256 };
+ * unpacked block used for all of them. The token table holds TWO_TAB
+ * (token, block) entries (144 KiB of stack with d_x and s_x): full tiles
+ * up to 256 blocks per row, narrower ones up to 2048, one token up to
+ * 2048; rows longer than that (k > 65536) take the scalar definition. */
+enum { TWO_T = 8, TWO_TAB = 2048 };
 
 /* Block j of rows a and b, quants 0..31 (nibble | fifth bit), unsigned:
  * each row's 16 quant bytes twice, per-lane shifts 0 / 4 pick the
@@ -875,8 +700,8 @@ A5_INLINE void two_rows1(struct l8 L, int64_t n, int64_t n_rows, const void *w, 
 {
 	const int64_t nb = n / Q42_QK;
 	const __m512i cnt = two_cnt(), dperm = dperm_gap(L.bytes / 2);
-	struct two_tok tab[TWO_NB];
-	float dx[TWO_NB], sx[TWO_NB];
+	struct two_tok tab[TWO_TAB];
+	float dx[TWO_TAB], sx[TWO_TAB];
 	two_table(L, x, 0, 1, nb, 1, tab, dx, sx);
 	/* the next group lies GROUP rows on (prefetches past the matrix are
 	 * harmless: they never fault) */
@@ -943,25 +768,31 @@ A5_INLINE void two_rows(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 {
 	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
-	if (nb > TWO_NB) {
-		lanes8_rows_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, kind);
+	if (nb > TWO_TAB) {
+		void (*dot)(int64_t, float *, const void *, const void *) =
+			kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
+		for (int64_t r = 0; r < n_rows; r++)
+			for (int64_t t = 0; t < n_tok; t++)
+				dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
+				    (const uint8_t *)x + (uint64_t)t * x_stride);
 		return;
 	}
 	if (n_tok == 1) {
 		two_rows1(L, n, n_rows, w, w_stride, x, y);
 		return;
 	}
-	struct two_tok tab[TWO_T * TWO_NB];
-	float dx[TWO_T * TWO_NB], sx[TWO_T * TWO_NB];
-	for (int64_t t0 = 0; t0 < n_tok; t0 += TWO_T) {
-		const int64_t nt = n_tok - t0 < TWO_T ? n_tok - t0 : TWO_T;
-		two_table(L, (const uint8_t *)x + (uint64_t)t0 * x_stride, x_stride, nt, nb, TWO_T, tab, dx, sx);
+	struct two_tok tab[TWO_TAB];
+	float dx[TWO_TAB], sx[TWO_TAB];
+	const int64_t width = TWO_TAB / nb < TWO_T ? TWO_TAB / nb : TWO_T;
+	for (int64_t t0 = 0; t0 < n_tok; t0 += width) {
+		const int64_t nt = n_tok - t0 < width ? n_tok - t0 : width;
+		two_table(L, (const uint8_t *)x + (uint64_t)t0 * x_stride, x_stride, nt, nb, (int)nt, tab, dx, sx);
 		float *yt = y + (uint64_t)t0 * y_stride;
 		/* the tile's width as a constant, so its accumulators stay in
 		 * registers */
 		switch (nt) {
 #define TWO_TILE(T)                                                                                   \
-	case T: two_rows_tile(T, L, n, n_rows, w, w_stride, yt, y_stride, tab, dx, sx, TWO_T); break;
+	case T: two_rows_tile(T, L, n, n_rows, w, w_stride, yt, y_stride, tab, dx, sx, T); break;
 		TWO_TILE(1) TWO_TILE(2) TWO_TILE(3) TWO_TILE(4) TWO_TILE(5) TWO_TILE(6) TWO_TILE(7)
 		default: two_rows_tile(TWO_T, L, n, n_rows, w, w_stride, yt, y_stride, tab, dx, sx, TWO_T); break;
 #undef TWO_TILE

@@ -113,12 +113,14 @@ static void test_rows_q8_0(void **state)
 
 /* The AVX-512 two-rows-per-register kernel of the eight-lane kinds: its
  * tiles of 8 tokens (full, partial, several), odd row counts (a row
- * paired with itself), groups of eight rows with a remainder, and rows
- * longer than its tables (256 blocks). */
+ * paired with itself), groups of eight rows with a remainder, tiles
+ * narrowed by long rows (over 256 blocks) and rows past its tables (2048
+ * blocks: the scalar definition). */
 static void check_two_rows(uint32_t dtype)
 {
 	static const int64_t shapes[][3] = {
 		{30, 8, 8}, {30, 9, 9}, {31, 17, 19}, {2, 3, 16}, {30, 21, 1}, {300, 9, 1}, {257, 3, 3},
+		{2049, 2, 2},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_shape(dtype, Q42_COMPAT_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
