@@ -24,11 +24,14 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/golden/engine/greedy.tsv tests/golden/engine/logits-tiny-llama-spm-f32-once.txt \
 	tests/golden/engine/logits-stories260K-once.txt \
 	tests/golden/engine/logits-e256-llama-q4_k_m-once.txt \
+	tests/golden/engine/logits-e256-llama-q5_0-once.txt \
+	tests/golden/engine/logits-e256-llama-q5_1-once.txt \
 	tests/golden/engine/choices.tsv tests/golden/engine/make_choices_golden.py \
 	tests/models/README tests/models/make_models.sh \
 	tests/models/e256-llama-q8_0.gguf tests/models/e256-llama-q4_0.gguf \
 	tests/models/e256-llama-q4_k_m.gguf tests/models/e256-llama-q6_k.gguf \
 	tests/models/e256-llama-tied-f16.gguf tests/models/e256-qwen2-q8_0.gguf \
+	tests/models/e256-llama-q5_0.gguf tests/models/e256-llama-q5_1.gguf \
 	tests/models/no-tokenizer.gguf tests/models/strip_tokenizer.py tests/models/ggml-vocab-phi-3.gguf
 # q42_compat against llama.cpp's compiled x86 code (tests/golden/compat/README)
 if HAVE_CMOCKA

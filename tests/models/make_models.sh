@@ -26,6 +26,11 @@ for q in Q8_0 Q4_0 Q4_K_M Q6_K; do
     lq=$(echo $q | tr 'A-Z' 'a-z')
     "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-$lq.gguf" $q --threads 1
 done
+# every tensor in one type (--pure), the embedding and output too
+for q in Q5_0 Q5_1; do
+    lq=$(echo $q | tr 'A-Z' 'a-z')
+    "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-$lq.gguf" $q --pure --threads 1
+done
 # llama, tied output (no output.weight), F16 matrices, 1 layer
 "$PY" "$MK" --arch llama --n-embd 256 --n-layer 1 --n-head 4 --n-head-kv 2 --n-ff 256 --tie-embd 1 \
     --vocab-from "$VOC" --seed 8 --type f16 "$OUT/e256-llama-tied-f16.gguf"

@@ -203,13 +203,15 @@ static void test_greedy_all(void **state)
 }
 
 /* The same ids for 1, 2 and 3 threads and for any prefill batch, with no
- * tolerance at all: every output element is computed the same way. */
-static void test_threads_and_batch_identical(void **state)
+ * tolerance at all: every output element is computed the same way. The
+ * models' longest prompt (13 tokens), for the k-quant kernels and the
+ * eight-lane ones (Q5_0, Q5_1: their tiles of 8 tokens, partial and
+ * whole). */
+static void check_threads_and_batch(const char *model)
 {
-	(void)state;
 	const golden_row *r = NULL;
 	for (uint32_t i = 0; i < n_rows; i++)
-		if (strcmp(rows[i].model, "e256-llama-q4_k_m.gguf") == 0)
+		if (strcmp(rows[i].model, model) == 0)
 			r = &rows[i];
 	assert_non_null(r);
 	char path[4096];
@@ -225,7 +227,7 @@ static void test_threads_and_batch_identical(void **state)
 	memcpy(logits, q42_engine_logits(e), sizeof logits);
 	q42_engine_close(e);
 	q42_mount_close(m);
-	const uint32_t cfg[][2] = {{2, 0}, {3, 0}, {1, 2}, {3, 1}};
+	const uint32_t cfg[][2] = {{2, 0}, {3, 0}, {1, 2}, {3, 1}, {2, 5}};
 	for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
 		e = open_engine(&m, path, cfg[c][0], 0, cfg[c][1]);
 		greedy(e, r, got);
@@ -236,6 +238,14 @@ static void test_threads_and_batch_identical(void **state)
 		q42_engine_close(e);
 		q42_mount_close(m);
 	}
+}
+
+static void test_threads_and_batch_identical(void **state)
+{
+	(void)state;
+	check_threads_and_batch("e256-llama-q4_k_m.gguf");
+	check_threads_and_batch("e256-llama-q5_0.gguf");
+	check_threads_and_batch("e256-llama-q5_1.gguf");
 }
 
 /* q42_engine_eval_top1 picks what q42_argmax picks from the logits it
@@ -276,8 +286,10 @@ static void test_eval_top1(void **state)
 }
 
 /* Last-position logits of the whole vocabulary within 1e-4 relative:
- * |ours - llama.cpp| <= 1e-4 * max(1, |llama.cpp|) for every id. */
-static void check_logits(const char *model, const char *golden, const int32_t *ids, uint32_t n)
+ * |ours - llama.cpp| <= 1e-4 * max(1, |llama.cpp|) for every id; with
+ * exact, equal to the last bit (the files print %.9g, which names a float
+ * exactly). */
+static void check_logits(const char *model, const char *golden, const int32_t *ids, uint32_t n, bool exact)
 {
 	char path[4096], gpath[4096];
 	if (!model_path(model, path, sizeof path)) {
@@ -299,7 +311,7 @@ static void check_logits(const char *model, const char *golden, const int32_t *i
 		double d = fabs((double)l[i] - ref) / fmax(1.0, fabs(ref));
 		if (d > worst)
 			worst = d;
-		if (d > 1e-4)
+		if (d > 1e-4 || (exact && l[i] != (float)ref))
 			fail_msg("%s: logit %u is %.9g, llama.cpp gives %.9g", model, i, (double)l[i], ref);
 		i++;
 	}
@@ -314,21 +326,33 @@ static void test_logits_tiny_llama(void **state)
 {
 	(void)state;
 	static const int32_t ids[] = {1, 9038, 2501, 263, 931};
-	check_logits("tiny-llama-spm-f32.gguf", "logits-tiny-llama-spm-f32-once.txt", ids, 5);
+	check_logits("tiny-llama-spm-f32.gguf", "logits-tiny-llama-spm-f32-once.txt", ids, 5, false);
 }
 
 static void test_logits_stories(void **state)
 {
 	(void)state;
 	static const int32_t ids[] = {1, 403, 407, 261, 378};
-	check_logits("stories260K.gguf", "logits-stories260K-once.txt", ids, 5);
+	check_logits("stories260K.gguf", "logits-stories260K-once.txt", ids, 5, false);
 }
 
+/* Q4_K and Q6_K in llama.cpp's AMX buffer: its logits to the last bit */
 static void test_logits_q4_k_m(void **state)
 {
 	(void)state;
 	static const int32_t ids[] = {1, 403, 407, 261, 378};
-	check_logits("e256-llama-q4_k_m.gguf", "logits-e256-llama-q4_k_m-once.txt", ids, 5);
+	check_logits("e256-llama-q4_k_m.gguf", "logits-e256-llama-q4_k_m-once.txt", ids, 5, true);
+}
+
+/* Q5_0 and Q5_1 everywhere (token embedding and output too): llama.cpp's
+ * vec_dot for one token, and for Q5_0 llamafile's kernel for the prompt;
+ * q42's logits are llama.cpp's to the last bit */
+static void test_logits_q5(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-q5_0.gguf", "logits-e256-llama-q5_0-once.txt", ids, 5, true);
+	check_logits("e256-llama-q5_1.gguf", "logits-e256-llama-q5_1-once.txt", ids, 5, true);
 }
 
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
@@ -405,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_logits_tiny_llama),
 		cmocka_unit_test(test_logits_stories),
 		cmocka_unit_test(test_logits_q4_k_m),
+		cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};

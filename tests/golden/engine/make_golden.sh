@@ -37,7 +37,7 @@ golden() { # golden FILE-LABEL MODEL-PATH > rows
 	golden stories260K.gguf "$SM/stories260K.gguf"
 	golden tiny-llama-spm-f32.gguf "$SM/tiny-llama-spm-f32.gguf"
 	for m in e256-llama-q8_0 e256-llama-q4_0 e256-llama-q4_k_m e256-llama-q6_k \
-		e256-llama-tied-f16 e256-qwen2-q8_0; do
+		e256-llama-tied-f16 e256-qwen2-q8_0 e256-llama-q5_0 e256-llama-q5_1; do
 		golden $m.gguf tests/models/$m.gguf
 	done
 } > $G/greedy.tsv
@@ -46,3 +46,5 @@ golden() { # golden FILE-LABEL MODEL-PATH > rows
 "$LP" logits "$SM/tiny-llama-spm-f32.gguf" "Once upon a time" $OPTS > $G/logits-tiny-llama-spm-f32-once.txt
 "$LP" logits "$SM/stories260K.gguf" "Once upon a time" $OPTS > $G/logits-stories260K-once.txt
 "$LP" logits tests/models/e256-llama-q4_k_m.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q4_k_m-once.txt
+"$LP" logits tests/models/e256-llama-q5_0.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_0-once.txt
+"$LP" logits tests/models/e256-llama-q5_1.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_1-once.txt
