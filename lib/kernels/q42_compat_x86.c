@@ -819,12 +819,48 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
  * (q5_pair without fifth bits, the activation table of a one-token
  * call), then per row and block in order fma(sumi, d_w * d_x, acc) and
  * fma(m_w, s_x, acc); a lone last block takes ROWS_Q32's step. */
+/* The d and m fields of blocks j and j + 1 of eight rows, from the rows'
+ * loaded pairs of Q4_1 blocks (d at word 0, m at 1, the next block's at 10
+ * and 11): as words [d_j rows 0..7 | d_j+1 | m_j | m_j+1]. Each pair of
+ * rows is one word gather that puts the rows' words at their final
+ * positions; three blends join the pairs. Cheaper than loading the fields
+ * again (pair_halves: a masked load per row and field). */
+struct q41_dm_tabs {
+	__m512i idx[GROUP / 2];
+};
+
+A5_INLINE struct q41_dm_tabs q41_dm_tables(void)
+{
+	static const int src[4] = {0, 10, 1, 11}; /* d_j, d_j+1, m_j, m_j+1 */
+	struct q41_dm_tabs t;
+	for (int i = 0; i < GROUP / 2; i++) {
+		int16_t ix[32];
+		for (int pos = 0; pos < 32; pos++) {
+			const int f = pos / 8, r = pos % 8;
+			ix[pos] = (int16_t)(r == 2 * i ? src[f] : r == 2 * i + 1 ? 32 + src[f] : 0);
+		}
+		t.idx[i] = _mm512_loadu_si512(ix);
+	}
+	return t;
+}
+
+A5_INLINE __m512i q41_dm(const __m512i l[GROUP], const struct q41_dm_tabs *t)
+{
+	__m512i u[GROUP / 2];
+	UNROLL
+	for (int i = 0; i < GROUP / 2; i++)
+		u[i] = _mm512_permutex2var_epi16(l[2 * i], t->idx[i], l[2 * i + 1]);
+	const __m512i v0 = _mm512_mask_blend_epi16((__mmask32)0x0C0C0C0Cu, u[0], u[1]);
+	const __m512i v1 = _mm512_mask_blend_epi16((__mmask32)0xC0C0C0C0u, u[2], u[3]);
+	return _mm512_mask_blend_epi16((__mmask32)0xF0F0F0F0u, v0, v1);
+}
+
 A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
 	__m512i perm, cnt;
 	q5_pair_tables(Q4_1_BYTES, Q4_1_QS, &perm, &cnt);
-	const __m512i dperm = dperm_gap(Q4_1_BYTES / 2);
+	const struct q41_dm_tabs dmt = q41_dm_tables();
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
 	const bool have_pre = pair_act_pre_q8_1(pre, pre_s, x, nb, n_tok);
@@ -845,14 +881,20 @@ A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
 				const struct pair_act a =
 					have_pre ? pre[j / 2] : pair_act_at(xb, 0, Q8_1_BYTES, Q8_1_QS);
 				const __m512 sx = have_pre ? pre_s[j / 2] : pair_scales(xb, Q8_1_S, Q8_1_BYTES);
-				__m512i v[GROUP];
+				__m512i v[GROUP], l[GROUP];
 				UNROLL
-				for (int r = 0; r < GROUP; r++)
-					v[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-								   q5_pair(wr[r] + o, perm, cnt, Q4_1_BYTES, -1), a.yq);
+				for (int r = 0; r < GROUP; r++) {
+					l[r] = _mm512_maskz_loadu_epi8((__mmask64)((1ull << (2 * Q4_1_BYTES)) - 1), wr[r] + o);
+					v[r] = _mm512_dpbusd_epi32(
+						_mm512_setzero_si512(),
+						_mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(perm, l[r]), cnt),
+								 _mm512_set1_epi8(0x0F)),
+						a.yq);
+				}
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
-				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, Q4_1_BYTES / 2, dperm), a.dx);
-				const __m512 m = pair_halves(wr, o + Q4_1_M, Q4_1_BYTES / 2, dperm);
+				const __m512i dm = q41_dm(l, &dmt);
+				const __m512 d = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(dm)), a.dx);
+				const __m512 m = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dm, 1));
 				acc = _mm256_fmadd_ps(_mm512_castps512_ps256(s), _mm512_castps512_ps256(d), acc);
 				acc = _mm256_fmadd_ps(_mm512_castps512_ps256(m), _mm512_castps512_ps256(sx), acc);
 				acc = _mm256_fmadd_ps(hi256(s), hi256(d), acc);
