@@ -29,13 +29,15 @@ int q42_cpu_has_avx2(void)
 }
 
 /* The AVX-512 table wants Ice Lake's set: VNNI for the int8 dots, VBMI
- * for vpermb; older AVX-512 CPUs get the AVX2 table. */
+ * for vpermb, GFNI for one-instruction nibble splits; older AVX-512 CPUs
+ * get the AVX2 table. */
 int q42_cpu_has_avx512(void)
 {
 	__builtin_cpu_init();
 	return q42_cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
 	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-	       __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+	       __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi") &&
+	       __builtin_cpu_supports("gfni");
 }
 
 #define AVX2 __attribute__((target("avx2,fma")))
