@@ -245,7 +245,7 @@ static void case_compat(struct run *run, struct bufs *s, uint32_t dtype, enum q4
 		const q42_dtype_info *xi = q42_dtype_get(ref.vec_dot_type);
 		xs = (uint64_t)(n_in / xi->block_elems) * xi->block_bytes;
 		for (int t = 0; t < CPU_TOK; t++)
-			ref.quantize(s->x + t * n_in, s->xq + t * xs, n_in);
+			ref.quantize(s->x + t * n_in, s->xq + (uint64_t)t * xs, n_in);
 		xq = s->xq;
 	}
 	char name[48];

@@ -118,7 +118,7 @@ static void check_mm(const char *name, uint32_t dtype, bool cpu)
 			for (int n = 0; n < MM_N; n++) {
 				float got;
 				kern.vec_dot(k, &got, w.data + (size_t)n * wrow, qx);
-				expect_bits(fn, (size_t)r * MM_N + n, got, f32_at(want.data, (size_t)r * MM_N + n));
+				expect_bits(fn, (size_t)r * MM_N + (size_t)n, got, f32_at(want.data, (size_t)r * MM_N + (size_t)n));
 			}
 		}
 		free(want.data);
@@ -285,7 +285,7 @@ static void test_softmax(void **state)
 	float y[SM_N];
 	for (int r = 0; r < SM_ROWS; r++) {
 		const float *x = (const float *)(b.data + (size_t)r * SM_N * 4);
-		const uint8_t *want = b.data + ((size_t)SM_ROWS + r) * SM_N * 4;
+		const uint8_t *want = b.data + ((size_t)SM_ROWS + (size_t)r) * SM_N * 4;
 		q42_compat_softmax(live[r], y, x);
 		for (int i = 0; i < live[r]; i++)
 			expect_bits("soft_max", (size_t)(r * SM_N + i), y[i], f32_at(want, (size_t)i));
@@ -297,13 +297,13 @@ static void test_softmax(void **state)
 
 static void check_swiglu(const char *fn, int n, int rows)
 {
-	blob b = golden(fn, 3 * (size_t)n * rows * 4);
+	blob b = golden(fn, 3 * (size_t)n * (size_t)rows * 4);
 	float *y = malloc((size_t)n * 4);
 	assert_non_null(y);
 	for (int r = 0; r < rows; r++) {
-		const float *g = (const float *)(b.data + (size_t)r * n * 4);
-		const float *u = (const float *)(b.data + ((size_t)rows + r) * n * 4);
-		const uint8_t *want = b.data + (2 * (size_t)rows + r) * n * 4;
+		const float *g = (const float *)(b.data + (size_t)r * (size_t)n * 4);
+		const float *u = (const float *)(b.data + ((size_t)rows + (size_t)r) * (size_t)n * 4);
+		const uint8_t *want = b.data + (2 * (size_t)rows + (size_t)r) * (size_t)n * 4;
 		q42_compat_swiglu(n, y, g, u);
 		for (int i = 0; i < n; i++)
 			expect_bits(fn, (size_t)(r * n + i), y[i], f32_at(want, (size_t)i));
@@ -336,7 +336,7 @@ static void check_rope(const char *fn, bool neox)
 			theta *= ts;
 		}
 		for (int h = 0; h < HEADS; h++) {
-			const size_t off = ((size_t)t * HEADS + h) * HD;
+			const size_t off = ((size_t)t * HEADS + (size_t)h) * HD;
 			memcpy(x, b.data + off * 4, sizeof x);
 			q42_compat_rope(HD, x, cache, neox);
 			for (int i = 0; i < HD; i++)
