@@ -481,39 +481,102 @@ static inline struct l8 l8_layout(enum lanes8_kind kind)
 	}
 }
 
-/* One row on AVX2 (no VNNI: maddubs then madd by ones give the same exact
- * dword sums of four products; no int16 pair overflows, 31 * 128 * 2 <
- * 32767; Q5_0's offset comes off each dword as 16 times its four y). */
+/* AVX2 (no VNNI: maddubs then madd by ones give the same exact dword sums
+ * of four products; no int16 pair overflows, 31 * 128 * 2 < 32767): one
+ * row at a time against a tile of up to L8_T tokens, each row's block
+ * unpacked once for all of them, the tokens' eight lanes in registers.
+ * Q5_0's offset comes off each dword as 16 times its four y, from a table
+ * made once per tile (with d_x and s_x); min sums in float, per token. */
+enum { L8_T = 8, L8_TAB = 2048 };
+
+struct l8_tok {
+	__m256i bias;
+	float dx, sx;
+};
+
+A2_INLINE void l8_tile_avx2(int T, struct l8 L, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+			    const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride, const struct l8_tok *tab)
+{
+	const int64_t nb = n / Q42_QK;
+	const __m256i bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+	for (int64_t r = 0; r < n_rows; r++) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		__m256 acc[L8_T];
+		float summs[L8_T];
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			acc[t] = _mm256_setzero_ps();
+			summs[t] = 0.0f;
+		}
+		for (int64_t j = 0; j < nb; j++, a += L.bytes) {
+			__m256i q = x86_nibbles32(a + L.qs);
+			if (L.qh >= 0)
+				q = _mm256_or_si256(q, _mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + L.qh)), bit4));
+			const float dw = _cvtsh_ss(q42_ld16(a));
+			const float mw = L.min ? _cvtsh_ss(q42_ld16(a + Q5_1_M)) : 0.0f;
+			const struct l8_tok *e = tab + j * T;
+			const uint8_t *xj = x + (uint64_t)j * (uint64_t)L.xbytes + L.xqs;
+			UNROLL
+			for (int t = 0; t < T; t++) {
+				__m256i p = _mm256_madd_epi16(
+					_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(xj + (uint64_t)t * x_stride))),
+					ones);
+				if (L.offset)
+					p = _mm256_add_epi32(p, e[t].bias);
+				acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * e[t].dx), acc[t]);
+				if (L.min)
+					summs[t] = summs[t] + mw * e[t].sx;
+			}
+		}
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			const float sum = hsum_float8(acc[t]);
+			y[(uint64_t)t * y_stride + (uint64_t)r] = L.min ? sum + summs[t] : sum;
+		}
+	}
+}
+
 A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 {
 	const struct l8 L = l8_layout(kind);
-	const __m256i bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
-	const __m256i off = _mm256_set1_epi8(L.offset);
-	for (int64_t r = 0; r < n_rows; r++)
-		for (int64_t t = 0; t < n_tok; t++) {
-			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
-			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
-			__m256 acc = _mm256_setzero_ps();
-			float summs = 0.0f;
-			for (int64_t i = 0; i < n / Q42_QK; i++, a += L.bytes, b += L.xbytes) {
-				if (L.min)
-					summs = summs + _cvtsh_ss(q42_ld16(a + Q5_1_M)) *
-								_cvtsh_ss(q42_ld16(b + Q8_1_S));
-				__m256i q = x86_nibbles32(a + L.qs);
-				if (L.qh >= 0)
-					q = _mm256_or_si256(
-						q, _mm256_and_si256(x86_bits_to_bytes(q42_ld32(a + L.qh)), bit4));
-				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(b + L.xqs));
-				__m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y8), ones);
-				if (L.offset)
-					p = _mm256_sub_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(off, y8), ones));
-				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-						      _mm256_set1_ps(_cvtsh_ss(q42_ld16(a)) * _cvtsh_ss(q42_ld16(b))),
-						      acc);
+	const int64_t nb = n / Q42_QK;
+	if (nb > L8_TAB) {
+		void (*dot)(int64_t, float *, const void *, const void *) =
+			kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
+		for (int64_t r = 0; r < n_rows; r++)
+			for (int64_t t = 0; t < n_tok; t++)
+				dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
+				    (const uint8_t *)x + (uint64_t)t * x_stride);
+		return;
+	}
+	const __m256i off = _mm256_set1_epi8(L.offset), ones = _mm256_set1_epi16(1);
+	struct l8_tok tab[L8_TAB];
+	const int64_t width = L8_TAB / nb < L8_T ? L8_TAB / nb : L8_T;
+	for (int64_t t0 = 0; t0 < n_tok; t0 += width) {
+		const int64_t nt = n_tok - t0 < width ? n_tok - t0 : width;
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+		for (int64_t t = 0; t < nt; t++)
+			for (int64_t j = 0; j < nb; j++) {
+				const uint8_t *xb = xt + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)L.xbytes;
+				struct l8_tok *e = &tab[j * nt + t];
+				e->bias = _mm256_sub_epi32(
+					_mm256_setzero_si256(),
+					_mm256_madd_epi16(_mm256_maddubs_epi16(off, _mm256_loadu_si256((const __m256i *)(xb + L.xqs))),
+							  ones));
+				e->dx = _cvtsh_ss(q42_ld16(xb));
+				e->sx = L.min ? _cvtsh_ss(q42_ld16(xb + Q8_1_S)) : 0.0f;
 			}
-			const float sum = hsum_float8(acc);
-			y[(uint64_t)t * y_stride + (uint64_t)r] = L.min ? sum + summs : sum;
+		float *yt = y + (uint64_t)t0 * y_stride;
+		/* the tile's width as a constant, so its accumulators stay in
+		 * registers */
+		switch (nt) {
+#define L8_TILE(T)                                                                                    \
+	case T: l8_tile_avx2(T, L, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride, tab); break;
+		L8_TILE(1) L8_TILE(2) L8_TILE(3) L8_TILE(4) L8_TILE(5) L8_TILE(6) L8_TILE(7)
+		default: l8_tile_avx2(L8_T, L, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride, tab); break;
+#undef L8_TILE
 		}
+	}
 }
 
 A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
