@@ -2024,4 +2024,22 @@ A5 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool
 	}
 }
 
+/* ---- float row operations, FMA ------------------------------------------ */
+
+/* q42_compat_float.h compiled with FMA for the AVX2 table (fmaf one
+ * instruction, not a libm call), contraction off as in q42_compat.c */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+#define CF(name) q42_compat_##name##_fma
+#define CF_ATTR A2
+#define CF_STATIC A2_INLINE
+#include "kernels/q42_compat_float.h"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 #endif

@@ -65,5 +65,16 @@ void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
+/* q42_compat_float.h's operations compiled with FMA (AVX2 CPUs): the same
+ * bits as the plain ones */
+void q42_compat_dot_f32_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_lanes_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+				 const void *x);
+void q42_compat_dot_f32_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
+				       uint64_t w_stride, const void *x);
+void q42_compat_softmax_fma(int64_t n, float *y, const float *x);
+void q42_compat_swiglu_fma(int64_t n, float *y, const float *x, const float *g);
+void q42_compat_rope_fma(int64_t n_rot, float *x, const float *cache, bool neox);
 
 #endif

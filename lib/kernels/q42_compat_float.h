@@ -1,0 +1,139 @@
+/* q42_compat_float.h -- internal to lib/kernels: the float row operations
+ * of q42_compat (f32 dot products, softmax, SwiGLU, RoPE) written once and
+ * compiled twice: plainly in q42_compat.c (the scalar definitions) and with
+ * FMA enabled in q42_compat_x86.c (the AVX2 table), where each fmaf is one
+ * instruction instead of a libm call. fmaf is exact, so both give the same
+ * bits; the including file turns floating-point contraction off.
+ *
+ * Before including, define CF(name) (the function name for name),
+ * CF_ATTR (attributes of the exported functions) and CF_STATIC (of the
+ * file's own helpers). Included once per file.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- float products ---------------------------------------------------- */
+
+/* _mm512_reduce_add_ps: lanes i and i+8, then i+4, i+2, i+1. */
+CF_STATIC float cf_reduce16(const float v[16])
+{
+	float t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = v[i] + v[i + 8];
+	for (int i = 0; i < 4; i++)
+		t[i] = t[i] + t[i + 4];
+	for (int i = 0; i < 2; i++)
+		t[i] = t[i] + t[i + 2];
+	return t[0] + t[1];
+}
+
+/* ggml_vec_dot_f32 of the AVX-512 build, for rows that llama.cpp pads
+ * with zeros to a multiple of 64 (its KV cache length is a multiple of
+ * 256): four 16-lane accumulators over 64-element steps, folded as in
+ * q42_compat_dot_f16; a partial last step only adds zero products there,
+ * so its elements go to their lanes too. */
+CF_ATTR void CF(dot_f32)(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	float s[4][16] = {{0}};
+	for (int64_t k = 0; k < n; k++) {
+		const int j = (int)((k % 64) / 16), l = (int)(k % 16);
+		s[j][l] = fmaf(a[k], b[k], s[j][l]);
+	}
+	for (int l = 0; l < 16; l++) {
+		s[0][l] = s[0][l] + s[2][l];
+		s[1][l] = s[1][l] + s[3][l];
+	}
+	for (int l = 0; l < 16; l++)
+		s[0][l] = s[0][l] + s[1][l];
+	*out = cf_reduce16(s[0]);
+}
+
+/* llamafile's tinyBLAS f32 kernel (AVX-512), one output element: 16 FMA
+ * lanes, element k in lane k % 16, then the lanes reduced. Zero-padded
+ * rows as above. */
+CF_ATTR void CF(dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	float lanes[16] = {0};
+	for (int64_t k = 0; k < n; k++)
+		lanes[k % 16] = fmaf(a[k], b[k], lanes[k % 16]);
+	*out = cf_reduce16(lanes);
+}
+
+CF_ATTR void CF(dot_f32_rows)(int64_t n, int64_t n_rows, float *out, const void *w,
+			     uint64_t w_stride, const void *x)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		CF(dot_f32)(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+}
+
+CF_ATTR void CF(dot_f32_lanes_rows)(int64_t n, int64_t n_rows, float *out, const void *w,
+				   uint64_t w_stride, const void *x)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		CF(dot_f32_lanes)(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+}
+
+/* ---- float ops --------------------------------------------------------- */
+
+/* ggml_v_expf (AVX-512): a degree-5 polynomial on the reduced argument,
+ * scaled by 2^n; |n| > 192 gives 0 or infinity. Not expf: it differs in
+ * the last bit now and then, which is why llama.cpp's softmax and SiLU
+ * need it. */
+CF_STATIC float cf_v_expf(float x)
+{
+	const float r = 0x1.8p23f;
+	const float z = fmaf(x, 0x1.715476p+0f, r);
+	const float n = z - r;
+	const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+	const float u = b * b;
+	const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+				  fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+			     u, fmaf(0x1.ffffecp-1f, b, 1.0f));
+	if (fabsf(n) > 192.0f) /* also false for NaN, as _CMP_GT_OQ */
+		return n <= 0.0f ? 0.0f : INFINITY;
+	return ldexpf(j, (int)n);
+}
+
+/* ggml_vec_soft_max_f32 + the normalisation of ggml's soft_max, over a row
+ * llama.cpp pads with -inf to a multiple of 16: whole 16-lane chunks, each
+ * chunk's sum reduced as _mm512_reduce_add_ps and added in double. */
+CF_ATTR void CF(softmax)(int64_t n, float *y, const float *x)
+{
+	float max = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		max = max > x[i] ? max : x[i];
+	double sum = 0.0;
+	for (int64_t i = 0; i < n; i += 16) {
+		float v[16] = {0};
+		for (int l = 0; l < 16 && i + l < n; l++)
+			y[i + l] = v[l] = cf_v_expf(x[i + l] - max);
+		sum += (double)cf_reduce16(v);
+	}
+	const float inv = (float)(1.0 / sum);
+	for (int64_t i = 0; i < n; i++)
+		y[i] *= inv;
+}
+
+/* ggml_vec_swiglu_f32: x / (1 + v_expf(0 - x)) * g in 16-element chunks,
+ * ggml's scalar SiLU (expf) for the rest. */
+CF_ATTR void CF(swiglu)(int64_t n, float *y, const float *x, const float *g)
+{
+	const int64_t nv = n - n % 16;
+	for (int64_t i = 0; i < nv; i++)
+		y[i] = x[i] / (1.0f + cf_v_expf(0.0f - x[i])) * g[i];
+	for (int64_t i = nv; i < n; i++)
+		y[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
+}
+
+CF_ATTR void CF(rope)(int64_t n_rot, float *x, const float *cache, bool neox)
+{
+	for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
+		const int64_t a = neox ? i0 / 2 : i0, b = neox ? i0 / 2 + n_rot / 2 : i0 + 1;
+		const float c = cache[i0], s = cache[i0 + 1], x0 = x[a], x1 = x[b];
+		x[a] = fmaf(x0, c, -(x1 * s));
+		x[b] = fmaf(x0, s, x1 * c);
+	}
+}
