@@ -481,6 +481,18 @@ static inline struct l8 l8_layout(enum lanes8_kind kind)
 	}
 }
 
+/* Rows longer than the SIMD kernels' token tables: the scalar definition
+ * per element (k > 65536; no model has such rows). */
+static void lanes8_rows_scalar(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
+{
+	void (*dot)(int64_t, float *, const void *, const void *) =
+		kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++)
+			dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
+			    (const uint8_t *)x + (uint64_t)t * x_stride);
+}
+
 /* AVX2 (no VNNI: maddubs then madd by ones give the same exact dword sums
  * of four products; no int16 pair overflows, 31 * 128 * 2 < 32767): one
  * row at a time against a tile of up to L8_T tokens, each row's block
@@ -541,12 +553,7 @@ A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
 	if (nb > L8_TAB) {
-		void (*dot)(int64_t, float *, const void *, const void *) =
-			kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
-		for (int64_t r = 0; r < n_rows; r++)
-			for (int64_t t = 0; t < n_tok; t++)
-				dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
-				    (const uint8_t *)x + (uint64_t)t * x_stride);
+		lanes8_rows_scalar(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, kind);
 		return;
 	}
 	const __m256i off = _mm256_set1_epi8(L.offset), ones = _mm256_set1_epi16(1);
@@ -833,12 +840,7 @@ A5_INLINE void two_rows(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
 	if (nb > TWO_TAB) {
-		void (*dot)(int64_t, float *, const void *, const void *) =
-			kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
-		for (int64_t r = 0; r < n_rows; r++)
-			for (int64_t t = 0; t < n_tok; t++)
-				dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
-				    (const uint8_t *)x + (uint64_t)t * x_stride);
+		lanes8_rows_scalar(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, kind);
 		return;
 	}
 	if (n_tok == 1) {
