@@ -1302,7 +1302,7 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 
 /* The float chain of ROWS_QK, on sums from the 512-bit integer parts. */
 #define ROWS_QK512(NAME, BYTES, IS_Q4K, QS, QH)                                                               \
-	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                                   \
+	A5_INLINE void NAME(Q42_COMPAT_ROWS_ARGS)                                                                   \
 	{                                                                                                    \
 		const int64_t nb = n / Q42_QK_K;                                                             \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                             \
@@ -1343,9 +1343,159 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 		}                                                                                            \
 	}
 
-ROWS_QK512(q42_compat_rows_q4_k_avx512, Q4_K_BYTES, 1, Q4_K_QS, -1)
-ROWS_QK512(q42_compat_rows_q5_k_avx512, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
-ROWS_QK512(q42_compat_rows_q6_k_avx512, Q6_K_BYTES, 0, 0, -1)
+ROWS_QK512(rows1_q4_k_avx512, Q4_K_BYTES, 1, Q4_K_QS, -1)
+ROWS_QK512(rows1_q5_k_avx512, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
+ROWS_QK512(rows1_q6_k_avx512, Q6_K_BYTES, 0, 0, -1)
+
+/* Several tokens (prompt processing without AMX tiles): the roles of rows
+ * and tokens swapped -- one row's super-block is unpacked once (quants,
+ * the four scale vectors, the mins or the q6_K scales) and multiplied by
+ * up to eight tokens, whose sums are reduced together (token t in lane t)
+ * and take the same two (q6_K: one) fmas per super-block as one token
+ * does. The integer sums are those of isum16_q4_k / isum16_q6_k (exact, in
+ * another order). */
+struct kq {
+	__m512i q[4], s[4];
+	__m256i m16; /* q4_K / q5_K: the mins as int16; q6_K: the scales */
+};
+
+A5_INLINE void kq_unpack_q4k(const uint8_t *a, struct kq *u, int qs, int qh)
+{
+	const uint32_t u0 = q42_ld32(a + Q4_K_SCALES), u1 = q42_ld32(a + Q4_K_SCALES + 4),
+		       u2 = q42_ld32(a + Q4_K_SCALES + 8);
+	const uint64_t sc = (uint64_t)(u0 & 0x3F3F3F3Fu) |
+			    (uint64_t)((u2 & 0x0F0F0F0Fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+	const uint64_t mn = (uint64_t)(u1 & 0x3F3F3F3Fu) |
+			    (uint64_t)(((u2 >> 4) & 0x0F0F0F0Fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+	const __m512i scb = _mm512_set1_epi64((long long)sc);
+	const __m512i hb = qh < 0 ? _mm512_setzero_si512()
+				  : _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + qh)));
+	UNROLL
+	for (int c = 0; c < 4; c++) {
+		__m512i q = nibbles_gf(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + qs + 32 * c))));
+		if (qh >= 0)
+			q = _mm512_or_si512(
+				q, _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hb, halves16((short)(2 * c),
+												       (short)(2 * c + 1))),
+								     4),
+						    _mm512_set1_epi8(0x10)));
+		u->q[c] = q;
+		u->s[c] = _mm512_shuffle_epi8(scb, halves16((short)(0x8000 | (2 * c)), (short)(0x8000 | (2 * c + 1))));
+	}
+	const __m128i m = _mm_cvtsi64_si128((long long)mn);
+	u->m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m, m));
+}
+
+A5_INLINE void kq_unpack_q6k(const uint8_t *a, struct kq *u)
+{
+	const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + Q6_K_SCALES)));
+	const __m512i sc = _mm512_castsi256_si512(sc16);
+	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
+	const __m512i cl = halves16(4, 2), ch = halves16(0, 2);
+	UNROLL
+	for (int h = 0; h < 2; h++) {
+		const __m512i ql = _mm512_loadu_si512((const void *)(a + Q6_K_QL + 64 * h));
+		const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + Q6_K_QH + 32 * h)));
+		u->q[2 * h] = _mm512_ternarylogic_epi32(ql, m15, _mm512_and_si512(_mm512_sllv_epi16(qh, cl), m48), 0xEA);
+		u->q[2 * h + 1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m15,
+							    _mm512_and_si512(_mm512_srlv_epi16(qh, ch), m48), 0xEA);
+		u->s[2 * h] = _mm512_permutexvar_epi16(lanes16(8 * h), sc);
+		u->s[2 * h + 1] = _mm512_permutexvar_epi16(lanes16(8 * h + 4), sc);
+	}
+	u->m16 = sc16;
+}
+
+/* One token's (Q8_K block b) sixteen-lane sum; q6_K starts from -32 times
+ * the scaled bsums as isum16_q6_k does */
+A5_INLINE __m512i kq_isum(const struct kq *u, const uint8_t *b, bool q6)
+{
+	__m512i acc = _mm512_setzero_si512();
+	if (q6)
+		acc = _mm512_zextsi256_si512(_mm256_sub_epi32(
+			_mm256_setzero_si256(),
+			_mm256_slli_epi32(_mm256_madd_epi16(u->m16, _mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS))),
+					  5)));
+	UNROLL
+	for (int c = 0; c < 4; c++)
+		acc = _mm512_dpwssd_epi32(
+			acc, _mm512_maddubs_epi16(u->q[c], _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c))),
+			u->s[c]);
+	return acc;
+}
+
+enum { KQ_T = 8 };
+
+/* kind: 0 q4_K, 1 q5_K, 2 q6_K */
+A5_INLINE void kq_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
+{
+	const bool q6 = kind == 2;
+	const int64_t nb = n / Q42_QK_K, bytes = kind == 0 ? Q4_K_BYTES : kind == 1 ? Q5_K_BYTES : Q6_K_BYTES;
+	for (int64_t t0 = 0; t0 < n_tok; t0 += KQ_T) {
+		const int64_t nt = n_tok - t0 < KQ_T ? n_tok - t0 : KQ_T;
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+		for (int64_t r = 0; r < n_rows; r++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			__m256 acc = _mm256_setzero_ps();
+			for (int64_t j = 0; j < nb; j++, a += bytes) {
+				struct kq u;
+				if (q6)
+					kq_unpack_q6k(a, &u);
+				else
+					kq_unpack_q4k(a, &u, kind == 0 ? Q4_K_QS : Q5_K_QS, kind == 0 ? -1 : Q5_K_QH);
+				__m512i is[KQ_T];
+				__m256i sm[KQ_T];
+				float ydv[KQ_T];
+				UNROLL
+				for (int t = 0; t < KQ_T; t++) {
+					/* tokens past the tile repeat its last one (never stored) */
+					const uint8_t *b = xt + (uint64_t)(t < nt ? t : nt - 1) * x_stride +
+							   (uint64_t)j * Q8_K_BYTES;
+					is[t] = kq_isum(&u, b, q6);
+					if (!q6)
+						sm[t] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)),
+									  u.m16);
+					ydv[t] = q42_ldf32(b + Q8_K_D);
+				}
+				const __m256 yd = _mm256_loadu_ps(ydv);
+				const __m256 dw = _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + (q6 ? Q6_K_D : Q4_K_D))));
+				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce_rows16(is)), _mm256_mul_ps(dw, yd), acc);
+				if (!q6) {
+					const __m256 dm = _mm256_mul_ps(yd, _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + Q4_K_DMIN))));
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_reduce8(sm)),
+							      _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);
+				}
+			}
+			float out[KQ_T];
+			_mm256_storeu_ps(out, acc);
+			for (int64_t t = 0; t < nt; t++)
+				y[(uint64_t)(t0 + t) * y_stride + (uint64_t)r] = out[t];
+		}
+	}
+}
+
+A5 void q42_compat_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 0);
+	else
+		rows1_q4_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A5 void q42_compat_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 1);
+	else
+		rows1_q5_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A5 void q42_compat_rows_q6_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 2);
+	else
+		rows1_q6_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
 
 /* ---- float reductions -------------------------------------------------- */
 
