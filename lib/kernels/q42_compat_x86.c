@@ -1168,9 +1168,137 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 		}                                                                                            \
 	}
 
-ROWS_QK(q42_compat_rows_q4_k_avx2, A2, Q4_K_BYTES, 1, Q4_K_QS, -1)
-ROWS_QK(q42_compat_rows_q5_k_avx2, A2, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
-ROWS_QK(q42_compat_rows_q6_k_avx2, A2, Q6_K_BYTES, 0, 0, -1)
+ROWS_QK(rows1_q4_k_avx2, A2_INLINE, Q4_K_BYTES, 1, Q4_K_QS, -1)
+ROWS_QK(rows1_q5_k_avx2, A2_INLINE, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
+ROWS_QK(rows1_q6_k_avx2, A2_INLINE, Q6_K_BYTES, 0, 0, -1)
+
+/* Several tokens on AVX2: as the AVX-512 kq_rows_tok, one row's
+ * super-block unpacked once (into eight 32-element chunks of quants and
+ * their int16 scale vectors, kept in memory: sixteen registers do not
+ * hold them) for up to eight tokens, token t in lane t of the reduction.
+ * q6_K's -32 comes off as 32 times the scaled bsums (Q8_K's bsums are its
+ * group sums), as isum16_q6_k does. */
+struct kq2 {
+	__m256i q[8], s[8];
+	uint8_t mn[8];
+	__m256i sc16; /* q6_K scales */
+};
+
+A2_INLINE void kq2_unpack(const uint8_t *a, struct kq2 *u, int kind)
+{
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	if (kind == 2) {
+		const __m256i m3 = _mm256_set1_epi8(3);
+		for (int h = 0; h < 2; h++) {
+			const __m256i qh = _mm256_loadu_si256((const __m256i *)(a + Q6_K_QH + 32 * h));
+			for (int q = 0; q < 4; q++) {
+				const __m256i l = _mm256_loadu_si256((const __m256i *)(a + Q6_K_QL + 64 * h + 32 * (q % 2)));
+				const __m256i lo4 = q < 2 ? _mm256_and_si256(l, m15) : _mm256_and_si256(_mm256_srli_epi16(l, 4), m15);
+				const __m256i hi2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m3);
+				const int sidx = 8 * h + 2 * q;
+				u->q[4 * h + q] = _mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4));
+				u->s[4 * h + q] = _mm256_setr_m128i(_mm_set1_epi16((int8_t)a[Q6_K_SCALES + sidx]),
+								    _mm_set1_epi16((int8_t)a[Q6_K_SCALES + sidx + 1]));
+			}
+		}
+		u->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + Q6_K_SCALES)));
+		return;
+	}
+	const int qs = kind == 0 ? Q4_K_QS : Q5_K_QS, qh = kind == 0 ? -1 : Q5_K_QH;
+	const __m256i bit4 = _mm256_set1_epi8(0x10);
+	const __m256i hb = qh < 0 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(a + qh));
+	uint8_t sc[8];
+	x86_k4_scales(a + Q4_K_SCALES, sc, u->mn);
+	for (int c = 0; c < 4; c++) {
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + qs + 32 * c));
+		const __m256i ha = _mm256_and_si256(_mm256_slli_epi16(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * c)), 4), bit4);
+		const __m256i hbb =
+			_mm256_and_si256(_mm256_slli_epi16(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * c + 1)), 4), bit4);
+		u->q[2 * c] = _mm256_or_si256(_mm256_and_si256(q, m15), ha);
+		u->q[2 * c + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m15), hbb);
+		u->s[2 * c] = _mm256_set1_epi16(sc[2 * c]);
+		u->s[2 * c + 1] = _mm256_set1_epi16(sc[2 * c + 1]);
+	}
+}
+
+/* one token's eight-lane integer sum (chunk c against y + 32c) */
+A2_INLINE __m256i kq2_isum(const struct kq2 *u, const uint8_t *b, int kind)
+{
+	__m256i acc = _mm256_setzero_si256();
+	if (kind == 2)
+		acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(u->sc16, _mm256_loadu_si256(
+										      (const __m256i *)(b + Q8_K_BSUMS))),
+							      5));
+	for (int c = 0; c < 8; c++)
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u->q[c], _mm256_loadu_si256(
+										     (const __m256i *)(b + Q8_K_QS + 32 * c))),
+							      u->s[c]));
+	return acc;
+}
+
+A2_INLINE void kq2_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
+{
+	const int64_t nb = n / Q42_QK_K, bytes = kind == 0 ? Q4_K_BYTES : kind == 1 ? Q5_K_BYTES : Q6_K_BYTES;
+	for (int64_t t0 = 0; t0 < n_tok; t0 += GROUP) {
+		const int64_t nt = n_tok - t0 < GROUP ? n_tok - t0 : GROUP;
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+		for (int64_t r = 0; r < n_rows; r++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			__m256 acc = _mm256_setzero_ps();
+			for (int64_t j = 0; j < nb; j++, a += bytes) {
+				struct kq2 u;
+				kq2_unpack(a, &u, kind);
+				__m256i is[GROUP];
+				int32_t sm[GROUP];
+				float ydv[GROUP];
+				for (int t = 0; t < GROUP; t++) {
+					/* tokens past the tile repeat its last one (never stored) */
+					const uint8_t *b = xt + (uint64_t)(t < nt ? t : nt - 1) * x_stride +
+							   (uint64_t)j * Q8_K_BYTES;
+					is[t] = kq2_isum(&u, b, kind);
+					sm[t] = kind == 2 ? 0 : x86_q8k_summ(b, u.mn);
+					ydv[t] = q42_ldf32(b + Q8_K_D);
+				}
+				const __m256 yd = _mm256_loadu_ps(ydv);
+				const __m256 dw = _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + (kind == 2 ? Q6_K_D : Q4_K_D))));
+				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_reduce8(is)), _mm256_mul_ps(dw, yd), acc);
+				if (kind != 2) {
+					const __m256 dm = _mm256_mul_ps(yd, _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + Q4_K_DMIN))));
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sm)),
+							      _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);
+				}
+			}
+			float out[GROUP];
+			_mm256_storeu_ps(out, acc);
+			for (int64_t t = 0; t < nt; t++)
+				y[(uint64_t)(t0 + t) * y_stride + (uint64_t)r] = out[t];
+		}
+	}
+}
+
+A2 void q42_compat_rows_q4_k_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 0);
+	else
+		rows1_q4_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A2 void q42_compat_rows_q5_k_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 1);
+	else
+		rows1_q5_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A2 void q42_compat_rows_q6_k_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok > 1)
+		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 2);
+	else
+		rows1_q6_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
 
 /* AVX-512 VNNI: one 512-bit int32 accumulator per row and super-block
  * (the exact total split over sixteen lanes), quants times y by
