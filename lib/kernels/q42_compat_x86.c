@@ -1172,6 +1172,29 @@ ROWS_QK(rows1_q4_k_avx2, A2_INLINE, Q4_K_BYTES, 1, Q4_K_QS, -1)
 ROWS_QK(rows1_q5_k_avx2, A2_INLINE, Q5_K_BYTES, 1, Q5_K_QS, Q5_K_QH)
 ROWS_QK(rows1_q6_k_avx2, A2_INLINE, Q6_K_BYTES, 0, 0, -1)
 
+/* The float steps of one super-block of row a for eight tokens (token t in
+ * lane t, its Q8_K scale in yd): fma(isum, d_w * yd), then for q4_K /
+ * q5_K fma(summ, -(yd * dmin)), as the one-token kernels do per row. */
+A2_INLINE __m256 kq_fmas(__m256 acc, __m256i isum, __m256i summ, __m256 yd, const uint8_t *a, bool q6)
+{
+	const __m256 dw = _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + (q6 ? Q6_K_D : Q4_K_D))));
+	acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, yd), acc);
+	if (q6)
+		return acc;
+	const __m256 dm = _mm256_mul_ps(yd, _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + Q4_K_DMIN))));
+	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(summ), _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);
+}
+
+/* The entry points: the one-token kernel for one token, else TOK. */
+#define KQ_ENTRY(NAME, TGT, TOK, ONE, KIND)                                                       \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                       \
+	{                                                                                         \
+		if (n_tok > 1)                                                                    \
+			TOK(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KIND);       \
+		else                                                                              \
+			ONE(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);             \
+	}
+
 /* Several tokens on AVX2: as the AVX-512 kq_rows_tok, one row's
  * super-block unpacked once (into eight 32-element chunks of quants and
  * their int16 scale vectors, kept in memory: sixteen registers do not
@@ -1259,14 +1282,8 @@ A2_INLINE void kq2_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 					sm[t] = kind == 2 ? 0 : x86_q8k_summ(b, u.mn);
 					ydv[t] = q42_ldf32(b + Q8_K_D);
 				}
-				const __m256 yd = _mm256_loadu_ps(ydv);
-				const __m256 dw = _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + (kind == 2 ? Q6_K_D : Q4_K_D))));
-				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_reduce8(is)), _mm256_mul_ps(dw, yd), acc);
-				if (kind != 2) {
-					const __m256 dm = _mm256_mul_ps(yd, _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + Q4_K_DMIN))));
-					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sm)),
-							      _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);
-				}
+				acc = kq_fmas(acc, x86_reduce8(is), _mm256_loadu_si256((const __m256i *)sm),
+					      _mm256_loadu_ps(ydv), a, kind == 2);
 			}
 			float out[GROUP];
 			_mm256_storeu_ps(out, acc);
@@ -1276,29 +1293,9 @@ A2_INLINE void kq2_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 	}
 }
 
-A2 void q42_compat_rows_q4_k_avx2(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 0);
-	else
-		rows1_q4_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
-
-A2 void q42_compat_rows_q5_k_avx2(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 1);
-	else
-		rows1_q5_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
-
-A2 void q42_compat_rows_q6_k_avx2(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq2_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 2);
-	else
-		rows1_q6_k_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
+KQ_ENTRY(q42_compat_rows_q4_k_avx2, A2, kq2_rows_tok, rows1_q4_k_avx2, 0)
+KQ_ENTRY(q42_compat_rows_q5_k_avx2, A2, kq2_rows_tok, rows1_q5_k_avx2, 1)
+KQ_ENTRY(q42_compat_rows_q6_k_avx2, A2, kq2_rows_tok, rows1_q6_k_avx2, 2)
 
 /* AVX-512 VNNI: one 512-bit int32 accumulator per row and super-block
  * (the exact total split over sixteen lanes), quants times y by
@@ -1584,14 +1581,8 @@ A5_INLINE void kq_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 									  u.m16);
 					ydv[t] = q42_ldf32(b + Q8_K_D);
 				}
-				const __m256 yd = _mm256_loadu_ps(ydv);
-				const __m256 dw = _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + (q6 ? Q6_K_D : Q4_K_D))));
-				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce_rows16(is)), _mm256_mul_ps(dw, yd), acc);
-				if (!q6) {
-					const __m256 dm = _mm256_mul_ps(yd, _mm256_set1_ps(_cvtsh_ss(q42_ld16(a + Q4_K_DMIN))));
-					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_reduce8(sm)),
-							      _mm256_xor_ps(dm, _mm256_set1_ps(-0.0f)), acc);
-				}
+				acc = kq_fmas(acc, reduce_rows16(is), q6 ? _mm256_setzero_si256() : x86_reduce8(sm),
+					      _mm256_loadu_ps(ydv), a, q6);
 			}
 			float out[KQ_T];
 			_mm256_storeu_ps(out, acc);
@@ -1601,29 +1592,9 @@ A5_INLINE void kq_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 	}
 }
 
-A5 void q42_compat_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 0);
-	else
-		rows1_q4_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
-
-A5 void q42_compat_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 1);
-	else
-		rows1_q5_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
-
-A5 void q42_compat_rows_q6_k_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok > 1)
-		kq_rows_tok(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, 2);
-	else
-		rows1_q6_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
-}
+KQ_ENTRY(q42_compat_rows_q4_k_avx512, A5, kq_rows_tok, rows1_q4_k_avx512, 0)
+KQ_ENTRY(q42_compat_rows_q5_k_avx512, A5, kq_rows_tok, rows1_q5_k_avx512, 1)
+KQ_ENTRY(q42_compat_rows_q6_k_avx512, A5, kq_rows_tok, rows1_q6_k_avx512, 2)
 
 /* ---- float reductions -------------------------------------------------- */
 
