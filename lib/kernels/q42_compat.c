@@ -276,6 +276,46 @@ void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* ggml_vec_dot_tq1_0_q8_K and ggml_vec_dot_tq2_0_q8_K of the x86 build
+ * (AVX2 code; llama.cpp has no other form of them): per super-block
+ * eight int32 lanes, element 32c + p (chunk c = 0..7, position p) in lane
+ * p / 4 as (value + 1) * y, less the bsums 2l and 2l + 1 (the + 1 back
+ * off); each lane then fma(lane, d_x * d_w, acc), and at the end
+ * hsum_float_8 as dot_lanes8. */
+static void dot_tq(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bool tq1)
+{
+	const int bytes = tq1 ? TQ1_0_BYTES : TQ2_0_BYTES, dfield = tq1 ? TQ1_0_D : TQ2_0_D;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += bytes, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float d = q42_ldf32(b + Q8K_D) * half_at(a + dfield);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = -(q8k_bsum(b, 2 * l) + q8k_bsum(b, 2 * l + 1));
+			for (int c = 0; c < 8; c++)
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++) {
+					const int t = tq1 ? q42_tq1_value(a, e) + 1
+							  : a[TQ2_0_QS + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32)) & 3;
+					s += t * y[e];
+				}
+			lanes[l] = fmaf((float)s, d, lanes[l]);
+		}
+	}
+	float r[4];
+	for (int l = 0; l < 4; l++)
+		r[l] = lanes[l + 4] + lanes[l];
+	*out = (r[0] + r[2]) + (r[1] + r[3]);
+}
+
+void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_tq(n, out, w, x, true);
+}
+
+void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_tq(n, out, w, x, false);
+}
+
 /* ---- float products ---------------------------------------------------- */
 
 /* the float row operations, plain (q42_compat_float.h) */
@@ -348,6 +388,8 @@ SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
 SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
 SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
+SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
+SCALAR_ROWS(rows_tq2_0, q42_compat_dot_tq2_0)
 
 /* ---- selection --------------------------------------------------------- */
 
@@ -367,34 +409,36 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 	return Q42_ISA_SCALAR;
 }
 
-/* Row products per dtype index (Q4_0, Q8_0, Q4_K, Q6_K, F16xF32, F16xF16)
- * and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_COUNT };
+/* Row products per dtype index and ISA. */
+enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
+       R_TQ2_0, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
-		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2};
+		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
+		q42_compat_rows_tq2_0_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
-		q42_compat_rows_q5_0_avx512};
+		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
 		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
-		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512};
+		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
+		q42_compat_rows_tq2_0_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -469,6 +513,27 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 	return &scalar;
 }
 
+/* One selection's fields; true, for the caller to return. */
+static bool pick(q42_compat_kernels *out, void (*vec_dot)(int64_t, float *, const void *, const void *),
+		 q42_compat_rows_fn rows, void (*quantize)(const float *, void *, int64_t), uint32_t vec_dot_type,
+		 const char *name)
+{
+	out->vec_dot = vec_dot;
+	out->rows = rows;
+	out->quantize = quantize;
+	out->vec_dot_type = vec_dot_type;
+	out->name = name;
+	return true;
+}
+
+/* The reference Q8_K quantizer llama.cpp's k-quant and ternary products
+ * take (every q42_kernels table reproduces it bit for bit). */
+static const q42_type_kernels *q8k_kernels(enum q42_isa use)
+{
+	const q42_type_kernels *k8 = q42_kernels_get(Q42_DTYPE_Q8_K, use);
+	return k8 != NULL ? k8 : q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
+}
+
 bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 		       enum q42_compat_place place, q42_compat_kernels *out)
 {
@@ -496,11 +561,7 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 	case Q42_DTYPE_Q4_K:
 	case Q42_DTYPE_Q5_K:
 	case Q42_DTYPE_Q6_K: {
-		/* the AMX path quantizes with the reference, which every
-		 * q42_kernels table reproduces bit for bit */
-		const q42_type_kernels *k8 = q42_kernels_get(Q42_DTYPE_Q8_K, use);
-		if (k8 == NULL)
-			k8 = q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
+		const q42_type_kernels *k8 = q8k_kernels(use);
 		if (!amx_rows || n_in % QK_K != 0 || k8 == NULL)
 			return false;
 		out->vec_dot = dtype == Q42_DTYPE_Q4_K	 ? q42_compat_dot_q4_k
@@ -520,36 +581,27 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 	case Q42_DTYPE_Q4_1:
 		/* the AMX buffer when the shape allows, else (the token
 		 * embedding) ggml's x86 vec_dot */
-		if (n_in % QK != 0)
-			return false;
-		out->vec_dot = amx_rows ? q42_compat_dot_q4_1 : q42_compat_dot_q4_1_cpu;
-		out->rows = rows_for(amx_rows ? R_Q4_1 : R_Q4_1_CPU, use);
-		out->quantize = ops->quantize_q8_1;
-		out->vec_dot_type = Q42_DTYPE_Q8_1;
-		out->name = amx_rows ? "amx-q4_1" : "cpu-q4_1";
-		return true;
+		return n_in % QK == 0 &&
+		       pick(out, amx_rows ? q42_compat_dot_q4_1 : q42_compat_dot_q4_1_cpu,
+			    rows_for(amx_rows ? R_Q4_1 : R_Q4_1_CPU, use), ops->quantize_q8_1, Q42_DTYPE_Q8_1,
+			    amx_rows ? "amx-q4_1" : "cpu-q4_1");
 	case Q42_DTYPE_Q5_0:
 		/* no AMX form in llama.cpp: ggml's x86 vec_dot for one token,
 		 * llamafile's tinyBLAS for more (the same rounding) */
-		if (n_in % QK != 0)
-			return false;
-		out->vec_dot = q42_compat_dot_q5_0;
-		out->rows = rows_for(R_Q5_0, use);
-		out->quantize = ops->quantize_q8_0;
-		out->vec_dot_type = Q42_DTYPE_Q8_0;
-		out->name = "cpu-q5_0";
-		return true;
+		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_0, rows_for(R_Q5_0, use), ops->quantize_q8_0,
+					      Q42_DTYPE_Q8_0, "cpu-q5_0");
 	case Q42_DTYPE_Q5_1:
 		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot
 		 * wherever the weight lives */
-		if (n_in % QK != 0)
-			return false;
-		out->vec_dot = q42_compat_dot_q5_1;
-		out->rows = rows_for(R_Q5_1, use);
-		out->quantize = ops->quantize_q8_1;
-		out->vec_dot_type = Q42_DTYPE_Q8_1;
-		out->name = "cpu-q5_1";
-		return true;
+		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_1, rows_for(R_Q5_1, use), ops->quantize_q8_1,
+					      Q42_DTYPE_Q8_1, "cpu-q5_1");
+	case Q42_DTYPE_TQ1_0:
+		/* ggml's x86 vec_dot wherever the weight lives */
+		return n_in % QK_K == 0 && pick(out, q42_compat_dot_tq1_0, rows_for(R_TQ1_0, use),
+						q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-tq1_0");
+	case Q42_DTYPE_TQ2_0:
+		return n_in % QK_K == 0 && pick(out, q42_compat_dot_tq2_0, rows_for(R_TQ2_0, use),
+						q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-tq2_0");
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {
 			out->vec_dot = q42_compat_dot_f16_f32;

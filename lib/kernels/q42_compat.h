@@ -14,7 +14,8 @@
  * shapes the AMX buffer refuses) take ggml's x86 vec_dot instead, and so
  * does every Q5_1 matrix (no AMX or tinyBLAS form): eight float lanes with
  * one fma per block, against activations from ggml's x86 Q8_1 quantizer
- * (Q4_1 in that buffer likewise, without fifth bits). Each kernel
+ * (Q4_1 in that buffer likewise, without fifth bits); TQ1_0 and TQ2_0
+ * too, in eight integer lanes per 256-element block against Q8_K. Each kernel
  * here is plain scalar C (explicit fmaf, never contraction) computing one
  * output element in that order; the weights keep their GGUF layout (no
  * repacking).
@@ -133,6 +134,11 @@ Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const voi
  * (one token) and llamafile's tinyBLAS (several), which round alike: the
  * order of q42_compat_dot_q5_1 with Q5_0's -16 offset and no min. */
 Q42_API void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
+/* TQ1_0 / TQ2_0 against Q8_K from the reference quantizer, as ggml's x86
+ * vec_dot (the only form llama.cpp has): eight int32 lanes per
+ * super-block, one fma per lane and super-block, hsum_float_8. */
+Q42_API void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);

@@ -881,6 +881,30 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
+/* llama.cpp's ternary dots (q42_compat_dot_tq1_0 / tq2_0): the eight
+ * int32 lanes of q42_kernels_x86.h per super-block, one fma per lane with
+ * d_x * d_w, hsum_float_8 at the end; every (row, token) on its own. */
+#define TQ_ROWS(NAME, TGT, LANES, BYTES, DOFF)                                                            \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                \
+	{                                                                                                  \
+		for (int64_t r = 0; r < n_rows; r++)                                                       \
+			for (int64_t t = 0; t < n_tok; t++) {                                              \
+				const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;            \
+				const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;            \
+				__m256 acc = _mm256_setzero_ps();                                          \
+				for (int64_t i = 0; i < n / Q42_QK_K; i++, a += BYTES, b += Q8_K_BYTES) { \
+					const float d = q42_ldf32(b + Q8_K_D) * _cvtsh_ss(q42_ld16(a + DOFF)); \
+					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(LANES(a, b)), _mm256_set1_ps(d), \
+							      acc);                                        \
+				}                                                                          \
+				y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);                \
+			}                                                                                  \
+	}
+TQ_ROWS(q42_compat_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
+TQ_ROWS(q42_compat_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+TQ_ROWS(q42_compat_rows_tq1_0_avx512, A5, x86_tq1_lanes512, TQ1_0_BYTES, TQ1_0_D)
+TQ_ROWS(q42_compat_rows_tq2_0_avx512, A5, x86_tq2_lanes512, TQ2_0_BYTES, TQ2_0_D)
+
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
  * (q5_pair without fifth bits, the activation table of a one-token
  * call), then per row and block in order fma(sumi, d_w * d_x, acc) and

@@ -31,8 +31,8 @@
 	[Q42_DTYPE_Q5_K] = KT(q42_dq_q5_k, NULL, P##q5_k, Q42_DTYPE_Q8_K), \
 	[Q42_DTYPE_Q6_K] = KT(q42_dq_q6_k, NULL, P##q6_k, Q42_DTYPE_Q8_K), \
 	[Q42_DTYPE_Q8_K] = KT(q42_dq_q8_k, P##qz_q8_k, NULL, Q42_DTYPE_Q8_K), \
-	[Q42_DTYPE_TQ1_0] = KT(q42_dq_tq1_0, NULL, q42_dot_tq1_0, Q42_DTYPE_Q8_K), \
-	[Q42_DTYPE_TQ2_0] = KT(q42_dq_tq2_0, NULL, q42_dot_tq2_0, Q42_DTYPE_Q8_K), \
+	[Q42_DTYPE_TQ1_0] = KT(q42_dq_tq1_0, NULL, P##tq1_0, Q42_DTYPE_Q8_K), \
+	[Q42_DTYPE_TQ2_0] = KT(q42_dq_tq2_0, NULL, P##tq2_0, Q42_DTYPE_Q8_K), \
 }
 
 /* Name maps: s_ is the scalar reference, a2_ AVX2, a5_ AVX-512 (which
@@ -50,6 +50,8 @@
 #define s_q4_k q42_dot_q4_k
 #define s_q5_k q42_dot_q5_k
 #define s_q6_k q42_dot_q6_k
+#define s_tq1_0 q42_dot_tq1_0
+#define s_tq2_0 q42_dot_tq2_0
 #define s_qz_q8_0 q42_qz_q8_0
 #define s_qz_q8_1 q42_qz_q8_1
 #define s_qz_q8_k q42_qz_q8_k
@@ -71,6 +73,8 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a2_q4_k q42_dot_q4_k_avx2
 #define a2_q5_k q42_dot_q5_k_avx2
 #define a2_q6_k q42_dot_q6_k_avx2
+#define a2_tq1_0 q42_dot_tq1_0_avx2
+#define a2_tq2_0 q42_dot_tq2_0_avx2
 #define a2_qz_q8_0 q42_qz_q8_0_avx2
 #define a2_qz_q8_1 q42_qz_q8_1_avx2
 #define a2_qz_q8_k q42_qz_q8_k_avx2
@@ -87,6 +91,8 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a5_q4_k q42_dot_q4_k_avx512
 #define a5_q5_k q42_dot_q5_k_avx512
 #define a5_q6_k q42_dot_q6_k_avx512
+#define a5_tq1_0 q42_dot_tq1_0_avx512
+#define a5_tq2_0 q42_dot_tq2_0_avx512
 #define a5_qz_q8_0 q42_qz_q8_0_avx2
 #define a5_qz_q8_1 q42_qz_q8_1_avx2
 #define a5_qz_q8_k q42_qz_q8_k_avx2

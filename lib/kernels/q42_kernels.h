@@ -58,7 +58,8 @@ typedef struct q42_type_kernels {
  *    (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
  *    float terms are formed and added in the scalar order (the k-quants'
  *    8 per-lane float accumulators included), so the result does not
- *    depend on the ISA. TQ1_0/TQ2_0 use the scalar kernel everywhere.
+ *    depend on the ISA. TQ1_0/TQ2_0 (AVX2 and AVX-512) take the -1 of every
+ *    trit off with Q8_K's bsums, which every q42 quantizer writes exact.
  *  - vec_dot of F32, F16, BF16: products are exact in float, but the sum
  *    runs in float SIMD lanes (flushed into a double every 1024 elements
  *    for F16/BF16) instead of one double, so a result may differ from the

@@ -265,6 +265,10 @@ Q42_AVX2 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void
 	*out = sum;
 }
 
+/* Ternary types: the lanes of q42_kernels_x86.h */
+X86_TQ_DOT(q42_dot_tq1_0_avx2, Q42_AVX2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
+X86_TQ_DOT(q42_dot_tq2_0_avx2, Q42_AVX2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+
 /* lanes += d * (float)classes, the scalar reference's per-lane update. */
 Q42_AVX2_INLINE __m256 lanes_add(__m256 lanes, float d, __m256i lo, __m256i hi)
 {

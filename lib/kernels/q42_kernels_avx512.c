@@ -1,6 +1,6 @@
 /* q42_kernels_avx512.c -- AVX-512 (F, BW, VL, VNNI, VBMI: Ice Lake and
  * later) dot products for the types where 512-bit vectors or VNNI pay off:
- * F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K (and the many-row Q4_K / Q5_K forms
+ * F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0 (and the many-row Q4_K / Q5_K forms
  * of q42_compat_generic_rows). Other types use the AVX2 kernels in the
  * AVX-512 table.
  *
@@ -307,4 +307,7 @@ AVX512 void q42_dot_q6_k_avx512(int64_t n, float *out, const void *w, const void
 	}
 	*out = x86_add_serial8(0.0f, lanes);
 }
+/* Ternary types: the AVX-512 lanes of q42_kernels_x86.h */
+X86_TQ_DOT(q42_dot_tq1_0_avx512, AVX512, x86_tq1_lanes512, TQ1_0_BYTES, TQ1_0_D)
+X86_TQ_DOT(q42_dot_tq2_0_avx512, AVX512, x86_tq2_lanes512, TQ2_0_BYTES, TQ2_0_D)
 #endif

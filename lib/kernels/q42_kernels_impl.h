@@ -111,6 +111,8 @@ void q42_dot_q3_k_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_k_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_k_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q6_k_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_tq1_0_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_tq2_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_qz_q8_0_avx2(const float *src, void *dst, int64_t n);
 void q42_qz_q8_1_avx2(const float *src, void *dst, int64_t n);
 void q42_qz_q8_k_avx2(const float *src, void *dst, int64_t n);
@@ -121,6 +123,8 @@ void q42_dot_q8_0_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_k_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q6_k_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_tq1_0_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 

@@ -2,7 +2,8 @@
  * AVX-512 kernel files.
  *
  * Every helper carries the AVX2 target attribute, so it can be inlined into
- * AVX2 and AVX-512 functions alike and nowhere else. The helpers keep the
+ * AVX2 and AVX-512 functions alike and nowhere else (the few AVX-512 ones,
+ * Q42_AVX512_INLINE, into AVX-512 functions only). The helpers keep the
  * integer parts exact and do float work one IEEE operation at a time (the
  * fp-contract pragma of q42_kernels_impl.h forbids fusing), so callers can
  * reproduce the scalar reference bit for bit. Internal to lib/kernels; x86
@@ -171,6 +172,144 @@ Q42_AVX2_INLINE int32_t x86_q8k_summ(const uint8_t *b, const uint8_t mn[8])
 	const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m, m));
 	const __m256i bs = _mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS));
 	return x86_hsum_i32(_mm256_madd_epi16(bs, m16));
+}
+
+/* ---- ternary types (TQ1_0, TQ2_0 against Q8_K) ---- */
+
+/* llama.cpp's x86 kernels for these types reduce each super-block to
+ * eight int32 lanes before any float step, and the generic kernels sum
+ * the same lanes, so both build on the helpers here. A super-block is 8
+ * chunks of 32 elements; element 32c + p (chunk c, position p) goes to
+ * lane p / 4 as trit * y (trit 0..2, the stored value + 1; a TQ2_0 field
+ * may also be 3), and lane l then loses the activations 32l..32l+31 (Q8_K
+ * bsums 2l and 2l + 1), which takes the + 1 off. Exact integers: at most
+ * 8 x 2 x 3 x 127 + 32 x 127 in magnitude. */
+Q42_AVX2_INLINE __m256i x86_tq_finish(__m256i pairs16, const uint8_t *b)
+{
+	const __m256i one = _mm256_set1_epi16(1);
+	return _mm256_sub_epi32(_mm256_madd_epi16(pairs16, one),
+				_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), one));
+}
+
+/* tq2_0: field j (bits 2j, 2j + 1) of qs byte 32h + m is element
+ * 128h + 32j + m, i.e. chunk 4h + j. */
+Q42_AVX2_INLINE __m256i x86_tq2_lanes(const uint8_t *a, const uint8_t *b)
+{
+	const __m256i m3 = _mm256_set1_epi8(3);
+	__m256i acc = _mm256_setzero_si256();
+	for (int h = 0; h < 2; h++) {
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h));
+		for (int j = 0; j < 4; j++) {
+			const __m256i v = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), m3);
+			const __m256i y = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 128 * h + 32 * j));
+			acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(v, y));
+		}
+	}
+	return x86_tq_finish(acc, b);
+}
+
+/* Bytes times 3 modulo 256: trit k of a tq1_0 byte is the top "third" of
+ * the byte times 3^k, so each next trit is one such step away. */
+Q42_AVX2_INLINE __m256i x86_tq1_x3(__m256i q)
+{
+	return _mm256_add_epi8(q, _mm256_add_epi8(q, q));
+}
+
+/* The chunk vectors of a tq1_0 block (layout at q42_tq1_value), bytes
+ * already multiplied by their 3^k: v[0..4] = qs 0..31 times 1, 3, .., 81;
+ * v[5] = [qs 32..47 | times 3]; v[6] = [times 9 | times 27]; v[7] =
+ * [times 81 | qh byte m times 3^k at 4k + m]. */
+Q42_AVX2_INLINE void x86_tq1_chunks(const uint8_t *a, __m256i v[8])
+{
+	v[0] = _mm256_loadu_si256((const __m256i *)(a + TQ1_0_QS));
+	for (int k = 1; k < 5; k++)
+		v[k] = x86_tq1_x3(v[k - 1]);
+	const __m128i r = _mm_loadu_si128((const __m128i *)(a + TQ1_0_QS + 32));
+	v[5] = _mm256_inserti128_si256(_mm256_castsi128_si256(r),
+				       _mm256_castsi256_si128(x86_tq1_x3(_mm256_castsi128_si256(r))), 1);
+	v[6] = x86_tq1_x3(x86_tq1_x3(v[5]));
+	const __m128i h = _mm_cvtepu8_epi16(_mm_set1_epi32((int)q42_ld32(a + TQ1_0_QH)));
+	const __m128i lo8 = _mm_set1_epi16(0xFF);
+	const __m128i hk = _mm_packus_epi16(
+		_mm_and_si128(_mm_mullo_epi16(h, _mm_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3)), lo8),
+		_mm_and_si128(_mm_mullo_epi16(h, _mm_setr_epi16(9, 9, 9, 9, 27, 27, 27, 27)), lo8));
+	v[7] = _mm256_inserti128_si256(x86_tq1_x3(x86_tq1_x3(v[6])), hk, 1);
+}
+
+/* (q * 3) >> 8 of each byte, 0..2: [q >= 86] + [q >= 171]. */
+Q42_AVX2_INLINE __m256i x86_tq1_top(__m256i q)
+{
+	const __m256i c1 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8(86)), q);
+	const __m256i c2 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8((char)171)), q);
+	return _mm256_sub_epi8(_mm256_sub_epi8(_mm256_setzero_si256(), c1), c2);
+}
+
+Q42_AVX2_INLINE __m256i x86_tq1_lanes(const uint8_t *a, const uint8_t *b)
+{
+	__m256i v[8], acc = _mm256_setzero_si256();
+	x86_tq1_chunks(a, v);
+	for (int c = 0; c < 8; c++)
+		acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(
+			x86_tq1_top(v[c]), _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 32 * c))));
+	return x86_tq_finish(acc, b);
+}
+
+/* ggml's generic TQ dot from those lanes: their total, then one float
+ * term per super-block as the scalar code forms it. */
+#define X86_TQ_DOT(NAME, TGT, LANES, BYTES, DOFF)                                                  \
+	TGT void NAME(int64_t n, float *out, const void *w, const void *x)                         \
+	{                                                                                          \
+		const uint8_t *a = w, *b = x;                                                      \
+		float sum = 0.0f;                                                                  \
+		for (int64_t i = 0; i < n / Q42_QK_K; i++, a += BYTES, b += Q8_K_BYTES)            \
+			sum += (float)x86_hsum_i32(LANES(a, b)) *                                  \
+			       (q42_half_at(a + DOFF) * q42_ldf32(b + Q8_K_D));                    \
+		*out = sum;                                                                        \
+	}
+
+/* The same lanes with AVX-512 (BW, VNNI): two chunks per 64-byte step,
+ * whose sixteen dword sums fold onto eight. */
+#define Q42_AVX512_INLINE \
+	static inline __attribute__((always_inline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+Q42_AVX512_INLINE __m256i x86_tq_fold(__m512i acc, const uint8_t *b)
+{
+	const __m256i one = _mm256_set1_epi16(1);
+	const __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+	return _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), one));
+}
+
+Q42_AVX512_INLINE __m256i x86_tq2_lanes512(const uint8_t *a, const uint8_t *b)
+{
+	const __m512i m3 = _mm512_set1_epi8(3);
+	const __m512i c01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+	const __m512i c23 = _mm512_add_epi16(c01, _mm512_set1_epi16(4));
+	__m512i acc = _mm512_setzero_si512();
+	for (int h = 0; h < 2; h++) {
+		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h)));
+		const uint8_t *y = b + Q8_K_QS + 128 * h;
+		acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srlv_epi16(q, c01), m3),
+					  _mm512_loadu_si512((const void *)y));
+		acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srlv_epi16(q, c23), m3),
+					  _mm512_loadu_si512((const void *)(y + 64)));
+	}
+	return x86_tq_fold(acc, b);
+}
+
+Q42_AVX512_INLINE __m256i x86_tq1_lanes512(const uint8_t *a, const uint8_t *b)
+{
+	__m256i v[8];
+	__m512i acc = _mm512_setzero_si512();
+	x86_tq1_chunks(a, v);
+	for (int c = 0; c < 8; c += 2) {
+		const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v[c]), v[c + 1], 1);
+		const __mmask64 m1 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(86));
+		const __mmask64 m2 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8((char)171));
+		const __m512i t = _mm512_mask_blend_epi8(m2, _mm512_maskz_mov_epi8(m1, _mm512_set1_epi8(1)),
+							 _mm512_set1_epi8(2));
+		acc = _mm512_dpbusd_epi32(acc, t, _mm512_loadu_si512((const void *)(b + Q8_K_QS + 32 * c)));
+	}
+	return x86_tq_fold(acc, b);
 }
 
 #endif

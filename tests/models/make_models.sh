@@ -27,7 +27,7 @@ for q in Q8_0 Q4_0 Q4_K_M Q6_K; do
     "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-$lq.gguf" $q --threads 1
 done
 # every tensor in one type (--pure), the embedding and output too
-for q in Q5_0 Q5_1; do
+for q in Q5_0 Q5_1 TQ1_0 TQ2_0; do
     lq=$(echo $q | tr 'A-Z' 'a-z')
     "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-$lq.gguf" $q --pure --threads 1
 done

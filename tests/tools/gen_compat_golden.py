@@ -35,6 +35,7 @@ Q5_1_TYPE = 7       # ggml_type of q5_1 (products in the plain CPU buffer)
 Q5_K_TYPE = 13      # ggml_type of q5_K (AMX buffer)
 Q4_1_TYPE = 3       # ggml_type of q4_1 (AMX buffer)
 Q5_0_TYPE = 6       # ggml_type of q5_0 (plain CPU buffer: vec_dot, llamafile for m > 1)
+TQ_TYPES = {"tq1_0": 34, "tq2_0": 35}  # ternary (plain CPU buffer: vec_dot for any m)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -165,6 +166,10 @@ def main():
     # Q5_0 in the plain CPU buffer (llama.cpp has no AMX form for it):
     # ggml's x86 vec_dot for one row, llamafile's tinyBLAS for more
     weight_mm(Q5_0_TYPE, "q5_0", MM_K, [("cpu", "q5_0_cpu")])
+    # the ternary types (no AMX, tinyBLAS or repacked form: ggml's x86
+    # vec_dot for any number of rows)
+    for name, t in TQ_TYPES.items():
+        weight_mm(t, name, MM_K, [("cpu", name + "_cpu")])
 
 if __name__ == "__main__":
     main()

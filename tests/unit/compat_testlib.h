@@ -86,6 +86,15 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 			for (int64_t b = 0; b < n / 256; b++)
 				put_half(row + 210 * b + 208, rndf(0.01f));
 			break;
+		case Q42_DTYPE_TQ1_0:
+		case Q42_DTYPE_TQ2_0: {
+			/* d last; every other byte any value (TQ1_0 bytes past 242
+			 * and TQ2_0 fields of 3 included: both kernels define them) */
+			const int64_t bb = dtype == Q42_DTYPE_TQ1_0 ? 54 : 66;
+			for (int64_t b = 0; b < n / 256; b++)
+				put_half(row + bb * b + bb - 2, rndf(0.05f));
+			break;
+		}
 		default: /* F16 */
 			for (int64_t k = 0; k < n; k++)
 				put_half(row + 2 * k, rndf(1.0f));

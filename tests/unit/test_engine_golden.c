@@ -246,6 +246,8 @@ static void test_threads_and_batch_identical(void **state)
 	check_threads_and_batch("e256-llama-q4_k_m.gguf");
 	check_threads_and_batch("e256-llama-q5_0.gguf");
 	check_threads_and_batch("e256-llama-q5_1.gguf");
+	check_threads_and_batch("e256-llama-tq1_0.gguf");
+	check_threads_and_batch("e256-llama-tq2_0.gguf");
 }
 
 /* q42_engine_eval_top1 picks what q42_argmax picks from the logits it
@@ -355,6 +357,18 @@ static void test_logits_q5(void **state)
 	check_logits("e256-llama-q5_1.gguf", "logits-e256-llama-q5_1-once.txt", ids, 5, true);
 }
 
+/* Ternary matrices everywhere (TQ1_0 and TQ2_0 hold the same trits):
+ * llama.cpp's x86 vec_dot order (eight lanes, one fma per super-block);
+ * q42's logits are llama.cpp's to the last bit (with ggml's generic order
+ * instead, greedy ids part at step 17 of the third prompt). */
+static void test_logits_ternary(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-tq1_0.gguf", "logits-e256-llama-tq1_0-once.txt", ids, 5, true);
+	check_logits("e256-llama-tq2_0.gguf", "logits-e256-llama-tq2_0-once.txt", ids, 5, true);
+}
+
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
  * leaves room for that, so the ids stay llama.cpp's. */
 static void test_kv_f16(void **state)
@@ -430,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_logits_stories),
 		cmocka_unit_test(test_logits_q4_k_m),
 		cmocka_unit_test(test_logits_q5),
+		cmocka_unit_test(test_logits_ternary),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};
