@@ -883,9 +883,11 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 
 /* llama.cpp's ternary dots (q42_compat_dot_tq1_0 / tq2_0): the eight
  * int32 lanes of q42_kernels_x86.h per super-block, one fma per lane with
- * d_x * d_w, hsum_float_8 at the end; every (row, token) on its own. */
-#define TQ_ROWS(NAME, TGT, LANES, BYTES, DOFF)                                                            \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                \
+ * d_x * d_w, hsum_float_8 at the end. AVX2: every (row, token) on its
+ * own. AVX-512: a row's block unpacked to trits once for a tile of up to
+ * TQ_T tokens, each keeping its own lanes (eight accumulators). */
+#define TQ_ROWS(NAME, LANES, BYTES, DOFF)                                                                 \
+	A2 void NAME(Q42_COMPAT_ROWS_ARGS)                                                                 \
 	{                                                                                                  \
 		for (int64_t r = 0; r < n_rows; r++)                                                       \
 			for (int64_t t = 0; t < n_tok; t++) {                                              \
@@ -900,10 +902,67 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 				y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);                \
 			}                                                                                  \
 	}
-TQ_ROWS(q42_compat_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
-TQ_ROWS(q42_compat_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
-TQ_ROWS(q42_compat_rows_tq1_0_avx512, A5, x86_tq1_lanes512, TQ1_0_BYTES, TQ1_0_D)
-TQ_ROWS(q42_compat_rows_tq2_0_avx512, A5, x86_tq2_lanes512, TQ2_0_BYTES, TQ2_0_D)
+TQ_ROWS(q42_compat_rows_tq1_0_avx2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
+TQ_ROWS(q42_compat_rows_tq2_0_avx2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+
+enum { TQ_T = 8 };
+
+A5_INLINE void tq_tile(int T, bool tq1, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+		       const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	const int bytes = tq1 ? TQ1_0_BYTES : TQ2_0_BYTES, doff = tq1 ? TQ1_0_D : TQ2_0_D;
+	for (int64_t r = 0; r < n_rows; r++) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		__m256 acc[TQ_T];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			acc[t] = _mm256_setzero_ps();
+		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += bytes) {
+			__m512i q[4];
+			if (tq1)
+				x86_tq1_trits512(a, q);
+			else
+				x86_tq2_trits512(a, q);
+			const float dw = _cvtsh_ss(q42_ld16(a + doff));
+			UNROLL
+			for (int t = 0; t < T; t++) {
+				const uint8_t *b = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_K_BYTES;
+				acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_tq_lanes512(q, b)),
+							 _mm256_set1_ps(q42_ldf32(b + Q8_K_D) * dw), acc[t]);
+			}
+		}
+		UNROLL
+		for (int t = 0; t < T; t++)
+			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc[t]);
+	}
+}
+
+A5_INLINE void tq_rows512(Q42_COMPAT_ROWS_ARGS, bool tq1)
+{
+	for (int64_t t0 = 0; t0 < n_tok; t0 += TQ_T) {
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+		float *yt = y + (uint64_t)t0 * y_stride;
+		/* the tile's width as a constant, so its accumulators stay in
+		 * registers */
+		switch (n_tok - t0 < TQ_T ? n_tok - t0 : TQ_T) {
+#define TQ_TILE(T)                                                                                    \
+	case T: tq_tile(T, tq1, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+		TQ_TILE(1) TQ_TILE(2) TQ_TILE(3) TQ_TILE(4) TQ_TILE(5) TQ_TILE(6) TQ_TILE(7)
+		default: tq_tile(TQ_T, tq1, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+#undef TQ_TILE
+		}
+	}
+}
+
+A5 void q42_compat_rows_tq1_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	tq_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A5 void q42_compat_rows_tq2_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	tq_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
  * (q5_pair without fifth bits, the activation table of a one-token

@@ -279,37 +279,53 @@ Q42_AVX512_INLINE __m256i x86_tq_fold(__m512i acc, const uint8_t *b)
 	return _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), one));
 }
 
-Q42_AVX512_INLINE __m256i x86_tq2_lanes512(const uint8_t *a, const uint8_t *b)
+/* The trits of one block as four 64-byte vectors, chunks 2j and 2j + 1
+ * in vector j (its activations: bytes 64j..64j + 63 of the Q8_K quants). */
+Q42_AVX512_INLINE void x86_tq2_trits512(const uint8_t *a, __m512i t[4])
 {
 	const __m512i m3 = _mm512_set1_epi8(3);
 	const __m512i c01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
 	const __m512i c23 = _mm512_add_epi16(c01, _mm512_set1_epi16(4));
-	__m512i acc = _mm512_setzero_si512();
 	for (int h = 0; h < 2; h++) {
 		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h)));
-		const uint8_t *y = b + Q8_K_QS + 128 * h;
-		acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srlv_epi16(q, c01), m3),
-					  _mm512_loadu_si512((const void *)y));
-		acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srlv_epi16(q, c23), m3),
-					  _mm512_loadu_si512((const void *)(y + 64)));
+		t[2 * h] = _mm512_and_si512(_mm512_srlv_epi16(q, c01), m3);
+		t[2 * h + 1] = _mm512_and_si512(_mm512_srlv_epi16(q, c23), m3);
 	}
+}
+
+Q42_AVX512_INLINE void x86_tq1_trits512(const uint8_t *a, __m512i t[4])
+{
+	__m256i v[8];
+	x86_tq1_chunks(a, v);
+	for (int j = 0; j < 4; j++) {
+		const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v[2 * j]), v[2 * j + 1], 1);
+		const __mmask64 m1 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(86));
+		const __mmask64 m2 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8((char)171));
+		t[j] = _mm512_mask_blend_epi8(m2, _mm512_maskz_mov_epi8(m1, _mm512_set1_epi8(1)), _mm512_set1_epi8(2));
+	}
+}
+
+/* The eight lanes from a block's trits and its Q8_K activation block b. */
+Q42_AVX512_INLINE __m256i x86_tq_lanes512(const __m512i t[4], const uint8_t *b)
+{
+	__m512i acc = _mm512_setzero_si512();
+	for (int j = 0; j < 4; j++)
+		acc = _mm512_dpbusd_epi32(acc, t[j], _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * j)));
 	return x86_tq_fold(acc, b);
+}
+
+Q42_AVX512_INLINE __m256i x86_tq2_lanes512(const uint8_t *a, const uint8_t *b)
+{
+	__m512i t[4];
+	x86_tq2_trits512(a, t);
+	return x86_tq_lanes512(t, b);
 }
 
 Q42_AVX512_INLINE __m256i x86_tq1_lanes512(const uint8_t *a, const uint8_t *b)
 {
-	__m256i v[8];
-	__m512i acc = _mm512_setzero_si512();
-	x86_tq1_chunks(a, v);
-	for (int c = 0; c < 8; c += 2) {
-		const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v[c]), v[c + 1], 1);
-		const __mmask64 m1 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(86));
-		const __mmask64 m2 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8((char)171));
-		const __m512i t = _mm512_mask_blend_epi8(m2, _mm512_maskz_mov_epi8(m1, _mm512_set1_epi8(1)),
-							 _mm512_set1_epi8(2));
-		acc = _mm512_dpbusd_epi32(acc, t, _mm512_loadu_si512((const void *)(b + Q8_K_QS + 32 * c)));
-	}
-	return x86_tq_fold(acc, b);
+	__m512i t[4];
+	x86_tq1_trits512(a, t);
+	return x86_tq_lanes512(t, b);
 }
 
 #endif
