@@ -276,6 +276,39 @@ void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* ggml_vec_dot_q3_K_q8_K of the x86 build (AVX2 code; llama.cpp has no
+ * AMX or repacked form of Q3_K): element 32c + p (chunk c = 0..7, position
+ * p) goes to lane p / 4 as value * y, each chunk's four-element sums
+ * times the scale of their 16-element sub-block (2c + p / 16); each lane
+ * then fma(d_x * d_w, lane, acc) once per super-block, and hsum_float_8
+ * at the end as dot_lanes8. */
+void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += Q3_K_BYTES, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float d = q42_ldf32(b + Q8K_D) * half_at(a + Q3_K_D);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int c = 0; c < 8; c++) {
+				int32_t t = 0;
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++) {
+					const int lo = a[Q3_K_QS + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32)) & 3;
+					const int hi = a[Q3_K_HMASK + e % 32] >> (e / 32) & 1;
+					t += (lo - (hi ? 0 : 4)) * y[e];
+				}
+				s += q42_k3_scale(2 * c + l / 4, a + Q3_K_SCALES) * t;
+			}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	float r[4];
+	for (int l = 0; l < 4; l++)
+		r[l] = lanes[l + 4] + lanes[l];
+	*out = (r[0] + r[2]) + (r[1] + r[3]);
+}
+
 /* ggml_vec_dot_tq1_0_q8_K and ggml_vec_dot_tq2_0_q8_K of the x86 build
  * (AVX2 code; llama.cpp has no other form of them): per super-block
  * eight int32 lanes, element 32c + p (chunk c = 0..7, position p) in lane
@@ -389,6 +422,7 @@ SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
 SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
 SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
 SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
+SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
 SCALAR_ROWS(rows_tq2_0, q42_compat_dot_tq2_0)
 
 /* ---- selection --------------------------------------------------------- */
@@ -411,26 +445,27 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
-		q42_compat_rows_tq2_0_avx2};
+		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
-		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512};
+		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
+		q42_compat_rows_q3_k_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
@@ -438,7 +473,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
-		q42_compat_rows_tq2_0_avx512};
+		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -595,13 +630,16 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		 * wherever the weight lives */
 		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_1, rows_for(R_Q5_1, use), ops->quantize_q8_1,
 					      Q42_DTYPE_Q8_1, "cpu-q5_1");
+	case Q42_DTYPE_Q3_K:
 	case Q42_DTYPE_TQ1_0:
+	case Q42_DTYPE_TQ2_0: {
 		/* ggml's x86 vec_dot wherever the weight lives */
-		return n_in % QK_K == 0 && pick(out, q42_compat_dot_tq1_0, rows_for(R_TQ1_0, use),
-						q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-tq1_0");
-	case Q42_DTYPE_TQ2_0:
-		return n_in % QK_K == 0 && pick(out, q42_compat_dot_tq2_0, rows_for(R_TQ2_0, use),
-						q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-tq2_0");
+		const bool q3 = dtype == Q42_DTYPE_Q3_K, tq1 = dtype == Q42_DTYPE_TQ1_0;
+		return n_in % QK_K == 0 &&
+		       pick(out, q3 ? q42_compat_dot_q3_k : tq1 ? q42_compat_dot_tq1_0 : q42_compat_dot_tq2_0,
+			    rows_for(q3 ? R_Q3_K : tq1 ? R_TQ1_0 : R_TQ2_0, use), q8k_kernels(use)->quantize,
+			    Q42_DTYPE_Q8_K, q3 ? "cpu-q3_K" : tq1 ? "cpu-tq1_0" : "cpu-tq2_0");
+	}
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {
 			out->vec_dot = q42_compat_dot_f16_f32;

@@ -14,8 +14,8 @@
  * shapes the AMX buffer refuses) take ggml's x86 vec_dot instead, and so
  * does every Q5_1 matrix (no AMX or tinyBLAS form): eight float lanes with
  * one fma per block, against activations from ggml's x86 Q8_1 quantizer
- * (Q4_1 in that buffer likewise, without fifth bits); TQ1_0 and TQ2_0
- * too, in eight integer lanes per 256-element block against Q8_K. Each kernel
+ * (Q4_1 in that buffer likewise, without fifth bits); Q3_K, TQ1_0 and
+ * TQ2_0 too, in eight integer lanes per 256-element block against Q8_K. Each kernel
  * here is plain scalar C (explicit fmaf, never contraction) computing one
  * output element in that order; the weights keep their GGUF layout (no
  * repacking).
@@ -138,6 +138,10 @@ Q42_API void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const voi
  * vec_dot (the only form llama.cpp has): eight int32 lanes per
  * super-block, one fma per lane and super-block, hsum_float_8. */
 Q42_API void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
+/* Q3_K against Q8_K from the reference quantizer, as ggml's x86 vec_dot
+ * (no AMX or repacked form): eight int32 lanes per super-block (scaled
+ * four-element sums), one fma per lane and super-block, hsum_float_8. */
+Q42_API void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);

@@ -881,13 +881,40 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
-/* llama.cpp's ternary dots (q42_compat_dot_tq1_0 / tq2_0): the eight
- * int32 lanes of q42_kernels_x86.h per super-block, one fma per lane with
- * d_x * d_w, hsum_float_8 at the end. AVX2: every (row, token) on its
- * own. AVX-512: a row's block unpacked to trits once for a tile of up to
- * TQ_T tokens, each keeping its own lanes (eight accumulators). */
-#define TQ_ROWS(NAME, LANES, BYTES, DOFF)                                                                 \
-	A2 void NAME(Q42_COMPAT_ROWS_ARGS)                                                                 \
+/* llama.cpp's int32 lanes of one Q3_K super-block (the order of
+ * q42_compat_dot_q3_k): per 32-element chunk c, the values (low two bits
+ * plus 4 x the hmask bit, 0..7) times y, less 4 x y (maddubs pairs), then
+ * each pair sum times the scale of its half of the chunk (madd). */
+A2_INLINE __m256i q3k_lanes(const uint8_t *a, const uint8_t *b)
+{
+	const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+	const __m256i hb = _mm256_loadu_si256((const __m256i *)(a + Q3_K_HMASK));
+	int16_t sc[16];
+	for (int s = 0; s < 16; s++)
+		sc[s] = (int16_t)q42_k3_scale(s, a + Q3_K_SCALES);
+	__m256i sumi = _mm256_setzero_si256();
+	for (int c = 0; c < 8; c++) {
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q3_K_QS + 32 * (c / 4)));
+		const __m128i sh = _mm_cvtsi32_si128(2 * (c % 4)), hc = _mm_cvtsi32_si128(c);
+		const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, sh), m3);
+		const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(hb, hc), one);
+		const __m256i v = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 2));
+		const __m256i y = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 32 * c));
+		const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(v, y), _mm256_maddubs_epi16(four, y));
+		const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[2 * c])),
+							  _mm_set1_epi16(sc[2 * c + 1]), 1);
+		sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+	}
+	return sumi;
+}
+
+/* Q3_K, TQ1_0 and TQ2_0 in llama.cpp's x86 order (q42_compat_dot_q3_k,
+ * q42_compat_dot_tq1_0 / tq2_0): eight int32 lanes per super-block, one
+ * fma per lane with d_x * d_w, hsum_float_8 at the end; every (row,
+ * token) on its own. (The AVX-512 ternary rows below unpack a row's
+ * block once for a tile of up to TQ_T tokens instead.) */
+#define LANES_ROWS(NAME, TGT, LANES, BYTES, DOFF)                                                         \
+	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                \
 	{                                                                                                  \
 		for (int64_t r = 0; r < n_rows; r++)                                                       \
 			for (int64_t t = 0; t < n_tok; t++) {                                              \
@@ -896,14 +923,16 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 				__m256 acc = _mm256_setzero_ps();                                          \
 				for (int64_t i = 0; i < n / Q42_QK_K; i++, a += BYTES, b += Q8_K_BYTES) { \
 					const float d = q42_ldf32(b + Q8_K_D) * _cvtsh_ss(q42_ld16(a + DOFF)); \
-					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(LANES(a, b)), _mm256_set1_ps(d), \
+					acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(LANES(a, b)), \
 							      acc);                                        \
 				}                                                                          \
 				y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);                \
 			}                                                                                  \
 	}
-TQ_ROWS(q42_compat_rows_tq1_0_avx2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
-TQ_ROWS(q42_compat_rows_tq2_0_avx2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+LANES_ROWS(q42_compat_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
+LANES_ROWS(q42_compat_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+LANES_ROWS(q42_compat_rows_q3_k_avx2, A2, q3k_lanes, Q3_K_BYTES, Q3_K_D)
+LANES_ROWS(q42_compat_rows_q3_k_avx512, A5, q3k_lanes, Q3_K_BYTES, Q3_K_D)
 
 enum { TQ_T = 8 };
 

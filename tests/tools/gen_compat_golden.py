@@ -36,6 +36,7 @@ Q5_K_TYPE = 13      # ggml_type of q5_K (AMX buffer)
 Q4_1_TYPE = 3       # ggml_type of q4_1 (AMX buffer)
 Q5_0_TYPE = 6       # ggml_type of q5_0 (plain CPU buffer: vec_dot, llamafile for m > 1)
 TQ_TYPES = {"tq1_0": 34, "tq2_0": 35}  # ternary (plain CPU buffer: vec_dot for any m)
+Q3_K_TYPE = 11      # ggml_type of q3_K (plain CPU buffer: no AMX or repacked form)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -170,6 +171,8 @@ def main():
     # vec_dot for any number of rows)
     for name, t in TQ_TYPES.items():
         weight_mm(t, name, MM_K, [("cpu", name + "_cpu")])
+    # Q3_K likewise (ggml's x86 vec_dot for any number of rows)
+    weight_mm(Q3_K_TYPE, "q3_K", MM_K, [("cpu", "q3_K_cpu")])
 
 if __name__ == "__main__":
     main()

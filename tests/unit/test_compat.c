@@ -193,6 +193,13 @@ static void test_mm_tq(void **state)
 	check_mm("tq2_0", Q42_DTYPE_TQ2_0, true);
 }
 
+/* Q3_K: ggml's x86 vec_dot for every count */
+static void test_mm_q3_k(void **state)
+{
+	(void)state;
+	check_mm("q3_K", Q42_DTYPE_Q3_K, true);
+}
+
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
  * q42_compat_dot_f32_lanes reproduces (the V x softmax product). */
 static void test_mm_f32_lanes(void **state)
@@ -372,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q5_k),	  cmocka_unit_test(test_mm_q4_1),
 		cmocka_unit_test(test_mm_q5_0),
 		cmocka_unit_test(test_mm_tq),
+		cmocka_unit_test(test_mm_q3_k),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

@@ -145,6 +145,13 @@ static void test_rows_q5_0(void **state)
 	check_two_rows(Q42_DTYPE_Q5_0);
 }
 
+static void test_rows_q3_k(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_CPU, 256);
+}
+
 static void test_rows_tq(void **state)
 {
 	(void)state;
@@ -351,7 +358,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
-		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq),
+		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

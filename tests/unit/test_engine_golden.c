@@ -248,6 +248,7 @@ static void test_threads_and_batch_identical(void **state)
 	check_threads_and_batch("e256-llama-q5_1.gguf");
 	check_threads_and_batch("e256-llama-tq1_0.gguf");
 	check_threads_and_batch("e256-llama-tq2_0.gguf");
+	check_threads_and_batch("e256-llama-q3_k.gguf");
 }
 
 /* q42_engine_eval_top1 picks what q42_argmax picks from the logits it
@@ -369,6 +370,14 @@ static void test_logits_ternary(void **state)
 	check_logits("e256-llama-tq2_0.gguf", "logits-e256-llama-tq2_0-once.txt", ids, 5, true);
 }
 
+/* Q3_K everywhere: llama.cpp's x86 vec_dot order, to the last bit */
+static void test_logits_q3_k(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-q3_k.gguf", "logits-e256-llama-q3_k-once.txt", ids, 5, true);
+}
+
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
  * leaves room for that, so the ids stay llama.cpp's. */
 static void test_kv_f16(void **state)
@@ -445,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_logits_q4_k_m),
 		cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_logits_ternary),
+		cmocka_unit_test(test_logits_q3_k),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};
