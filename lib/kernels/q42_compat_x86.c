@@ -881,6 +881,19 @@ A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
+/* The sixteen 6-bit scales of a Q3_K block, less 32, as bytes: low
+ * nibbles of bytes 0..7 then their high nibbles, two more bits each from
+ * bytes 8..11 (scale j: bits 2(j / 4) of byte 8 + j % 4). */
+A2_INLINE __m128i q3k_scales(const uint8_t *a)
+{
+	const __m128i x = _mm_loadl_epi64((const __m128i *)(a + Q3_K_SCALES)), m4 = _mm_set1_epi8(0x0F);
+	const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(x, m4), _mm_and_si128(_mm_srli_epi16(x, 4), m4));
+	const __m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)q42_ld32(a + Q3_K_SCALES + 8)),
+							 _mm_setr_epi32(0, 2, 4, 6)),
+					  _mm_set1_epi8(3));
+	return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
 /* llama.cpp's int32 lanes of one Q3_K super-block (the order of
  * q42_compat_dot_q3_k): per 32-element chunk c, the values (low two bits
  * plus 4 x the hmask bit, 0..7) times y, less 4 x y (maddubs pairs), then
@@ -889,10 +902,11 @@ A2_INLINE __m256i q3k_lanes(const uint8_t *a, const uint8_t *b)
 {
 	const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
 	const __m256i hb = _mm256_loadu_si256((const __m256i *)(a + Q3_K_HMASK));
-	int16_t sc[16];
-	for (int s = 0; s < 16; s++)
-		sc[s] = (int16_t)q42_k3_scale(s, a + Q3_K_SCALES);
+	const __m128i sc = q3k_scales(a);
+	/* bytes 0..7 pick scale 2c, 8..15 scale 2c + 1 */
+	const __m128i pick = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
 	__m256i sumi = _mm256_setzero_si256();
+	UNROLL
 	for (int c = 0; c < 8; c++) {
 		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q3_K_QS + 32 * (c / 4)));
 		const __m128i sh = _mm_cvtsi32_si128(2 * (c % 4)), hc = _mm_cvtsi32_si128(c);
@@ -901,18 +915,61 @@ A2_INLINE __m256i q3k_lanes(const uint8_t *a, const uint8_t *b)
 		const __m256i v = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 2));
 		const __m256i y = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 32 * c));
 		const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(v, y), _mm256_maddubs_epi16(four, y));
-		const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[2 * c])),
-							  _mm_set1_epi16(sc[2 * c + 1]), 1);
+		const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, _mm_add_epi8(pick, _mm_set1_epi8((char)(2 * c)))));
 		sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
 	}
 	return sumi;
 }
 
+/* A Q3_K block for AVX-512: v[j] the values (0..7) of chunks 2j and
+ * 2j + 1, s[j] the scale of each of their dword lanes as a word (the
+ * dword's high word zero, so VNNI word products apply it exactly). */
+struct q3u {
+	__m512i v[4], s[4];
+};
+
+A5_INLINE void q3k_unpack512(const uint8_t *a, struct q3u *u)
+{
+	const __m512i m3 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+	const __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + Q3_K_HMASK)));
+	const __m128i sc = q3k_scales(a);
+	UNROLL
+	for (int j = 0; j < 4; j++) {
+		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + Q3_K_QS + 32 * (j / 2))));
+		const __m512i cnt = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * (j % 2))),
+						       _mm256_set1_epi16((short)(4 * (j % 2) + 2)), 1);
+		const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (2 * j))),
+						       _mm256_set1_epi8((char)(1 << (2 * j + 1))), 1);
+		const __m512i lo = _mm512_and_si512(_mm512_srlv_epi16(q, cnt), m3);
+		u->v[j] = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hb, bit), lo, four);
+		/* dword lanes 4k..4k + 3: scale 4j + k */
+		const __m128i idx = _mm_add_epi8(_mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+						 _mm_set1_epi8((char)(4 * j)));
+		u->s[j] = _mm512_and_si512(_mm512_cvtepi8_epi32(_mm_shuffle_epi8(sc, idx)), _mm512_set1_epi32(0xFFFF));
+	}
+}
+
+/* The eight lanes of an unpacked block against Q8_K block b: per vector,
+ * dpbusd from -4 x each dword's y sum, then the scale by a word product. */
+A5_INLINE __m256i q3k_lanes512(const struct q3u *u, const uint8_t *b)
+{
+	const __m512i four = _mm512_set1_epi8(4);
+	__m512i sum = _mm512_setzero_si512();
+	UNROLL
+	for (int j = 0; j < 4; j++) {
+		const __m512i y = _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * j));
+		const __m512i bias = _mm512_sub_epi32(_mm512_setzero_si512(),
+						      _mm512_dpbusd_epi32(_mm512_setzero_si512(), four, y));
+		sum = _mm512_dpwssd_epi32(sum, _mm512_dpbusd_epi32(bias, u->v[j], y), u->s[j]);
+	}
+	return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+}
+
 /* Q3_K, TQ1_0 and TQ2_0 in llama.cpp's x86 order (q42_compat_dot_q3_k,
  * q42_compat_dot_tq1_0 / tq2_0): eight int32 lanes per super-block, one
  * fma per lane with d_x * d_w, hsum_float_8 at the end; every (row,
- * token) on its own. (The AVX-512 ternary rows below unpack a row's
- * block once for a tile of up to TQ_T tokens instead.) */
+ * token) on its own. (The AVX-512 rows below unpack a row's block once
+ * for a tile of up to TQ_T tokens instead.) */
 #define LANES_ROWS(NAME, TGT, LANES, BYTES, DOFF)                                                         \
 	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                \
 	{                                                                                                  \
@@ -932,14 +989,16 @@ A2_INLINE __m256i q3k_lanes(const uint8_t *a, const uint8_t *b)
 LANES_ROWS(q42_compat_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
 LANES_ROWS(q42_compat_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
 LANES_ROWS(q42_compat_rows_q3_k_avx2, A2, q3k_lanes, Q3_K_BYTES, Q3_K_D)
-LANES_ROWS(q42_compat_rows_q3_k_avx512, A5, q3k_lanes, Q3_K_BYTES, Q3_K_D)
 
 enum { TQ_T = 8 };
 
-A5_INLINE void tq_tile(int T, bool tq1, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
-		       const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
+enum lanes_kind { LK_TQ1, LK_TQ2, LK_Q3K };
+
+A5_INLINE void lanes_tile(int T, enum lanes_kind kind, int64_t n, int64_t n_rows, const void *w,
+			  uint64_t w_stride, const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
 {
-	const int bytes = tq1 ? TQ1_0_BYTES : TQ2_0_BYTES, doff = tq1 ? TQ1_0_D : TQ2_0_D;
+	const int bytes = kind == LK_TQ1 ? TQ1_0_BYTES : kind == LK_TQ2 ? TQ2_0_BYTES : Q3_K_BYTES;
+	const int doff = kind == LK_TQ1 ? TQ1_0_D : kind == LK_TQ2 ? TQ2_0_D : Q3_K_D;
 	for (int64_t r = 0; r < n_rows; r++) {
 		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 		__m256 acc[TQ_T];
@@ -948,16 +1007,20 @@ A5_INLINE void tq_tile(int T, bool tq1, int64_t n, int64_t n_rows, const void *w
 			acc[t] = _mm256_setzero_ps();
 		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += bytes) {
 			__m512i q[4];
-			if (tq1)
+			struct q3u u;
+			if (kind == LK_TQ1)
 				x86_tq1_trits512(a, q);
-			else
+			else if (kind == LK_TQ2)
 				x86_tq2_trits512(a, q);
+			else
+				q3k_unpack512(a, &u);
 			const float dw = _cvtsh_ss(q42_ld16(a + doff));
 			UNROLL
 			for (int t = 0; t < T; t++) {
 				const uint8_t *b = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_K_BYTES;
-				acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x86_tq_lanes512(q, b)),
-							 _mm256_set1_ps(q42_ldf32(b + Q8_K_D) * dw), acc[t]);
+				const __m256i l = kind == LK_Q3K ? q3k_lanes512(&u, b) : x86_tq_lanes512(q, b);
+				acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(q42_ldf32(b + Q8_K_D) * dw), _mm256_cvtepi32_ps(l),
+							 acc[t]);
 			}
 		}
 		UNROLL
@@ -966,7 +1029,7 @@ A5_INLINE void tq_tile(int T, bool tq1, int64_t n, int64_t n_rows, const void *w
 	}
 }
 
-A5_INLINE void tq_rows512(Q42_COMPAT_ROWS_ARGS, bool tq1)
+A5_INLINE void lanes_rows512(Q42_COMPAT_ROWS_ARGS, enum lanes_kind kind)
 {
 	for (int64_t t0 = 0; t0 < n_tok; t0 += TQ_T) {
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
@@ -974,23 +1037,28 @@ A5_INLINE void tq_rows512(Q42_COMPAT_ROWS_ARGS, bool tq1)
 		/* the tile's width as a constant, so its accumulators stay in
 		 * registers */
 		switch (n_tok - t0 < TQ_T ? n_tok - t0 : TQ_T) {
-#define TQ_TILE(T)                                                                                    \
-	case T: tq_tile(T, tq1, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
-		TQ_TILE(1) TQ_TILE(2) TQ_TILE(3) TQ_TILE(4) TQ_TILE(5) TQ_TILE(6) TQ_TILE(7)
-		default: tq_tile(TQ_T, tq1, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
-#undef TQ_TILE
+#define LANES_TILE(T)                                                                                 \
+	case T: lanes_tile(T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+		LANES_TILE(1) LANES_TILE(2) LANES_TILE(3) LANES_TILE(4) LANES_TILE(5) LANES_TILE(6) LANES_TILE(7)
+		default: lanes_tile(TQ_T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+#undef LANES_TILE
 		}
 	}
 }
 
 A5 void q42_compat_rows_tq1_0_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	tq_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_TQ1);
 }
 
 A5 void q42_compat_rows_tq2_0_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	tq_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_TQ2);
+}
+
+A5 void q42_compat_rows_q3_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q3K);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -174,6 +174,10 @@ Q42_AVX2_INLINE int32_t x86_q8k_summ(const uint8_t *b, const uint8_t mn[8])
 	return x86_hsum_i32(_mm256_madd_epi16(bs, m16));
 }
 
+/* loops over a block's chunks, fully unrolled: their shift counts and
+ * masks are then constants */
+#define X86_UNROLL _Pragma("GCC unroll 16")
+
 /* ---- ternary types (TQ1_0, TQ2_0 against Q8_K) ---- */
 
 /* llama.cpp's x86 kernels for these types reduce each super-block to
@@ -197,8 +201,10 @@ Q42_AVX2_INLINE __m256i x86_tq2_lanes(const uint8_t *a, const uint8_t *b)
 {
 	const __m256i m3 = _mm256_set1_epi8(3);
 	__m256i acc = _mm256_setzero_si256();
+	X86_UNROLL
 	for (int h = 0; h < 2; h++) {
 		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h));
+		X86_UNROLL
 		for (int j = 0; j < 4; j++) {
 			const __m256i v = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), m3);
 			const __m256i y = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 128 * h + 32 * j));
@@ -222,6 +228,7 @@ Q42_AVX2_INLINE __m256i x86_tq1_x3(__m256i q)
 Q42_AVX2_INLINE void x86_tq1_chunks(const uint8_t *a, __m256i v[8])
 {
 	v[0] = _mm256_loadu_si256((const __m256i *)(a + TQ1_0_QS));
+	X86_UNROLL
 	for (int k = 1; k < 5; k++)
 		v[k] = x86_tq1_x3(v[k - 1]);
 	const __m128i r = _mm_loadu_si128((const __m128i *)(a + TQ1_0_QS + 32));
@@ -248,6 +255,7 @@ Q42_AVX2_INLINE __m256i x86_tq1_lanes(const uint8_t *a, const uint8_t *b)
 {
 	__m256i v[8], acc = _mm256_setzero_si256();
 	x86_tq1_chunks(a, v);
+	X86_UNROLL
 	for (int c = 0; c < 8; c++)
 		acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(
 			x86_tq1_top(v[c]), _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 32 * c))));
@@ -286,6 +294,7 @@ Q42_AVX512_INLINE void x86_tq2_trits512(const uint8_t *a, __m512i t[4])
 	const __m512i m3 = _mm512_set1_epi8(3);
 	const __m512i c01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
 	const __m512i c23 = _mm512_add_epi16(c01, _mm512_set1_epi16(4));
+	X86_UNROLL
 	for (int h = 0; h < 2; h++) {
 		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h)));
 		t[2 * h] = _mm512_and_si512(_mm512_srlv_epi16(q, c01), m3);
@@ -297,6 +306,7 @@ Q42_AVX512_INLINE void x86_tq1_trits512(const uint8_t *a, __m512i t[4])
 {
 	__m256i v[8];
 	x86_tq1_chunks(a, v);
+	X86_UNROLL
 	for (int j = 0; j < 4; j++) {
 		const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v[2 * j]), v[2 * j + 1], 1);
 		const __mmask64 m1 = _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(86));
@@ -309,6 +319,7 @@ Q42_AVX512_INLINE void x86_tq1_trits512(const uint8_t *a, __m512i t[4])
 Q42_AVX512_INLINE __m256i x86_tq_lanes512(const __m512i t[4], const uint8_t *b)
 {
 	__m512i acc = _mm512_setzero_si512();
+	X86_UNROLL
 	for (int j = 0; j < 4; j++)
 		acc = _mm512_dpbusd_epi32(acc, t[j], _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * j)));
 	return x86_tq_fold(acc, b);

@@ -150,6 +150,10 @@ static void test_rows_q3_k(void **state)
 	(void)state;
 	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_MATMUL, 256);
 	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_CPU, 256);
+	/* AVX-512 token tiles: one full, full and partial, two full */
+	static const int64_t toks[] = {8, 11, 16};
+	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
+		check_shape(Q42_DTYPE_Q3_K, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
 }
 
 static void test_rows_tq(void **state)
