@@ -370,7 +370,8 @@ static int cpu_run(struct run *run, q42_err *err)
 	/* every type q42_compat_select has a llama.cpp form of */
 	static const uint32_t compat_types[] = {Q42_DTYPE_F16,	 Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1, Q42_DTYPE_Q5_0,
 						Q42_DTYPE_Q5_1,	 Q42_DTYPE_Q8_0, Q42_DTYPE_Q4_K, Q42_DTYPE_Q5_K,
-						Q42_DTYPE_Q6_K,	 Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0, Q42_DTYPE_Q3_K};
+						Q42_DTYPE_Q6_K,	 Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0, Q42_DTYPE_Q3_K,
+						Q42_DTYPE_Q2_K};
 	for (size_t t = 0; t < sizeof compat_types / sizeof compat_types[0]; t++) {
 		case_compat(run, &s, compat_types[t], Q42_COMPAT_MATMUL);
 		case_compat(run, &s, compat_types[t], Q42_COMPAT_CPU);

@@ -276,6 +276,48 @@ void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* llama.cpp's CPU_REPACK form of Q2_K (q2_K_8x8 kernels; AVX-512 CPUs,
+ * matrices with a multiple of 8 rows): per output two accumulators,
+ * fma(isum, d_w * d_x, acc) and fma(mins, dmin_w * d_x, accm), where
+ * isum sums scale_j times values . y and mins sums min_j times bsums_j
+ * over sub-blocks j, then acc - accm. Its gemv (one token, or a pass's
+ * tokens past the last whole group of four) takes the sums per
+ * super-block; its gemm (each group of four tokens) per 128-element half,
+ * two steps per super-block. */
+static void dot_q2k(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bool halves)
+{
+	float acc = 0.0f, accm = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += Q2_K_BYTES, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float dx = q42_ldf32(b + Q8K_D);
+		int32_t isum = 0, mins = 0;
+		for (int j = 0; j < 16; j++) {
+			const uint8_t sm = a[Q2_K_SCALES + j];
+			int32_t t = 0;
+			for (int e = 16 * j; e < 16 * j + 16; e++)
+				t += (a[Q2_K_QS + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32)) & 3) * y[e];
+			isum += (sm & 0x0F) * t;
+			mins += (sm >> 4) * q8k_bsum(b, j);
+			if (j == 15 || (halves && j == 7)) {
+				acc = fmaf((float)isum, half_at(a + Q2_K_D) * dx, acc);
+				accm = fmaf((float)mins, half_at(a + Q2_K_DMIN) * dx, accm);
+				isum = mins = 0;
+			}
+		}
+	}
+	*out = acc - accm;
+}
+
+void q42_compat_dot_q2_k(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_q2k(n, out, w, x, false);
+}
+
+void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_q2k(n, out, w, x, true);
+}
+
 /* ggml_vec_dot_q3_K_q8_K of the x86 build (AVX2 code; llama.cpp has no
  * AMX or repacked form of Q3_K): element 32c + p (chunk c = 0..7, position
  * p) goes to lane p / 4 as value * y, each chunk's four-element sums
@@ -423,6 +465,15 @@ SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
 SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
 SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
 SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
+/* Q2_K: a pass's tokens in whole groups of four take the gemm order */
+static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x,
+		      uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++)
+			dot_q2k(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
+				(const uint8_t *)x + (uint64_t)t * x_stride, t < n_tok / 4 * 4);
+}
 SCALAR_ROWS(rows_tq2_0, q42_compat_dot_tq2_0)
 
 /* ---- selection --------------------------------------------------------- */
@@ -445,27 +496,27 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_Q2_K, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
-		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2};
+		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
-		q42_compat_rows_q3_k_avx512};
+		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
@@ -473,7 +524,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
-		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512};
+		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -630,6 +681,13 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		 * wherever the weight lives */
 		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_1, rows_for(R_Q5_1, use), ops->quantize_q8_1,
 					      Q42_DTYPE_Q8_1, "cpu-q5_1");
+	case Q42_DTYPE_Q2_K:
+		/* the CPU_REPACK buffer takes a multiple of 8 rows; a token
+		 * embedding, or another row count, would be ggml's x86 vec_dot,
+		 * which libq42 does not reproduce (generic rounding then) */
+		return place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0 && n_in % QK_K == 0 &&
+		       pick(out, q42_compat_dot_q2_k, rows_for(R_Q2_K, use), q8k_kernels(use)->quantize,
+			    Q42_DTYPE_Q8_K, "repack-q2_K");
 	case Q42_DTYPE_Q3_K:
 	case Q42_DTYPE_TQ1_0:
 	case Q42_DTYPE_TQ2_0: {

@@ -15,7 +15,9 @@
  * does every Q5_1 matrix (no AMX or tinyBLAS form): eight float lanes with
  * one fma per block, against activations from ggml's x86 Q8_1 quantizer
  * (Q4_1 in that buffer likewise, without fifth bits); Q3_K, TQ1_0 and
- * TQ2_0 too, in eight integer lanes per 256-element block against Q8_K. Each kernel
+ * TQ2_0 too, in eight integer lanes per 256-element block against Q8_K.
+ * Q2_K matrices of a multiple of 8 rows go to llama.cpp's CPU_REPACK
+ * buffer (q2_K_8x8), whose gemv and gemm round differently. Each kernel
  * here is plain scalar C (explicit fmaf, never contraction) computing one
  * output element in that order; the weights keep their GGUF layout (no
  * repacking).
@@ -142,6 +144,16 @@ Q42_API void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const vo
  * (no AMX or repacked form): eight int32 lanes per super-block (scaled
  * four-element sums), one fma per lane and super-block, hsum_float_8. */
 Q42_API void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const void *x);
+/* Q2_K against Q8_K from the reference quantizer, as llama.cpp's
+ * CPU_REPACK q2_K_8x8 kernels (a matrix of a multiple of 8 rows on an
+ * AVX-512 CPU): per output fma(isum, d_w * d_x, acc) and fma(mins,
+ * dmin_w * d_x, accm), then acc - accm; per super-block for one token
+ * (gemv, this function), per 128-element half for the tokens of a pass
+ * that fall in whole groups of four (gemm, _x4). The rows function of
+ * its q42_compat_kernels applies that split, so a prompt token's bits
+ * depend on its place in the pass, as in llama.cpp. */
+Q42_API void q42_compat_dot_q2_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);

@@ -949,6 +949,29 @@ A5_INLINE void q3k_unpack512(const uint8_t *a, struct q3u *u)
 	}
 }
 
+/* A Q2_K block for AVX-512: q[j] its values (0..3) of chunks 2j and
+ * 2j + 1, s[j] each dword lane's sub-block scale as a word (high word
+ * zero), m the sixteen mins as words. */
+struct q2u {
+	__m512i q[4], s[4];
+	__m256i m;
+};
+
+A5_INLINE void q2k_unpack512(const uint8_t *a, struct q2u *u)
+{
+	const __m128i sm = _mm_loadu_si128((const __m128i *)(a + Q2_K_SCALES)), m4 = _mm_set1_epi8(0x0F);
+	const __m128i sc = _mm_and_si128(sm, m4);
+	u->m = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
+	x86_fields2_512(a + Q2_K_QS, u->q);
+	UNROLL
+	for (int j = 0; j < 4; j++) {
+		/* dword lanes 4k..4k + 3: sub-block 4j + k */
+		const __m128i idx = _mm_add_epi8(_mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+						 _mm_set1_epi8((char)(4 * j)));
+		u->s[j] = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(sc, idx));
+	}
+}
+
 /* The eight lanes of an unpacked block against Q8_K block b: per vector,
  * dpbusd from -4 x each dword's y sum, then the scale by a word product. */
 A5_INLINE __m256i q3k_lanes512(const struct q3u *u, const uint8_t *b)
@@ -963,6 +986,35 @@ A5_INLINE __m256i q3k_lanes512(const struct q3u *u, const uint8_t *b)
 		sum = _mm512_dpwssd_epi32(sum, _mm512_dpbusd_epi32(bias, u->v[j], y), u->s[j]);
 	}
 	return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+}
+
+/* Q2_K in llama.cpp's CPU_REPACK order (q42_compat_dot_q2_k, _x4 for
+ * the tokens in whole groups of four) on AVX2: the exact sums of
+ * q42_kernels_x86.h per (row, token, super-block), then the fmas. */
+A2 void q42_compat_rows_q2_k_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			const bool halves = t < n_tok / 4 * 4;
+			float acc = 0.0f, accm = 0.0f;
+			for (int64_t i = 0; i < n / Q42_QK_K; i++, a += Q2_K_BYTES, b += Q8_K_BYTES) {
+				int32_t is[2], ms[2];
+				x86_q2k_sums(a, b, is, ms);
+				const float dx = q42_ldf32(b + Q8_K_D);
+				const float dd = _cvtsh_ss(q42_ld16(a + Q2_K_D)) * dx;
+				const float dm = _cvtsh_ss(q42_ld16(a + Q2_K_DMIN)) * dx;
+				if (halves) {
+					acc = fmaf((float)is[1], dd, fmaf((float)is[0], dd, acc));
+					accm = fmaf((float)ms[1], dm, fmaf((float)ms[0], dm, accm));
+				} else {
+					acc = fmaf((float)(is[0] + is[1]), dd, acc);
+					accm = fmaf((float)(ms[0] + ms[1]), dm, accm);
+				}
+			}
+			y[(uint64_t)t * y_stride + (uint64_t)r] = acc - accm;
+		}
 }
 
 /* Q3_K, TQ1_0 and TQ2_0 in llama.cpp's x86 order (q42_compat_dot_q3_k,
@@ -992,7 +1044,7 @@ LANES_ROWS(q42_compat_rows_q3_k_avx2, A2, q3k_lanes, Q3_K_BYTES, Q3_K_D)
 
 enum { TQ_T = 8 };
 
-enum lanes_kind { LK_TQ1, LK_TQ2, LK_Q3K };
+enum lanes_kind { LK_TQ1, LK_TQ2, LK_Q3K, LK_Q2K };
 
 A5_INLINE void lanes_tile(int T, enum lanes_kind kind, int64_t n, int64_t n_rows, const void *w,
 			  uint64_t w_stride, const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
@@ -1029,18 +1081,81 @@ A5_INLINE void lanes_tile(int T, enum lanes_kind kind, int64_t n, int64_t n_rows
 	}
 }
 
+/* Q2_K's tiles: the sums of q42_compat_dot_q2_k per (row, token), a
+ * row's block unpacked once for up to TQ_T tokens; the tile's first n_x4
+ * tokens lie in whole groups of four of the pass (gemm order). */
+A5_INLINE void q2k_tile(int T, int64_t n_x4, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+			const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	for (int64_t r = 0; r < n_rows; r++) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		float acc[TQ_T], accm[TQ_T];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			acc[t] = accm[t] = 0.0f;
+		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += Q2_K_BYTES) {
+			struct q2u u;
+			q2k_unpack512(a, &u);
+			const float dw = _cvtsh_ss(q42_ld16(a + Q2_K_D)), dm = _cvtsh_ss(q42_ld16(a + Q2_K_DMIN));
+			UNROLL
+			for (int t = 0; t < T; t++) {
+				const uint8_t *b = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_K_BYTES;
+				int32_t is[2], ms[2];
+				UNROLL
+				for (int h = 0; h < 2; h++) {
+					__m512i sum = _mm512_setzero_si512();
+					UNROLL
+					for (int k = 2 * h; k < 2 * h + 2; k++)
+						sum = _mm512_dpwssd_epi32(
+							sum,
+							_mm512_dpbusd_epi32(_mm512_setzero_si512(), u.q[k],
+									    _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * k))),
+							u.s[k]);
+					is[h] = _mm512_reduce_add_epi32(sum);
+				}
+				/* lane l: sub-blocks 2l and 2l + 1, so half h is 128-bit lane h */
+				const __m256i mv = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), u.m);
+				ms[0] = x86_hsum_i32(_mm256_permute2x128_si256(mv, mv, 0x80));
+				ms[1] = x86_hsum_i32(_mm256_permute2x128_si256(mv, mv, 0x81));
+				const float dx = q42_ldf32(b + Q8_K_D), dd = dw * dx, dmx = dm * dx;
+				if (t < n_x4) {
+					acc[t] = fmaf((float)is[1], dd, fmaf((float)is[0], dd, acc[t]));
+					accm[t] = fmaf((float)ms[1], dmx, fmaf((float)ms[0], dmx, accm[t]));
+				} else {
+					acc[t] = fmaf((float)(is[0] + is[1]), dd, acc[t]);
+					accm[t] = fmaf((float)(ms[0] + ms[1]), dmx, accm[t]);
+				}
+			}
+		}
+		UNROLL
+		for (int t = 0; t < T; t++)
+			y[(uint64_t)t * y_stride + (uint64_t)r] = acc[t] - accm[t];
+	}
+}
+
 A5_INLINE void lanes_rows512(Q42_COMPAT_ROWS_ARGS, enum lanes_kind kind)
 {
 	for (int64_t t0 = 0; t0 < n_tok; t0 += TQ_T) {
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
 		float *yt = y + (uint64_t)t0 * y_stride;
+		const int64_t x4 = n_tok / 4 * 4 - t0; /* Q2_K: tokens in the gemm order */
 		/* the tile's width as a constant, so its accumulators stay in
 		 * registers */
 		switch (n_tok - t0 < TQ_T ? n_tok - t0 : TQ_T) {
 #define LANES_TILE(T)                                                                                 \
-	case T: lanes_tile(T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+	case T:                                                                                       \
+		if (kind == LK_Q2K)                                                                   \
+			q2k_tile(T, x4, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride);         \
+		else                                                                                  \
+			lanes_tile(T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride);     \
+		break;
 		LANES_TILE(1) LANES_TILE(2) LANES_TILE(3) LANES_TILE(4) LANES_TILE(5) LANES_TILE(6) LANES_TILE(7)
-		default: lanes_tile(TQ_T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+		default:
+			if (kind == LK_Q2K)
+				q2k_tile(TQ_T, x4, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride);
+			else
+				lanes_tile(TQ_T, kind, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride);
+			break;
 #undef LANES_TILE
 		}
 	}
@@ -1059,6 +1174,11 @@ A5 void q42_compat_rows_tq2_0_avx512(Q42_COMPAT_ROWS_ARGS)
 A5 void q42_compat_rows_q3_k_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q3K);
+}
+
+A5 void q42_compat_rows_q2_k_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q2K);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel

@@ -225,38 +225,15 @@ Q42_AVX2_INLINE __m256i ld256(const uint8_t *p)
 	return _mm256_loadu_si256((const __m256i *)p);
 }
 
-/* q2_K: all-integer per super-block, then one float term. */
+/* q2_K: the integer sums of q42_kernels_x86.h, then one float term. */
 Q42_AVX2 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
-	const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(0x0F);
-	/* pshufb indexes: even bytes pick a scale (lane 0: sub-block 2k, lane
-	 * 1: 2k+1 after adding 2k), odd bytes have bit 7 set and give zero */
-	const __m256i sidx = _mm256_setr_epi8(0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128,
-					      0, -128, 0, -128, 1, -127, 1, -127, 1, -127, 1, -127,
-					      1, -127, 1, -127, 1, -127, 1, -127);
 	float sum = 0.0f;
 	for (int64_t i = 0; i < n / Q42_QK_K; i++, a += Q2_K_BYTES, b += Q8_K_BYTES) {
-		const __m128i sc8 = _mm_loadu_si128((const __m128i *)(a + Q2_K_SCALES));
-		const __m256i sc = _mm256_and_si256(_mm256_broadcastsi128_si256(sc8), m15);
-		const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4),
-									_mm_set1_epi8(0x0F)));
-		const __m256i bs = ld256(b + Q8_K_BSUMS);
-		const int32_t summs = x86_hsum_i32(_mm256_madd_epi16(bs, mins));
-		__m256i acc = _mm256_setzero_si256();
-		for (int h = 0; h < 2; h++) {
-			const __m256i q = ld256(a + Q2_K_QS + 32 * h);
-			for (int j = 0; j < 4; j++) {
-				const int k = 4 * h + j; /* sub-blocks 2k (lane 0), 2k+1 (lane 1) */
-				const __m256i v = _mm256_and_si256(
-					_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), m3);
-				const __m256i p = _mm256_maddubs_epi16(v, ld256(b + Q8_K_QS + 32 * k));
-				const __m256i s = _mm256_shuffle_epi8(
-					sc, _mm256_add_epi8(sidx, _mm256_set1_epi8((char)(2 * k))));
-				acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, s));
-			}
-		}
-		const int32_t isum = x86_hsum_i32(acc);
+		int32_t is[2], ms[2];
+		x86_q2k_sums(a, b, is, ms);
+		const int32_t isum = is[0] + is[1], summs = ms[0] + ms[1];
 		const float yd = q42_ldf32(b + Q8_K_D);
 		const float dall = yd * q42_half_at(a + Q2_K_D);
 		const float dmin = yd * q42_half_at(a + Q2_K_DMIN);

@@ -178,6 +178,42 @@ Q42_AVX2_INLINE int32_t x86_q8k_summ(const uint8_t *b, const uint8_t mn[8])
  * masks are then constants */
 #define X86_UNROLL _Pragma("GCC unroll 16")
 
+/* ---- Q2_K ---- */
+
+/* The two integer sums of a q2_K super-block against Q8_K, exact, for
+ * each 128-element half h: isum[h] = sum over its sub-blocks j of scale_j
+ * * (values . y), mins[h] = sum of min_j * bsums_j. Every float order
+ * llama.cpp or ggml uses starts from these (per half or per block). */
+Q42_AVX2_INLINE void x86_q2k_sums(const uint8_t *a, const uint8_t *b, int32_t isum[2], int32_t mins[2])
+{
+	const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(0x0F);
+	/* pshufb indexes: even bytes pick a scale (lane 0: sub-block 2k, lane
+	 * 1: 2k+1 after adding 2k), odd bytes have bit 7 set and give zero */
+	const __m256i sidx = _mm256_setr_epi8(0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128,
+					      1, -127, 1, -127, 1, -127, 1, -127, 1, -127, 1, -127, 1, -127, 1, -127);
+	const __m128i sc8 = _mm_loadu_si128((const __m128i *)(a + Q2_K_SCALES));
+	const __m256i sc = _mm256_and_si256(_mm256_broadcastsi128_si256(sc8), m15);
+	const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F)));
+	/* lane l: sub-blocks 2l and 2l + 1, so half h is 128-bit lane h */
+	const __m256i ms = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), mn);
+	mins[0] = x86_hsum_i32(_mm256_permute2x128_si256(ms, ms, 0x80));
+	mins[1] = x86_hsum_i32(_mm256_permute2x128_si256(ms, ms, 0x81));
+	X86_UNROLL
+	for (int h = 0; h < 2; h++) {
+		__m256i acc = _mm256_setzero_si256();
+		const __m256i q = _mm256_loadu_si256((const __m256i *)(a + Q2_K_QS + 32 * h));
+		X86_UNROLL
+		for (int j = 0; j < 4; j++) {
+			const int k = 4 * h + j; /* sub-blocks 2k (lane 0), 2k+1 (lane 1) */
+			const __m256i v = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), m3);
+			const __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 32 * k)));
+			const __m256i s = _mm256_shuffle_epi8(sc, _mm256_add_epi8(sidx, _mm256_set1_epi8((char)(2 * k))));
+			acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, s));
+		}
+		isum[h] = x86_hsum_i32(acc);
+	}
+}
+
 /* ---- ternary types (TQ1_0, TQ2_0 against Q8_K) ---- */
 
 /* llama.cpp's x86 kernels for these types reduce each super-block to
@@ -287,21 +323,29 @@ Q42_AVX512_INLINE __m256i x86_tq_fold(__m512i acc, const uint8_t *b)
 	return _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), one));
 }
 
-/* The trits of one block as four 64-byte vectors, chunks 2j and 2j + 1
- * in vector j (its activations: bytes 64j..64j + 63 of the Q8_K quants). */
-Q42_AVX512_INLINE void x86_tq2_trits512(const uint8_t *a, __m512i t[4])
+/* Four 2-bit fields per byte in the TQ2_0 / Q2_K order (field j of byte
+ * 32h + m is element 128h + 32j + m) as four 64-byte vectors, chunks 2j
+ * and 2j + 1 in vector j (its activations: bytes 64j..64j + 63 of the
+ * Q8_K quants). */
+Q42_AVX512_INLINE void x86_fields2_512(const uint8_t *qs, __m512i t[4])
 {
 	const __m512i m3 = _mm512_set1_epi8(3);
 	const __m512i c01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
 	const __m512i c23 = _mm512_add_epi16(c01, _mm512_set1_epi16(4));
 	X86_UNROLL
 	for (int h = 0; h < 2; h++) {
-		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + TQ2_0_QS + 32 * h)));
+		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * h)));
 		t[2 * h] = _mm512_and_si512(_mm512_srlv_epi16(q, c01), m3);
 		t[2 * h + 1] = _mm512_and_si512(_mm512_srlv_epi16(q, c23), m3);
 	}
 }
 
+Q42_AVX512_INLINE void x86_tq2_trits512(const uint8_t *a, __m512i t[4])
+{
+	x86_fields2_512(a + TQ2_0_QS, t);
+}
+
+/* The trits of one tq1_0 block likewise. */
 Q42_AVX512_INLINE void x86_tq1_trits512(const uint8_t *a, __m512i t[4])
 {
 	__m256i v[8];

@@ -33,6 +33,7 @@ for q in Q5_0 Q5_1 TQ1_0 TQ2_0; do
 done
 # Q3_K everywhere: llama.cpp's Q3_K_S with --pure
 "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-q3_k.gguf" Q3_K_S --pure --threads 1
+"$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-q2_k.gguf" Q2_K --pure --threads 1
 # llama, tied output (no output.weight), F16 matrices, 1 layer
 "$PY" "$MK" --arch llama --n-embd 256 --n-layer 1 --n-head 4 --n-head-kv 2 --n-ff 256 --tie-embd 1 \
     --vocab-from "$VOC" --seed 8 --type f16 "$OUT/e256-llama-tied-f16.gguf"

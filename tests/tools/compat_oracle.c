@@ -5,7 +5,8 @@
  * A golden-data generator only: never built by the project's build, never
  * run by `make check`, never linked into libq42. Matrix products go through
  * a real ggml graph so that llama.cpp picks its kernels itself (the AMX
- * buffer for "amx", the plain CPU buffer with llamafile/vec_dot for "cpu").
+ * buffer for "amx", the repacking CPU_REPACK buffer for "repack", the plain
+ * CPU buffer with llamafile/vec_dot for "cpu").
  * Build command: tests/golden/compat/README.
  */
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 
 /* C++ symbols of libggml-cpu-sapphirerapids.so (not in the public headers) */
 extern ggml_backend_buffer_type_t _Z28ggml_backend_amx_buffer_typev(void);
+extern ggml_backend_buffer_type_t _Z35ggml_backend_cpu_repack_buffer_typev(void);
 extern void quantize_row_q8_0(const float *x, void *y, int64_t k);
 extern void quantize_row_q8_1(const float *x, void *y, int64_t k);
 extern void ggml_vec_dot_f16(int n, float *s, size_t bs, ggml_fp16_t *x, size_t bx,
@@ -82,7 +84,7 @@ static void run_graph(ggml_backend_t be, struct ggml_context *ctx, struct ggml_t
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: compat_oracle mul_mat amx|cpu TYPE K N M | q8_0 N | q8_1 N | dot_f16 N | dot_f32 N |"
+		die("usage: compat_oracle mul_mat amx|repack|cpu TYPE K N M | q8_0 N | q8_1 N | dot_f16 N | dot_f32 N |"
 		    " soft_max N ROWS | swiglu N ROWS | rope HEAD_DIM HEADS TOKENS MODE   (inputs on stdin, results on stdout)");
 	const char *op = argv[1];
 	ggml_backend_t be = ggml_backend_cpu_init();
@@ -105,6 +107,8 @@ int main(int argc, char **argv)
 			wbuft = _Z28ggml_backend_amx_buffer_typev();
 			if (!wbuft)
 				die("no AMX on this CPU");
+		} else if (strcmp(place, "repack") == 0) {
+			wbuft = _Z35ggml_backend_cpu_repack_buffer_typev();
 		}
 		struct ggml_context *wctx = new_ctx(), *ctx = new_ctx();
 		struct ggml_tensor *w = ggml_new_tensor_2d(wctx, (enum ggml_type)type, K, N);

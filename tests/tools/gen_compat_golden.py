@@ -37,6 +37,7 @@ Q4_1_TYPE = 3       # ggml_type of q4_1 (AMX buffer)
 Q5_0_TYPE = 6       # ggml_type of q5_0 (plain CPU buffer: vec_dot, llamafile for m > 1)
 TQ_TYPES = {"tq1_0": 34, "tq2_0": 35}  # ternary (plain CPU buffer: vec_dot for any m)
 Q3_K_TYPE = 11      # ggml_type of q3_K (plain CPU buffer: no AMX or repacked form)
+Q2_K_TYPE = 10      # ggml_type of q2_K (CPU_REPACK buffer, q2_K_8x8, on AVX-512 CPUs)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -173,6 +174,10 @@ def main():
         weight_mm(t, name, MM_K, [("cpu", name + "_cpu")])
     # Q3_K likewise (ggml's x86 vec_dot for any number of rows)
     weight_mm(Q3_K_TYPE, "q3_K", MM_K, [("cpu", "q3_K_cpu")])
+    # Q2_K in the CPU_REPACK buffer, where llama.cpp puts every Q2_K matrix
+    # with a multiple of 8 rows on AVX-512 CPUs (q2_K_8x8: gemv for one
+    # row, gemm for groups of four)
+    weight_mm(Q2_K_TYPE, "q2_K", MM_K, [("repack", "q2_K_repack")])
 
 if __name__ == "__main__":
     main()

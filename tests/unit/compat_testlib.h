@@ -90,6 +90,12 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 			for (int64_t b = 0; b < n / 256; b++)
 				put_half(row + 110 * b + 108, rndf(0.01f));
 			break;
+		case Q42_DTYPE_Q2_K:
+			for (int64_t b = 0; b < n / 256; b++) {
+				put_half(row + 84 * b + 80, rndf(0.01f));
+				put_half(row + 84 * b + 82, rndf(0.01f));
+			}
+			break;
 		case Q42_DTYPE_TQ1_0:
 		case Q42_DTYPE_TQ2_0: {
 			/* d last; every other byte any value (TQ1_0 bytes past 242

@@ -87,12 +87,14 @@ static size_t row_bytes(uint32_t dtype, int64_t n)
 	return (size_t)(n / ti->block_elems) * ti->block_bytes;
 }
 
-/* One weight type through the AMX buffer, for every activation count of
- * the golden set (1: llama.cpp's VNNI kernel; 4, 19: its AMX tiles); with
- * cpu, the same weights in the plain CPU buffer (its x86 vec_dot for every
- * count), results in mm_<name>_cpu_m*.f32. */
-static void check_mm(const char *name, uint32_t dtype, bool cpu)
+/* One weight type in one llama.cpp buffer, for every activation count of
+ * the golden set: buf "" is the AMX buffer (1: its VNNI kernel; 4, 19:
+ * its tiles), "cpu" the plain CPU buffer (ggml's x86 vec_dot, or
+ * llamafile's kernel), "repack" the CPU_REPACK buffer; results in
+ * mm_<name>[_<buf>]_m*.f32. */
+static void check_mm(const char *name, uint32_t dtype, const char *buf)
 {
+	const bool cpu = strcmp(buf, "cpu") == 0;
 	const int64_t k = dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K;
 	char fn[64];
 	q42_compat_kernels kern;
@@ -102,27 +104,37 @@ static void check_mm(const char *name, uint32_t dtype, bool cpu)
 	blob w = golden(fn, wrow * MM_N);
 	blob x = golden("x.f32", (size_t)MM_M_MAX * MM_K * 4);
 	const size_t xrow = kern.quantize ? row_bytes(kern.vec_dot_type, k) : (size_t)k * 4;
-	uint8_t *qx = malloc(xrow);
+	uint8_t *qx = malloc(xrow * MM_M_MAX);
+	float *got = malloc((size_t)MM_M_MAX * MM_N * sizeof *got);
 	assert_non_null(qx);
+	assert_non_null(got);
+	/* the scalar definitions: vec_dot per element, or (Q2_K) the rows
+	 * function, whose order depends on a token's place in the pass */
+	q42_compat_kernels def;
+	assert_true(q42_compat_select_isa(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
+					  &def));
 	for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0]; c++) {
 		const int m = mm_ms[c];
-		snprintf(fn, sizeof fn, "mm_%s%s_m%d.f32", name, cpu ? "_cpu" : "", m);
+		snprintf(fn, sizeof fn, "mm_%s%s%s_m%d.f32", name, *buf ? "_" : "", buf, m);
 		blob want = golden(fn, (size_t)m * MM_N * 4);
 		for (int r = 0; r < m; r++) {
 			/* the oracle was given the first k values of each row */
 			const float *xr = (const float *)(x.data + (size_t)r * MM_K * 4);
 			if (kern.quantize)
-				kern.quantize(xr, qx, k);
+				kern.quantize(xr, qx + (size_t)r * xrow, k);
 			else
-				memcpy(qx, xr, xrow);
-			for (int n = 0; n < MM_N; n++) {
-				float got;
-				kern.vec_dot(k, &got, w.data + (size_t)n * wrow, qx);
-				expect_bits(fn, (size_t)r * MM_N + (size_t)n, got, f32_at(want.data, (size_t)r * MM_N + (size_t)n));
-			}
+				memcpy(qx + (size_t)r * xrow, xr, xrow);
+			for (int n = 0; n < MM_N; n++)
+				kern.vec_dot(k, &got[(size_t)r * MM_N + (size_t)n], w.data + (size_t)n * wrow,
+					     qx + (size_t)r * xrow);
 		}
+		if (dtype == Q42_DTYPE_Q2_K)
+			def.rows(k, MM_N, w.data, wrow, m, qx, xrow, got, MM_N);
+		for (size_t e = 0; e < (size_t)m * MM_N; e++)
+			expect_bits(fn, e, got[e], f32_at(want.data, e));
 		free(want.data);
 	}
+	free(got);
 	free(qx);
 	free(w.data);
 	free(x.data);
@@ -131,50 +143,50 @@ static void check_mm(const char *name, uint32_t dtype, bool cpu)
 static void test_mm_q4_0(void **state)
 {
 	(void)state;
-	check_mm("q4_0", Q42_DTYPE_Q4_0, false);
+	check_mm("q4_0", Q42_DTYPE_Q4_0, "");
 }
 
 static void test_mm_q8_0(void **state)
 {
 	(void)state;
-	check_mm("q8_0", Q42_DTYPE_Q8_0, false);
+	check_mm("q8_0", Q42_DTYPE_Q8_0, "");
 }
 
 static void test_mm_q4_k(void **state)
 {
 	(void)state;
-	check_mm("q4_K", Q42_DTYPE_Q4_K, false);
+	check_mm("q4_K", Q42_DTYPE_Q4_K, "");
 }
 
 static void test_mm_q6_k(void **state)
 {
 	(void)state;
-	check_mm("q6_K", Q42_DTYPE_Q6_K, false);
+	check_mm("q6_K", Q42_DTYPE_Q6_K, "");
 }
 
 static void test_mm_f16(void **state)
 {
 	(void)state;
-	check_mm("f16", Q42_DTYPE_F16, false);
+	check_mm("f16", Q42_DTYPE_F16, "");
 }
 
 static void test_mm_q4_1(void **state)
 {
 	(void)state;
-	check_mm("q4_1", Q42_DTYPE_Q4_1, false);
-	check_mm("q4_1", Q42_DTYPE_Q4_1, true);
+	check_mm("q4_1", Q42_DTYPE_Q4_1, "");
+	check_mm("q4_1", Q42_DTYPE_Q4_1, "cpu");
 }
 
 static void test_mm_q5_k(void **state)
 {
 	(void)state;
-	check_mm("q5_K", Q42_DTYPE_Q5_K, false);
+	check_mm("q5_K", Q42_DTYPE_Q5_K, "");
 }
 
 static void test_mm_q5_1(void **state)
 {
 	(void)state;
-	check_mm("q5_1", Q42_DTYPE_Q5_1, true);
+	check_mm("q5_1", Q42_DTYPE_Q5_1, "cpu");
 }
 
 /* Q5_0 lives in the plain CPU buffer wherever it is used: ggml's x86
@@ -182,22 +194,29 @@ static void test_mm_q5_1(void **state)
 static void test_mm_q5_0(void **state)
 {
 	(void)state;
-	check_mm("q5_0", Q42_DTYPE_Q5_0, true);
+	check_mm("q5_0", Q42_DTYPE_Q5_0, "cpu");
 }
 
 /* The ternary types: ggml's x86 vec_dot for every count */
 static void test_mm_tq(void **state)
 {
 	(void)state;
-	check_mm("tq1_0", Q42_DTYPE_TQ1_0, true);
-	check_mm("tq2_0", Q42_DTYPE_TQ2_0, true);
+	check_mm("tq1_0", Q42_DTYPE_TQ1_0, "cpu");
+	check_mm("tq2_0", Q42_DTYPE_TQ2_0, "cpu");
+}
+
+/* Q2_K in the CPU_REPACK buffer: q2_K_8x8 gemv for 1, gemm for 4 and 19 */
+static void test_mm_q2_k(void **state)
+{
+	(void)state;
+	check_mm("q2_K", Q42_DTYPE_Q2_K, "repack");
 }
 
 /* Q3_K: ggml's x86 vec_dot for every count */
 static void test_mm_q3_k(void **state)
 {
 	(void)state;
-	check_mm("q3_K", Q42_DTYPE_Q3_K, true);
+	check_mm("q3_K", Q42_DTYPE_Q3_K, "cpu");
 }
 
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
@@ -380,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q5_0),
 		cmocka_unit_test(test_mm_tq),
 		cmocka_unit_test(test_mm_q3_k),
+		cmocka_unit_test(test_mm_q2_k),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

@@ -62,9 +62,9 @@ static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, 
 		else
 			memcpy(x + (uint64_t)t * xb, src, (size_t)n * sizeof(float));
 	}
-	for (int64_t r = 0; r < n_rows; r++)
-		for (int64_t t = 0; t < n_tok; t++)
-			ref.vec_dot(n, &want[t * n_rows + r], w + (uint64_t)r * rb, x + (uint64_t)t * xb);
+	/* the scalar rows: vec_dot per element, except where a token's place
+	 * in the pass picks the order (Q2_K) */
+	ref.rows(n, n_rows, w, rb, n_tok, x, xb, want, (uint64_t)n_rows);
 	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
 		q42_compat_kernels k;
 		if (!isa_ok(simd_isas[i]))
@@ -143,6 +143,17 @@ static void test_rows_q5_0(void **state)
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, 32);
 	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_MATMUL, 32);
 	check_two_rows(Q42_DTYPE_Q5_0);
+}
+
+static void test_rows_q2_k(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 256);
+	/* groups of four tokens (gemm order) and the rest; AVX-512 tiles of
+	 * 8 that split a group of four's run */
+	static const int64_t toks[] = {4, 5, 8, 11, 16, 19};
+	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
+		check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
 }
 
 static void test_rows_q3_k(void **state)
@@ -362,7 +373,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
-		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k),
+		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -370,12 +370,15 @@ static void test_logits_ternary(void **state)
 	check_logits("e256-llama-tq2_0.gguf", "logits-e256-llama-tq2_0-once.txt", ids, 5, true);
 }
 
-/* Q3_K everywhere: llama.cpp's x86 vec_dot order, to the last bit */
-static void test_logits_q3_k(void **state)
+/* Q3_K everywhere: llama.cpp's x86 vec_dot order; Q2_K everywhere:
+ * llama.cpp's CPU_REPACK kernels (the 5-token prompt: one group of four
+ * in the gemm order, one token in the gemv order); both to the last bit */
+static void test_logits_q3_k_q2_k(void **state)
 {
 	(void)state;
 	static const int32_t ids[] = {1, 403, 407, 261, 378};
 	check_logits("e256-llama-q3_k.gguf", "logits-e256-llama-q3_k-once.txt", ids, 5, true);
+	check_logits("e256-llama-q2_k.gguf", "logits-e256-llama-q2_k-once.txt", ids, 5, true);
 }
 
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
@@ -454,7 +457,7 @@ int main(void)
 		cmocka_unit_test(test_logits_q4_k_m),
 		cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_logits_ternary),
-		cmocka_unit_test(test_logits_q3_k),
+		cmocka_unit_test(test_logits_q3_k_q2_k),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};
