@@ -84,6 +84,7 @@ enum {
 	TR = 16, /* weight rows per tile (C rows) */
 	B32 = 8 * 64, /* bytes of a K = 32 B operand */
 	B16 = 4 * 64, /* K = 16 */
+	B64 = 16 * 64, /* K = 64 */
 	C_BYTES = TR * TT * 4,
 };
 
@@ -706,6 +707,170 @@ void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true, true);
+}
+
+/* ---- Q2_K (llama.cpp's repacked order, q42_compat_dot_q2_k) ------------- */
+
+/* A q2_K value times its sub-block's scale is at most 3 x 15, so each row
+ * unpacks to one unsigned byte per element, w' = q x scale: a half
+ * super-block (128 elements) is then two K = 64 tile products into one C
+ * tile, whose elements are exactly the half's isum for a (row, token).
+ * The per-lane table [0, s, 2s, 3s] of each 16-byte lane (one sub-block)
+ * turns the 2-bit fields into w' by one byte shuffle. Also per (row,
+ * super-block): the eight pairs of mins as words, d and dmin. */
+AMX_INLINE void unpack_q2_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n, uint8_t *dst,
+			    int32_t *mn, float *dw, float *dm)
+{
+	const __m512i odd = _mm512_set1_epi16((short)0xFF00), high = _mm512_set1_epi32((int)0xFFFF0000);
+	const __m128i m4 = _mm_set1_epi8(0x0F);
+	/* byte value k in 128-bit lane k */
+	const __m512i lane = _mm512_set_epi32(0x03030303, 0x03030303, 0x03030303, 0x03030303, 0x02020202, 0x02020202,
+					      0x02020202, 0x02020202, 0x01010101, 0x01010101, 0x01010101, 0x01010101, 0,
+					      0, 0, 0);
+	for (int m = 0; m < TR; m++)
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * Q2_K_BYTES;
+			uint8_t *o = dst + m * n + sb * Q42_QK_K;
+			const __m128i sm = _mm_loadu_si128((const __m128i *)(a + Q2_K_SCALES));
+			const __m512i sc = _mm512_broadcast_i32x4(_mm_and_si128(sm, m4));
+			__m512i q[4];
+			x86_fields2_512(a + Q2_K_QS, q);
+			UNROLL
+			for (int j = 0; j < 4; j++) {
+				/* lane k: sub-block 4j + k's scale in every byte */
+				const __m512i s = _mm512_shuffle_epi8(sc, _mm512_add_epi8(lane, _mm512_set1_epi8((char)(4 * j))));
+				/* bytes 0..3 of each lane: 0, s, 2s, 3s */
+				const __m512i tbl = _mm512_add_epi8(_mm512_and_si512(s, odd),
+								    _mm512_and_si512(_mm512_add_epi8(s, s), high));
+				_mm512_storeu_si512((void *)(o + 64 * j), _mm512_shuffle_epi8(tbl, q[j]));
+			}
+			const uint64_t i = (uint64_t)(sb * TR + m);
+			for (int p = 0; p < 8; p++)
+				mn[i * 8 + (uint64_t)p] =
+					(int32_t)((uint32_t)(a[Q2_K_SCALES + 2 * p] >> 4) |
+						  (uint32_t)(a[Q2_K_SCALES + 2 * p + 1] >> 4) << 16);
+			dw[i] = half(a + Q2_K_D);
+			dm[i] = half(a + Q2_K_DMIN);
+		}
+}
+
+/* Sixteen q2_K rows (unpacked) against every token tile: per half
+ * super-block one C tile; then per row the float steps of
+ * q42_compat_dot_q2_k, the gemm order (per half) for the tokens in whole
+ * groups of four, the gemv order (per super-block) for the rest. */
+AMX static void q2k_group(const uint8_t *a, int64_t n, int64_t nsb, const int32_t *mn, const float *dw,
+			  const float *dm, const uint8_t *bq, const float *bd, const int32_t *bs, int64_t n_tok,
+			  int32_t *cbuf, float *y, uint64_t y_stride)
+{
+	const int64_t n_x4 = n_tok / 4 * 4;
+	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
+		/* lanes of tokens past the last whole group of four */
+		const int64_t first = n_x4 - tt * TT;
+		const __mmask16 gemv =
+			first <= 0 ? (__mmask16)0xFFFF : first >= TT ? (__mmask16)0 : (__mmask16)(0xFFFFu << first);
+		__m512 acc[TR], accm[TR];
+		UNROLL
+		for (int m = 0; m < TR; m++)
+			acc[m] = accm[m] = _mm512_setzero_ps();
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint64_t b = (uint64_t)(tt * nsb + sb);
+			const uint8_t *ap = a + sb * Q42_QK_K;
+			const uint8_t *bp = bq + b * 4 * B64;
+			_tile_zero(T_C0);
+			_tile_zero(T_C1);
+			_tile_loadd(T_A0, ap, n);
+			_tile_loadd(T_B0, bp, 64);
+			_tile_loadd(T_A1, ap + 128, n);
+			_tile_loadd(T_B1, bp + 2 * B64, 64);
+			_tile_dpbusd(T_C0, T_A0, T_B0);
+			_tile_dpbusd(T_C1, T_A1, T_B1);
+			_tile_loadd(T_A0, ap + 64, n);
+			_tile_loadd(T_B0, bp + B64, 64);
+			_tile_loadd(T_A1, ap + 192, n);
+			_tile_loadd(T_B1, bp + 3 * B64, 64);
+			_tile_dpbusd(T_C0, T_A0, T_B0);
+			_tile_dpbusd(T_C1, T_A1, T_B1);
+			_tile_stored(T_C0, cbuf, 64);
+			_tile_stored(T_C1, cbuf + TR * TT, 64);
+			BARRIER();
+			const __m512 yd = _mm512_loadu_ps(bd + b * TT);
+			__m512i p[8];
+			UNROLL
+			for (int k = 0; k < 8; k++)
+				p[k] = _mm512_loadu_si512(bs + (b * 8 + (uint64_t)k) * TT);
+			UNROLL
+			for (int m = 0; m < TR; m++) {
+				const uint64_t i = (uint64_t)(sb * TR + m);
+				const int32_t *mp = mn + i * 8;
+				__m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+				UNROLL
+				for (int k = 0; k < 4; k++) {
+					s0 = _mm512_dpwssd_epi32(s0, p[k], _mm512_set1_epi32(mp[k]));
+					s1 = _mm512_dpwssd_epi32(s1, p[k + 4], _mm512_set1_epi32(mp[k + 4]));
+				}
+				const __m512i i0 = _mm512_load_si512(cbuf + m * TT);
+				const __m512i i1 = _mm512_load_si512(cbuf + TR * TT + m * TT);
+				const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(dw[i]), yd);
+				const __m512 dmv = _mm512_mul_ps(_mm512_set1_ps(dm[i]), yd);
+				const __m512 ag = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1), dd,
+								  _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0), dd, acc[m]));
+				const __m512 mg = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), dmv,
+								  _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), dmv, accm[m]));
+				acc[m] = _mm512_mask_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(i0, i1)), gemv, dd, acc[m]);
+				accm[m] = _mm512_mask_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), gemv, dmv,
+							       accm[m]);
+				acc[m] = _mm512_mask_mov_ps(ag, gemv, acc[m]);
+				accm[m] = _mm512_mask_mov_ps(mg, gemv, accm[m]);
+			}
+		}
+		UNROLL
+		for (int m = 0; m < TR; m++)
+			acc[m] = _mm512_sub_ps(acc[m], accm[m]);
+		store_tile(acc, y, y_stride, tt, n_tok);
+	}
+}
+
+AMX void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
+	const size_t per = (size_t)(nsb * TR);
+	const size_t len[8] = {2 * (size_t)C_BYTES, (size_t)(ntt * nsb) * Q42_QK_K * TT,
+			       (size_t)(ntt * nsb) * TT * sizeof(float), (size_t)(ntt * nsb) * 8 * TT * 4,
+			       (size_t)(TR * n), per * 8 * 4, per * sizeof(float), per * sizeof(float)};
+	void *pc[8];
+	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(8, len, pc) : NULL;
+	if (mem == NULL) {
+		q42_compat_rows_q2_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	int32_t *cbuf = pc[0], *bs = pc[3], *mn = pc[5];
+	uint8_t *bq = pc[1], *unp = pc[4];
+	float *bd = pc[2], *dw = pc[6], *dm = pc[7];
+	pack_q8_k(x, x_stride, n_tok, nsb, ntt, 64, bq, bd, NULL);
+	/* the tokens' bsums as word pairs (sub-blocks 2k, 2k + 1) */
+	for (int64_t tt = 0; tt < ntt; tt++)
+		for (int64_t sb = 0; sb < nsb; sb++)
+			for (int k = 0; k < 8; k++)
+				for (int c = 0; c < TT; c++) {
+					const int64_t t = tt * TT + c;
+					const uint8_t *g = (const uint8_t *)x + (uint64_t)t * x_stride +
+							   (uint64_t)sb * Q8_K_BYTES + Q8_K_BSUMS + 4 * (uint64_t)k;
+					bs[((uint64_t)(tt * nsb + sb) * 8 + (uint64_t)k) * TT + (uint64_t)c] =
+						t < n_tok ? (int32_t)q42_ld32(g) : 0;
+				}
+	tiles_on(64);
+	for (int64_t r0 = 0; r0 < full; r0 += TR) {
+		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
+		unpack_q2_k(wr, w_stride, nsb, n, unp, mn, dw, dm);
+		prefetch_group(w, w_stride, r0, full);
+		BARRIER();
+		q2k_group(unp, n, nsb, mn, dw, dm, bq, bd, bs, n_tok, cbuf, y + r0, y_stride);
+	}
+	_tile_release();
+	free(mem);
+	if (full < n_rows)
+		q42_compat_rows_q2_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+					    n_tok, x, x_stride, y + full, y_stride);
 }
 
 #else

@@ -1,5 +1,6 @@
 /* q42_amx.h -- internal to lib/kernels: AMX-INT8 versions of the
- * quantized q42_compat row products (Q8_0, Q4_0, Q4_K, Q6_K) and of the
+ * quantized q42_compat row products (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K,
+ * Q2_K) and of the
  * generic Q8_0 / Q5_0 / Q5_1 ones, for calls with several tokens (prompt
  * processing).
  *
@@ -31,6 +32,7 @@ void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS);
 /* the generic arithmetic's products (q42_compat_generic_rows) */
 void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS);

@@ -154,6 +154,11 @@ static void test_rows_q2_k(void **state)
 	static const int64_t toks[] = {4, 5, 8, 11, 16, 19};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
 		check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+	/* AMX tiles (16 rows and 4 tokens or more): whole and partial token
+	 * tiles, a group of four cut by a tile edge, a row tail */
+	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 256, 32, 35);
 }
 
 static void test_rows_q3_k(void **state)
