@@ -1133,6 +1133,108 @@ A5_INLINE void q2k_tile(int T, int64_t n_x4, int64_t n, int64_t n_rows, const vo
 	}
 }
 
+/* Sums of each 8-lane half of x[r], for eight vectors: [rows 0..3 half
+ * 0 | rows 0..3 half 1 | rows 4..7 half 0 | rows 4..7 half 1] in 128-bit
+ * lanes (pairs of unpacks and adds, then one cross-lane step). */
+A5_INLINE __m512i sum8_halves(const __m512i x[8])
+{
+	__m512i p[4], q[2];
+	UNROLL
+	for (int i = 0; i < 4; i++)
+		p[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(x[2 * i], x[2 * i + 1]),
+					_mm512_unpackhi_epi32(x[2 * i], x[2 * i + 1]));
+	UNROLL
+	for (int i = 0; i < 2; i++)
+		q[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(p[2 * i], p[2 * i + 1]),
+					_mm512_unpackhi_epi64(p[2 * i], p[2 * i + 1]));
+	return _mm512_add_epi32(_mm512_shuffle_i32x4(q[0], q[1], _MM_SHUFFLE(2, 0, 2, 0)),
+				_mm512_shuffle_i32x4(q[0], q[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* The same for eight 8-lane vectors with 4-lane halves: [rows 0..3
+ * half 0 | rows 0..3 half 1] and rows 4..7 likewise in *hi. */
+A5_INLINE __m256i sum4_halves(const __m256i x[8], __m256i *hi)
+{
+	__m256i p[4], q[2];
+	UNROLL
+	for (int i = 0; i < 4; i++)
+		p[i] = _mm256_add_epi32(_mm256_unpacklo_epi32(x[2 * i], x[2 * i + 1]),
+					_mm256_unpackhi_epi32(x[2 * i], x[2 * i + 1]));
+	UNROLL
+	for (int i = 0; i < 2; i++)
+		q[i] = _mm256_add_epi32(_mm256_unpacklo_epi64(p[2 * i], p[2 * i + 1]),
+					_mm256_unpackhi_epi64(p[2 * i], p[2 * i + 1]));
+	*hi = q[1];
+	return q[0];
+}
+
+/* Q2_K for one token (the gemv order: one fma per super-block), eight
+ * rows at a time: each row's two half sums and two min sums reduced
+ * together with the other rows' (lane = row), so the float steps run
+ * for eight rows in one vector. */
+A5_INLINE void q2k_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x, float *y)
+{
+	const __m128i m4 = _mm_set1_epi8(0x0F);
+	const int64_t full = n_rows - n_rows % GROUP;
+	for (int64_t r0 = 0; r0 < full; r0 += GROUP) {
+		const uint8_t *wr[GROUP];
+		UNROLL
+		for (int r = 0; r < GROUP; r++)
+			wr[r] = (const uint8_t *)w + (uint64_t)(r0 + r) * w_stride;
+		__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+		for (int64_t j = 0; j < n / Q42_QK_K; j++) {
+			const uint8_t *b = x + (uint64_t)j * Q8_K_BYTES;
+			const int64_t o = j * Q2_K_BYTES;
+			const __m256i bs = _mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS));
+			__m512i hs[GROUP];
+			__m256i ms[GROUP];
+			UNROLL
+			for (int r = 0; r < GROUP; r++) {
+				const uint8_t *a = wr[r] + o;
+				const __m128i sm = _mm_loadu_si128((const __m128i *)(a + Q2_K_SCALES));
+				const __m128i sc = _mm_and_si128(sm, m4);
+				__m512i q[4], h[2];
+				x86_fields2_512(a + Q2_K_QS, q);
+				UNROLL
+				for (int k = 0; k < 2; k++) {
+					h[k] = _mm512_setzero_si512();
+					UNROLL
+					for (int i = 2 * k; i < 2 * k + 2; i++) {
+						const __m128i idx = _mm_add_epi8(
+							_mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+							_mm_set1_epi8((char)(4 * i)));
+						h[k] = _mm512_dpwssd_epi32(
+							h[k],
+							_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[i],
+									    _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * i))),
+							_mm512_cvtepu8_epi32(_mm_shuffle_epi8(sc, idx)));
+					}
+				}
+				/* [half 0 folded to 8 lanes | half 1 folded] */
+				hs[r] = _mm512_add_epi32(_mm512_shuffle_i64x2(h[0], h[1], _MM_SHUFFLE(1, 0, 1, 0)),
+							 _mm512_shuffle_i64x2(h[0], h[1], _MM_SHUFFLE(3, 2, 3, 2)));
+				ms[r] = _mm256_madd_epi16(bs, _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4)));
+			}
+			const __m512i hsum = sum8_halves(hs);
+			__m256i m47;
+			const __m256i m03 = sum4_halves(ms, &m47);
+			/* rows 0..7: both halves of each row added (exact) */
+			const __m256i isum = _mm256_add_epi32(
+				_mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0), hsum)),
+				_mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0), hsum)));
+			const __m256i msum = _mm256_add_epi32(_mm256_permute2x128_si256(m03, m47, 0x20),
+							      _mm256_permute2x128_si256(m03, m47, 0x31));
+			const __m256 dx = _mm256_set1_ps(q42_ldf32(b + Q8_K_D));
+			acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(halves_rows(wr, o + Q2_K_D), dx), acc);
+			accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(halves_rows(wr, o + Q2_K_DMIN), dx),
+					       accm);
+		}
+		_mm256_storeu_ps(y + r0, _mm256_sub_ps(acc, accm));
+	}
+	if (full < n_rows)
+		q2k_tile(1, 0, n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, x, 0, y + full, 0);
+}
+
 A5_INLINE void lanes_rows512(Q42_COMPAT_ROWS_ARGS, enum lanes_kind kind)
 {
 	for (int64_t t0 = 0; t0 < n_tok; t0 += TQ_T) {
@@ -1178,7 +1280,10 @@ A5 void q42_compat_rows_q3_k_avx512(Q42_COMPAT_ROWS_ARGS)
 
 A5 void q42_compat_rows_q2_k_avx512(Q42_COMPAT_ROWS_ARGS)
 {
-	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q2K);
+	if (n_tok == 1)
+		q2k_rows1(n, n_rows, w, w_stride, x, y);
+	else
+		lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q2K);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
