@@ -150,7 +150,9 @@ struct bufs {
 
 #define CPU_MAX_N (33 * 256)
 #define CPU_ROWS 37
-#define CPU_TOK 3
+/* tokens of the many-row products: a group of four (Q2_K's gemm order) and
+ * two more, enough for the AMX tiles (Q42_AMX_MIN_TOK) */
+#define CPU_TOK 6
 
 /* dequant and vec_dot of a weight type on n elements of random blocks;
  * s->x holds the activations. */
