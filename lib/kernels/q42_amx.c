@@ -766,8 +766,8 @@ AMX static void q2k_group(const uint8_t *a, int64_t n, int64_t nsb, const int32_
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
 		/* lanes of tokens past the last whole group of four */
 		const int64_t first = n_x4 - tt * TT;
-		const __mmask16 gemv =
-			first <= 0 ? (__mmask16)0xFFFF : first >= TT ? (__mmask16)0 : (__mmask16)(0xFFFFu << first);
+		const uint32_t lanes = first <= 0 ? 0xFFFFu : first >= TT ? 0u : 0xFFFFu << first;
+		const __mmask16 gemv = (__mmask16)(lanes & 0xFFFFu);
 		__m512 acc[TR], accm[TR];
 		UNROLL
 		for (int m = 0; m < TR; m++)
