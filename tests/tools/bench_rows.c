@@ -83,7 +83,7 @@ static const struct kind kinds[] = {
 	{"gen-q4_K", Q42_DTYPE_Q4_K, true},	 {"gen-q5_K", Q42_DTYPE_Q5_K, true},
 	{"q5_0", Q42_DTYPE_Q5_0, false},	 {"tq1_0", Q42_DTYPE_TQ1_0, false},
 	{"tq2_0", Q42_DTYPE_TQ2_0, false},	 {"q3_K", Q42_DTYPE_Q3_K, false},
-	{"q2_K", Q42_DTYPE_Q2_K, false},
+	{"q2_K", Q42_DTYPE_Q2_K, false},	 {"q4_1", Q42_DTYPE_Q4_1, false},
 };
 
 static void usage(FILE *f)
