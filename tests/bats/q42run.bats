@@ -262,6 +262,20 @@ PY
 	[[ $output == *"--arith 'fast'"* ]]
 }
 
+@test "--isa: under --arith llamacpp every level this CPU runs gives the same logits, for every weight type family" {
+	all=$(seq -s, 0 511)
+	for m in e256-llama-q4_k_m e256-llama-tied-f16 e256-llama-q5_0 e256-llama-q2_k e256-llama-q3_k e256-llama-tq1_0; do
+		ref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --isa scalar)
+		[ "$(printf '%s\n' "$ref" | wc -l)" -eq 512 ]
+		for isa in avx2 avx512; do
+			run "$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --isa "$isa"
+			# a level this CPU lacks is refused when the model loads
+			[ "$status" -ne 0 ] && continue
+			[ "$output" = "$ref" ]
+		done
+	done
+}
+
 @test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {
 	V="$Q42_SRCDIR/tests/models/ggml-vocab-phi-3.gguf"
 	P64C=$(q42_bin p64c)
