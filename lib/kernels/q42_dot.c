@@ -1,6 +1,6 @@
 /* q42_dot.c -- scalar reference dot products: weight row x activation row
  * of the type ggml-cpu pairs it with (F32.F32, F16.F16, BF16.BF16,
- * Q4_0/Q5_0/Q8_0.Q8_0, Q4_1/Q5_1.Q8_1, Q2_K..Q6_K/TQ1_0/TQ2_0.Q8_K).
+ * Q4_0/Q5_0/Q8_0/IQ4_NL.Q8_0, Q4_1/Q5_1.Q8_1, Q2_K..Q6_K/TQ1_0/TQ2_0.Q8_K).
  *
  * The arithmetic is that of ggml-cpu's generic (no-SIMD) functions: exact
  * integer sums per block, then float scaling and accumulation in ggml's
@@ -59,6 +59,23 @@ void q42_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
 			sumi += ((a[Q4_0_QS + j] >> 4) - 8) * y[j + Q42_QK / 2];
 		}
 		sum += (float)sumi * q42_half_at(a + Q4_0_D) * q42_half_at(b + Q8_0_D);
+	}
+	*out = sum;
+}
+
+/* ggml's generic order: d = d_x * d_w, then sum += d * sumi */
+void q42_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n / Q42_QK; i++, a += IQ4_NL_BYTES, b += Q8_0_BYTES) {
+		const int8_t *y = q8_qs(b, Q8_0_QS);
+		int sumi = 0;
+		for (int j = 0; j < Q42_QK / 2; j++) {
+			sumi += q42_iq4nl_values[a[IQ4_NL_QS + j] & 0xF] * y[j];
+			sumi += q42_iq4nl_values[a[IQ4_NL_QS + j] >> 4] * y[j + Q42_QK / 2];
+		}
+		sum += (q42_half_at(b + Q8_0_D) * q42_half_at(a + IQ4_NL_D)) * (float)sumi;
 	}
 	*out = sum;
 }

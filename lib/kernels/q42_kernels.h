@@ -54,8 +54,8 @@ typedef struct q42_type_kernels {
 
 /* What the ISA tables promise against the scalar table (checked by
  * tests/unit/test_kernels_isa.c on random rows of 1..33 blocks):
- *  - vec_dot of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
- *    (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
+ *  - vec_dot of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+ *    IQ4_NL (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
  *    float terms are formed and added in the scalar order (the k-quants'
  *    8 per-lane float accumulators included), so the result does not
  *    depend on the ISA. TQ1_0/TQ2_0 (AVX2 and AVX-512) take the -1 of every
@@ -77,7 +77,7 @@ typedef struct q42_type_kernels {
  * for one never crashes). Every table has every type: an ISA without its
  * own variant of a kernel uses the scalar one. Supported types: F32, F16,
  * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, TQ1_0,
- * TQ2_0. The pointers stay valid for the life of the process. */
+ * TQ2_0, IQ4_NL. The pointers stay valid for the life of the process. */
 Q42_API const q42_type_kernels *q42_kernels_get(uint32_t dtype, enum q42_isa isa);
 
 /* The ISA Q42_ISA_BEST resolves to on this CPU (CPUID, checked once per

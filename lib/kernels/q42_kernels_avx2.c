@@ -90,9 +90,9 @@ Q42_AVX2 void q42_dot_bf16_avx2(int64_t n, float *out, const void *w, const void
 
 /* ---- 32-element block types against q8_0 / q8_1 ---- */
 
-enum blk { BLK_Q4_0, BLK_Q4_1, BLK_Q5_0, BLK_Q5_1, BLK_Q8_0 };
+enum blk { BLK_Q4_0, BLK_Q4_1, BLK_Q5_0, BLK_Q5_1, BLK_Q8_0, BLK_IQ4_NL };
 
-static const int blk_wbytes[] = {Q4_0_BYTES, Q4_1_BYTES, Q5_0_BYTES, Q5_1_BYTES, Q8_0_BYTES};
+static const int blk_wbytes[] = {Q4_0_BYTES, Q4_1_BYTES, Q5_0_BYTES, Q5_1_BYTES, Q8_0_BYTES, IQ4_NL_BYTES};
 
 /* int32 partials of one block's sum of w * x, exact. */
 Q42_AVX2_INLINE __m256i blk_isum(enum blk t, const uint8_t *a, const uint8_t *b)
@@ -121,6 +121,11 @@ Q42_AVX2_INLINE __m256i blk_isum(enum blk t, const uint8_t *a, const uint8_t *b)
 						    _mm256_set1_epi8(0x10));
 		return x86_dot_u8(_mm256_or_si256(x86_nibbles32(a + Q5_1_QS), hb), y);
 	}
+	case BLK_IQ4_NL: {
+		const __m256i y = _mm256_loadu_si256((const __m256i *)(b + Q8_0_QS));
+		const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
+		return x86_dot_i8(_mm256_shuffle_epi8(lut, x86_nibbles32(a + IQ4_NL_QS)), y);
+	}
 	case BLK_Q8_0:
 		break;
 	}
@@ -138,6 +143,7 @@ Q42_AVX2_INLINE __m256 blk_terms8(enum blk t, __m256i isum, const uint8_t *a, co
 		return _mm256_mul_ps(_mm256_mul_ps(s, x86_halves8(a + Q4_0_D, wb)),
 				     x86_halves8(b + Q8_0_D, Q8_0_BYTES));
 	case BLK_Q5_0:
+	case BLK_IQ4_NL:
 		return _mm256_mul_ps(_mm256_mul_ps(x86_halves8(a + Q5_0_D, wb),
 						   x86_halves8(b + Q8_0_D, Q8_0_BYTES)), s);
 	case BLK_Q4_1:
@@ -163,6 +169,7 @@ static float blk_term1(enum blk t, int32_t isum, const uint8_t *a, const uint8_t
 	case BLK_Q4_0:
 		return s * q42_half_at(a + Q4_0_D) * q42_half_at(b + Q8_0_D);
 	case BLK_Q5_0:
+	case BLK_IQ4_NL:
 		return (q42_half_at(a + Q5_0_D) * q42_half_at(b + Q8_0_D)) * s;
 	case BLK_Q4_1:
 	case BLK_Q5_1:
@@ -206,6 +213,11 @@ Q42_AVX2 void q42_dot_q4_1_avx2(int64_t n, float *out, const void *w, const void
 Q42_AVX2 void q42_dot_q5_0_avx2(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_blocks(BLK_Q5_0, n, out, w, x);
+}
+
+Q42_AVX2 void q42_dot_iq4_nl_avx2(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_blocks(BLK_IQ4_NL, n, out, w, x);
 }
 
 Q42_AVX2 void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x)

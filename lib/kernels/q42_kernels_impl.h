@@ -46,7 +46,12 @@ enum {
 	Q8_K_BYTES = 292, Q8_K_D = 0, Q8_K_QS = 4, Q8_K_BSUMS = 260,
 	TQ1_0_BYTES = 54, TQ1_0_QS = 0, TQ1_0_QH = 48, TQ1_0_D = 52,
 	TQ2_0_BYTES = 66, TQ2_0_QS = 0, TQ2_0_D = 64,
+	IQ4_NL_BYTES = 18, IQ4_NL_D = 0, IQ4_NL_QS = 2,
 };
+
+/* IQ4_NL's sixteen values: a nibble indexes this non-uniform grid (the
+ * table of ggml-common.h), the block scale multiplies the entry. */
+extern const int8_t q42_iq4nl_values[16];
 
 /* f16 field of a block, widened the way ggml does (exact). */
 float q42_half_at(const uint8_t *p);
@@ -58,6 +63,7 @@ void q42_dq_bf16(const void *src, float *dst, int64_t n);
 void q42_dq_q4_0(const void *src, float *dst, int64_t n);
 void q42_dq_q4_1(const void *src, float *dst, int64_t n);
 void q42_dq_q5_0(const void *src, float *dst, int64_t n);
+void q42_dq_iq4_nl(const void *src, float *dst, int64_t n);
 void q42_dq_q5_1(const void *src, float *dst, int64_t n);
 void q42_dq_q8_0(const void *src, float *dst, int64_t n);
 void q42_dq_q8_1(const void *src, float *dst, int64_t n);
@@ -85,6 +91,7 @@ void q42_dot_bf16(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q2_k(int64_t n, float *out, const void *w, const void *x);
@@ -104,6 +111,7 @@ void q42_dot_bf16_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_1_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_0_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_iq4_nl_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x);

@@ -44,6 +44,22 @@ void q42_dq_q4_0(const void *src, float *dst, int64_t n)
 	}
 }
 
+const int8_t q42_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+				     1,	   13,	 25,  38,  53,	69,  89,  113};
+
+void q42_dq_iq4_nl(const void *src, float *dst, int64_t n)
+{
+	const uint8_t *b = src;
+	for (int64_t i = 0; i < n / Q42_QK; i++, b += IQ4_NL_BYTES, dst += Q42_QK) {
+		const float d = q42_half_at(b + IQ4_NL_D);
+		const uint8_t *qs = b + IQ4_NL_QS;
+		for (int j = 0; j < Q42_QK / 2; j++) {
+			dst[j] = d * (float)q42_iq4nl_values[qs[j] & 0xF];
+			dst[j + Q42_QK / 2] = d * (float)q42_iq4nl_values[qs[j] >> 4];
+		}
+	}
+}
+
 void q42_dq_q4_1(const void *src, float *dst, int64_t n)
 {
 	const uint8_t *b = src;

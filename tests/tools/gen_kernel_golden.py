@@ -48,12 +48,17 @@ TYPES = {
     "q6_K":  (T.Q6_K, 256, 210, [208]),
     "tq1_0": (T.TQ1_0, 256, 54, [52]),
     "tq2_0": (T.TQ2_0, 256, 66, [64]),
+    "iq4_nl": (T.IQ4_NL, 32, 18, [0]),
 }
+# types added after the first release of these files: drawn after all the
+# others, so rerunning the script rewrites the older files unchanged
+LATE = ("iq4_nl",)
 # vec_dot pairs as ggml-cpu's type_traits_cpu
 DOT_TYPES = {"f32": T.F32, "f16": T.F16, "bf16": T.BF16, "q4_0": T.Q8_0,
              "q4_1": T.Q8_1, "q5_0": T.Q8_0, "q5_1": T.Q8_1, "q8_0": T.Q8_0,
              "q2_K": T.Q8_K, "q3_K": T.Q8_K, "q4_K": T.Q8_K, "q5_K": T.Q8_K,
-             "q6_K": T.Q8_K, "tq1_0": T.Q8_K, "tq2_0": T.Q8_K}
+             "q6_K": T.Q8_K, "tq1_0": T.Q8_K, "tq2_0": T.Q8_K,
+             "iq4_nl": T.Q8_0}
 ACT_BYTES = {T.F32: (1, 4), T.F16: (1, 2), T.BF16: (1, 2), T.Q8_0: (32, 34),
              T.Q8_1: (32, 36), T.Q8_K: (256, 292)}
 
@@ -154,8 +159,9 @@ def write(out, name, *parts):
             f.write(np.ascontiguousarray(p).tobytes())
 
 
-def gen_dequant(rng, g, out):
-    for name, (qtype, elems, nbytes, _) in TYPES.items():
+def gen_dequant(rng, g, out, names):
+    for name in names:
+        qtype, elems, nbytes, _ = TYPES[name]
         nblocks = 256 if elems == 1 else (32 if elems == 32 else 6)
         raw = random_blocks(rng, name, nblocks)
         n = nblocks * elems
@@ -163,6 +169,8 @@ def gen_dequant(rng, g, out):
         exp = np.asarray(exp, dtype=np.float32).reshape(-1)
         same_bits(exp.view(np.uint32), g.dequant(qtype, raw, n).view(np.uint32), f"dequant {name}")
         write(out, f"dequant_{name}.bin", raw, exp)
+    if names is LATE:
+        return
     # q8_K has no gguf-py dequantizer: ggml's dequantize_row_q8_K only
     raw = rng.integers(0, 256, (6, 292), dtype=np.uint8)
     raw[:, 0:4] = rng.normal(0, 0.05, 6).astype(np.float32).view(np.uint8).reshape(6, 4)
@@ -200,10 +208,14 @@ def gen_quant(rng, g, out):
     write(out, "quant_q8_K.bin", x, q8k)
 
 
-def gen_dot(rng, g, out):
-    x = activation_rows(rng, DOT_ROWS, DOT_N)
-    write(out, "dot_x.bin", x)
-    for name, vdt in DOT_TYPES.items():
+def gen_dot(rng, g, out, names, x=None):
+    """vec_dot goldens of names; x: the activation rows (drawn and written
+    when None); returns them"""
+    if x is None:
+        x = activation_rows(rng, DOT_ROWS, DOT_N)
+        write(out, "dot_x.bin", x)
+    for name in names:
+        vdt = DOT_TYPES[name]
         if name == "f32":
             qtype, w = T.F32, rng.normal(0, 1, (DOT_ROWS, DOT_N)).astype(np.float32).view(np.uint8)
         else:
@@ -214,6 +226,7 @@ def gen_dot(rng, g, out):
         s = np.array([g.vec_dot(qtype, DOT_N, w[r], qx[r]) for r in range(DOT_ROWS)],
                      dtype=np.float32)
         write(out, f"dot_{name}.bin", w, qx, s)
+    return x
 
 
 def gen_half(rng, g, out):
@@ -277,10 +290,13 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     g = Ggml(a.ggml_lib_dir)
     rng = np.random.default_rng(SEED)
-    gen_dequant(rng, g, a.out)
+    early = [n for n in TYPES if n not in LATE]
+    gen_dequant(rng, g, a.out, early)
     gen_quant(rng, g, a.out)
-    gen_dot(rng, g, a.out)
+    x = gen_dot(rng, g, a.out, [n for n in DOT_TYPES if n not in LATE])
     gen_half(rng, g, a.out)
+    gen_dequant(rng, g, a.out, LATE)
+    gen_dot(rng, g, a.out, LATE, x)
 
 
 if __name__ == "__main__":
