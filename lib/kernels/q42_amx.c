@@ -320,23 +320,25 @@ enum q32_kind {
 	K_GENERIC_Q5_0,
 	K_GENERIC_Q5_1,
 	K_COMPAT_Q4_1,
+	K_COMPAT_IQ4_NL,
 };
 
 /* Q4_0 / Q5_0 / Q5_1 / Q4_1 rows as signed bytes (quant - 8 / - 16 / - 0
- * / - 0), element order, rows n apart. */
+ * / - 0; IQ4_NL: the grid value), element order, rows n apart. */
 AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_stride, int64_t nb,
 			   int64_t n, int8_t *dst)
 {
 	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0, q41 = kind == K_COMPAT_Q4_1;
-	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0;
+	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0, nl = kind == K_COMPAT_IQ4_NL;
 	const uint64_t bytes = q8    ? Q8_0_BYTES
 			       : q51 ? Q5_1_BYTES
 			       : q5  ? Q5_0_BYTES
 			       : q41 ? Q4_1_BYTES
 				     : Q4_0_BYTES;
 	const int qh = q51 ? Q5_1_QH : Q5_0_QH, qs = q51 ? Q5_1_QS : Q5_0_QS;
-	const __m256i off = _mm256_set1_epi8(q8 || q51 || q41 ? 0 : q5 ? 16 : 8);
+	const __m256i off = _mm256_set1_epi8(q8 || q51 || q41 || nl ? 0 : q5 ? 16 : 8);
 	const __m256i bit4 = _mm256_set1_epi8(0x10);
+	const __m256i grid = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
 	for (int m = 0; m < TR; m++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
@@ -346,6 +348,8 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 			else if (q5)
 				v = _mm256_or_si256(x86_nibbles32(b + qs),
 						    _mm256_and_si256(x86_bits_to_bytes(q42_ld32(b + qh)), bit4));
+			else if (nl)
+				v = _mm256_shuffle_epi8(grid, x86_nibbles32(b + IQ4_NL_QS));
 			else
 				v = x86_nibbles32(b + (q41 ? Q4_1_QS : Q4_0_QS));
 			_mm256_storeu_si256((__m256i *)(dst + m * n + j * Q42_QK), _mm256_sub_epi8(v, off));
@@ -357,12 +361,12 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	static const q42_compat_rows_fn simd_of[] = {
 		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
 		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
-		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512};
+		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_iq4_nl_avx512};
 	const q42_compat_rows_fn simd = simd_of[kind];
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
 	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
-	const uint64_t bytes = kind == K_COMPAT_Q4_0	 ? Q4_0_BYTES
+	const uint64_t bytes = kind == K_COMPAT_Q4_0 || kind == K_COMPAT_IQ4_NL ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
 			       : kind == K_COMPAT_Q4_1 ? Q4_1_BYTES
 			       : q51			 ? Q5_1_BYTES
@@ -381,7 +385,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	uint8_t *bq = pc[1];
 	float *bd = pc[2], *dw = pc[3], *bs = q51 ? pc[5] : NULL, *mw = q51 ? pc[6] : NULL;
 	int8_t *unp = pc[4];
-	const enum q32_step step = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0 ? S_FUSED
+	const enum q32_step step = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0 || kind == K_COMPAT_IQ4_NL ? S_FUSED
 				   : kind == K_COMPAT_Q4_1			  ? S_FUSED_MIN
 				   : q51					  ? S_GENERIC_MIN
 										  : S_GENERIC;
@@ -453,6 +457,12 @@ void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1);
+}
+
+/* IQ4_NL (the repacked order is Q4_0's: one fma per block) */
+void q42_compat_rows_iq4_nl_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_IQ4_NL);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */

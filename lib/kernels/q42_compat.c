@@ -112,6 +112,65 @@ void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* IQ4_NL's exact block sum: each nibble's grid value times y */
+static int32_t iq4nl_block_sum(const uint8_t *a, const int8_t *y)
+{
+	int32_t sumi = 0;
+	for (int j = 0; j < QK / 2; j++)
+		sumi += q42_iq4nl_values[a[2 + j] & 0xF] * y[j] + q42_iq4nl_values[a[2 + j] >> 4] * y[j + QK / 2];
+	return sumi;
+}
+
+void q42_compat_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q4_0, b += B_Q8_0)
+		acc = fmaf((float)iq4nl_block_sum(a, (const int8_t *)(b + 2)), half_at(a) * half_at(b), acc);
+	*out = acc;
+}
+
+/* ggml's x86 vec_dot (accs 2: even blocks in one accumulator, odd in the
+ * other, an odd last block added after the reduction) or llamafile's
+ * tinyBLAS (accs 1: every block in one accumulator): eight lanes of
+ * four-element sums, one fma per block and lane, hsum_float_8. */
+static float iq4nl_lanes(int64_t n, const uint8_t *a, const uint8_t *b, int accs)
+{
+	const int64_t nb = n / QK, laned = accs == 2 ? nb / 2 * 2 : nb;
+	float acc[2][8] = {{0}};
+	int64_t i = 0;
+	for (; i < laned; i++, a += B_Q4_0, b += B_Q8_0) {
+		const int8_t *y = (const int8_t *)(b + 2);
+		const float d = half_at(a) * half_at(b);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int e = 4 * l; e < 4 * l + 4; e++) {
+				const int nib = e < 16 ? a[2 + e] & 0x0F : a[2 + e - 16] >> 4;
+				s += q42_iq4nl_values[nib] * y[e];
+			}
+			acc[i % accs][l] = fmaf((float)s, d, acc[i % accs][l]);
+		}
+	}
+	float r[4];
+	for (int l = 0; l < 4; l++)
+		r[l] = (acc[0][l + 4] + acc[1][l + 4]) + (acc[0][l] + acc[1][l]);
+	float sum = (r[0] + r[2]) + (r[1] + r[3]);
+	/* the compiler fuses vec_dot's scalar tail: fma(d, sumi, sum) */
+	for (; i < nb; i++, a += B_Q4_0, b += B_Q8_0)
+		sum = fmaf(half_at(b) * half_at(a), (float)iq4nl_block_sum(a, (const int8_t *)(b + 2)), sum);
+	return sum;
+}
+
+void q42_compat_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	*out = iq4nl_lanes(n, w, x, 2);
+}
+
+void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x)
+{
+	*out = iq4nl_lanes(n, w, x, 1);
+}
+
 void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
@@ -465,6 +524,18 @@ SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
 SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
 SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
 SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
+SCALAR_ROWS(rows_iq4_nl, q42_compat_dot_iq4_nl)
+/* IQ4_NL in the plain CPU buffer: vec_dot for a lone token, llamafile's
+ * tinyBLAS when the pass has more */
+static void rows_iq4_nl_cpu(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
+			    const void *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++)
+			(n_tok == 1 ? q42_compat_dot_iq4_nl_cpu : q42_compat_dot_iq4_nl_tb)(
+				n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
+				(const uint8_t *)x + (uint64_t)t * x_stride);
+}
 /* Q2_K: a pass's tokens in whole groups of four take the gemm order */
 static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x,
 		      uint64_t x_stride, float *y, uint64_t y_stride)
@@ -496,27 +567,28 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_Q2_K, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
 		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
-		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2};
+		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
+		q42_compat_rows_iq4_nl_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
-		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512};
+		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
@@ -524,7 +596,8 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
-		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx};
+		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
+		q42_compat_rows_iq4_nl_amx};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -688,6 +761,16 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		return place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0 && n_in % QK_K == 0 &&
 		       pick(out, q42_compat_dot_q2_k, rows_for(R_Q2_K, use), q8k_kernels(use)->quantize,
 			    Q42_DTYPE_Q8_K, "repack-q2_K");
+	case Q42_DTYPE_IQ4_NL: {
+		/* the CPU_REPACK buffer (iq4_nl_8x8) takes a multiple of 8
+		 * rows; elsewhere ggml's x86 vec_dot or llamafile's tinyBLAS,
+		 * by the pass's token count (the rows function decides) */
+		const bool rp = place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0;
+		return n_in % QK == 0 &&
+		       pick(out, rp ? q42_compat_dot_iq4_nl : q42_compat_dot_iq4_nl_cpu,
+			    rp ? rows_for(R_IQ4_NL, use) : rows_iq4_nl_cpu, ops->quantize_q8_0, Q42_DTYPE_Q8_0,
+			    rp ? "repack-iq4_nl" : "cpu-iq4_nl");
+	}
 	case Q42_DTYPE_Q3_K:
 	case Q42_DTYPE_TQ1_0:
 	case Q42_DTYPE_TQ2_0: {

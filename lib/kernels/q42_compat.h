@@ -17,7 +17,10 @@
  * (Q4_1 in that buffer likewise, without fifth bits); Q3_K, TQ1_0 and
  * TQ2_0 too, in eight integer lanes per 256-element block against Q8_K.
  * Q2_K matrices of a multiple of 8 rows go to llama.cpp's CPU_REPACK
- * buffer (q2_K_8x8), whose gemv and gemm round differently. Each kernel
+ * buffer (q2_K_8x8), whose gemv and gemm round differently, and so do
+ * IQ4_NL matrices (iq4_nl_8x8, one fma per block either way; other IQ4_NL
+ * matrices take ggml's x86 vec_dot for one token, llamafile's tinyBLAS
+ * for more). Each kernel
  * here is plain scalar C (explicit fmaf, never contraction) computing one
  * output element in that order; the weights keep their GGUF layout (no
  * repacking).
@@ -155,6 +158,19 @@ Q42_API void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const voi
 Q42_API void q42_compat_dot_q2_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
+/* IQ4_NL against Q8_0 from q42_compat_quantize_q8_0. In llama.cpp's
+ * CPU_REPACK buffer (iq4_nl_8x8: a matrix of a multiple of 8 rows on an
+ * AVX2 CPU), gemv and gemm alike: fma(sumi, d_w * d_x, acc) per block.
+ * In the plain CPU buffer, for a pass of one token, ggml's x86 vec_dot
+ * (_cpu): eight float lanes (four-element sums) in two accumulators, even
+ * blocks in one and odd in the other, one fma per block and lane, the
+ * accumulators added and reduced as hsum_float_8, then an odd last block
+ * added as fma(d, sumi, sum); for a pass of several, llamafile's tinyBLAS (_tb):
+ * the same lanes in one accumulator, every block fused, hsum_float_8.
+ * The rows function of its q42_compat_kernels picks by n_tok. */
+Q42_API void q42_compat_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);

@@ -102,6 +102,16 @@ A2_INLINE __m256i sums_q4_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __
 	return _mm256_sub_epi32(x86_reduce8(v), _mm256_set1_epi32(8 * ys));
 }
 
+/* IQ4_NL: the nibbles index the grid (vpshufb) */
+A2_INLINE __m256i sums_iq4_nl_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
+	__m256i v[GROUP];
+	for (int r = 0; r < GROUP; r++)
+		v[r] = x86_dot_i8(_mm256_shuffle_epi8(lut, x86_nibbles32(wr[r] + off + IQ4_NL_QS)), y);
+	return x86_reduce8(v);
+}
+
 /* VNNI wants an unsigned operand: w + 128 (or the 0..15 nibble) times y,
  * exact for any bytes; the accumulators start at -128 (or -8) times the
  * sum of y's four bytes, so the row totals come out right. Two rows per
@@ -151,6 +161,18 @@ A5_INLINE __m256i sums_nibbles_avx512(const uint8_t *const wr[GROUP], int64_t of
 					   x86_nibbles32(wr[k + 4] + off + qs), 1);
 	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1),
 			     neg_bias(y, offset));
+}
+
+/* IQ4_NL: the grid plus 128 (1..241, unsigned), looked up by nibble */
+A5_INLINE __m256i sums_iq4_nl_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
+{
+	const __m512i lut = _mm512_add_epi8(
+		_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)q42_iq4nl_values)), _mm512_set1_epi8((char)0x80));
+	__m512i wv[4];
+	for (int k = 0; k < 4; k++)
+		wv[k] = _mm512_shuffle_epi8(lut, _mm512_inserti64x4(_mm512_castsi256_si512(x86_nibbles32(wr[k] + off + IQ4_NL_QS)),
+								    x86_nibbles32(wr[k + 4] + off + IQ4_NL_QS), 1));
+	return sums_rows_512(wv, _mm512_inserti64x4(_mm512_castsi256_si512(y), y, 1), neg_bias(y, (char)0x80));
 }
 
 A5_INLINE __m256i sums_q4_0_avx512(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
@@ -206,6 +228,8 @@ ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, 
 ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
+ROWS_Q32(q42_compat_rows_iq4_nl_avx2, A2, sums_iq4_nl_avx2, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_compat_rows_iq4_nl_avx512, A5, sums_iq4_nl_avx512, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 

@@ -38,6 +38,8 @@ Q5_0_TYPE = 6       # ggml_type of q5_0 (plain CPU buffer: vec_dot, llamafile fo
 TQ_TYPES = {"tq1_0": 34, "tq2_0": 35}  # ternary (plain CPU buffer: vec_dot for any m)
 Q3_K_TYPE = 11      # ggml_type of q3_K (plain CPU buffer: no AMX or repacked form)
 Q2_K_TYPE = 10      # ggml_type of q2_K (CPU_REPACK buffer, q2_K_8x8, on AVX-512 CPUs)
+IQ4_NL_TYPE = 20    # ggml_type of iq4_nl (CPU_REPACK buffer, iq4_nl_8x8, on AVX2 CPUs)
+MM_K_ODD = 480      # 15 blocks: vec_dot's pairs of blocks and its odd last block
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -80,10 +82,11 @@ def main():
     x = x.astype(np.float32)
     put("x.f32", x)
 
-    def weight_mm(ggml_type, name, k, places):
+    def weight_mm(ggml_type, name, k, places, tname=None):
         """Weight rows drawn now (f16 by numpy, else quantized by ggml),
         then their products with the first MM_MS rows of x in each
-        (buffer, file name) of places."""
+        (buffer, file name) of places; tname: the ggml type name when the
+        file name is not it."""
         wf = (rng.standard_normal((MM_N, k)) * 0.05).astype(np.float32)
         if name == "f16":
             w = wf.astype(np.float16).tobytes()
@@ -96,7 +99,7 @@ def main():
             for m in MM_MS:
                 xs = np.ascontiguousarray(x[:m, :k]).tobytes()
                 put("mm_%s_m%d.f32" % (mmname, m),
-                    oracle(a.oracle, ["mul_mat", place, name, k, MM_N, m], w + xs))
+                    oracle(a.oracle, ["mul_mat", place, tname or name, k, MM_N, m], w + xs))
 
     for name, t in MM_TYPES.items():
         weight_mm(t, name, MM_K_F16 if name == "f16" else MM_K, [("amx", name)])
@@ -178,6 +181,11 @@ def main():
     # with a multiple of 8 rows on AVX-512 CPUs (q2_K_8x8: gemv for one
     # row, gemm for groups of four)
     weight_mm(Q2_K_TYPE, "q2_K", MM_K, [("repack", "q2_K_repack")])
+    # IQ4_NL in the CPU_REPACK buffer (iq4_nl_8x8: one fma per block for
+    # gemv and gemm alike) and in the plain CPU buffer (ggml's x86
+    # vec_dot), there also with an odd number of blocks per row
+    weight_mm(IQ4_NL_TYPE, "iq4_nl", MM_K, [("repack", "iq4_nl_repack"), ("cpu", "iq4_nl_cpu")])
+    weight_mm(IQ4_NL_TYPE, "iq4_nl_odd", MM_K_ODD, [("cpu", "iq4_nl_odd_cpu")], tname="iq4_nl")
 
 if __name__ == "__main__":
     main()

@@ -62,7 +62,8 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 		case Q42_DTYPE_Q5_0:
 		case Q42_DTYPE_Q4_0:
 		case Q42_DTYPE_Q5_1:
-		case Q42_DTYPE_Q4_1: {
+		case Q42_DTYPE_Q4_1:
+		case Q42_DTYPE_IQ4_NL: {
 			/* d first; q5_1 / q4_1 then their min m */
 			const bool min = dtype == Q42_DTYPE_Q5_1 || dtype == Q42_DTYPE_Q4_1;
 			const int64_t bb = (int64_t)q42_dtype_get(dtype)->block_bytes;

@@ -25,7 +25,7 @@
 
 /* shapes of tests/tools/gen_compat_golden.py */
 enum {
-	MM_K = 512, MM_K_F16 = 256, MM_N = 64, MM_M_MAX = 19,
+	MM_K = 512, MM_K_F16 = 256, MM_K_ODD = 480, MM_N = 64, MM_M_MAX = 19,
 	F32_K = 256, F32_N = 8, F32_M = 2,
 	Q8_N = 1024,
 	SM_N = 256, SM_ROWS = 6,
@@ -92,10 +92,9 @@ static size_t row_bytes(uint32_t dtype, int64_t n)
  * its tiles), "cpu" the plain CPU buffer (ggml's x86 vec_dot, or
  * llamafile's kernel), "repack" the CPU_REPACK buffer; results in
  * mm_<name>[_<buf>]_m*.f32. */
-static void check_mm(const char *name, uint32_t dtype, const char *buf)
+static void check_mm_k(const char *name, uint32_t dtype, const char *buf, int64_t k)
 {
 	const bool cpu = strcmp(buf, "cpu") == 0;
-	const int64_t k = dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K;
 	char fn[64];
 	q42_compat_kernels kern;
 	assert_true(q42_compat_select(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, &kern));
@@ -108,8 +107,9 @@ static void check_mm(const char *name, uint32_t dtype, const char *buf)
 	float *got = malloc((size_t)MM_M_MAX * MM_N * sizeof *got);
 	assert_non_null(qx);
 	assert_non_null(got);
-	/* the scalar definitions: vec_dot per element, or (Q2_K) the rows
-	 * function, whose order depends on a token's place in the pass */
+	/* the scalar definitions: vec_dot per element, or (Q2_K, IQ4_NL in
+	 * the plain buffer) the rows function, whose order depends on a
+	 * token's place in the pass or the pass's size */
 	q42_compat_kernels def;
 	assert_true(q42_compat_select_isa(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
 					  &def));
@@ -128,7 +128,7 @@ static void check_mm(const char *name, uint32_t dtype, const char *buf)
 				kern.vec_dot(k, &got[(size_t)r * MM_N + (size_t)n], w.data + (size_t)n * wrow,
 					     qx + (size_t)r * xrow);
 		}
-		if (dtype == Q42_DTYPE_Q2_K)
+		if (dtype == Q42_DTYPE_Q2_K || (dtype == Q42_DTYPE_IQ4_NL && cpu))
 			def.rows(k, MM_N, w.data, wrow, m, qx, xrow, got, MM_N);
 		for (size_t e = 0; e < (size_t)m * MM_N; e++)
 			expect_bits(fn, e, got[e], f32_at(want.data, e));
@@ -138,6 +138,11 @@ static void check_mm(const char *name, uint32_t dtype, const char *buf)
 	free(qx);
 	free(w.data);
 	free(x.data);
+}
+
+static void check_mm(const char *name, uint32_t dtype, const char *buf)
+{
+	check_mm_k(name, dtype, buf, dtype == Q42_DTYPE_F16 ? MM_K_F16 : MM_K);
 }
 
 static void test_mm_q4_0(void **state)
@@ -210,6 +215,16 @@ static void test_mm_q2_k(void **state)
 {
 	(void)state;
 	check_mm("q2_K", Q42_DTYPE_Q2_K, "repack");
+}
+
+/* IQ4_NL in the CPU_REPACK buffer (iq4_nl_8x8, gemv and gemm) and in the
+ * plain one (ggml's x86 vec_dot; 15 blocks: its odd last block) */
+static void test_mm_iq4_nl(void **state)
+{
+	(void)state;
+	check_mm("iq4_nl", Q42_DTYPE_IQ4_NL, "repack");
+	check_mm("iq4_nl", Q42_DTYPE_IQ4_NL, "cpu");
+	check_mm_k("iq4_nl_odd", Q42_DTYPE_IQ4_NL, "cpu", MM_K_ODD);
 }
 
 /* Q3_K: ggml's x86 vec_dot for every count */
@@ -399,7 +414,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q5_0),
 		cmocka_unit_test(test_mm_tq),
 		cmocka_unit_test(test_mm_q3_k),
-		cmocka_unit_test(test_mm_q2_k),
+		cmocka_unit_test(test_mm_q2_k), cmocka_unit_test(test_mm_iq4_nl),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

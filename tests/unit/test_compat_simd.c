@@ -145,6 +145,21 @@ static void test_rows_q5_0(void **state)
 	check_two_rows(Q42_DTYPE_Q5_0);
 }
 
+/* IQ4_NL: the repacked order (AVX2 and AVX-512 rows, eight rows at a
+ * time, odd row counts; AMX tiles) and the plain buffer's (scalar) */
+static void test_rows_iq4_nl(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_IQ4_NL, Q42_COMPAT_CPU, 32);
+	/* AMX tiles (16 rows, 4 tokens or more): whole and partial token
+	 * tiles, a row tail; the plain buffer's tinyBLAS order */
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 256, 32, 35);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_CPU, 480, 9, 5);
+}
+
 static void test_rows_q2_k(void **state)
 {
 	(void)state;
@@ -376,7 +391,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_iq4_nl),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
