@@ -226,10 +226,8 @@ A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 
 ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
-ROWS_Q32(q42_compat_rows_q4_0_avx512, A5, sums_q4_0_avx512, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
 ROWS_Q32(q42_compat_rows_iq4_nl_avx2, A2, sums_iq4_nl_avx2, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
-ROWS_Q32(q42_compat_rows_iq4_nl_avx512, A5, sums_iq4_nl_avx512, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 
@@ -279,15 +277,20 @@ A5_INLINE __m512i q5_pair(const uint8_t *p, __m512i perm, __m512i cnt, int bytes
 
 /* q5_pair's byte permute (each block's quant bytes at qs, twice) and
  * per-lane shift counts (low nibbles, then high). */
-A5_INLINE void q5_pair_tables(int bytes, int qs, __m512i *perm, __m512i *cnt)
+A5_INLINE __m512i q5_pair_perm(int bytes, int qs)
 {
 	uint8_t pi[64];
-	int16_t ci[32];
 	for (int i = 0; i < 64; i++)
 		pi[i] = (uint8_t)((i < 32 ? qs : bytes + qs) + i % 16);
+	return _mm512_loadu_si512(pi);
+}
+
+A5_INLINE void q5_pair_tables(int bytes, int qs, __m512i *perm, __m512i *cnt)
+{
+	int16_t ci[32];
 	for (int i = 0; i < 32; i++)
 		ci[i] = (int16_t)(i % 16 < 8 ? 0 : 4);
-	*perm = _mm512_loadu_si512(pi);
+	*perm = q5_pair_perm(bytes, qs);
 	*cnt = _mm512_loadu_si512(ci);
 }
 
@@ -1489,6 +1492,78 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 
 ROWS_Q8_0_PAIR(q42_compat_rows_q8_0_avx512, step_fma)
 ROWS_Q8_0_PAIR(q42_generic_rows_q8_0_avx512, step_gen)
+
+/* Q4_0 (llama.cpp's AMX buffer) and IQ4_NL (its CPU_REPACK buffer): per
+ * row and block fma(sumi, d_w * d_x, acc), two blocks per step as Q8_0
+ * above, the pair unpacked as Q4_1's (q5_pair without fifth bits); IQ4_NL
+ * then looks its nibbles up in the grid plus 128 (unsigned for VNNI; the
+ * bias takes 128 x y off, as Q4_0's takes 8 x y). */
+A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
+{
+	const int64_t nb = n / Q42_QK;
+	const char k = nl ? (char)0x80 : 8;
+	const __m512i perm = q5_pair_perm(Q4_0_BYTES, Q4_0_QS);
+	/* GF(2) affine matrices that keep a byte's low nibble (lanes 0, 2) or
+	 * move its high nibble down (lanes 1, 3): shift and mask in one step */
+	const __m512i nib = _mm512_setr_epi64(0x0102040800000000LL, 0x0102040800000000LL, 0x1020408000000000LL,
+					      0x1020408000000000LL, 0x0102040800000000LL, 0x0102040800000000LL,
+					      0x1020408000000000LL, 0x1020408000000000LL);
+	const __m512i dperm = dperm_gap(Q4_0_BYTES / 2);
+	const __m512i grid = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)q42_iq4nl_values)),
+					     _mm512_set1_epi8((char)0x80));
+	struct pair_act pre[PAIR_PRE];
+	const bool have_pre = pair_act_pre(pre, x, nb, n_tok, k, Q8_0_BYTES, Q8_0_QS);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			float out[GROUP];
+			int64_t j = 0;
+			for (; j + 2 <= nb; j += 2, xb += 2 * Q8_0_BYTES) {
+				const int64_t o = j * Q4_0_BYTES;
+				if (t == 0)
+					prefetch_rows(nx, o, 2 * Q4_0_BYTES);
+				const struct pair_act a = have_pre ? pre[j / 2] : pair_act_at(xb, k, Q8_0_BYTES, Q8_0_QS);
+				__m512i v[GROUP];
+				UNROLL
+				for (int r = 0; r < GROUP; r++) {
+					const __m512i q = _mm512_gf2p8affine_epi64_epi8(
+						_mm512_permutexvar_epi8(perm, _mm512_maskz_loadu_epi8(
+										      (__mmask64)((1ull << (2 * Q4_0_BYTES)) - 1),
+										      wr[r] + o)),
+						nib, 0);
+					v[r] = _mm512_dpbusd_epi32(a.bias, nl ? _mm512_shuffle_epi8(grid, q) : q, a.yq);
+				}
+				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
+				const __m512 d = _mm512_mul_ps(pair_halves(wr, o, Q4_0_BYTES / 2, dperm), a.dx);
+				acc = _mm256_fmadd_ps(_mm512_castps512_ps256(s), _mm512_castps512_ps256(d), acc);
+				acc = _mm256_fmadd_ps(hi256(s), hi256(d), acc);
+			}
+			for (; j < nb; j++, xb += Q8_0_BYTES) {
+				const int64_t o = j * Q4_0_BYTES;
+				const __m256i y8 = _mm256_loadu_si256((const __m256i *)(xb + Q8_0_QS));
+				const __m256i s = nl ? sums_iq4_nl_avx512(wr, o, y8) : sums_q4_0_avx512(wr, o, y8);
+				const __m256 d = _mm256_mul_ps(halves_rows(wr, o), _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));
+				acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
+			}
+			_mm256_storeu_ps(out, acc);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+		}
+	}
+}
+
+A5 void q42_compat_rows_q4_0_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+A5 void q42_compat_rows_iq4_nl_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
