@@ -1313,6 +1313,16 @@ A5 void q42_compat_rows_q2_k_avx512(Q42_COMPAT_ROWS_ARGS)
 		lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q2K);
 }
 
+/* A pair of blocks' quant bytes as q5_pair_perm places them (each block's
+ * 16 bytes twice) split into nibbles, low ones in 128-bit lanes 0 and 2,
+ * high ones in 1 and 3: one GF(2) affine step per register (a shift and a
+ * mask otherwise) */
+A5_INLINE __m512i pair_nibbles(__m512i v)
+{
+	const long long lo = 0x0102040800000000LL, hi = 0x1020408000000000LL;
+	return _mm512_gf2p8affine_epi64_epi8(v, _mm512_setr_epi64(lo, lo, hi, hi, lo, lo, hi, hi), 0);
+}
+
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
  * (q5_pair without fifth bits, the activation table of a one-token
  * call), then per row and block in order fma(sumi, d_w * d_x, acc) and
@@ -1495,7 +1505,7 @@ ROWS_Q8_0_PAIR(q42_generic_rows_q8_0_avx512, step_gen)
 
 /* Q4_0 (llama.cpp's AMX buffer) and IQ4_NL (its CPU_REPACK buffer): per
  * row and block fma(sumi, d_w * d_x, acc), two blocks per step as Q8_0
- * above, the pair unpacked as Q4_1's (q5_pair without fifth bits); IQ4_NL
+ * above, the pair unpacked as Q4_1's; IQ4_NL
  * then looks its nibbles up in the grid plus 128 (unsigned for VNNI; the
  * bias takes 128 x y off, as Q4_0's takes 8 x y). */
 A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
@@ -1503,11 +1513,6 @@ A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
 	const int64_t nb = n / Q42_QK;
 	const char k = nl ? (char)0x80 : 8;
 	const __m512i perm = q5_pair_perm(Q4_0_BYTES, Q4_0_QS);
-	/* GF(2) affine matrices that keep a byte's low nibble (lanes 0, 2) or
-	 * move its high nibble down (lanes 1, 3): shift and mask in one step */
-	const __m512i nib = _mm512_setr_epi64(0x0102040800000000LL, 0x0102040800000000LL, 0x1020408000000000LL,
-					      0x1020408000000000LL, 0x0102040800000000LL, 0x0102040800000000LL,
-					      0x1020408000000000LL, 0x1020408000000000LL);
 	const __m512i dperm = dperm_gap(Q4_0_BYTES / 2);
 	const __m512i grid = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)q42_iq4nl_values)),
 					     _mm512_set1_epi8((char)0x80));
@@ -1530,11 +1535,9 @@ A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
 				__m512i v[GROUP];
 				UNROLL
 				for (int r = 0; r < GROUP; r++) {
-					const __m512i q = _mm512_gf2p8affine_epi64_epi8(
-						_mm512_permutexvar_epi8(perm, _mm512_maskz_loadu_epi8(
-										      (__mmask64)((1ull << (2 * Q4_0_BYTES)) - 1),
-										      wr[r] + o)),
-						nib, 0);
+					const __m512i q = pair_nibbles(_mm512_permutexvar_epi8(
+						perm, _mm512_maskz_loadu_epi8((__mmask64)((1ull << (2 * Q4_0_BYTES)) - 1),
+									      wr[r] + o)));
 					v[r] = _mm512_dpbusd_epi32(a.bias, nl ? _mm512_shuffle_epi8(grid, q) : q, a.yq);
 				}
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
