@@ -1,6 +1,6 @@
 /* q42_dot.c -- scalar reference dot products: weight row x activation row
  * of the type ggml-cpu pairs it with (F32.F32, F16.F16, BF16.BF16,
- * Q4_0/Q5_0/Q8_0/IQ4_NL.Q8_0, Q4_1/Q5_1.Q8_1, Q2_K..Q6_K/TQ1_0/TQ2_0.Q8_K).
+ * Q4_0/Q5_0/Q8_0/IQ4_NL.Q8_0, Q4_1/Q5_1.Q8_1, Q2_K..Q6_K/TQ1_0/TQ2_0/IQ4_XS.Q8_K).
  *
  * The arithmetic is that of ggml-cpu's generic (no-SIMD) functions: exact
  * integer sums per block, then float scaling and accumulation in ggml's
@@ -76,6 +76,27 @@ void q42_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x)
 			sumi += q42_iq4nl_values[a[IQ4_NL_QS + j] >> 4] * y[j + Q42_QK / 2];
 		}
 		sum += (q42_half_at(b + Q8_0_D) * q42_half_at(a + IQ4_NL_D)) * (float)sumi;
+	}
+	*out = sum;
+}
+
+/* ggml's generic order: per 32-element sub-block sum += (d_w * d_x *
+ * scale) * sumi */
+void q42_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n / Q42_QK_K; i++, a += IQ4_XS_BYTES, b += Q8_K_BYTES) {
+		const float d4d8 = q42_half_at(a + IQ4_XS_D) * q42_ldf32(b + Q8_K_D);
+		const int8_t *y = q8_qs(b, Q8_K_QS);
+		for (int ib = 0; ib < Q42_QK_K / 32; ib++) {
+			const uint8_t *qs = a + IQ4_XS_QS + 16 * ib;
+			int sumi = 0;
+			for (int j = 0; j < 16; j++)
+				sumi += y[32 * ib + j] * q42_iq4nl_values[qs[j] & 0xF] +
+					y[32 * ib + j + 16] * q42_iq4nl_values[qs[j] >> 4];
+			sum += (d4d8 * (float)q42_iq4xs_scale(a, ib)) * (float)sumi;
+		}
 	}
 	*out = sum;
 }

@@ -34,6 +34,7 @@
 	[Q42_DTYPE_TQ1_0] = KT(q42_dq_tq1_0, NULL, P##tq1_0, Q42_DTYPE_Q8_K), \
 	[Q42_DTYPE_TQ2_0] = KT(q42_dq_tq2_0, NULL, P##tq2_0, Q42_DTYPE_Q8_K), \
 	[Q42_DTYPE_IQ4_NL] = KT(q42_dq_iq4_nl, NULL, P##iq4_nl, Q42_DTYPE_Q8_0), \
+	[Q42_DTYPE_IQ4_XS] = KT(q42_dq_iq4_xs, NULL, P##iq4_xs, Q42_DTYPE_Q8_K), \
 }
 
 /* Name maps: s_ is the scalar reference, a2_ AVX2, a5_ AVX-512 (which
@@ -54,6 +55,7 @@
 #define s_tq1_0 q42_dot_tq1_0
 #define s_tq2_0 q42_dot_tq2_0
 #define s_iq4_nl q42_dot_iq4_nl
+#define s_iq4_xs q42_dot_iq4_xs
 #define s_qz_q8_0 q42_qz_q8_0
 #define s_qz_q8_1 q42_qz_q8_1
 #define s_qz_q8_k q42_qz_q8_k
@@ -78,6 +80,7 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a2_tq1_0 q42_dot_tq1_0_avx2
 #define a2_tq2_0 q42_dot_tq2_0_avx2
 #define a2_iq4_nl q42_dot_iq4_nl_avx2
+#define a2_iq4_xs q42_dot_iq4_xs
 #define a2_qz_q8_0 q42_qz_q8_0_avx2
 #define a2_qz_q8_1 q42_qz_q8_1_avx2
 #define a2_qz_q8_k q42_qz_q8_k_avx2
@@ -97,6 +100,7 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a5_tq1_0 q42_dot_tq1_0_avx512
 #define a5_tq2_0 q42_dot_tq2_0_avx512
 #define a5_iq4_nl q42_dot_iq4_nl_avx2
+#define a5_iq4_xs q42_dot_iq4_xs
 #define a5_qz_q8_0 q42_qz_q8_0_avx2
 #define a5_qz_q8_1 q42_qz_q8_1_avx2
 #define a5_qz_q8_k q42_qz_q8_k_avx2

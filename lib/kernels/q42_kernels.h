@@ -65,6 +65,9 @@ typedef struct q42_type_kernels {
  *    for F16/BF16) instead of one double, so a result may differ from the
  *    scalar one by at most (n/8 + 16) * 2^-24 * sum|w_i*x_i| plus one ulp.
  *    Deterministic on a given ISA.
+ *  - vec_dot of IQ4_XS: the scalar kernel on every ISA (its SIMD form is
+ *    the llama.cpp-order row product of q42_compat.h, which q42run uses
+ *    by default).
  *  - quantize of Q8_0, Q8_1, Q8_K: bit-identical (blocks holding a NaN or
  *    an infinity, or whose scale is not finite, take the scalar path).
  * The SIMD integer dots assume activation quants in -127..127, which every
@@ -77,7 +80,7 @@ typedef struct q42_type_kernels {
  * for one never crashes). Every table has every type: an ISA without its
  * own variant of a kernel uses the scalar one. Supported types: F32, F16,
  * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, TQ1_0,
- * TQ2_0, IQ4_NL. The pointers stay valid for the life of the process. */
+ * TQ2_0, IQ4_NL, IQ4_XS. The pointers stay valid for the life of the process. */
 Q42_API const q42_type_kernels *q42_kernels_get(uint32_t dtype, enum q42_isa isa);
 
 /* The ISA Q42_ISA_BEST resolves to on this CPU (CPUID, checked once per

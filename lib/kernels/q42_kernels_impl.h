@@ -47,11 +47,21 @@ enum {
 	TQ1_0_BYTES = 54, TQ1_0_QS = 0, TQ1_0_QH = 48, TQ1_0_D = 52,
 	TQ2_0_BYTES = 66, TQ2_0_QS = 0, TQ2_0_D = 64,
 	IQ4_NL_BYTES = 18, IQ4_NL_D = 0, IQ4_NL_QS = 2,
+	IQ4_XS_BYTES = 136, IQ4_XS_D = 0, IQ4_XS_SCALES_H = 2, IQ4_XS_SCALES_L = 4, IQ4_XS_QS = 8,
 };
 
 /* IQ4_NL's sixteen values: a nibble indexes this non-uniform grid (the
  * table of ggml-common.h), the block scale multiplies the entry. */
 extern const int8_t q42_iq4nl_values[16];
+
+/* IQ4_XS's scale of 32-element sub-block ib (0..7) of the block at a: a
+ * 6-bit value (low 4 bits in scales_l, high 2 in scales_h) less 32. */
+static inline int q42_iq4xs_scale(const uint8_t *a, int ib)
+{
+	const int lo = (a[IQ4_XS_SCALES_L + ib / 2] >> (4 * (ib % 2))) & 0xF;
+	const int hi = ((a[IQ4_XS_SCALES_H] | a[IQ4_XS_SCALES_H + 1] << 8) >> (2 * ib)) & 3;
+	return (lo | hi << 4) - 32;
+}
 
 /* f16 field of a block, widened the way ggml does (exact). */
 float q42_half_at(const uint8_t *p);
@@ -64,6 +74,7 @@ void q42_dq_q4_0(const void *src, float *dst, int64_t n);
 void q42_dq_q4_1(const void *src, float *dst, int64_t n);
 void q42_dq_q5_0(const void *src, float *dst, int64_t n);
 void q42_dq_iq4_nl(const void *src, float *dst, int64_t n);
+void q42_dq_iq4_xs(const void *src, float *dst, int64_t n);
 void q42_dq_q5_1(const void *src, float *dst, int64_t n);
 void q42_dq_q8_0(const void *src, float *dst, int64_t n);
 void q42_dq_q8_1(const void *src, float *dst, int64_t n);
@@ -92,6 +103,7 @@ void q42_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q2_k(int64_t n, float *out, const void *w, const void *x);

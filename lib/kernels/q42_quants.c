@@ -60,6 +60,22 @@ void q42_dq_iq4_nl(const void *src, float *dst, int64_t n)
 	}
 }
 
+void q42_dq_iq4_xs(const void *src, float *dst, int64_t n)
+{
+	const uint8_t *b = src;
+	for (int64_t i = 0; i < n / Q42_QK_K; i++, b += IQ4_XS_BYTES) {
+		const float d = q42_half_at(b + IQ4_XS_D);
+		for (int ib = 0; ib < Q42_QK_K / 32; ib++, dst += 32) {
+			const float dl = d * (float)q42_iq4xs_scale(b, ib);
+			const uint8_t *qs = b + IQ4_XS_QS + 16 * ib;
+			for (int j = 0; j < 16; j++) {
+				dst[j] = dl * (float)q42_iq4nl_values[qs[j] & 0xF];
+				dst[j + 16] = dl * (float)q42_iq4nl_values[qs[j] >> 4];
+			}
+		}
+	}
+}
+
 void q42_dq_q4_1(const void *src, float *dst, int64_t n)
 {
 	const uint8_t *b = src;

@@ -379,7 +379,7 @@ assert j["verdict"] == "INVALID" and "magic" in j["message"], j'
 	local q="$GOLDEN/quant-tiny.gguf" t
 	"$P64CHECK" --tensors "$q" | diff -u "$GOLDEN/quant-tiny.tensors.tsv" -
 	for t in $(cut -f1 "$GOLDEN/quant-tiny.tensors.tsv" | tail -n +2); do
-		[ "$t" != iq4_xs ] || continue
+		[ "$t" != iq2_xxs ] || continue
 		"$P64CHECK" --values "$t" "$q" | diff -u "$GOLDEN/quant-tiny.values-$t.tsv" -
 	done
 	# The same through a P64 (a middle slice of a k-quant super-block).
@@ -387,8 +387,8 @@ assert j["verdict"] == "INVALID" and "magic" in j["message"], j'
 	diff -u <(sed -n '1p;102,141p' "$GOLDEN/quant-tiny.values-q4_K.tsv") \
 		<("$P64CHECK" --values q4_K:100:40 "$T/q.p64")
 	# A type libq42 has no dequantizer for: a clear error, exit 1.
-	run -1 --separate-stderr "$P64CHECK" --values iq4_xs "$q"
-	[[ "$stderr" == *"iq4_xs"*"cannot be dequantized"* ]]
+	run -1 --separate-stderr "$P64CHECK" --values iq2_xxs "$q"
+	[[ "$stderr" == *"iq2_xxs"*"cannot be dequantized"* ]]
 	run -1 "$P64CHECK" --values no.such.tensor "$q"
 	[[ "$output" == *"no.such.tensor"* ]]
 	run -1 "$P64CHECK" --values q8_0:1000000 "$q"

@@ -49,16 +49,17 @@ TYPES = {
     "tq1_0": (T.TQ1_0, 256, 54, [52]),
     "tq2_0": (T.TQ2_0, 256, 66, [64]),
     "iq4_nl": (T.IQ4_NL, 32, 18, [0]),
+    "iq4_xs": (T.IQ4_XS, 256, 136, [0]),
 }
 # types added after the first release of these files: drawn after all the
 # others, so rerunning the script rewrites the older files unchanged
-LATE = ("iq4_nl",)
+LATE = ("iq4_nl", "iq4_xs")
 # vec_dot pairs as ggml-cpu's type_traits_cpu
 DOT_TYPES = {"f32": T.F32, "f16": T.F16, "bf16": T.BF16, "q4_0": T.Q8_0,
              "q4_1": T.Q8_1, "q5_0": T.Q8_0, "q5_1": T.Q8_1, "q8_0": T.Q8_0,
              "q2_K": T.Q8_K, "q3_K": T.Q8_K, "q4_K": T.Q8_K, "q5_K": T.Q8_K,
              "q6_K": T.Q8_K, "tq1_0": T.Q8_K, "tq2_0": T.Q8_K,
-             "iq4_nl": T.Q8_0}
+             "iq4_nl": T.Q8_0, "iq4_xs": T.Q8_K}
 ACT_BYTES = {T.F32: (1, 4), T.F16: (1, 2), T.BF16: (1, 2), T.Q8_0: (32, 34),
              T.Q8_1: (32, 36), T.Q8_K: (256, 292)}
 
@@ -169,7 +170,7 @@ def gen_dequant(rng, g, out, names):
         exp = np.asarray(exp, dtype=np.float32).reshape(-1)
         same_bits(exp.view(np.uint32), g.dequant(qtype, raw, n).view(np.uint32), f"dequant {name}")
         write(out, f"dequant_{name}.bin", raw, exp)
-    if names is LATE:
+    if any(n in LATE for n in names):
         return
     # q8_K has no gguf-py dequantizer: ggml's dequantize_row_q8_K only
     raw = rng.integers(0, 256, (6, 292), dtype=np.uint8)
@@ -295,8 +296,9 @@ def main():
     gen_quant(rng, g, a.out)
     x = gen_dot(rng, g, a.out, [n for n in DOT_TYPES if n not in LATE])
     gen_half(rng, g, a.out)
-    gen_dequant(rng, g, a.out, LATE)
-    gen_dot(rng, g, a.out, LATE, x)
+    for name in LATE:  # in the order they were added
+        gen_dequant(rng, g, a.out, (name,))
+        gen_dot(rng, g, a.out, (name,), x)
 
 
 if __name__ == "__main__":

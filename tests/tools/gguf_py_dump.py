@@ -141,13 +141,15 @@ FIXTURE = [
     ("tq1_0", "TQ1_0", 256), ("tq2_0", "TQ2_0", 256),
     ("iq4_nl", "IQ4_NL", 64),
     ("iq4_xs", "IQ4_XS", 256),
+    ("iq2_xxs", "IQ2_XXS", 256),
 ]
 
 # Byte offsets of the f16 scales in one block, for the types whose blocks
 # are written as random bytes (gguf-py has no quantizer for them): random
 # scales could be inf or NaN, so they are set to small finite values.
 F16_FIELDS = {"Q2_K": [80, 82], "Q3_K": [108], "Q4_K": [0, 2], "Q5_K": [0, 2],
-              "Q6_K": [208], "IQ4_NL": [0], "IQ4_XS": [0]}
+              "Q6_K": [208], "IQ4_NL": [0], "IQ4_XS": [0],
+              "IQ2_XXS": [0]}
 
 
 def make_fixture(out: str) -> None:

@@ -408,6 +408,7 @@ static void unit_scales(uint32_t dtype, uint8_t *row, size_t nblocks)
 			set_f16(blk + 64, 0x3C00);
 			break;
 		case Q42_DTYPE_IQ4_NL:
+		case Q42_DTYPE_IQ4_XS:
 			set_f16(blk, 0x3C00);
 			break;
 		case Q42_DTYPE_Q8_K: /* d = 1.0f; bsums must match the quants */
@@ -486,6 +487,7 @@ static void test_table_shape(void **state)
 		{Q42_DTYPE_TQ1_0, Q42_DTYPE_Q8_K, false, true},
 		{Q42_DTYPE_TQ2_0, Q42_DTYPE_Q8_K, false, true},
 		{Q42_DTYPE_IQ4_NL, Q42_DTYPE_Q8_0, false, true},
+		{Q42_DTYPE_IQ4_XS, Q42_DTYPE_Q8_K, false, true},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		const q42_type_kernels *k = q42_kernels_get(want[i].t, Q42_ISA_SCALAR);
@@ -517,7 +519,8 @@ static const tcase c_f16 = T(F16, "f16"), c_bf16 = T(BF16, "bf16"), c_f32 = T(F3
 	c_q5_1 = T(Q5_1, "q5_1"), c_q8_0 = T(Q8_0, "q8_0"), c_q8_1 = T(Q8_1, "q8_1"),
 	c_q2_k = T(Q2_K, "q2_K"), c_q3_k = T(Q3_K, "q3_K"), c_q4_k = T(Q4_K, "q4_K"),
 	c_q5_k = T(Q5_K, "q5_K"), c_q6_k = T(Q6_K, "q6_K"), c_q8_k = T(Q8_K, "q8_K"),
-	c_tq1_0 = T(TQ1_0, "tq1_0"), c_tq2_0 = T(TQ2_0, "tq2_0"), c_iq4_nl = T(IQ4_NL, "iq4_nl");
+	c_tq1_0 = T(TQ1_0, "tq1_0"), c_tq2_0 = T(TQ2_0, "tq2_0"), c_iq4_nl = T(IQ4_NL, "iq4_nl"),
+	c_iq4_xs = T(IQ4_XS, "iq4_xs");
 
 #define CASE(fn, c) {#fn "_" #c, fn, NULL, NULL, (void *)&c_##c}
 #define DOT_CASES(c) CASE(test_dot_golden, c), CASE(test_dot_vs_dequant, c)
@@ -537,19 +540,19 @@ int main(void)
 		CASE(test_dequant, q8_0), CASE(test_dequant, q2_k), CASE(test_dequant, q3_k),
 		CASE(test_dequant, q4_k), CASE(test_dequant, q5_k), CASE(test_dequant, q6_k),
 		CASE(test_dequant, q8_k), CASE(test_dequant, tq1_0), CASE(test_dequant, tq2_0),
-		CASE(test_dequant, iq4_nl),
+		CASE(test_dequant, iq4_nl), CASE(test_dequant, iq4_xs),
 		CASE(test_quant, q8_0), CASE(test_quant, q8_1), CASE(test_quant, q8_k),
 		DOT_CASES(f32), DOT_CASES(f16), DOT_CASES(bf16), DOT_CASES(q4_0), DOT_CASES(q4_1),
 		DOT_CASES(q5_0), DOT_CASES(q5_1), DOT_CASES(q8_0), DOT_CASES(q2_k), DOT_CASES(q3_k),
 		DOT_CASES(q4_k), DOT_CASES(q5_k), DOT_CASES(q6_k), DOT_CASES(tq1_0),
-		DOT_CASES(tq2_0), DOT_CASES(iq4_nl),
+		DOT_CASES(tq2_0), DOT_CASES(iq4_nl), DOT_CASES(iq4_xs),
 		CASE(test_dot_integer_exact, q4_0), CASE(test_dot_integer_exact, q4_1),
 		CASE(test_dot_integer_exact, q5_0), CASE(test_dot_integer_exact, q5_1),
 		CASE(test_dot_integer_exact, q8_0), CASE(test_dot_integer_exact, q2_k),
 		CASE(test_dot_integer_exact, q3_k), CASE(test_dot_integer_exact, q4_k),
 		CASE(test_dot_integer_exact, q5_k), CASE(test_dot_integer_exact, q6_k),
 		CASE(test_dot_integer_exact, tq1_0), CASE(test_dot_integer_exact, tq2_0),
-		CASE(test_dot_integer_exact, iq4_nl),
+		CASE(test_dot_integer_exact, iq4_nl), CASE(test_dot_integer_exact, iq4_xs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
