@@ -31,6 +31,7 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/golden/engine/logits-e256-llama-q3_k-once.txt \
 	tests/golden/engine/logits-e256-llama-q2_k-once.txt \
 	tests/golden/engine/logits-e256-llama-iq4_nl-once.txt \
+	tests/golden/engine/logits-e256-llama-iq4_xs-once.txt \
 	tests/golden/engine/choices.tsv tests/golden/engine/make_choices_golden.py \
 	tests/models/README tests/models/make_models.sh \
 	tests/models/e256-llama-q8_0.gguf tests/models/e256-llama-q4_0.gguf \
@@ -39,7 +40,7 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/models/e256-llama-q5_0.gguf tests/models/e256-llama-q5_1.gguf \
 	tests/models/e256-llama-tq1_0.gguf tests/models/e256-llama-tq2_0.gguf \
 	tests/models/e256-llama-q3_k.gguf tests/models/e256-llama-q2_k.gguf \
-	tests/models/e256-llama-iq4_nl.gguf \
+	tests/models/e256-llama-iq4_nl.gguf tests/models/e256-llama-iq4_xs.gguf \
 	tests/models/no-tokenizer.gguf tests/models/strip_tokenizer.py tests/models/ggml-vocab-phi-3.gguf
 # q42_compat against llama.cpp's compiled x86 code (tests/golden/compat/README)
 if HAVE_CMOCKA
@@ -83,6 +84,8 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 	tests/golden/compat/mm_iq4_nl_cpu_m4.f32 tests/golden/compat/mm_iq4_nl_cpu_m19.f32 \
 	tests/golden/compat/mm_iq4_nl_odd_cpu_m1.f32 tests/golden/compat/mm_iq4_nl_odd_cpu_m4.f32 \
 	tests/golden/compat/mm_iq4_nl_odd_cpu_m19.f32 \
+	tests/golden/compat/w_iq4_xs.bin tests/golden/compat/mm_iq4_xs_m1.f32 \
+	tests/golden/compat/mm_iq4_xs_m4.f32 tests/golden/compat/mm_iq4_xs_m19.f32 \
 	tests/golden/compat/soft_max.bin \
 	tests/golden/compat/swiglu_100.bin tests/golden/compat/swiglu_512.bin \
 	tests/golden/compat/w_f16.bin tests/golden/compat/w_q4_0.bin tests/golden/compat/w_q4_K.bin \

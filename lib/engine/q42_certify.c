@@ -40,7 +40,7 @@ static const struct {
 	{Q42_DTYPE_Q5_1, 2, {0, 2}}, {Q42_DTYPE_Q8_0, 1, {0, 0}}, {Q42_DTYPE_Q2_K, 2, {80, 82}},
 	{Q42_DTYPE_Q3_K, 1, {108, 0}}, {Q42_DTYPE_Q4_K, 2, {0, 2}}, {Q42_DTYPE_Q5_K, 2, {0, 2}},
 	{Q42_DTYPE_Q6_K, 1, {208, 0}}, {Q42_DTYPE_TQ1_0, 1, {52, 0}}, {Q42_DTYPE_TQ2_0, 1, {64, 0}},
-	{Q42_DTYPE_IQ4_NL, 1, {0, 0}},
+	{Q42_DTYPE_IQ4_NL, 1, {0, 0}}, {Q42_DTYPE_IQ4_XS, 1, {0, 0}},
 };
 
 static void put16(uint8_t *p, uint16_t v)
@@ -138,7 +138,7 @@ static const uint32_t cpu_types[] = {
 	Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTYPE_BF16, Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1,
 	Q42_DTYPE_Q5_0, Q42_DTYPE_Q5_1, Q42_DTYPE_Q8_0, Q42_DTYPE_Q2_K, Q42_DTYPE_Q3_K,
 	Q42_DTYPE_Q4_K, Q42_DTYPE_Q5_K, Q42_DTYPE_Q6_K, Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0,
-	Q42_DTYPE_IQ4_NL, Q42_DTYPE_Q8_1, Q42_DTYPE_Q8_K, /* activation types: quantize only */
+	Q42_DTYPE_IQ4_NL, Q42_DTYPE_IQ4_XS, Q42_DTYPE_Q8_1, Q42_DTYPE_Q8_K, /* activation types: quantize only */
 };
 
 /* Scratch of one CPU case: weights, activations as f32 and quantized, and
@@ -374,7 +374,7 @@ static int cpu_run(struct run *run, q42_err *err)
 	static const uint32_t compat_types[] = {Q42_DTYPE_F16,	 Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1, Q42_DTYPE_Q5_0,
 						Q42_DTYPE_Q5_1,	 Q42_DTYPE_Q8_0, Q42_DTYPE_Q4_K, Q42_DTYPE_Q5_K,
 						Q42_DTYPE_Q6_K,	 Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0, Q42_DTYPE_Q3_K,
-						Q42_DTYPE_Q2_K,	 Q42_DTYPE_IQ4_NL};
+						Q42_DTYPE_Q2_K,	 Q42_DTYPE_IQ4_NL, Q42_DTYPE_IQ4_XS};
 	for (size_t t = 0; t < sizeof compat_types / sizeof compat_types[0]; t++) {
 		case_compat(run, &s, compat_types[t], Q42_COMPAT_MATMUL);
 		case_compat(run, &s, compat_types[t], Q42_COMPAT_CPU);

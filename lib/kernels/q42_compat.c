@@ -171,6 +171,26 @@ void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *
 	*out = iq4nl_lanes(n, w, x, 1);
 }
 
+void q42_compat_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float acc = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += IQ4_XS_BYTES, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		int32_t isum = 0;
+		for (int ib = 0; ib < QK_K / 32; ib++) {
+			const uint8_t *qs = a + IQ4_XS_QS + 16 * ib;
+			int32_t s = 0;
+			for (int j = 0; j < 16; j++)
+				s += q42_iq4nl_values[qs[j] & 0xF] * y[32 * ib + j] +
+				     q42_iq4nl_values[qs[j] >> 4] * y[32 * ib + j + 16];
+			isum += q42_iq4xs_scale(a, ib) * s;
+		}
+		acc = fmaf((float)isum, half_at(a) * q42_ldf32(b + Q8K_D), acc);
+	}
+	*out = acc;
+}
+
 void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
@@ -525,6 +545,7 @@ SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
 SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
 SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
 SCALAR_ROWS(rows_iq4_nl, q42_compat_dot_iq4_nl)
+SCALAR_ROWS(rows_iq4_xs, q42_compat_dot_iq4_xs)
 /* IQ4_NL in the plain CPU buffer: vec_dot for a lone token, llamafile's
  * tinyBLAS when the pass has more */
 static void rows_iq4_nl_cpu(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
@@ -567,13 +588,14 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl};
+		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl,
+		rows_iq4_xs};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
@@ -581,14 +603,15 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
 		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
-		q42_compat_rows_iq4_nl_avx2};
+		q42_compat_rows_iq4_nl_avx2, rows_iq4_xs};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
 		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
-		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512};
+		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512,
+		q42_compat_rows_iq4_xs_avx512};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
@@ -597,7 +620,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
 		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
-		q42_compat_rows_iq4_nl_amx};
+		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -761,6 +784,12 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		return place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0 && n_in % QK_K == 0 &&
 		       pick(out, q42_compat_dot_q2_k, rows_for(R_Q2_K, use), q8k_kernels(use)->quantize,
 			    Q42_DTYPE_Q8_K, "repack-q2_K");
+	case Q42_DTYPE_IQ4_XS:
+		/* the AMX buffer where the shape allows; elsewhere ggml's x86
+		 * vec_dot, which libq42 does not reproduce (generic rounding) */
+		return amx_rows && n_in % QK_K == 0 &&
+		       pick(out, q42_compat_dot_iq4_xs, rows_for(R_IQ4_XS, use), q8k_kernels(use)->quantize,
+			    Q42_DTYPE_Q8_K, "amx-iq4_xs");
 	case Q42_DTYPE_IQ4_NL: {
 		/* the CPU_REPACK buffer (iq4_nl_8x8) takes a multiple of 8
 		 * rows; elsewhere ggml's x86 vec_dot or llamafile's tinyBLAS,

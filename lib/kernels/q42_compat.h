@@ -7,7 +7,7 @@
  * IQ4_XS and F16 weight matrix it can in its AMX buffer (ggml-cpu/amx):
  * integer block sums are exact, but each block is accumulated as one
  * fused multiply-add fma(sumi, d_w * d_x, acc) per output element (Q4_1:
- * then fma(m_w, s_x, acc); libq42 has all of these but IQ4_XS), and F16
+ * then fma(m_w, s_x, acc); libq42 has all of these), and F16
  * matrices multiply f32 activations in 16 FMA lanes (a token embedding
  * that doubles as the output matrix is duplicated, and the copy goes there
  * too). Weights left in the plain CPU buffer (a separate token embedding,
@@ -169,6 +169,11 @@ Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const vo
  * the same lanes in one accumulator, every block fused, hsum_float_8.
  * The rows function of its q42_compat_kernels picks by n_tok. */
 Q42_API void q42_compat_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
+/* IQ4_XS against Q8_K from the reference quantizer, as llama.cpp's AMX
+ * buffer (VNNI kernel for one token, tiles for more): each super-block's
+ * exact sum of sub-block scale (6 bits less 32) times sub-block sum, then
+ * fma(isum, d_w * d_x, acc). */
+Q42_API void q42_compat_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);

@@ -1568,6 +1568,80 @@ A5 void q42_compat_rows_iq4_nl_avx512(Q42_COMPAT_ROWS_ARGS)
 	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }
 
+/* IQ4_XS (llama.cpp's AMX buffer, q42_compat_dot_iq4_xs) for up to XS_T
+ * tokens per pass over a row: a super-block's 32-byte quant groups c hold
+ * sub-blocks 2c and 2c + 1; copied as [A A B B] and split by pair_nibbles
+ * they are 64 elements in y's order, looked up in the grid plus 128. Per
+ * token: VNNI sums times the sub-block scales (exact int32), less 128 x
+ * each sub-block's y sum (Q8_K's bsums) times its scale, then one fma. */
+enum { XS_T = 8 };
+
+A5_INLINE void xs_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const uint8_t *x,
+		       uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	const __m512i grid = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)q42_iq4nl_values)),
+					     _mm512_set1_epi8((char)0x80));
+	for (int64_t r = 0; r < n_rows; r++) {
+		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+		float acc[XS_T] = {0};
+		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += IQ4_XS_BYTES) {
+			int32_t sc[8];
+			int16_t sc16[16];
+			for (int ib = 0; ib < 8; ib++) {
+				sc[ib] = q42_iq4xs_scale(a, ib);
+				sc16[2 * ib] = sc16[2 * ib + 1] = (int16_t)sc[ib];
+			}
+			const __m256i scv = _mm256_loadu_si256((const __m256i *)sc);
+			const __m256i s16 = _mm256_loadu_si256((const __m256i *)sc16);
+			__m512i v[4], s[4];
+			UNROLL
+			for (int c = 0; c < 4; c++) {
+				const __m512i raw = _mm512_castsi256_si512(
+					_mm256_loadu_si256((const __m256i *)(a + IQ4_XS_QS + 32 * c)));
+				v[c] = _mm512_shuffle_epi8(grid, pair_nibbles(_mm512_shuffle_i64x2(raw, raw, _MM_SHUFFLE(1, 1, 0, 0))));
+				s[c] = _mm512_permutexvar_epi32(
+					_mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1),
+					_mm512_castsi256_si512(scv));
+			}
+			const float dw = _cvtsh_ss(q42_ld16(a + IQ4_XS_D));
+			UNROLL
+			for (int t = 0; t < T; t++) {
+				const uint8_t *b = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_K_BYTES;
+				__m512i sum = _mm512_setzero_si512();
+				UNROLL
+				for (int c = 0; c < 4; c++)
+					sum = _mm512_add_epi32(
+						sum, _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), v[c],
+											    _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c))),
+									s[c]));
+				const __m256i comp = _mm256_madd_epi16(
+					_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), s16);
+				const int32_t isum = _mm512_reduce_add_epi32(sum) - 128 * x86_hsum_i32(comp);
+				acc[t] = fmaf((float)isum, dw * q42_ldf32(b + Q8_K_D), acc[t]);
+			}
+		}
+		UNROLL
+		for (int t = 0; t < T; t++)
+			y[(uint64_t)t * y_stride + (uint64_t)r] = acc[t];
+	}
+}
+
+A5 void q42_compat_rows_iq4_xs_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t t0 = 0; t0 < n_tok; t0 += XS_T) {
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
+		float *yt = y + (uint64_t)t0 * y_stride;
+		/* the tile's width as a constant, so its accumulators stay in
+		 * registers */
+		switch (n_tok - t0 < XS_T ? n_tok - t0 : XS_T) {
+#define XS_TILE(T)                                                                                    	case T: xs_tile(T, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+		XS_TILE(1) XS_TILE(2) XS_TILE(3) XS_TILE(4) XS_TILE(5) XS_TILE(6) XS_TILE(7)
+		default: xs_tile(XS_T, n, n_rows, w, w_stride, xt, x_stride, yt, y_stride); break;
+#undef XS_TILE
+		}
+	}
+}
+
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
 
 /* Exact sum over the 8 sub-blocks of scale * (quants . y) of one q4_K

@@ -48,6 +48,7 @@ void q42_compat_rows_tq2_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q3_k_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q2_k_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_iq4_nl_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_iq4_xs_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 

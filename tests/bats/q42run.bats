@@ -264,7 +264,7 @@ PY
 
 @test "--isa: under --arith llamacpp every level this CPU runs gives the same logits, for every weight type family" {
 	all=$(seq -s, 0 511)
-	for m in e256-llama-q4_k_m e256-llama-tied-f16 e256-llama-q5_0 e256-llama-q2_k e256-llama-q3_k e256-llama-tq1_0 e256-llama-iq4_nl; do
+	for m in e256-llama-q4_k_m e256-llama-tied-f16 e256-llama-q5_0 e256-llama-q2_k e256-llama-q3_k e256-llama-tq1_0 e256-llama-iq4_nl e256-llama-iq4_xs; do
 		ref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --isa scalar)
 		[ "$(printf '%s\n' "$ref" | wc -l)" -eq 512 ]
 		for isa in avx2 avx512; do

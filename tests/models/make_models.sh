@@ -35,6 +35,7 @@ done
 "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-q3_k.gguf" Q3_K_S --pure --threads 1
 "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-q2_k.gguf" Q2_K --pure --threads 1
 "$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-iq4_nl.gguf" IQ4_NL --pure --threads 1
+"$LP" quantize "$TMP/e256-llama-f32.gguf" "$OUT/e256-llama-iq4_xs.gguf" IQ4_XS --pure --threads 1
 # llama, tied output (no output.weight), F16 matrices, 1 layer
 "$PY" "$MK" --arch llama --n-embd 256 --n-layer 1 --n-head 4 --n-head-kv 2 --n-ff 256 --tie-embd 1 \
     --vocab-from "$VOC" --seed 8 --type f16 "$OUT/e256-llama-tied-f16.gguf"

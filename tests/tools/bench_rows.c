@@ -84,7 +84,7 @@ static const struct kind kinds[] = {
 	{"q5_0", Q42_DTYPE_Q5_0, false},	 {"tq1_0", Q42_DTYPE_TQ1_0, false},
 	{"tq2_0", Q42_DTYPE_TQ2_0, false},	 {"q3_K", Q42_DTYPE_Q3_K, false},
 	{"q2_K", Q42_DTYPE_Q2_K, false},	 {"q4_1", Q42_DTYPE_Q4_1, false},
-	{"iq4_nl", Q42_DTYPE_IQ4_NL, false},
+	{"iq4_nl", Q42_DTYPE_IQ4_NL, false},	 {"iq4_xs", Q42_DTYPE_IQ4_XS, false},
 };
 
 static void usage(FILE *f)

@@ -40,6 +40,7 @@ Q3_K_TYPE = 11      # ggml_type of q3_K (plain CPU buffer: no AMX or repacked fo
 Q2_K_TYPE = 10      # ggml_type of q2_K (CPU_REPACK buffer, q2_K_8x8, on AVX-512 CPUs)
 IQ4_NL_TYPE = 20    # ggml_type of iq4_nl (CPU_REPACK buffer, iq4_nl_8x8, on AVX2 CPUs)
 MM_K_ODD = 480      # 15 blocks: vec_dot's pairs of blocks and its odd last block
+IQ4_XS_TYPE = 23    # ggml_type of iq4_xs (AMX buffer)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -186,6 +187,8 @@ def main():
     # vec_dot), there also with an odd number of blocks per row
     weight_mm(IQ4_NL_TYPE, "iq4_nl", MM_K, [("repack", "iq4_nl_repack"), ("cpu", "iq4_nl_cpu")])
     weight_mm(IQ4_NL_TYPE, "iq4_nl_odd", MM_K_ODD, [("cpu", "iq4_nl_odd_cpu")], tname="iq4_nl")
+    # IQ4_XS in the AMX buffer (VNNI kernel for one row, tiles for more)
+    weight_mm(IQ4_XS_TYPE, "iq4_xs", MM_K, [("amx", "iq4_xs")])
 
 if __name__ == "__main__":
     main()

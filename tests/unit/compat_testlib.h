@@ -83,6 +83,10 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 			}
 			break;
 		}
+		case Q42_DTYPE_IQ4_XS:
+			for (int64_t b = 0; b < n / 256; b++)
+				put_half(row + 136 * b, rndf(0.01f));
+			break;
 		case Q42_DTYPE_Q6_K:
 			for (int64_t b = 0; b < n / 256; b++)
 				put_half(row + 210 * b + 208, rndf(0.01f));

@@ -227,6 +227,13 @@ static void test_mm_iq4_nl(void **state)
 	check_mm_k("iq4_nl_odd", Q42_DTYPE_IQ4_NL, "cpu", MM_K_ODD);
 }
 
+/* IQ4_XS in the AMX buffer */
+static void test_mm_iq4_xs(void **state)
+{
+	(void)state;
+	check_mm("iq4_xs", Q42_DTYPE_IQ4_XS, "");
+}
+
 /* Q3_K: ggml's x86 vec_dot for every count */
 static void test_mm_q3_k(void **state)
 {
@@ -414,7 +421,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q5_0),
 		cmocka_unit_test(test_mm_tq),
 		cmocka_unit_test(test_mm_q3_k),
-		cmocka_unit_test(test_mm_q2_k), cmocka_unit_test(test_mm_iq4_nl),
+		cmocka_unit_test(test_mm_q2_k), cmocka_unit_test(test_mm_iq4_nl), cmocka_unit_test(test_mm_iq4_xs),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

@@ -160,6 +160,17 @@ static void test_rows_iq4_nl(void **state)
 	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_CPU, 480, 9, 5);
 }
 
+/* IQ4_XS (AMX buffer order): 1..9 super-blocks, odd row counts, token
+ * tiles of 8 (full, full and partial, two full) */
+static void test_rows_iq4_xs(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256);
+	static const int64_t toks[] = {8, 11, 16};
+	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
+		check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+}
+
 static void test_rows_q2_k(void **state)
 {
 	(void)state;
@@ -391,7 +402,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_iq4_nl),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),

@@ -250,6 +250,7 @@ static void test_threads_and_batch_identical(void **state)
 	check_threads_and_batch("e256-llama-tq2_0.gguf", true);
 	check_threads_and_batch("e256-llama-q3_k.gguf", true);
 	check_threads_and_batch("e256-llama-iq4_nl.gguf", true);
+	check_threads_and_batch("e256-llama-iq4_xs.gguf", true);
 	/* Q2_K: threads only -- a prompt token's bits depend on its place in
 	 * its pass (groups of four), as in llama.cpp, so batches differ */
 	check_threads_and_batch("e256-llama-q2_k.gguf", false);
@@ -395,6 +396,15 @@ static void test_logits_iq4_nl(void **state)
 	check_logits("e256-llama-iq4_nl.gguf", "logits-e256-llama-iq4_nl-once.txt", ids, 5, true);
 }
 
+/* IQ4_XS everywhere: llama.cpp's AMX buffer order (one fma per
+ * super-block of the exact scaled sum); to the last bit */
+static void test_logits_iq4_xs(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-iq4_xs.gguf", "logits-e256-llama-iq4_xs-once.txt", ids, 5, true);
+}
+
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
  * leaves room for that, so the ids stay llama.cpp's. */
 static void test_kv_f16(void **state)
@@ -471,7 +481,7 @@ int main(void)
 		cmocka_unit_test(test_logits_q4_k_m),
 		cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_logits_ternary),
-		cmocka_unit_test(test_logits_q3_k_q2_k), cmocka_unit_test(test_logits_iq4_nl),
+		cmocka_unit_test(test_logits_q3_k_q2_k), cmocka_unit_test(test_logits_iq4_nl), cmocka_unit_test(test_logits_iq4_xs),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};
