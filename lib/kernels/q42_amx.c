@@ -575,6 +575,33 @@ AMX_INLINE void unpack_q6_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, i
 		}
 }
 
+/* Sixteen IQ4_XS rows as signed bytes (the grid values) in element
+ * order, with each sub-block's scale (6 bits less 32) and d. */
+AMX_INLINE void unpack_iq4_xs(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n, int8_t *dst,
+			      int32_t *sc, float *dw)
+{
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	const __m256i grid = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
+	for (int m = 0; m < TR; m++)
+		for (int64_t sb = 0; sb < nsb; sb++) {
+			const uint8_t *a = wr + (uint64_t)m * w_stride + (uint64_t)sb * IQ4_XS_BYTES;
+			int8_t *o = dst + m * n + sb * Q42_QK_K;
+			for (int c = 0; c < 4; c++) {
+				/* bytes of sub-blocks 2c | 2c + 1: low nibbles are
+				 * each sub-block's first 16 elements */
+				const __m256i q = _mm256_loadu_si256((const __m256i *)(a + IQ4_XS_QS + 32 * c));
+				const __m256i lo = _mm256_shuffle_epi8(grid, _mm256_and_si256(q, m15));
+				const __m256i hi = _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(q, 4), m15));
+				_mm256_storeu_si256((__m256i *)(o + 64 * c), _mm256_permute2x128_si256(lo, hi, 0x20));
+				_mm256_storeu_si256((__m256i *)(o + 64 * c + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+			}
+			const uint64_t i = (uint64_t)(sb * TR + m);
+			for (int s = 0; s < 8; s++)
+				sc[i * 8 + (uint64_t)s] = q42_iq4xs_scale(a, s);
+			dw[i] = half(a + IQ4_XS_D);
+		}
+}
+
 /* isum = sum over sub-blocks of scale * (C tile of that sub-block), row m
  * of every C tile in cbuf (sixteen tokens per row). */
 AMX_INLINE __m512i scaled_sum(const int32_t *cbuf, const int32_t *sc, int nsub, int m)
@@ -587,13 +614,19 @@ AMX_INLINE __m512i scaled_sum(const int32_t *cbuf, const int32_t *sc, int nsub, 
 	return s;
 }
 
-AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, const int32_t *sc,
+/* The super-block kinds of the K tiles: q4_K / q5_K (unsigned quants, 8
+ * sub-blocks of 32, mins), q6_K (signed, 16 of 16), IQ4_XS (signed, 8 of
+ * 32, no mins). */
+enum kg_kind { KG_Q4K, KG_Q6K, KG_IQ4XS };
+
+AMX static void k_group(enum kg_kind kind, const uint8_t *a, int64_t n, int64_t nsb, const int32_t *sc,
 			const int32_t *mn, const float *dw, const float *dm, const uint8_t *bq,
 			const float *bd, const int32_t *bs, int64_t n_tok, int32_t *cbuf, float *y,
 			uint64_t y_stride)
 {
-	const int nsub = q4k ? 8 : 16, kbytes = q4k ? 32 : 16;
-	const uint64_t bbytes = q4k ? B32 : B16;
+	const bool q4k = kind == KG_Q4K;
+	const int nsub = kind == KG_Q6K ? 16 : 8, kbytes = kind == KG_Q6K ? 16 : 32;
+	const uint64_t bbytes = kbytes == 32 ? B32 : B16;
 	const __m512i sign = _mm512_set1_epi32(INT32_MIN); /* -v exactly, without AVX-512 DQ */
 	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
 		__m512 acc[TR];
@@ -653,7 +686,7 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 				for (int m = 0; m < TR; m++) {
 					const uint64_t i = (uint64_t)(sb * TR + m);
 					acc[m] = _mm512_fmadd_ps(
-						_mm512_cvtepi32_ps(scaled_sum(cbuf, sc + i * 16, 16, m)),
+						_mm512_cvtepi32_ps(scaled_sum(cbuf, sc + i * (uint64_t)nsub, nsub, m)),
 						_mm512_mul_ps(_mm512_set1_ps(dw[i]), yd), acc[m]);
 				}
 			}
@@ -662,14 +695,16 @@ AMX static void k_group(bool q4k, const uint8_t *a, int64_t n, int64_t nsb, cons
 	}
 }
 
-/* q4k: q4_K or (q5) q5_K, which llama.cpp's tiles take alike; else q6_K */
-AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k, bool q5)
+/* KG_Q4K: q4_K or (q5) q5_K, which llama.cpp's tiles take alike */
+AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5)
 {
-	const q42_compat_rows_fn simd = q5    ? q42_compat_rows_q5_k_avx512
-					: q4k ? q42_compat_rows_q4_k_avx512
-					      : q42_compat_rows_q6_k_avx512;
+	const bool q4k = kind == KG_Q4K;
+	const q42_compat_rows_fn simd = q5		       ? q42_compat_rows_q5_k_avx512
+					: q4k		       ? q42_compat_rows_q4_k_avx512
+					: kind == KG_IQ4XS ? q42_compat_rows_iq4_xs_avx512
+							       : q42_compat_rows_q6_k_avx512;
 	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
-	const int kbytes = q4k ? 32 : 16, nsub = Q42_QK_K / kbytes;
+	const int kbytes = kind == KG_Q6K ? 16 : 32, nsub = Q42_QK_K / kbytes;
 	const size_t per = (size_t)(nsb * TR);
 	const size_t len[9] = {
 		(size_t)nsub * C_BYTES, (size_t)(ntt * nsb) * Q42_QK_K * TT,
@@ -691,11 +726,13 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k, bool q5)
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (q4k)
 			unpack_q4_k(q5, wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
+		else if (kind == KG_IQ4XS)
+			unpack_iq4_xs(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
 		else
 			unpack_q6_k(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
 		prefetch_group(w, w_stride, r0, full);
 		BARRIER();
-		k_group(q4k, unp, n, nsb, sc, mn, dw, dm, bq, bd, bs, n_tok, cbuf, y + r0, y_stride);
+		k_group(kind, unp, n, nsb, sc, mn, dw, dm, bq, bd, bs, n_tok, cbuf, y + r0, y_stride);
 	}
 	_tile_release();
 	free(mem);
@@ -706,17 +743,22 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, bool q4k, bool q5)
 
 void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false);
 }
 
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q6K, false);
 }
 
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true, true);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, true);
+}
+
+void q42_compat_rows_iq4_xs_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_IQ4XS, false);
 }
 
 /* ---- Q2_K (llama.cpp's repacked order, q42_compat_dot_q2_k) ------------- */

@@ -33,6 +33,7 @@ void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_iq4_nl_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_iq4_xs_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS);
 /* the generic arithmetic's products (q42_compat_generic_rows) */
 void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS);

@@ -620,7 +620,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
 		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
-		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_avx512};
+		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_amx};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif

@@ -161,7 +161,7 @@ static void test_rows_iq4_nl(void **state)
 }
 
 /* IQ4_XS (AMX buffer order): 1..9 super-blocks, odd row counts, token
- * tiles of 8 (full, full and partial, two full) */
+ * tiles of 8 (full, full and partial, two full), AMX tiles */
 static void test_rows_iq4_xs(void **state)
 {
 	(void)state;
@@ -169,6 +169,10 @@ static void test_rows_iq4_xs(void **state)
 	static const int64_t toks[] = {8, 11, 16};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
 		check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+	/* AMX tiles: whole and partial token tiles, a row tail */
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256, 32, 35);
 }
 
 static void test_rows_q2_k(void **state)
