@@ -1585,14 +1585,18 @@ A5_INLINE void xs_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t
 		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 		float acc[XS_T] = {0};
 		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += IQ4_XS_BYTES) {
-			int32_t sc[8];
-			int16_t sc16[16];
-			for (int ib = 0; ib < 8; ib++) {
-				sc[ib] = q42_iq4xs_scale(a, ib);
-				sc16[2 * ib] = sc16[2 * ib + 1] = (int16_t)sc[ib];
-			}
-			const __m256i scv = _mm256_loadu_si256((const __m256i *)sc);
-			const __m256i s16 = _mm256_loadu_si256((const __m256i *)sc16);
+			/* the eight sub-block scales, 6 bits less 32; and less 128
+			 * times them, for the sums of y the grid offset adds */
+			const __m256i lo = _mm256_and_si256(
+				_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld32(a + IQ4_XS_SCALES_L)),
+						  _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+				_mm256_set1_epi32(0xF));
+			const __m256i hi = _mm256_and_si256(
+				_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld16(a + IQ4_XS_SCALES_H)),
+						  _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+				_mm256_set1_epi32(3));
+			const __m256i scv = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+			const __m256i scm = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scv, 7));
 			__m512i v[4], s[4];
 			UNROLL
 			for (int c = 0; c < 4; c++) {
@@ -1614,9 +1618,11 @@ A5_INLINE void xs_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t
 						sum, _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), v[c],
 											    _mm512_loadu_si512((const void *)(b + Q8_K_QS + 64 * c))),
 									s[c]));
-				const __m256i comp = _mm256_madd_epi16(
-					_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)), s16);
-				const int32_t isum = _mm512_reduce_add_epi32(sum) - 128 * x86_hsum_i32(comp);
+				/* sub-block ib's y sum is bsums 2ib + 2ib + 1 */
+				const __m256i ys = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(b + Q8_K_BSUMS)),
+								     _mm256_set1_epi16(1));
+				sum = _mm512_add_epi32(sum, _mm512_zextsi256_si512(_mm256_mullo_epi32(ys, scm)));
+				const int32_t isum = _mm512_reduce_add_epi32(sum);
 				acc[t] = fmaf((float)isum, dw * q42_ldf32(b + Q8_K_D), acc[t]);
 			}
 		}
