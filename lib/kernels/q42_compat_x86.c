@@ -1568,6 +1568,54 @@ A5 void q42_compat_rows_iq4_nl_avx512(Q42_COMPAT_ROWS_ARGS)
 	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }
 
+/* IQ4_XS's eight sub-block scales of the block at a (6 bits less 32) */
+A2_INLINE __m256i iq4xs_scales(const uint8_t *a)
+{
+	const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld32(a + IQ4_XS_SCALES_L)),
+							      _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+					    _mm256_set1_epi32(0xF));
+	const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld16(a + IQ4_XS_SCALES_H)),
+							      _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+					    _mm256_set1_epi32(3));
+	return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+}
+
+/* IQ4_XS on AVX2 (q42_compat_dot_iq4_xs), one (row, token) at a time: a
+ * 32-byte quant group holds sub-blocks 2c | 2c + 1, whose low nibbles pair
+ * with the first 16 of each sub-block's y and high nibbles with the last
+ * 16; signed products (exact), times the lanes' scales, summed exactly. */
+A2 void q42_compat_rows_iq4_xs_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	const __m256i grid = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			float acc = 0.0f;
+			for (int64_t j = 0; j < n / Q42_QK_K; j++, a += IQ4_XS_BYTES, b += Q8_K_BYTES) {
+				const __m256i scv = iq4xs_scales(a);
+				__m256i sum = _mm256_setzero_si256();
+				for (int c = 0; c < 4; c++) {
+					const __m256i q = _mm256_loadu_si256((const __m256i *)(a + IQ4_XS_QS + 32 * c));
+					const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c));
+					const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c + 32));
+					const __m256i lo = _mm256_shuffle_epi8(grid, _mm256_and_si256(q, m15));
+					const __m256i hi = _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(q, 4), m15));
+					const __m256i p = _mm256_add_epi32(x86_dot_i8(lo, _mm256_permute2x128_si256(y0, y1, 0x20)),
+									   x86_dot_i8(hi, _mm256_permute2x128_si256(y0, y1, 0x31)));
+					const __m256i sc = _mm256_permutevar8x32_epi32(
+						scv, _mm256_setr_epi32(2 * c, 2 * c, 2 * c, 2 * c, 2 * c + 1, 2 * c + 1, 2 * c + 1,
+								       2 * c + 1));
+					sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(p, sc));
+				}
+				acc = fmaf((float)x86_hsum_i32(sum), _cvtsh_ss(q42_ld16(a + IQ4_XS_D)) * q42_ldf32(b + Q8_K_D),
+					   acc);
+			}
+			y[(uint64_t)t * y_stride + (uint64_t)r] = acc;
+		}
+}
+
 /* IQ4_XS (llama.cpp's AMX buffer, q42_compat_dot_iq4_xs) for up to XS_T
  * tokens per pass over a row: a super-block's 32-byte quant groups c hold
  * sub-blocks 2c and 2c + 1; copied as [A A B B] and split by pair_nibbles
@@ -1585,17 +1633,9 @@ A5_INLINE void xs_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t
 		const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 		float acc[XS_T] = {0};
 		for (int64_t j = 0; j < n / Q42_QK_K; j++, a += IQ4_XS_BYTES) {
-			/* the eight sub-block scales, 6 bits less 32; and less 128
-			 * times them, for the sums of y the grid offset adds */
-			const __m256i lo = _mm256_and_si256(
-				_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld32(a + IQ4_XS_SCALES_L)),
-						  _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-				_mm256_set1_epi32(0xF));
-			const __m256i hi = _mm256_and_si256(
-				_mm256_srlv_epi32(_mm256_set1_epi32((int)q42_ld16(a + IQ4_XS_SCALES_H)),
-						  _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-				_mm256_set1_epi32(3));
-			const __m256i scv = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+			/* the sub-block scales; and less 128 times them, for the
+			 * sums of y the grid offset adds */
+			const __m256i scv = iq4xs_scales(a);
 			const __m256i scm = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scv, 7));
 			__m512i v[4], s[4];
 			UNROLL

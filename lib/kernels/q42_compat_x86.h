@@ -34,6 +34,7 @@ void q42_compat_rows_tq2_0_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q3_k_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q2_k_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_iq4_nl_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_iq4_xs_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q8_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_0_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS);
