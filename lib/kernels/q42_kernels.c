@@ -80,7 +80,7 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a2_tq1_0 q42_dot_tq1_0_avx2
 #define a2_tq2_0 q42_dot_tq2_0_avx2
 #define a2_iq4_nl q42_dot_iq4_nl_avx2
-#define a2_iq4_xs q42_dot_iq4_xs
+#define a2_iq4_xs q42_dot_iq4_xs_avx2
 #define a2_qz_q8_0 q42_qz_q8_0_avx2
 #define a2_qz_q8_1 q42_qz_q8_1_avx2
 #define a2_qz_q8_k q42_qz_q8_k_avx2
@@ -100,7 +100,7 @@ static const q42_type_kernels scalar_table[Q42_DTYPE_COUNT_] = TABLE(s_);
 #define a5_tq1_0 q42_dot_tq1_0_avx512
 #define a5_tq2_0 q42_dot_tq2_0_avx512
 #define a5_iq4_nl q42_dot_iq4_nl_avx2
-#define a5_iq4_xs q42_dot_iq4_xs
+#define a5_iq4_xs q42_dot_iq4_xs_avx2
 #define a5_qz_q8_0 q42_qz_q8_0_avx2
 #define a5_qz_q8_1 q42_qz_q8_1_avx2
 #define a5_qz_q8_k q42_qz_q8_k_avx2

@@ -55,7 +55,7 @@ typedef struct q42_type_kernels {
 /* What the ISA tables promise against the scalar table (checked by
  * tests/unit/test_kernels_isa.c on random rows of 1..33 blocks):
  *  - vec_dot of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
- *    IQ4_NL (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
+ *    IQ4_NL, IQ4_XS (AVX2 and AVX-512): bit-identical. Integer block sums are exact, the
  *    float terms are formed and added in the scalar order (the k-quants'
  *    8 per-lane float accumulators included), so the result does not
  *    depend on the ISA. TQ1_0/TQ2_0 (AVX2 and AVX-512) take the -1 of every
@@ -65,9 +65,6 @@ typedef struct q42_type_kernels {
  *    for F16/BF16) instead of one double, so a result may differ from the
  *    scalar one by at most (n/8 + 16) * 2^-24 * sum|w_i*x_i| plus one ulp.
  *    Deterministic on a given ISA.
- *  - vec_dot of IQ4_XS: the scalar kernel on every ISA (its SIMD form is
- *    the llama.cpp-order row product of q42_compat.h, which q42run uses
- *    by default).
  *  - quantize of Q8_0, Q8_1, Q8_K: bit-identical (blocks holding a NaN or
  *    an infinity, or whose scale is not finite, take the scalar path).
  * The SIMD integer dots assume activation quants in -127..127, which every

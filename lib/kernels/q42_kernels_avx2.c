@@ -220,6 +220,36 @@ Q42_AVX2 void q42_dot_iq4_nl_avx2(int64_t n, float *out, const void *w, const vo
 	dot_blocks(BLK_IQ4_NL, n, out, w, x);
 }
 
+/* IQ4_XS: each sub-block's exact sum by SIMD (a 32-byte quant group is
+ * sub-blocks 2c | 2c + 1, low nibbles against the first 16 of each one's
+ * y), then q42_dot_iq4_xs's serial float steps */
+Q42_AVX2 void q42_dot_iq4_xs_avx2(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	const __m256i grid = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
+	const __m256i m15 = _mm256_set1_epi8(0x0F);
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n / Q42_QK_K; i++, a += IQ4_XS_BYTES, b += Q8_K_BYTES) {
+		const float d4d8 = q42_half_at(a + IQ4_XS_D) * q42_ldf32(b + Q8_K_D);
+		for (int c = 0; c < 4; c++) {
+			const __m256i q = _mm256_loadu_si256((const __m256i *)(a + IQ4_XS_QS + 32 * c));
+			const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c));
+			const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b + Q8_K_QS + 64 * c + 32));
+			const __m256i p = _mm256_add_epi32(
+				x86_dot_i8(_mm256_shuffle_epi8(grid, _mm256_and_si256(q, m15)),
+					   _mm256_permute2x128_si256(y0, y1, 0x20)),
+				x86_dot_i8(_mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(q, 4), m15)),
+					   _mm256_permute2x128_si256(y0, y1, 0x31)));
+			int32_t l[8];
+			_mm256_storeu_si256((__m256i *)l, p);
+			const int32_t s0 = l[0] + l[1] + l[2] + l[3], s1 = l[4] + l[5] + l[6] + l[7];
+			sum += (d4d8 * (float)q42_iq4xs_scale(a, 2 * c)) * (float)s0;
+			sum += (d4d8 * (float)q42_iq4xs_scale(a, 2 * c + 1)) * (float)s1;
+		}
+	}
+	*out = sum;
+}
+
 Q42_AVX2 void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_blocks(BLK_Q5_1, n, out, w, x);

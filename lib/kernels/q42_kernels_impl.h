@@ -124,6 +124,7 @@ void q42_dot_q4_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q4_1_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_iq4_nl_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_dot_iq4_xs_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q8_0_avx2(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x);

@@ -169,6 +169,7 @@ static const struct wtype wtypes[] = {
 	{Q42_DTYPE_Q3_K, 1, {108, 0}}, {Q42_DTYPE_Q4_K, 2, {0, 2}}, {Q42_DTYPE_Q5_K, 2, {0, 2}},
 	{Q42_DTYPE_Q6_K, 1, {208, 0}}, {Q42_DTYPE_TQ1_0, 1, {52, 0}},
 	{Q42_DTYPE_TQ2_0, 1, {64, 0}}, {Q42_DTYPE_IQ4_NL, 1, {0, 0}},
+	{Q42_DTYPE_IQ4_XS, 1, {0, 0}},
 };
 
 static void put_half(uint8_t *p, float f)
