@@ -23,6 +23,8 @@ endif
 EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/engine/make_golden.sh \
 	tests/golden/engine/greedy.tsv tests/golden/engine/logits-tiny-llama-spm-f32-once.txt \
 	tests/golden/engine/logits-stories260K-once.txt \
+	tests/golden/engine/logits-e256-llama-tied-f16-kvf16-once.txt \
+	tests/golden/engine/logits-e256-llama-tied-f16-kvf16-steps.txt \
 	tests/golden/engine/logits-e256-llama-q4_k_m-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_0-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_1-once.txt \

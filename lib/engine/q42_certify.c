@@ -325,6 +325,13 @@ static void case_compat_ops(struct run *run, struct bufs *s)
 	ref->dot_f32_lanes(n, &b[1], x, g);
 	cand->dot_f32_lanes(n, &a[1], x, g);
 	exact(run, s, "compat.dot_f32", "n=192 (plain, lanes)", a, b, 2);
+	/* the f16 cache's products: x (in xq by now) and g rounded to f16 */
+	ref->quantize_f16(g, s->xq2, n);
+	ref->dot_f16_pad(n, &b[0], s->xq, s->xq2);
+	cand->dot_f16_pad(n, &a[0], s->xq, s->xq2);
+	ref->dot_f16_lanes(n, &b[1], s->xq, s->xq2);
+	cand->dot_f16_lanes(n, &a[1], s->xq, s->xq2);
+	exact(run, s, "compat.dot_f16", "n=192 (plain, lanes)", a, b, 2);
 
 	ref->softmax(n, b, x);
 	cand->softmax(n, a, x);

@@ -426,6 +426,27 @@ static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 #endif
 }
 
+/* The attention products llama.cpp's x86 build runs on an f16 cache
+ * (q42_compat.h): ggml_vec_dot_f16 for passes of one token, tinyBLAS for
+ * longer ones where its shape rules allow it (the cache length it pads to
+ * is a multiple of 256, so only head_dim decides). K rows are head_dim
+ * long and unpadded: with head_dim not a multiple of 64 their one-token
+ * product sums its last elements in double, and only the one-row function
+ * has that. */
+static void att_f16_products(q42_engine *e)
+{
+	const q42_compat_ops *c = e->cops;
+	const bool k_whole = e->hd_k % 64 == 0, k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
+	e->att_kq_one = q42_compat_dot_f16;
+	e->att_kq_one_rows = k_whole ? c->dot_f16_pad_rows : NULL;
+	e->att_kq = k_tb ? c->dot_f16_lanes : e->att_kq_one;
+	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
+	e->att_kqv_one = c->dot_f16_pad;
+	e->att_kqv_one_rows = c->dot_f16_pad_rows;
+	e->att_kqv = v_tb ? c->dot_f16_lanes : c->dot_f16_pad;
+	e->att_kqv_rows = v_tb ? c->dot_f16_lanes_rows : c->dot_f16_pad_rows;
+}
+
 int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
 {
 	static const q42_engine_opts defaults = {0};
@@ -488,17 +509,19 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		goto fail;
 	}
 	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
-	e->att_kq = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
+	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
 	e->cops = q42_compat_ops_get(e->isa);
 	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
 	e->add = e->cops->add;
 	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
-		e->att_kq = e->att_kqv_one = e->cops->dot_f32;
+		e->att_kq = e->att_kq_one = e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;
-		e->att_kq_rows = e->att_kqv_one_rows = e->cops->dot_f32_rows;
+		e->att_kq_rows = e->att_kq_one_rows = e->att_kqv_one_rows = e->cops->dot_f32_rows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_rows;
+	} else if (e->arith == Q42_ARITH_LLAMACPP) {
+		att_f16_products(e);
 	}
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 

@@ -97,14 +97,15 @@ struct q42_engine {
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
 	uint64_t k_row_bytes, v_elem_bytes;
-	/* attention products: K.q, and V.p for passes of several tokens and
-	 * of one (kvk->vec_dot, or the llama.cpp f32 kernels) */
+	/* attention products K.q and V.p, for passes of several tokens and
+	 * of one (kvk->vec_dot, or the llama.cpp f32 and f16 kernels) */
 	void (*att_kq)(int64_t n, float *out, const void *w, const void *x);
+	void (*att_kq_one)(int64_t n, float *out, const void *w, const void *x);
 	void (*att_kqv)(int64_t n, float *out, const void *w, const void *x);
 	void (*att_kqv_one)(int64_t n, float *out, const void *w, const void *x);
 	/* the same over many rows per call where a kernel exists (llama.cpp
-	 * f32 cache), else NULL and the one-row functions run per row */
-	q42_compat_dots_fn att_kq_rows, att_kqv_rows, att_kqv_one_rows;
+	 * arithmetic), else NULL and the one-row functions run per row */
+	q42_compat_dots_fn att_kq_rows, att_kq_one_rows, att_kqv_rows, att_kqv_one_rows;
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
 	 * kernels/q42_compat.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);

@@ -436,11 +436,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
 	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 	float *s = ts->scores;
-	/* llama.cpp's V product rounds differently for one token and for
-	 * several (q42_compat.h); att_kqv_one == att_kqv outside that mode */
-	void (*kqv)(int64_t, float *, const void *, const void *) =
-		a->n_tok == 1 ? e->att_kqv_one : e->att_kqv;
-	const q42_compat_dots_fn kqv_rows = a->n_tok == 1 ? e->att_kqv_one_rows : e->att_kqv_rows;
+	/* llama.cpp's products round differently for passes of one token and
+	 * of several (q42_compat.h); the same functions outside that mode */
+	const bool one = a->n_tok == 1;
+	void (*kq)(int64_t, float *, const void *, const void *) = one ? e->att_kq_one : e->att_kq;
+	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
+	const q42_compat_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
+	const q42_compat_dots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
 	 * the probabilities where they are */
@@ -450,8 +452,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 
 	if (copy)
 		e->kvq->quantize(q, ts->qq, e->hd_k);
-	att_dots(e->att_kq_rows, e->att_kq, e->hd_k, n_kv, s, k_row(e, a->l, kvh, 0),
-		 e->k_row_bytes, qq);
+	att_dots(kq_rows, kq, e->hd_k, n_kv, s, k_row(e, a->l, kvh, 0), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	e->softmax(n_kv, s, s);
 	if (copy)

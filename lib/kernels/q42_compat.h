@@ -104,6 +104,11 @@ typedef struct q42_compat_ops {
 	 * attention's K.q over positions and V.p over dimensions */
 	q42_compat_dots_fn dot_f32_rows;
 	q42_compat_dots_fn dot_f32_lanes_rows;
+	/* the four of them for an f16 cache: f16 rows times f16 x */
+	void (*dot_f16_pad)(int64_t n, float *out, const void *w, const void *x);
+	void (*dot_f16_lanes)(int64_t n, float *out, const void *w, const void *x);
+	q42_compat_dots_fn dot_f16_pad_rows;
+	q42_compat_dots_fn dot_f16_lanes_rows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
@@ -195,6 +200,23 @@ Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, cons
 Q42_API void q42_compat_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
 Q42_API void q42_compat_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+					   uint64_t w_stride, const void *x);
+
+/* Attention with an f16 KV cache. q (and, for V, the softmax row) are
+ * rounded to f16 first, as llama.cpp converts them to the cache's
+ * vec_dot type. A pass of one token takes ggml_vec_dot_f16 for both
+ * products: q42_compat_dot_f16 for K.q (its row, head_dim long, is not
+ * padded: elements past the last 64-step are summed in double) and
+ * dot_f16_pad for V.p over the zero-padded cache row. A pass of two or
+ * more takes llamafile's f16 tinyBLAS for both (dot_f16_lanes), which
+ * llama.cpp only uses when the row length is a multiple of 16 and the
+ * row count (cache length for K.q, head_dim for V.p) one of 4; otherwise
+ * it keeps ggml_vec_dot_f16. */
+Q42_API void q42_compat_dot_f16_pad(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_f16_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_f16_pad_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+					 uint64_t w_stride, const void *x);
+Q42_API void q42_compat_dot_f16_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 					   uint64_t w_stride, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a

@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "common/q42_le.h"
+#include "kernels/q42_kernels.h"
 
 /* ---- float products ---------------------------------------------------- */
 
@@ -28,18 +30,24 @@ CF_STATIC float cf_reduce16(const float v[16])
 	return t[0] + t[1];
 }
 
-/* ggml_vec_dot_f32 of the AVX-512 build, for rows that llama.cpp pads
- * with zeros to a multiple of 64 (its KV cache length is a multiple of
- * 256): four 16-lane accumulators over 64-element steps, folded as in
- * q42_compat_dot_f16; a partial last step only adds zero products there,
- * so its elements go to their lanes too. */
-CF_ATTR void CF(dot_f32)(int64_t n, float *out, const void *w, const void *x)
+/* Element k of a row of f32 (f16 false) or f16 (true) values; the f16
+ * to f32 conversion is exact. */
+CF_STATIC float cf_at(const void *p, int64_t k, bool f16)
 {
-	const float *a = w, *b = x;
+	return f16 ? q42_f16_to_f32(q42_ld16((const uint8_t *)p + 2 * k)) : ((const float *)p)[k];
+}
+
+/* ggml_vec_dot_f32 (and, f16 true, ggml_vec_dot_f16) of the AVX-512
+ * build, for rows that llama.cpp pads with zeros to a multiple of 64 (its
+ * KV cache length is a multiple of 256): four 16-lane accumulators over
+ * 64-element steps, folded as in q42_compat_dot_f16; a partial last step
+ * only adds zero products there, so its elements go to their lanes too. */
+CF_STATIC float cf_dot_steps(int64_t n, const void *w, const void *x, bool f16)
+{
 	float s[4][16] = {{0}};
 	for (int64_t k = 0; k < n; k++) {
 		const int j = (int)((k % 64) / 16), l = (int)(k % 16);
-		s[j][l] = fmaf(a[k], b[k], s[j][l]);
+		s[j][l] = fmaf(cf_at(w, k, f16), cf_at(x, k, f16), s[j][l]);
 	}
 	for (int l = 0; l < 16; l++) {
 		s[0][l] = s[0][l] + s[2][l];
@@ -47,34 +55,52 @@ CF_ATTR void CF(dot_f32)(int64_t n, float *out, const void *w, const void *x)
 	}
 	for (int l = 0; l < 16; l++)
 		s[0][l] = s[0][l] + s[1][l];
-	*out = cf_reduce16(s[0]);
+	return cf_reduce16(s[0]);
 }
 
-/* llamafile's tinyBLAS f32 kernel (AVX-512), one output element: 16 FMA
- * lanes, element k in lane k % 16, then the lanes reduced. Zero-padded
- * rows as above. */
-CF_ATTR void CF(dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x)
+/* llamafile's tinyBLAS f32 (f16 true: f16 x f16) kernel of the AVX-512
+ * build, one output element: 16 FMA lanes, element k in lane k % 16, then
+ * the lanes reduced. Zero-padded rows as above. */
+CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const void *x, bool f16)
 {
-	const float *a = w, *b = x;
 	float lanes[16] = {0};
 	for (int64_t k = 0; k < n; k++)
-		lanes[k % 16] = fmaf(a[k], b[k], lanes[k % 16]);
-	*out = cf_reduce16(lanes);
+		lanes[k % 16] = fmaf(cf_at(w, k, f16), cf_at(x, k, f16), lanes[k % 16]);
+	return cf_reduce16(lanes);
 }
 
-CF_ATTR void CF(dot_f32_rows)(int64_t n, int64_t n_rows, float *out, const void *w,
-			     uint64_t w_stride, const void *x)
+CF_ATTR void CF(dot_f32)(int64_t n, float *out, const void *w, const void *x)
 {
-	for (int64_t r = 0; r < n_rows; r++)
-		CF(dot_f32)(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+	*out = cf_dot_steps(n, w, x, false);
 }
 
-CF_ATTR void CF(dot_f32_lanes_rows)(int64_t n, int64_t n_rows, float *out, const void *w,
-				   uint64_t w_stride, const void *x)
+CF_ATTR void CF(dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x)
 {
-	for (int64_t r = 0; r < n_rows; r++)
-		CF(dot_f32_lanes)(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+	*out = cf_dot_lanes(n, w, x, false);
 }
+
+CF_ATTR void CF(dot_f16_pad)(int64_t n, float *out, const void *w, const void *x)
+{
+	*out = cf_dot_steps(n, w, x, true);
+}
+
+CF_ATTR void CF(dot_f16_lanes)(int64_t n, float *out, const void *w, const void *x)
+{
+	*out = cf_dot_lanes(n, w, x, true);
+}
+
+#define CF_ROWS(NAME, DOT)                                                                       \
+	CF_ATTR void CF(NAME)(int64_t n, int64_t n_rows, float *out, const void *w,              \
+			      uint64_t w_stride, const void *x)                                  \
+	{                                                                                        \
+		for (int64_t r = 0; r < n_rows; r++)                                             \
+			CF(DOT)(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);     \
+	}
+CF_ROWS(dot_f32_rows, dot_f32)
+CF_ROWS(dot_f32_lanes_rows, dot_f32_lanes)
+CF_ROWS(dot_f16_pad_rows, dot_f16_pad)
+CF_ROWS(dot_f16_lanes_rows, dot_f16_lanes)
+#undef CF_ROWS
 
 /* ---- float ops --------------------------------------------------------- */
 

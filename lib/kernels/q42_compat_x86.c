@@ -2640,7 +2640,7 @@ A5 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n)
 	q42_compat_quantize_f16(src + i, p + 2 * i, n - i);
 }
 
-/* ---- f32 products (attention) ------------------------------------------ */
+/* ---- f32 and f16 products (attention) ---------------------------------- */
 
 static __mmask16 tail_mask(int64_t left)
 {
@@ -2648,13 +2648,27 @@ static __mmask16 tail_mask(int64_t left)
 	return (__mmask16)m;
 }
 
+/* Sixteen elements of an f32 (h false) or f16 (h true) row from element
+ * k; the masked form zeroes the lanes m leaves out. */
+A5_INLINE __m512 ld_row16(const void *p, int64_t k, bool h)
+{
+	return h ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)((const uint8_t *)p + 2 * k)))
+		 : _mm512_loadu_ps((const float *)p + k);
+}
+
+A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
+{
+	return h ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint8_t *)p + 2 * k))
+		 : _mm512_maskz_loadu_ps(m, (const float *)p + k);
+}
+
 /* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
  * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
  * against one x, the accumulators in registers (the step index is static
  * in the unrolled loops), each row's sums in exactly the one-row order. */
-A5_INLINE void dots_f32_fold(int R, int ACC, int64_t n, __m512 *f, const float *const *a,
-			     const float *b)
+A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
+			 const void *b)
 {
 	__m512 s[4][4];
 	UNROLL
@@ -2666,21 +2680,20 @@ A5_INLINE void dots_f32_fold(int R, int ACC, int64_t n, __m512 *f, const float *
 	for (; k + 64 <= n; k += 64)
 		UNROLL
 		for (int j = 0; j < 4; j++) {
-			const __m512 x = _mm512_loadu_ps(b + k + 16 * j);
+			const __m512 x = ld_row16(b, k + 16 * j, h);
 			UNROLL
 			for (int i = 0; i < R; i++)
-				s[i][j % ACC] = _mm512_fmadd_ps(_mm512_loadu_ps(a[i] + k + 16 * j), x,
-								s[i][j % ACC]);
+				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16(a[i], k + 16 * j, h), x, s[i][j % ACC]);
 		}
 	UNROLL
 	for (int j = 0; j < 4; j++)
 		if (k + 16 * j < n) {
 			const __mmask16 m = tail_mask(n - k - 16 * j);
-			const __m512 x = _mm512_maskz_loadu_ps(m, b + k + 16 * j);
+			const __m512 x = ld_row16_mask(b, k + 16 * j, h, m);
 			UNROLL
 			for (int i = 0; i < R; i++)
-				s[i][j % ACC] = _mm512_mask3_fmadd_ps(
-					_mm512_maskz_loadu_ps(m, a[i] + k + 16 * j), x, s[i][j % ACC], m);
+				s[i][j % ACC] = _mm512_mask3_fmadd_ps(ld_row16_mask(a[i], k + 16 * j, h, m), x,
+								      s[i][j % ACC], m);
 		}
 	UNROLL
 	for (int i = 0; i < R; i++)
@@ -2688,10 +2701,10 @@ A5_INLINE void dots_f32_fold(int R, int ACC, int64_t n, __m512 *f, const float *
 				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
 }
 
-A5_INLINE void dots_f32(int R, int ACC, int64_t n, float *out, const float *const *a, const float *b)
+A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a, const void *b)
 {
 	__m512 f[4];
-	dots_f32_fold(R, ACC, n, f, a, b);
+	dots_fold(R, ACC, h, n, f, a, b);
 	UNROLL
 	for (int i = 0; i < R; i++)
 		out[i] = reduce16(f[i]);
@@ -2725,43 +2738,45 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 				     t);
 }
 
-#define DOTS_F32(NAME, ROWS_NAME, ACC)                                                            \
+/* The f32 (H 0) or f16 (H 1) attention products: one row, or n_rows
+ * rows sixteen at a time (their sums reduced together), then four, then
+ * one. */
+#define DOTS(NAME, ROWS_NAME, ACC, H)                                                             \
 	A5 void NAME(int64_t n, float *out, const void *w, const void *x)                         \
 	{                                                                                         \
-		const float *a = w;                                                               \
-		dots_f32(1, ACC, n, out, &a, x);                                                  \
+		dots(1, ACC, H, n, out, &w, x);                                                   \
 	}                                                                                         \
 	A5 void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
 			  const void *x)                                                          \
 	{                                                                                         \
+		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
 		for (; r + 16 <= n_rows; r += 16) {                                               \
 			__m512 f[16];                                                             \
 			for (int q = 0; q < 4; q++) {                                             \
-				const float *a[4];                                                \
+				const void *a[4];                                                 \
 				for (int i = 0; i < 4; i++)                                       \
-					a[i] = (const float *)(const void *)(                     \
-						(const uint8_t *)w + (uint64_t)(r + 4 * q + i) * w_stride); \
-				dots_f32_fold(4, ACC, n, f + 4 * q, a, x);                        \
+					a[i] = w8 + (uint64_t)(r + 4 * q + i) * w_stride;         \
+				dots_fold(4, ACC, H, n, f + 4 * q, a, x);                         \
 			}                                                                         \
 			_mm512_storeu_ps(out + r, reduce16x16(f));                                \
 		}                                                                                 \
 		for (; r + 4 <= n_rows; r += 4) {                                                 \
-			const float *a[4];                                                        \
+			const void *a[4];                                                         \
 			for (int i = 0; i < 4; i++)                                               \
-				a[i] = (const float *)(const void *)((const uint8_t *)w +         \
-								     (uint64_t)(r + i) * w_stride); \
-			dots_f32(4, ACC, n, out + r, a, x);                                       \
+				a[i] = w8 + (uint64_t)(r + i) * w_stride;                         \
+			dots(4, ACC, H, n, out + r, a, x);                                        \
 		}                                                                                 \
 		for (; r < n_rows; r++) {                                                         \
-			const float *a = (const float *)(const void *)((const uint8_t *)w +       \
-								       (uint64_t)r * w_stride);   \
-			dots_f32(1, ACC, n, out + r, &a, x);                                      \
+			const void *a = w8 + (uint64_t)r * w_stride;                              \
+			dots(1, ACC, H, n, out + r, &a, x);                                       \
 		}                                                                                 \
 	}
 
-DOTS_F32(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, 4)
-DOTS_F32(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, 1)
+DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, 4, false)
+DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, 1, false)
+DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, 4, true)
+DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, 1, true)
 
 /* ---- row ops ----------------------------------------------------------- */
 

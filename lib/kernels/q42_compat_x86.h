@@ -73,6 +73,12 @@ void q42_compat_dot_f32_rows_avx512(int64_t n, int64_t n_rows, float *out, const
 				    uint64_t w_stride, const void *x);
 void q42_compat_dot_f32_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
 					  uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_pad_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_lanes_avx512(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_pad_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+					uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+					  uint64_t w_stride, const void *x);
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
@@ -84,6 +90,12 @@ void q42_compat_dot_f32_lanes_fma(int64_t n, float *out, const void *w, const vo
 void q42_compat_dot_f32_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
 				 const void *x);
 void q42_compat_dot_f32_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
+				       uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_pad_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_lanes_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_pad_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
+				     uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
 				       uint64_t w_stride, const void *x);
 void q42_compat_softmax_fma(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_fma(int64_t n, float *y, const float *x, const float *g);

@@ -59,7 +59,8 @@ static void test_cpu_passes(void **state)
 	assert_int_equal(n_fail, 0);
 	static const char *const names[] = {"vec_dot.q4_0", "vec_dot.q4_K", "vec_dot.q6_K",
 					    "vec_dot.f16", "dequant.q8_0", "quantize.q8_0",
-					    "quantize.q8_K", "compat.softmax", "compat.rope"};
+					    "quantize.q8_K", "compat.softmax", "compat.rope",
+					    "compat.dot_f16"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!has_kernel(&c, names[i]))
 			fail_msg("no case for %s", names[i]);

@@ -317,26 +317,46 @@ static void check_f(const char *what, enum q42_isa isa, int64_t n, const float *
 }
 
 /* The many-row forms against the one-row scalar products: 0 to 37 rows
- * (groups of sixteen and of four and a rest), rows apart by more than n. */
+ * (groups of sixteen and of four and a rest), rows apart by more than n;
+ * f32 rows, then the same values rounded to f16 (x too) for the f16
+ * cache's products. */
 static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
 {
 	enum { ROWS = 37, PAD = 5 };
+	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
 	const uint64_t stride = (uint64_t)(n + PAD);
 	float *w = malloc(sizeof(float) * stride * ROWS);
+	uint16_t *w16 = malloc(sizeof(uint16_t) * stride * ROWS), *x16 = malloc(sizeof(uint16_t) * (size_t)n);
 	float want[ROWS], got[ROWS];
 	assert_non_null(w);
+	assert_non_null(w16);
+	assert_non_null(x16);
 	fill_floats(w, (int64_t)stride * ROWS, 2.0f, false);
-	for (int64_t rows = 0; rows <= ROWS; rows++) {
-		for (int lanes = 0; lanes < 2; lanes++) {
+	q42_compat_quantize_f16(w, w16, (int64_t)stride * ROWS);
+	q42_compat_quantize_f16(x, x16, n);
+	const struct {
+		const char *name;
+		dot_fn one;
+		q42_compat_dots_fn rows;
+		const void *w, *x;
+		size_t elem;
+	} c[] = {
+		{"dot_f32_rows", q42_compat_dot_f32, o->dot_f32_rows, w, x, 4},
+		{"dot_f32_lanes_rows", q42_compat_dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
+		{"dot_f16_pad_rows", q42_compat_dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
+		{"dot_f16_lanes_rows", q42_compat_dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
+	};
+	for (int64_t rows = 0; rows <= ROWS; rows++)
+		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
 			for (int64_t r = 0; r < rows; r++)
-				(lanes ? q42_compat_dot_f32_lanes : q42_compat_dot_f32)(
-					n, &want[r], w + (uint64_t)r * stride, x);
-			(lanes ? o->dot_f32_lanes_rows : o->dot_f32_rows)(n, rows, got, w,
-									  stride * sizeof(float), x);
-			check_f(lanes ? "dot_f32_lanes_rows" : "dot_f32_rows", isa, n, got, want, rows);
+				c[k].one(n, &want[r], (const uint8_t *)c[k].w + (uint64_t)r * stride * c[k].elem,
+					 c[k].x);
+			c[k].rows(n, rows, got, c[k].w, stride * c[k].elem, c[k].x);
+			check_f(c[k].name, isa, n, got, want, rows);
 		}
-	}
 	free(w);
+	free(w16);
+	free(x16);
 }
 
 static void test_row_ops(void **state)
@@ -360,6 +380,17 @@ static void test_row_ops(void **state)
 			ref->dot_f32_lanes(n, &r0, a, b);
 			o->dot_f32_lanes(n, &r1, a, b);
 			check_f("dot_f32_lanes", isa, n, &r1, &r0, 1);
+			{
+				uint16_t a16[NMAX], b16[NMAX];
+				ref->quantize_f16(a, a16, n);
+				ref->quantize_f16(b, b16, n);
+				ref->dot_f16_pad(n, &r0, a16, b16);
+				o->dot_f16_pad(n, &r1, a16, b16);
+				check_f("dot_f16_pad", isa, n, &r1, &r0, 1);
+				ref->dot_f16_lanes(n, &r0, a16, b16);
+				o->dot_f16_lanes(n, &r1, a16, b16);
+				check_f("dot_f16_lanes", isa, n, &r1, &r0, 1);
+			}
 			check_dots(o, isa, n, b);
 
 			/* scores down to far below the max: exp underflows into

@@ -297,7 +297,10 @@ static void test_eval_top1(void **state)
  * |ours - llama.cpp| <= 1e-4 * max(1, |llama.cpp|) for every id; with
  * exact, equal to the last bit (the files print %.9g, which names a float
  * exactly). */
-static void check_logits(const char *model, const char *golden, const int32_t *ids, uint32_t n, bool exact)
+/* The last position's logits after ids, fed as one pass (step false) or
+ * one token per pass, against llama.cpp's; exact: to the last bit. */
+static void check_logits_kv(const char *model, const char *golden, const int32_t *ids, uint32_t n,
+			    bool exact, uint32_t kv, bool step)
 {
 	char path[4096], gpath[4096];
 	if (!model_path(model, path, sizeof path)) {
@@ -308,9 +311,10 @@ static void check_logits(const char *model, const char *golden, const int32_t *i
 	FILE *f = fopen(gpath, "r");
 	assert_non_null(f);
 	q42_mount *m;
-	q42_engine *e = open_engine(&m, path, 2, 0, 0);
+	q42_engine *e = open_engine(&m, path, 2, kv, 0);
 	q42_err err = {0};
-	assert_int_equal(q42_engine_eval(e, ids, n, &err), Q42_OK);
+	for (uint32_t i = 0; i < n; i += step ? 1 : n)
+		assert_int_equal(q42_engine_eval(e, ids + i, step ? 1 : n, &err), Q42_OK);
 	const float *l = q42_engine_logits(e);
 	uint32_t nv = q42_engine_n_vocab(e), i = 0;
 	double worst = 0.0, ref;
@@ -328,6 +332,11 @@ static void check_logits(const char *model, const char *golden, const int32_t *i
 	print_message("# %s: largest relative logit difference %.3g\n", model, worst);
 	q42_engine_close(e);
 	q42_mount_close(m);
+}
+
+static void check_logits(const char *model, const char *golden, const int32_t *ids, uint32_t n, bool exact)
+{
+	check_logits_kv(model, golden, ids, n, exact, 0, false);
 }
 
 static void test_logits_tiny_llama(void **state)
@@ -428,6 +437,27 @@ static void test_kv_f16(void **state)
 	}
 }
 
+/* With an f16 cache llama.cpp rounds q and the softmax row to f16 and
+ * takes tinyBLAS for the prompt, ggml_vec_dot_f16 one token at a time
+ * (q42_compat.h); the same bits here, for the whole prompt and step by
+ * step. F16 weights, because a quantized output projection would round
+ * the attention output to 8 bits and hide the difference (README). */
+static void test_logits_kv_f16(void **state)
+{
+	(void)state;
+	static const int32_t ids[100] = {
+		1, 173, 298, 216, 130, 509, 179, 261, 334, 94, 21, 169, 11, 320, 193, 270, 203,
+		181, 313, 460, 499, 94, 277, 25, 266, 282, 7, 49, 439, 386, 343, 478, 239, 183,
+		142, 496, 211, 432, 374, 206, 39, 5, 366, 37, 453, 62, 191, 53, 154, 383, 306, 323,
+		304, 294, 271, 214, 208, 315, 309, 106, 400, 159, 53, 353, 365, 242, 489, 273, 446,
+		123, 169, 75, 425, 26, 444, 359, 35, 226, 288, 53, 356, 393, 476, 438, 479, 158,
+		373, 226, 409, 61, 459, 367, 329, 8, 500, 147, 295, 312, 11, 271};
+	check_logits_kv("e256-llama-tied-f16.gguf", "logits-e256-llama-tied-f16-kvf16-once.txt", ids, 100,
+			true, Q42_DTYPE_F16, false);
+	check_logits_kv("e256-llama-tied-f16.gguf", "logits-e256-llama-tied-f16-kvf16-steps.txt", ids, 100,
+			true, Q42_DTYPE_F16, true);
+}
+
 /* The same model as P64 (written by libq42's own P64 writer) mounts by
  * magic and gives the same ids as its GGUF. */
 static void test_p64_mount(void **state)
@@ -483,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_logits_ternary),
 		cmocka_unit_test(test_logits_q3_k_q2_k), cmocka_unit_test(test_logits_iq4_nl), cmocka_unit_test(test_logits_iq4_xs),
 		cmocka_unit_test(test_kv_f16),
+		cmocka_unit_test(test_logits_kv_f16),
 		cmocka_unit_test(test_p64_mount),
 	};
 	return cmocka_run_group_tests(tests, load_golden, NULL);

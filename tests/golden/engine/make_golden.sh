@@ -54,3 +54,17 @@ for m in e256-llama-tq1_0 e256-llama-tq2_0 e256-llama-q3_k e256-llama-q2_k e256-
 	e256-llama-iq4_xs; do
 	"$LP" logits tests/models/$m.gguf "Once upon a time" $OPTS > $G/logits-$m-once.txt
 done
+
+# an f16 KV cache (llama.cpp's default type, flash attention still off):
+# a 100-id prompt as one pass and one id per pass, through the model whose
+# attention output meets F16 weights (a quantized model would round it to
+# 8 bits before the output projection and hide the cache's rounding)
+KV16_IDS="1 173 298 216 130 509 179 261 334 94 21 169 11 320 193 270 203 181 313 460 499 94 \
+277 25 266 282 7 49 439 386 343 478 239 183 142 496 211 432 374 206 39 5 366 37 453 62 191 53 154 \
+383 306 323 304 294 271 214 208 315 309 106 400 159 53 353 365 242 489 273 446 123 169 75 425 26 \
+444 359 35 226 288 53 356 393 476 438 479 158 373 226 409 61 459 367 329 8 500 147 295 312 11 271"
+m=e256-llama-tied-f16
+"$LP" logits tests/models/$m.gguf "ids:$KV16_IDS" --fa off --kv f16 --threads 1 \
+	> $G/logits-$m-kvf16-once.txt
+"$LP" logits tests/models/$m.gguf "ids:$KV16_IDS" --fa off --kv f16 --threads 1 --incremental \
+	> $G/logits-$m-kvf16-steps.txt
