@@ -25,6 +25,7 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/golden/engine/logits-stories260K-once.txt \
 	tests/golden/engine/logits-e256-llama-tied-f16-kvf16-once.txt \
 	tests/golden/engine/logits-e256-llama-tied-f16-kvf16-steps.txt \
+	tests/golden/engine/logits-e256-llama-tied-bf16-once.txt \
 	tests/golden/engine/logits-e256-llama-q4_k_m-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_0-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_1-once.txt \
@@ -38,7 +39,8 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/models/README tests/models/make_models.sh \
 	tests/models/e256-llama-q8_0.gguf tests/models/e256-llama-q4_0.gguf \
 	tests/models/e256-llama-q4_k_m.gguf tests/models/e256-llama-q6_k.gguf \
-	tests/models/e256-llama-tied-f16.gguf tests/models/e256-qwen2-q8_0.gguf \
+	tests/models/e256-llama-tied-f16.gguf tests/models/e256-llama-tied-bf16.gguf \
+	tests/models/e256-qwen2-q8_0.gguf \
 	tests/models/e256-llama-q5_0.gguf tests/models/e256-llama-q5_1.gguf \
 	tests/models/e256-llama-tq1_0.gguf tests/models/e256-llama-tq2_0.gguf \
 	tests/models/e256-llama-q3_k.gguf tests/models/e256-llama-q2_k.gguf \
@@ -86,6 +88,10 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 	tests/golden/compat/mm_iq4_nl_cpu_m4.f32 tests/golden/compat/mm_iq4_nl_cpu_m19.f32 \
 	tests/golden/compat/mm_iq4_nl_odd_cpu_m1.f32 tests/golden/compat/mm_iq4_nl_odd_cpu_m4.f32 \
 	tests/golden/compat/mm_iq4_nl_odd_cpu_m19.f32 \
+	tests/golden/compat/w_bf16.bin tests/golden/compat/w_bf16_odd.bin \
+	tests/golden/compat/mm_bf16_cpu_m1.f32 tests/golden/compat/mm_bf16_cpu_m4.f32 \
+	tests/golden/compat/mm_bf16_cpu_m19.f32 tests/golden/compat/mm_bf16_odd_cpu_m1.f32 \
+	tests/golden/compat/mm_bf16_odd_cpu_m4.f32 tests/golden/compat/mm_bf16_odd_cpu_m19.f32 \
 	tests/golden/compat/w_iq4_xs.bin tests/golden/compat/mm_iq4_xs_m1.f32 \
 	tests/golden/compat/mm_iq4_xs_m4.f32 tests/golden/compat/mm_iq4_xs_m19.f32 \
 	tests/golden/compat/soft_max.bin \

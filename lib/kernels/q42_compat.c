@@ -517,6 +517,70 @@ void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
 	*out = (float)sum;
 }
 
+/* ---- BF16 weights ------------------------------------------------------- */
+
+/* llama.cpp keeps BF16 matrices in the plain CPU buffer and converts the
+ * activations to bf16 (round to nearest even). Its AVX-512 BF16 build
+ * multiplies them with VDPBF16PS, which reads subnormals as zero, adds
+ * each of a lane's two products (the odd element first) with one rounding
+ * to nearest even, and flushes subnormal sums to zero. A product of two
+ * bf16 is exact in f32, so each add is one fmaf. (Only a product below
+ * the f32 normal range, far from model data, could round otherwise.) */
+
+static float bf16_daz(const uint8_t *p)
+{
+	uint16_t h = q42_ld16(p);
+	if ((h & 0x7F80u) == 0)
+		h &= 0x8000u;
+	return q42_bf16_to_f32(h);
+}
+
+static float ftz(float v)
+{
+	return fabsf(v) < 0x1p-126f ? copysignf(0.0f, v) : v;
+}
+
+/* One VDPBF16PS lane: acc plus the pair of products at w and x. */
+static float dp_pair(float acc, const uint8_t *w, const uint8_t *x)
+{
+	acc = ftz(fmaf(bf16_daz(w + 2), bf16_daz(x + 2), acc));
+	return ftz(fmaf(bf16_daz(w), bf16_daz(x), acc));
+}
+
+/* ggml_vec_dot_bf16 of that build: per 64 elements, one VDPBF16PS into
+ * each of two accumulators (elements 0..31 and 32..63); each accumulator
+ * reduced, both added in double, then the last n % 64 products in
+ * double. */
+void q42_compat_dot_bf16(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float c[2][16] = {{0}};
+	int64_t i = 0;
+	for (; i + 64 <= n; i += 64)
+		for (int h = 0; h < 2; h++)
+			for (int l = 0; l < 16; l++) {
+				const int64_t k = i + 32 * h + 2 * l;
+				c[h][l] = dp_pair(c[h][l], a + 2 * k, b + 2 * k);
+			}
+	double sum = (double)cf_reduce16(c[0]);
+	sum += (double)cf_reduce16(c[1]);
+	for (; i < n; i++)
+		sum += (double)(q42_bf16_to_f32(q42_ld16(a + 2 * i)) * q42_bf16_to_f32(q42_ld16(b + 2 * i)));
+	*out = (float)sum;
+}
+
+/* llamafile's tinyBLAS for bf16 (n a multiple of 32): one accumulator,
+ * one VDPBF16PS per 32 elements, then reduced. */
+void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float c[16] = {0};
+	for (int64_t i = 0; i + 32 <= n; i += 32)
+		for (int l = 0; l < 16; l++)
+			c[l] = dp_pair(c[l], a + 2 * (i + 2 * l), b + 2 * (i + 2 * l));
+	*out = cf_reduce16(c);
+}
+
 /* ---- many rows ---------------------------------------------------------- */
 
 /* The scalar row products: vec_dot per element (the definition). */
@@ -546,17 +610,25 @@ SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
 SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
 SCALAR_ROWS(rows_iq4_nl, q42_compat_dot_iq4_nl)
 SCALAR_ROWS(rows_iq4_xs, q42_compat_dot_iq4_xs)
-/* IQ4_NL in the plain CPU buffer: vec_dot for a lone token, llamafile's
- * tinyBLAS when the pass has more */
-static void rows_iq4_nl_cpu(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
-			    const void *x, uint64_t x_stride, float *y, uint64_t y_stride)
-{
-	for (int64_t r = 0; r < n_rows; r++)
-		for (int64_t t = 0; t < n_tok; t++)
-			(n_tok == 1 ? q42_compat_dot_iq4_nl_cpu : q42_compat_dot_iq4_nl_tb)(
-				n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
-				(const uint8_t *)x + (uint64_t)t * x_stride);
-}
+/* Products whose order depends on the pass: ONE for a lone token, MANY
+ * (llamafile's tinyBLAS) for the tokens of a longer pass. */
+#define PASS_ROWS(NAME, ONE, MANY)                                                               \
+	static void NAME(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,            \
+			 int64_t n_tok, const void *x, uint64_t x_stride, float *y,              \
+			 uint64_t y_stride)                                                      \
+	{                                                                                        \
+		for (int64_t r = 0; r < n_rows; r++)                                             \
+			for (int64_t t = 0; t < n_tok; t++)                                      \
+				(n_tok == 1 ? ONE : MANY)(                                       \
+					n, &y[(uint64_t)t * y_stride + (uint64_t)r],             \
+					(const uint8_t *)w + (uint64_t)r * w_stride,             \
+					(const uint8_t *)x + (uint64_t)t * x_stride);            \
+	}
+/* IQ4_NL in the plain CPU buffer */
+PASS_ROWS(rows_iq4_nl_cpu, q42_compat_dot_iq4_nl_cpu, q42_compat_dot_iq4_nl_tb)
+/* BF16 of a shape llamafile takes (else vec_dot for any pass) */
+PASS_ROWS(rows_bf16, q42_compat_dot_bf16, q42_compat_dot_bf16_tb)
+SCALAR_ROWS(rows_bf16_vd, q42_compat_dot_bf16)
 /* Q2_K: a pass's tokens in whole groups of four take the gemm order */
 static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x,
 		      uint64_t x_stride, float *y, uint64_t y_stride)
@@ -588,14 +660,14 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_BF16, R_BF16_VD, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
 		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl,
-		rows_iq4_xs};
+		rows_iq4_xs, rows_bf16, rows_bf16_vd};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
@@ -603,7 +675,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
 		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
-		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2};
+		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, rows_bf16, rows_bf16_vd};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
@@ -611,7 +683,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
 		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512,
-		q42_compat_rows_iq4_xs_avx512};
+		q42_compat_rows_iq4_xs_avx512, rows_bf16, rows_bf16_vd};
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {
@@ -620,7 +692,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
 		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
-		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_amx};
+		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_amx, rows_bf16, rows_bf16_vd};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -814,6 +886,15 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		       pick(out, q3 ? q42_compat_dot_q3_k : tq1 ? q42_compat_dot_tq1_0 : q42_compat_dot_tq2_0,
 			    rows_for(q3 ? R_Q3_K : tq1 ? R_TQ1_0 : R_TQ2_0, use), q8k_kernels(use)->quantize,
 			    Q42_DTYPE_Q8_K, q3 ? "cpu-q3_K" : tq1 ? "cpu-tq1_0" : "cpu-tq2_0");
+	}
+	case Q42_DTYPE_BF16: {
+		/* never in the AMX buffer: llamafile's tinyBLAS for the tokens
+		 * of a pass where its shape rules allow, ggml's vec_dot for a
+		 * lone token and every other shape (AVX-512 BF16 rounding) */
+		const bool tb = n_out % 4 == 0 && n_in % 32 == 0;
+		return pick(out, q42_compat_dot_bf16, rows_for(tb ? R_BF16 : R_BF16_VD, use),
+			    q42_kernels_get(Q42_DTYPE_BF16, Q42_ISA_SCALAR)->quantize, Q42_DTYPE_BF16,
+			    tb ? "cpu-bf16" : "cpu-bf16-vec");
 	}
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {

@@ -189,6 +189,16 @@ Q42_API void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const 
 /* ggml_vec_dot_f16 of the AVX-512 build: f16 weight times f16 activations. */
 Q42_API void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x);
 
+/* BF16 weights (the plain CPU buffer) times bf16 activations, as the
+ * AVX-512 BF16 build computes them (VDPBF16PS: subnormals read as zero,
+ * each product added with one rounding, subnormal sums flushed):
+ * ggml_vec_dot_bf16 (two accumulators, the n % 64 tail in double) and
+ * llamafile's tinyBLAS (one accumulator; n a multiple of 32), which
+ * llama.cpp takes for a pass of two or more tokens when the matrix has a
+ * multiple of 4 rows. */
+Q42_API void q42_compat_dot_bf16(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x);
+
 /* Attention with an f32 KV cache. llama.cpp computes K.q with
  * ggml_vec_dot_f32 (q is a permuted, non-contiguous view, so llamafile is
  * skipped) and V.softmax with llamafile's tinyBLAS when the pass has two or

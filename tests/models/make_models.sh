@@ -39,6 +39,8 @@ done
 # llama, tied output (no output.weight), F16 matrices, 1 layer
 "$PY" "$MK" --arch llama --n-embd 256 --n-layer 1 --n-head 4 --n-head-kv 2 --n-ff 256 --tie-embd 1 \
     --vocab-from "$VOC" --seed 8 --type f16 "$OUT/e256-llama-tied-f16.gguf"
+# the same model with every matrix in BF16 (the tied embedding too)
+"$LP" quantize "$OUT/e256-llama-tied-f16.gguf" "$OUT/e256-llama-tied-bf16.gguf" BF16 --pure --threads 1
 # qwen2 (q/k/v biases, NeoX rope), 1 layer, F32 source quantized to Q8_0
 "$PY" "$MK" --arch qwen2 --n-embd 256 --n-layer 1 --n-head 4 --n-head-kv 2 --n-ff 256 \
     --vocab-from "$VOC" --seed 9 --type f32 "$TMP/e256-qwen2-f32.gguf"

@@ -41,6 +41,8 @@ Q2_K_TYPE = 10      # ggml_type of q2_K (CPU_REPACK buffer, q2_K_8x8, on AVX-512
 IQ4_NL_TYPE = 20    # ggml_type of iq4_nl (CPU_REPACK buffer, iq4_nl_8x8, on AVX2 CPUs)
 MM_K_ODD = 480      # 15 blocks: vec_dot's pairs of blocks and its odd last block
 IQ4_XS_TYPE = 23    # ggml_type of iq4_xs (AMX buffer)
+BF16_TYPE = 30      # ggml_type of bf16 (plain CPU buffer)
+MM_K_BF16_ODD = 464 # 7 steps of 64 and 16 more: vec_dot's tail in double; no tinyBLAS (not a multiple of 32)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
@@ -189,6 +191,11 @@ def main():
     weight_mm(IQ4_NL_TYPE, "iq4_nl_odd", MM_K_ODD, [("cpu", "iq4_nl_odd_cpu")], tname="iq4_nl")
     # IQ4_XS in the AMX buffer (VNNI kernel for one row, tiles for more)
     weight_mm(IQ4_XS_TYPE, "iq4_xs", MM_K, [("amx", "iq4_xs")])
+    # BF16 in the plain CPU buffer: ggml's vec_dot (AVX-512 BF16) for one
+    # row, llamafile's tinyBLAS for more; then a row length tinyBLAS
+    # refuses (vec_dot for every row count)
+    weight_mm(BF16_TYPE, "bf16", MM_K, [("cpu", "bf16_cpu")])
+    weight_mm(BF16_TYPE, "bf16_odd", MM_K_BF16_ODD, [("cpu", "bf16_odd_cpu")], tname="bf16")
 
 if __name__ == "__main__":
     main()

@@ -25,7 +25,7 @@
 
 /* shapes of tests/tools/gen_compat_golden.py */
 enum {
-	MM_K = 512, MM_K_F16 = 256, MM_K_ODD = 480, MM_N = 64, MM_M_MAX = 19,
+	MM_K = 512, MM_K_F16 = 256, MM_K_ODD = 480, MM_K_BF16_ODD = 464, MM_N = 64, MM_M_MAX = 19,
 	F32_K = 256, F32_N = 8, F32_M = 2,
 	Q8_N = 1024,
 	SM_N = 256, SM_ROWS = 6,
@@ -108,7 +108,7 @@ static void check_mm_k(const char *name, uint32_t dtype, const char *buf, int64_
 	assert_non_null(qx);
 	assert_non_null(got);
 	/* the scalar definitions: vec_dot per element, or (Q2_K, IQ4_NL in
-	 * the plain buffer) the rows function, whose order depends on a
+	 * the plain buffer, BF16) the rows function, whose order depends on a
 	 * token's place in the pass or the pass's size */
 	q42_compat_kernels def;
 	assert_true(q42_compat_select_isa(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
@@ -128,7 +128,7 @@ static void check_mm_k(const char *name, uint32_t dtype, const char *buf, int64_
 				kern.vec_dot(k, &got[(size_t)r * MM_N + (size_t)n], w.data + (size_t)n * wrow,
 					     qx + (size_t)r * xrow);
 		}
-		if (dtype == Q42_DTYPE_Q2_K || (dtype == Q42_DTYPE_IQ4_NL && cpu))
+		if (dtype == Q42_DTYPE_Q2_K || (dtype == Q42_DTYPE_IQ4_NL && cpu) || dtype == Q42_DTYPE_BF16)
 			def.rows(k, MM_N, w.data, wrow, m, qx, xrow, got, MM_N);
 		for (size_t e = 0; e < (size_t)m * MM_N; e++)
 			expect_bits(fn, e, got[e], f32_at(want.data, e));
@@ -225,6 +225,16 @@ static void test_mm_iq4_nl(void **state)
 	check_mm("iq4_nl", Q42_DTYPE_IQ4_NL, "repack");
 	check_mm("iq4_nl", Q42_DTYPE_IQ4_NL, "cpu");
 	check_mm_k("iq4_nl_odd", Q42_DTYPE_IQ4_NL, "cpu", MM_K_ODD);
+}
+
+/* BF16 in the plain CPU buffer: ggml's vec_dot (AVX-512 BF16) for one
+ * token, llamafile's tinyBLAS for more; with rows of 464 (not a multiple
+ * of 32) vec_dot for every count, its last 16 products summed in double */
+static void test_mm_bf16(void **state)
+{
+	(void)state;
+	check_mm("bf16", Q42_DTYPE_BF16, "cpu");
+	check_mm_k("bf16_odd", Q42_DTYPE_BF16, "cpu", MM_K_BF16_ODD);
 }
 
 /* IQ4_XS in the AMX buffer */
@@ -422,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_mm_tq),
 		cmocka_unit_test(test_mm_q3_k),
 		cmocka_unit_test(test_mm_q2_k), cmocka_unit_test(test_mm_iq4_nl), cmocka_unit_test(test_mm_iq4_xs),
+		cmocka_unit_test(test_mm_bf16),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

@@ -414,6 +414,16 @@ static void test_logits_iq4_xs(void **state)
 	check_logits("e256-llama-iq4_xs.gguf", "logits-e256-llama-iq4_xs-once.txt", ids, 5, true);
 }
 
+/* BF16 matrices (the tied output too): llama.cpp's AVX-512 BF16
+ * products, vec_dot one token at a time and tinyBLAS for the prompt; to
+ * the last bit */
+static void test_logits_bf16(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-tied-bf16.gguf", "logits-e256-llama-tied-bf16-once.txt", ids, 5, true);
+}
+
 /* An f16 KV cache rounds K and V; stories260K's smallest gap (0.077)
  * leaves room for that, so the ids stay llama.cpp's. */
 static void test_kv_f16(void **state)
@@ -512,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_logits_ternary),
 		cmocka_unit_test(test_logits_q3_k_q2_k), cmocka_unit_test(test_logits_iq4_nl), cmocka_unit_test(test_logits_iq4_xs),
+		cmocka_unit_test(test_logits_bf16),
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_logits_kv_f16),
 		cmocka_unit_test(test_p64_mount),

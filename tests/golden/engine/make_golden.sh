@@ -39,7 +39,7 @@ golden() { # golden FILE-LABEL MODEL-PATH > rows
 	for m in e256-llama-q8_0 e256-llama-q4_0 e256-llama-q4_k_m e256-llama-q6_k \
 		e256-llama-tied-f16 e256-qwen2-q8_0 e256-llama-q5_0 e256-llama-q5_1 \
 		e256-llama-tq1_0 e256-llama-tq2_0 e256-llama-q3_k e256-llama-q2_k \
-		e256-llama-iq4_nl e256-llama-iq4_xs; do
+		e256-llama-iq4_nl e256-llama-iq4_xs e256-llama-tied-bf16; do
 		golden $m.gguf tests/models/$m.gguf
 	done
 } > $G/greedy.tsv
@@ -51,7 +51,7 @@ golden() { # golden FILE-LABEL MODEL-PATH > rows
 "$LP" logits tests/models/e256-llama-q5_0.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_0-once.txt
 "$LP" logits tests/models/e256-llama-q5_1.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_1-once.txt
 for m in e256-llama-tq1_0 e256-llama-tq2_0 e256-llama-q3_k e256-llama-q2_k e256-llama-iq4_nl \
-	e256-llama-iq4_xs; do
+	e256-llama-iq4_xs e256-llama-tied-bf16; do
 	"$LP" logits tests/models/$m.gguf "Once upon a time" $OPTS > $G/logits-$m-once.txt
 done
 
