@@ -2778,6 +2778,156 @@ DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, 1, f
 DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, 4, true)
 DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, 1, true)
 
+/* ---- BF16 weights (AVX-512 BF16) --------------------------------------- */
+
+/* VDPBF16PS is the rounding q42_compat_dot_bf16 and _tb define, so these
+ * kernels run it as llama.cpp's AVX-512 BF16 build does; CPUs without it
+ * keep the scalar definitions (q42_compat.c asks q42_cpu_has_avx512bf16). */
+#define A5B                                                                                      \
+	__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni," \
+			      "avx512bf16")))
+#define A5B_INLINE                                                                               \
+	static inline __attribute__((always_inline,                                              \
+				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,"     \
+					    "avx512vbmi,gfni,avx512bf16")))
+
+A5B_INLINE __m512bh ld_bf16x32(const void *p, int64_t k)
+{
+	return (__m512bh)_mm512_loadu_ps((const float *)(const void *)((const uint8_t *)p + 2 * k));
+}
+
+/* ggml_vec_dot_bf16's two accumulators for R rows against one x: c1 takes
+ * elements 0..31 of every 64, c2 elements 32..63; whole steps only. */
+A5B_INLINE void bf16_vd_fold(int R, int64_t n, const uint8_t *const *w, const void *x, __m512 *c1,
+			     __m512 *c2)
+{
+	UNROLL
+	for (int i = 0; i < R; i++)
+		c1[i] = c2[i] = _mm512_setzero_ps();
+	for (int64_t k = 0; k + 64 <= n; k += 64) {
+		const __m512bh x0 = ld_bf16x32(x, k), x1 = ld_bf16x32(x, k + 32);
+		UNROLL
+		for (int i = 0; i < R; i++) {
+			c1[i] = _mm512_dpbf16_ps(c1[i], ld_bf16x32(w[i], k), x0);
+			c2[i] = _mm512_dpbf16_ps(c2[i], ld_bf16x32(w[i], k + 32), x1);
+		}
+	}
+}
+
+/* The sum past the whole steps, in double as ggml's tail loop adds it. */
+static double bf16_tail(int64_t n, const uint8_t *w, const uint8_t *x, double sum)
+{
+	for (int64_t k = n - n % 64; k < n; k++)
+		sum += (double)(q42_bf16_to_f32(q42_ld16(w + 2 * k)) * q42_bf16_to_f32(q42_ld16(x + 2 * k)));
+	return sum;
+}
+
+/* y[r] for n_rows rows and one token: sixteen rows at a time (four
+ * passes of four, both accumulators of all sixteen reduced together),
+ * the rest one by one. */
+A5B static void bf16_vd_rows(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
+			     const uint8_t *x, float *y)
+{
+	int64_t r = 0;
+	for (; r + 16 <= n_rows; r += 16) {
+		__m512 c1[16], c2[16];
+		for (int q = 0; q < 4; q++) {
+			const uint8_t *wr[4];
+			for (int i = 0; i < 4; i++)
+				wr[i] = w + (uint64_t)(r + 4 * q + i) * w_stride;
+			bf16_vd_fold(4, n, wr, x, c1 + 4 * q, c2 + 4 * q);
+		}
+		const __m512 s1 = reduce16x16(c1), s2 = reduce16x16(c2);
+		float f1[16], f2[16];
+		_mm512_storeu_ps(f1, s1);
+		_mm512_storeu_ps(f2, s2);
+		for (int i = 0; i < 16; i++)
+			y[r + i] = (float)bf16_tail(n, w + (uint64_t)(r + i) * w_stride, x,
+						    (double)f1[i] + (double)f2[i]);
+	}
+	for (; r < n_rows; r++) {
+		const uint8_t *wr = w + (uint64_t)r * w_stride;
+		__m512 c1, c2;
+		bf16_vd_fold(1, n, &wr, x, &c1, &c2);
+		y[r] = (float)bf16_tail(n, wr, x, (double)reduce16(c1) + (double)reduce16(c2));
+	}
+}
+
+/* tinyBLAS's one accumulator per output for R rows x T tokens (n a
+ * multiple of 32), the R * T sums reduced as _mm512_reduce_add_ps. */
+A5B_INLINE void bf16_tb_tile(int R, int T, int64_t n, const uint8_t *w, uint64_t w_stride,
+			     const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	__m512 c[16];
+	UNROLL
+	for (int i = 0; i < R * T; i++)
+		c[i] = _mm512_setzero_ps();
+	for (int64_t k = 0; k < n; k += 32) {
+		__m512bh xv[4];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			xv[t] = ld_bf16x32(x + (uint64_t)t * x_stride, k);
+		UNROLL
+		for (int i = 0; i < R; i++) {
+			const __m512bh wv = ld_bf16x32(w + (uint64_t)i * w_stride, k);
+			UNROLL
+			for (int t = 0; t < T; t++)
+				c[t * R + i] = _mm512_dpbf16_ps(c[t * R + i], wv, xv[t]);
+		}
+	}
+	if (R == 4 && T == 4) {
+		float f[16];
+		_mm512_storeu_ps(f, reduce16x16(c));
+		for (int t = 0; t < 4; t++)
+			for (int i = 0; i < 4; i++)
+				y[(uint64_t)t * y_stride + (uint64_t)i] = f[t * 4 + i];
+		return;
+	}
+	UNROLL
+	for (int t = 0; t < T; t++)
+		UNROLL
+		for (int i = 0; i < R; i++)
+			y[(uint64_t)t * y_stride + (uint64_t)i] = reduce16(c[t * R + i]);
+}
+
+/* Tiles of 4 rows x 4 tokens; a rest of rows or tokens goes one at a
+ * time. */
+A5B static void bf16_tb_rows(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t t = 0; t < n_tok; t += n_tok - t >= 4 ? 4 : 1)
+		for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {
+			const bool r4 = n_rows - r >= 4, t4 = n_tok - t >= 4;
+			const uint8_t *wr = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;
+			float *yt = y + (uint64_t)t * y_stride + (uint64_t)r;
+			if (r4 && t4)
+				bf16_tb_tile(4, 4, n, wr, w_stride, xt, x_stride, yt, y_stride);
+			else if (r4)
+				bf16_tb_tile(4, 1, n, wr, w_stride, xt, x_stride, yt, y_stride);
+			else if (t4)
+				bf16_tb_tile(1, 4, n, wr, w_stride, xt, x_stride, yt, y_stride);
+			else
+				bf16_tb_tile(1, 1, n, wr, w_stride, xt, x_stride, yt, y_stride);
+		}
+}
+
+/* q42_compat.c's rows_bf16_vd: vec_dot for every token */
+A5B void q42_compat_rows_bf16_vd_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t t = 0; t < n_tok; t++)
+		bf16_vd_rows(n, n_rows, w, w_stride, (const uint8_t *)x + (uint64_t)t * x_stride,
+			     y + (uint64_t)t * y_stride);
+}
+
+/* q42_compat.c's rows_bf16: vec_dot for a lone token, tinyBLAS for more */
+A5B void q42_compat_rows_bf16_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok == 1)
+		bf16_vd_rows(n, n_rows, w, w_stride, x, y);
+	else
+		bf16_tb_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
 /* ---- row ops ----------------------------------------------------------- */
 
 /* -v, exactly (a sign flip; _mm512_xor_ps would need AVX-512 DQ) */

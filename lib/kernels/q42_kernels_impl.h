@@ -148,6 +148,7 @@ void q42_dot_tq1_0_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
+int q42_cpu_has_avx512bf16(void);
 
 /* Sub-block scale and min of a q4_K/q5_K block: 8 pairs of 6-bit values
  * packed into 12 bytes (ggml-common.h, block_q4_K). */

@@ -40,6 +40,14 @@ int q42_cpu_has_avx512(void)
 	       __builtin_cpu_supports("gfni");
 }
 
+/* VDPBF16PS (Cooper Lake, Sapphire Rapids, Zen 4): the BF16 products of
+ * llama.cpp's arithmetic run on it; other CPUs compute them in scalar. */
+int q42_cpu_has_avx512bf16(void)
+{
+	__builtin_cpu_init();
+	return q42_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+}
+
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw")))
 

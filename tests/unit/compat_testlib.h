@@ -110,6 +110,21 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 				put_half(row + bb * b + bb - 2, rndf(0.05f));
 			break;
 		}
+		case Q42_DTYPE_BF16:
+			/* every 37th value subnormal, and every row 3 of 8 all
+			 * subnormal (VDPBF16PS reads them as zero, the scalar tail
+			 * of a row does not: large activations tell), every 41st
+			 * zero */
+			for (int64_t k = 0; k < n; k++) {
+				uint16_t h = q42_f32_to_bf16(rndf(1.0f));
+				if (k % 37 == 5 || r % 8 == 3)
+					h = (uint16_t)((h & 0x8000u) | (1u + (uint32_t)k % 127u));
+				if (k % 41 == 3)
+					h = 0;
+				row[2 * k] = (uint8_t)h;
+				row[2 * k + 1] = (uint8_t)(h >> 8);
+			}
+			break;
 		default: /* F16 */
 			for (int64_t k = 0; k < n; k++)
 				put_half(row + 2 * k, rndf(1.0f));

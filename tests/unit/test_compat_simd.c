@@ -56,7 +56,7 @@ static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, 
 	fill_weights(dtype, w, n_rows, n, rb);
 	for (int64_t t = 0; t < n_tok; t++) {
 		for (int64_t k = 0; k < n; k++)
-			src[k] = rndf(t == 1 ? 100.0f : 1.0f);
+			src[k] = rndf(t == 1 ? 100.0f : t == 2 && dtype == Q42_DTYPE_BF16 ? 1e30f : 1.0f);
 		if (ref.quantize != NULL)
 			ref.quantize(src, x + (uint64_t)t * xb, n);
 		else
@@ -173,6 +173,20 @@ static void test_rows_iq4_xs(void **state)
 	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 512, 16, 4);
 	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 37, 19);
 	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256, 32, 35);
+}
+
+/* BF16 (AVX-512 BF16 where the CPU has it): one token (groups of 16
+ * rows and a rest, a 32-element tail past the 64-steps), tinyBLAS tiles
+ * of 4 x 4 with row and token rests, and a length tinyBLAS refuses
+ * (vec_dot for every token, a 16-element tail) */
+static void test_rows_bf16(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 64);
+	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 96, 37, 1);
+	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 96, 37, 9);
+	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 1024, 16, 4);
+	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 464, 21, 6);
 }
 
 static void test_rows_q2_k(void **state)
@@ -440,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
+		cmocka_unit_test(test_rows_bf16),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
