@@ -2796,24 +2796,6 @@ A5B_INLINE __m512bh ld_bf16x32(const void *p, int64_t k)
 	return (__m512bh)_mm512_loadu_ps((const float *)(const void *)((const uint8_t *)p + 2 * k));
 }
 
-/* ggml_vec_dot_bf16's two accumulators for R rows against one x: c1 takes
- * elements 0..31 of every 64, c2 elements 32..63; whole steps only. */
-A5B_INLINE void bf16_vd_fold(int R, int64_t n, const uint8_t *const *w, const void *x, __m512 *c1,
-			     __m512 *c2)
-{
-	UNROLL
-	for (int i = 0; i < R; i++)
-		c1[i] = c2[i] = _mm512_setzero_ps();
-	for (int64_t k = 0; k + 64 <= n; k += 64) {
-		const __m512bh x0 = ld_bf16x32(x, k), x1 = ld_bf16x32(x, k + 32);
-		UNROLL
-		for (int i = 0; i < R; i++) {
-			c1[i] = _mm512_dpbf16_ps(c1[i], ld_bf16x32(w[i], k), x0);
-			c2[i] = _mm512_dpbf16_ps(c2[i], ld_bf16x32(w[i], k + 32), x1);
-		}
-	}
-}
-
 /* The sum past the whole steps, in double as ggml's tail loop adds it. */
 static double bf16_tail(int64_t n, const uint8_t *w, const uint8_t *x, double sum)
 {
@@ -2822,34 +2804,44 @@ static double bf16_tail(int64_t n, const uint8_t *w, const uint8_t *x, double su
 	return sum;
 }
 
-/* y[r] for n_rows rows and one token: sixteen rows at a time (four
- * passes of four, both accumulators of all sixteen reduced together),
- * the rest one by one. */
+/* y[r] for n_rows rows and one token: GROUP rows in flight, the next
+ * group's bytes at the same offset prefetched (decode streams each row
+ * once, as f16_f32_one); the two accumulators of all GROUP rows reduced
+ * together, then added in double. */
 A5B static void bf16_vd_rows(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
 			     const uint8_t *x, float *y)
 {
-	int64_t r = 0;
-	for (; r + 16 <= n_rows; r += 16) {
-		__m512 c1[16], c2[16];
-		for (int q = 0; q < 4; q++) {
-			const uint8_t *wr[4];
-			for (int i = 0; i < 4; i++)
-				wr[i] = w + (uint64_t)(r + 4 * q + i) * w_stride;
-			bf16_vd_fold(4, n, wr, x, c1 + 4 * q, c2 + 4 * q);
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		__m512 c[2 * GROUP];
+		UNROLL
+		for (int i = 0; i < 2 * GROUP; i++)
+			c[i] = _mm512_setzero_ps();
+		for (int64_t k = 0; k + 64 <= n; k += 64) {
+			prefetch_rows(nx, 2 * k, 128);
+			const __m512bh x0 = ld_bf16x32(x, k), x1 = ld_bf16x32(x, k + 32);
+			UNROLL
+			for (int i = 0; i < GROUP; i++) {
+				c[i] = _mm512_dpbf16_ps(c[i], ld_bf16x32(wr[i], k), x0);
+				c[GROUP + i] = _mm512_dpbf16_ps(c[GROUP + i], ld_bf16x32(wr[i], k + 32), x1);
+			}
 		}
-		const __m512 s1 = reduce16x16(c1), s2 = reduce16x16(c2);
-		float f1[16], f2[16];
-		_mm512_storeu_ps(f1, s1);
-		_mm512_storeu_ps(f2, s2);
-		for (int i = 0; i < 16; i++)
-			y[r + i] = (float)bf16_tail(n, w + (uint64_t)(r + i) * w_stride, x,
-						    (double)f1[i] + (double)f2[i]);
-	}
-	for (; r < n_rows; r++) {
-		const uint8_t *wr = w + (uint64_t)r * w_stride;
-		__m512 c1, c2;
-		bf16_vd_fold(1, n, &wr, x, &c1, &c2);
-		y[r] = (float)bf16_tail(n, wr, x, (double)reduce16(c1) + (double)reduce16(c2));
+		const __m512 s = reduce16x16(c);
+		const __m512d d = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s)),
+						_mm512_cvtps_pd(_mm256_castpd_ps(
+							_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
+		float out[GROUP];
+		if (n % 64 == 0) {
+			_mm256_storeu_ps(out, _mm512_cvtpd_ps(d));
+		} else {
+			double dd[GROUP];
+			_mm512_storeu_pd(dd, d);
+			for (int i = 0; i < GROUP; i++)
+				out[i] = (float)bf16_tail(n, wr[i], x, dd[i]);
+		}
+		store_group(y, r0, n_rows, out, GROUP);
 	}
 }
 
