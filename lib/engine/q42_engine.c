@@ -523,6 +523,9 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	} else if (e->arith == Q42_ARITH_LLAMACPP) {
 		att_f16_products(e);
 	}
+	e->kv_quantize = e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F16
+				 ? e->cops->quantize_f16
+				 : e->kvq->quantize;
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 
 	rc = bind_tensors(e, err);

@@ -96,6 +96,10 @@ struct q42_engine {
 	uint32_t kv_type;
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
+	/* f32 rows into kv_type (K, V, and q and the softmax row for the
+	 * products): kvq->quantize, or the compat table's SIMD f16
+	 * conversion, which gives the same bits faster */
+	void (*kv_quantize)(const float *src, void *dst, int64_t n);
 	uint64_t k_row_bytes, v_elem_bytes;
 	/* attention products K.q and V.p, for passes of several tokens and
 	 * of one (kvk->vec_dot, or the llama.cpp f32 and f16 kernels) */

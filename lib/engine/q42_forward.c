@@ -354,7 +354,7 @@ static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 	op_rope(e, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, e->hd_k, cache);
 	op_rope(e, k, kvh_n, e->hd_k, cache);
 	for (uint32_t h = 0; h < kvh_n; h++)
-		e->kvq->quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
+		e->kv_quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
 }
 
 /* Dimension r (kv head r / hd_v, dimension r % hd_v) of the v rows of all
@@ -369,7 +369,7 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
 	const float *v = e->v + r;
 	for (uint32_t t = 0; t < n_tok; t++)
 		tmp[t] = v[t * stride];
-	e->kvq->quantize(tmp, v_row(e, l, r / e->hd_v, r % e->hd_v) +
+	e->kv_quantize(tmp, v_row(e, l, r / e->hd_v, r % e->hd_v) +
 				      (uint64_t)e->n_past * e->v_elem_bytes, n_tok);
 }
 
@@ -451,12 +451,12 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	const void *pq = copy ? (const void *)ts->pq : (const void *)s;
 
 	if (copy)
-		e->kvq->quantize(q, ts->qq, e->hd_k);
+		e->kv_quantize(q, ts->qq, e->hd_k);
 	att_dots(kq_rows, kq, e->hd_k, n_kv, s, k_row(e, a->l, kvh, 0), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	e->softmax(n_kv, s, s);
 	if (copy)
-		e->kvq->quantize(s, ts->pq, n_kv);
+		e->kv_quantize(s, ts->pq, n_kv);
 	att_dots(kqv_rows, kqv, n_kv, e->hd_v, out, v_row(e, a->l, kvh, 0),
 		 (uint64_t)e->n_ctx * e->v_elem_bytes, pq);
 }

@@ -18,9 +18,13 @@
 # weight stream / membw); the table shows the medians of the values and,
 # as the ratio, the median of the rounds' ratios.
 #
+# Both programs keep their KV cache in BENCH_KV (f16 by default: llama.cpp's
+# and llama-bench's default type; q42run --kv-type, llamapeer --kv).
+# llama.cpp keeps its other defaults (flash attention on for the CPU).
+#
 # Environment (set by the Makefile): MODEL, Q42RUN, RUNSTAT, LLAMAPEER,
 # BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_CTX (empty: q42's
-# default), BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
+# default), BENCH_KV, BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
 # pages and sources), BENCH_TOK_REPS, SRCDIR.
 set -u
 
@@ -28,7 +32,7 @@ die() { echo "make bench: $*" >&2; exit 1; }
 [ -n "${MODEL:-}" ] || die "set MODEL=path/to/model.gguf"
 [ -r "$MODEL" ] || die "$MODEL: cannot read"
 pp=${BENCH_PP:-128} tg=${BENCH_TG:-64} reps=${BENCH_REPS:-5} th=${BENCH_THREADS:-2}
-tok_reps=${BENCH_TOK_REPS:-3}
+tok_reps=${BENCH_TOK_REPS:-3} kv=${BENCH_KV:-f16}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/q42-bench.XXXXXX") || die "cannot create a temporary folder"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -50,12 +54,12 @@ mb=$(dirname "${peer:-/nonexistent}")/membw
 : >"$tmp/rounds"
 r=0 ctx= l=
 while [ "$r" -lt "$reps" ]; do
-	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" $ctxopt) ||
+	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" $ctxopt) ||
 		die "q42run --bench failed"
 	[ -n "$ctx" ] || ctx=$(field "$q" ctx)
 	l= bw=
 	if [ -n "$peer" ]; then
-		l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps 1 --threads "$th" 2>/dev/null |
+		l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps 1 --threads "$th" --kv "$kv" 2>/dev/null |
 			grep pp_tok_s) || { echo "make bench: llamapeer bench failed, q42 only" >&2; peer=; l=; }
 	fi
 	[ -n "$peer" ] && [ -n "$mb" ] &&
@@ -83,12 +87,12 @@ fi
 r=0
 while [ "$r" -lt "$reps" ]; do
 	o=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg 0 --reps 1 -t "$th" \
-		-c "$ctx") || die "q42run --bench --tg 0 failed"
+		--kv-type "$kv" -c "$ctx") || die "q42run --bench --tg 0 failed"
 	field "$o" ttft_first_ms >>"$tmp/q_ttft"
 	field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/q_rss"
 	if [ -n "$peer" ]; then
 		o=$("$RUNSTAT" -o "$tmp/rs" "$peer" gen "$MODEL" "$ids" 1 --ctx "$ctx" --threads "$th" \
-			--no-warmup 2>/dev/null | grep '^timing:') || { echo "make bench: llamapeer gen failed" >&2; peer=; }
+			--kv "$kv" --no-warmup 2>/dev/null | grep '^timing:') || { echo "make bench: llamapeer gen failed" >&2; peer=; }
 		if [ -n "$peer" ]; then
 			echo "$(field "$o" load_ms) $(field "$o" prefill_ms)" | awk '{ print $1 + $2 }' >>"$tmp/l_ttft"
 			field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/l_rss"
@@ -139,7 +143,7 @@ if [ -n "$peer" ] && [ -n "$l" ]; then
 	lttft=$(median <"$tmp/l_ttft") lrss=$(median <"$tmp/l_rss") ltok=$(median <"$tmp/l_tok")
 fi
 echo
-echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, medians of $reps rounds" \
+echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, KV cache $kv, medians of $reps rounds" \
 	"(ratios: of the rounds' ratios; tokenizer: $tok_reps runs over $bytes bytes; same ids: $same)"
 row() { # label q42 llama better [ratio, default q42 / llama]
 	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" -v pr="${5:-}" 'BEGIN {
