@@ -365,6 +365,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	const q42_compat_rows_fn simd = simd_of[kind];
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
 	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
+	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const uint64_t bytes = kind == K_COMPAT_Q4_0 || kind == K_COMPAT_IQ4_NL ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
@@ -373,7 +374,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 							 : Q8_0_BYTES;
 	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
 	/* cbuf, bq, bd, dw, unp; Q5_1: bs, mw */
-	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, (size_t)(TR * n),
+	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, q8 ? 0 : (size_t)(TR * n),
 			       q51 ? act : 0, q51 ? rs : 0};
 	void *pc[7];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(7, len, pc) : NULL;
@@ -416,8 +417,15 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 									      _mm512_srli_epi32(g, 16))));
 			}
 		}
-		unpack_q32(kind, wr, w_stride, nb, n, unp);
 		prefetch_group(w, w_stride, r0, full);
+		if (q8) {
+			/* Q8_0's quants are signed bytes already: the tiles load
+			 * them from the blocks in place */
+			q32_group(step, wr + Q8_0_QS, w_stride, Q8_0_BYTES, dw, mw, nb, bq, bd, bs, n_tok, cbuf,
+				  y + r0, y_stride);
+			continue;
+		}
+		unpack_q32(kind, wr, w_stride, nb, n, unp);
 		BARRIER();
 		q32_group(step, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, mw, nb, bq, bd, bs, n_tok,
 			  cbuf, y + r0, y_stride);
