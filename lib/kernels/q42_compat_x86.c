@@ -1366,8 +1366,7 @@ A5_INLINE __m512i q41_dm(const __m512i l[GROUP], const struct q41_dm_tabs *t)
 A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
-	__m512i perm, cnt;
-	q5_pair_tables(Q4_1_BYTES, Q4_1_QS, &perm, &cnt);
+	const __m512i perm = q5_pair_perm(Q4_1_BYTES, Q4_1_QS);
 	const struct q41_dm_tabs dmt = q41_dm_tables();
 	struct pair_act pre[PAIR_PRE];
 	__m512 pre_s[PAIR_PRE];
@@ -1393,11 +1392,8 @@ A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
 				UNROLL
 				for (int r = 0; r < GROUP; r++) {
 					l[r] = _mm512_maskz_loadu_epi8((__mmask64)((1ull << (2 * Q4_1_BYTES)) - 1), wr[r] + o);
-					v[r] = _mm512_dpbusd_epi32(
-						_mm512_setzero_si512(),
-						_mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(perm, l[r]), cnt),
-								 _mm512_set1_epi8(0x0F)),
-						a.yq);
+					v[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+								   pair_nibbles(_mm512_permutexvar_epi8(perm, l[r])), a.yq);
 				}
 				const __m512 s = _mm512_cvtepi32_ps(reduce_pairs16(v));
 				const __m512i dm = q41_dm(l, &dmt);
