@@ -430,17 +430,15 @@ static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
  * (q42_compat.h): ggml_vec_dot_f16 for passes of one token, tinyBLAS for
  * longer ones where its shape rules allow it (the cache length it pads to
  * is a multiple of 256, so only head_dim decides). K rows are head_dim
- * long and unpadded: with head_dim not a multiple of 64 their one-token
- * product sums its last elements in double, and only the one-row function
- * has that. */
+ * long and unpadded, V rows padded. */
 static void att_f16_products(q42_engine *e)
 {
 	const q42_compat_ops *c = e->cops;
-	const bool k_whole = e->hd_k % 64 == 0, k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
+	const bool k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
 	e->att_kq_one = q42_compat_dot_f16;
-	e->att_kq_one_rows = k_whole ? c->dot_f16_pad_rows : NULL;
-	e->att_kq = k_tb ? c->dot_f16_lanes : e->att_kq_one;
-	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
+	e->att_kq_one_rows = c->dot_f16_rows;
+	e->att_kq = k_tb ? c->dot_f16_lanes : q42_compat_dot_f16;
+	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : c->dot_f16_rows;
 	e->att_kqv_one = c->dot_f16_pad;
 	e->att_kqv_one_rows = c->dot_f16_pad_rows;
 	e->att_kqv = v_tb ? c->dot_f16_lanes : c->dot_f16_pad;

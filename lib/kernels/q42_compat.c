@@ -517,6 +517,13 @@ void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
 	*out = (float)sum;
 }
 
+void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+			     const void *x)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		q42_compat_dot_f16(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+}
+
 /* ---- BF16 weights ------------------------------------------------------- */
 
 /* llama.cpp keeps BF16 matrices in the plain CPU buffer and converts the
@@ -744,7 +751,8 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_q8_1, q42_compat_quantize_f16,
 		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
 		q42_compat_dot_f32_lanes_rows, q42_compat_dot_f16_pad, q42_compat_dot_f16_lanes,
-		q42_compat_dot_f16_pad_rows, q42_compat_dot_f16_lanes_rows, q42_compat_softmax,
+		q42_compat_dot_f16_pad_rows, q42_compat_dot_f16_lanes_rows, q42_compat_dot_f16_rows,
+		q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope, q42_op_add};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2: the scalar row ops compiled with FMA (q42_compat_float.h) */
@@ -753,7 +761,7 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		q42_compat_dot_f32_fma, q42_compat_dot_f32_lanes_fma, q42_compat_dot_f32_rows_fma,
 		q42_compat_dot_f32_lanes_rows_fma, q42_compat_dot_f16_pad_fma,
 		q42_compat_dot_f16_lanes_fma, q42_compat_dot_f16_pad_rows_fma,
-		q42_compat_dot_f16_lanes_rows_fma, q42_compat_softmax_fma,
+		q42_compat_dot_f16_lanes_rows_fma, q42_compat_dot_f16_rows, q42_compat_softmax_fma,
 		q42_compat_swiglu_fma, q42_compat_rope_fma, q42_op_add};
 	static const q42_compat_ops avx512 = {
 		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_q8_1_avx512,
@@ -762,6 +770,7 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_lanes_rows_avx512,
 		q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_lanes_avx512,
 		q42_compat_dot_f16_pad_rows_avx512, q42_compat_dot_f16_lanes_rows_avx512,
+		q42_compat_dot_f16_rows_avx512,
 		q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512,
 		q42_compat_add_avx512};
 	switch (usable_isa(isa)) {

@@ -109,6 +109,8 @@ typedef struct q42_compat_ops {
 	void (*dot_f16_lanes)(int64_t n, float *out, const void *w, const void *x);
 	q42_compat_dots_fn dot_f16_pad_rows;
 	q42_compat_dots_fn dot_f16_lanes_rows;
+	/* and q42_compat_dot_f16 over many rows (unpadded K rows) */
+	q42_compat_dots_fn dot_f16_rows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
@@ -228,6 +230,8 @@ Q42_API void q42_compat_dot_f16_pad_rows(int64_t n, int64_t n_rows, float *out, 
 					 uint64_t w_stride, const void *x);
 Q42_API void q42_compat_dot_f16_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 					   uint64_t w_stride, const void *x);
+Q42_API void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+				     uint64_t w_stride, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row

@@ -2529,6 +2529,13 @@ A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
 	}
 }
 
+/* The same products as attention's dots: one token, out[r] per row. */
+A5 void q42_compat_dot_f16_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+				       uint64_t w_stride, const void *x)
+{
+	q42_compat_rows_f16_avx512(n, n_rows, w, w_stride, 1, x, 0, out, 0);
+}
+
 A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 {
 	const int64_t np = n & ~(int64_t)63;

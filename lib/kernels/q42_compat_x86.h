@@ -82,6 +82,8 @@ void q42_compat_dot_f16_pad_rows_avx512(int64_t n, int64_t n_rows, float *out, c
 					uint64_t w_stride, const void *x);
 void q42_compat_dot_f16_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
 					  uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+				    uint64_t w_stride, const void *x);
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);

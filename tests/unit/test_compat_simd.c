@@ -359,6 +359,7 @@ static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, con
 		{"dot_f32_lanes_rows", q42_compat_dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
 		{"dot_f16_pad_rows", q42_compat_dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
 		{"dot_f16_lanes_rows", q42_compat_dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
+		{"dot_f16_rows", q42_compat_dot_f16, o->dot_f16_rows, w16, x16, 2},
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
