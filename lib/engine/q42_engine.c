@@ -436,9 +436,11 @@ static void att_f16_products(q42_engine *e)
 	const q42_compat_ops *c = e->cops;
 	const bool k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
 	e->att_kq_one = q42_compat_dot_f16;
-	e->att_kq_one_rows = c->dot_f16_rows;
+	/* whole 64-steps: the padded form is the same sum, sixteen rows
+	 * reduced at once */
+	e->att_kq_one_rows = e->hd_k % 64 == 0 ? c->dot_f16_pad_rows : c->dot_f16_rows;
 	e->att_kq = k_tb ? c->dot_f16_lanes : q42_compat_dot_f16;
-	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : c->dot_f16_rows;
+	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
 	e->att_kqv_one = c->dot_f16_pad;
 	e->att_kqv_one_rows = c->dot_f16_pad_rows;
 	e->att_kqv = v_tb ? c->dot_f16_lanes : c->dot_f16_pad;
