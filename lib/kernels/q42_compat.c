@@ -682,7 +682,8 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
 		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
-		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, rows_bf16, rows_bf16_vd};
+		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, q42_compat_rows_bf16_avx2,
+		q42_compat_rows_bf16_vd_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
@@ -691,8 +692,9 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
 		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512,
 		q42_compat_rows_iq4_xs_avx512, q42_compat_rows_bf16_avx512, q42_compat_rows_bf16_vd_avx512};
-	if ((which == R_BF16 || which == R_BF16_VD) && (isa != Q42_ISA_AVX512 || !q42_cpu_has_avx512bf16()))
-		return scalar[which];
+	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form */
+	if ((which == R_BF16 || which == R_BF16_VD) && isa == Q42_ISA_AVX512 && !q42_cpu_has_avx512bf16())
+		return avx2[which];
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_compat_rows_fn amx[R_COUNT] = {

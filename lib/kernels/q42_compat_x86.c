@@ -2785,7 +2785,7 @@ DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, 1, t
 
 /* VDPBF16PS is the rounding q42_compat_dot_bf16 and _tb define, so these
  * kernels run it as llama.cpp's AVX-512 BF16 build does; CPUs without it
- * keep the scalar definitions (q42_compat.c asks q42_cpu_has_avx512bf16). */
+ * take the AVX2 kernels below (q42_compat.c asks q42_cpu_has_avx512bf16). */
 #define A5B                                                                                      \
 	__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni," \
 			      "avx512bf16")))
@@ -2904,6 +2904,120 @@ A5B static void bf16_tb_rows(Q42_COMPAT_ROWS_ARGS)
 			else
 				bf16_tb_tile(1, 1, n, wr, w_stride, xt, x_stride, yt, y_stride);
 		}
+}
+
+/* ---- BF16 without VDPBF16PS (AVX2) ------------------------------------- */
+
+/* The same lanes with FMA: a lane's dword holds a pair of bf16, the odd
+ * element in its high half and the even one in its low half, each an f32
+ * once masked or shifted into place; the odd product is added first. With
+ * the MXCSR's DAZ and FTZ bits set around the loop, each add reads and
+ * flushes subnormals as VDPBF16PS does (the bits are restored before the
+ * reductions, which run as ggml's do). */
+#define MXCSR_DAZ_FTZ 0x8040u
+
+A2_INLINE __m256 bf16_odd(__m256i v)
+{
+	return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32((int)0xFFFF0000u)));
+}
+
+A2_INLINE __m256 bf16_even(__m256i v)
+{
+	return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+/* sixteen lanes as two halves */
+struct lanes16 {
+	__m256 lo, hi;
+};
+
+/* one VDPBF16PS: 32 bf16 of w and of x into c */
+A2_INLINE struct lanes16 dp_bf16x32(struct lanes16 c, const uint8_t *w, const uint8_t *x)
+{
+	const __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+	const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)x);
+	const __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 32));
+	const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(x + 32));
+	c.lo = _mm256_fmadd_ps(bf16_even(a0), bf16_even(b0), _mm256_fmadd_ps(bf16_odd(a0), bf16_odd(b0), c.lo));
+	c.hi = _mm256_fmadd_ps(bf16_even(a1), bf16_even(b1), _mm256_fmadd_ps(bf16_odd(a1), bf16_odd(b1), c.hi));
+	return c;
+}
+
+A2_INLINE float reduce_lanes16(struct lanes16 c)
+{
+	return reduce16_halves(c.lo, c.hi);
+}
+
+/* bf16_vd_rows in two rows at a time (an odd last row paired with
+ * itself) */
+A2 static void bf16_vd_rows_avx2(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
+				 const uint8_t *x, float *y)
+{
+	const unsigned csr = _mm_getcsr();
+	for (int64_t r = 0; r < n_rows; r += 2) {
+		const uint8_t *row[2] = {w + (uint64_t)r * w_stride,
+					 w + (uint64_t)(r + 1 < n_rows ? r + 1 : r) * w_stride};
+		struct lanes16 c[2][2];
+		UNROLL
+		for (int i = 0; i < 2; i++)
+			c[i][0].lo = c[i][0].hi = c[i][1].lo = c[i][1].hi = _mm256_setzero_ps();
+		_mm_setcsr(csr | MXCSR_DAZ_FTZ);
+		for (int64_t k = 0; k + 64 <= n; k += 64)
+			UNROLL
+			for (int i = 0; i < 2; i++) {
+				c[i][0] = dp_bf16x32(c[i][0], row[i] + 2 * k, x + 2 * k);
+				c[i][1] = dp_bf16x32(c[i][1], row[i] + 2 * k + 64, x + 2 * k + 64);
+			}
+		_mm_setcsr(csr);
+		for (int i = 0; i < 2 && r + i < n_rows; i++)
+			y[r + i] = (float)bf16_tail(n, row[i], x,
+						    (double)reduce_lanes16(c[i][0]) + (double)reduce_lanes16(c[i][1]));
+	}
+}
+
+/* bf16_tb_rows in tiles of 2 rows x 2 tokens (odd ends paired with
+ * themselves) */
+A2 static void bf16_tb_rows_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	const unsigned csr = _mm_getcsr();
+	for (int64_t t = 0; t < n_tok; t += 2)
+		for (int64_t r = 0; r < n_rows; r += 2) {
+			const uint8_t *row[2], *tok[2];
+			for (int i = 0; i < 2; i++) {
+				row[i] = (const uint8_t *)w + (uint64_t)(r + i < n_rows ? r + i : r) * w_stride;
+				tok[i] = (const uint8_t *)x + (uint64_t)(t + i < n_tok ? t + i : t) * x_stride;
+			}
+			struct lanes16 c[2][2];
+			UNROLL
+			for (int i = 0; i < 2; i++)
+				c[i][0].lo = c[i][0].hi = c[i][1].lo = c[i][1].hi = _mm256_setzero_ps();
+			_mm_setcsr(csr | MXCSR_DAZ_FTZ);
+			for (int64_t k = 0; k < n; k += 32)
+				UNROLL
+				for (int i = 0; i < 2; i++)
+					UNROLL
+					for (int j = 0; j < 2; j++)
+						c[i][j] = dp_bf16x32(c[i][j], row[i] + 2 * k, tok[j] + 2 * k);
+			_mm_setcsr(csr);
+			for (int i = 0; i < 2 && r + i < n_rows; i++)
+				for (int j = 0; j < 2 && t + j < n_tok; j++)
+					y[(uint64_t)(t + j) * y_stride + (uint64_t)(r + i)] = reduce_lanes16(c[i][j]);
+		}
+}
+
+A2 void q42_compat_rows_bf16_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	if (n_tok == 1)
+		bf16_vd_rows_avx2(n, n_rows, w, w_stride, x, y);
+	else
+		bf16_tb_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A2 void q42_compat_rows_bf16_vd_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	for (int64_t t = 0; t < n_tok; t++)
+		bf16_vd_rows_avx2(n, n_rows, w, w_stride, (const uint8_t *)x + (uint64_t)t * x_stride,
+				  y + (uint64_t)t * y_stride);
 }
 
 /* q42_compat.c's rows_bf16_vd: vec_dot for every token */
