@@ -516,9 +516,14 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
 	e->add = e->cops->add;
 	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
-		e->att_kq = e->att_kq_one = e->att_kqv_one = e->cops->dot_f32;
+		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
+		 * length (the padded form only where they are whole 64-steps) */
+		const bool k_whole = e->hd_k % 64 == 0;
+		e->att_kq = e->att_kq_one = k_whole ? e->cops->dot_f32 : q42_compat_dot_f32_vd;
+		e->att_kq_rows = e->att_kq_one_rows = k_whole ? e->cops->dot_f32_rows : NULL;
+		e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;
-		e->att_kq_rows = e->att_kq_one_rows = e->att_kqv_one_rows = e->cops->dot_f32_rows;
+		e->att_kqv_one_rows = e->cops->dot_f32_rows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_rows;
 	} else if (e->arith == Q42_ARITH_LLAMACPP) {
 		att_f16_products(e);

@@ -517,6 +517,21 @@ void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
 	*out = (float)sum;
 }
 
+/* ggml_vec_dot_f32 on a row of its true length: the whole 64-steps as
+ * q42_compat_dot_f32 sums them, then each leftover product rounded and
+ * added to that float sum (the build does not fuse sumf += x * y: the
+ * oracle golden mm_f32_odd_cpu tells the two apart). */
+void q42_compat_dot_f32_vd(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	const int64_t np = n & ~(int64_t)63;
+	float s;
+	q42_compat_dot_f32(np, &s, w, x);
+	for (int64_t i = np; i < n; i++)
+		s = s + a[i] * b[i];
+	*out = s;
+}
+
 void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
 			     const void *x)
 {
@@ -633,6 +648,10 @@ SCALAR_ROWS(rows_iq4_xs, q42_compat_dot_iq4_xs)
 	}
 /* IQ4_NL in the plain CPU buffer */
 PASS_ROWS(rows_iq4_nl_cpu, q42_compat_dot_iq4_nl_cpu, q42_compat_dot_iq4_nl_tb)
+/* F32 weights likewise: tinyBLAS's f32 lanes for a pass of a shape it
+ * takes, ggml_vec_dot_f32 otherwise */
+PASS_ROWS(rows_f32, q42_compat_dot_f32_vd, q42_compat_dot_f32_lanes)
+SCALAR_ROWS(rows_f32_vd, q42_compat_dot_f32_vd)
 /* BF16 of a shape llamafile takes (else vec_dot for any pass) */
 PASS_ROWS(rows_bf16, q42_compat_dot_bf16, q42_compat_dot_bf16_tb)
 SCALAR_ROWS(rows_bf16_vd, q42_compat_dot_bf16)
@@ -667,14 +686,14 @@ static enum q42_isa usable_isa(enum q42_isa isa)
 
 /* Row products per dtype index and ISA. */
 enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_BF16, R_BF16_VD, R_COUNT };
+       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_BF16, R_BF16_VD, R_F32, R_F32_VD, R_COUNT };
 
 static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 {
 	static const q42_compat_rows_fn scalar[R_COUNT] = {
 		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
 		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl,
-		rows_iq4_xs, rows_bf16, rows_bf16_vd};
+		rows_iq4_xs, rows_bf16, rows_bf16_vd, rows_f32, rows_f32_vd};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_compat_rows_fn avx2[R_COUNT] = {
 		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
@@ -683,7 +702,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
 		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
 		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, q42_compat_rows_bf16_avx2,
-		q42_compat_rows_bf16_vd_avx2};
+		q42_compat_rows_bf16_vd_avx2, rows_f32, rows_f32_vd};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
@@ -691,7 +710,8 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
 		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
 		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512,
-		q42_compat_rows_iq4_xs_avx512, q42_compat_rows_bf16_avx512, q42_compat_rows_bf16_vd_avx512};
+		q42_compat_rows_iq4_xs_avx512, q42_compat_rows_bf16_avx512, q42_compat_rows_bf16_vd_avx512,
+		q42_compat_rows_f32_avx512, q42_compat_rows_f32_vd_avx512};
 	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form */
 	if ((which == R_BF16 || which == R_BF16_VD) && isa == Q42_ISA_AVX512 && !q42_cpu_has_avx512bf16())
 		return avx2[which];
@@ -704,7 +724,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
 		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
 		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_amx, q42_compat_rows_bf16_avx512,
-		q42_compat_rows_bf16_vd_avx512};
+		q42_compat_rows_bf16_vd_avx512, q42_compat_rows_f32_avx512, q42_compat_rows_f32_vd_avx512};
 	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
 		return amx[which];
 #endif
@@ -900,6 +920,14 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		       pick(out, q3 ? q42_compat_dot_q3_k : tq1 ? q42_compat_dot_tq1_0 : q42_compat_dot_tq2_0,
 			    rows_for(q3 ? R_Q3_K : tq1 ? R_TQ1_0 : R_TQ2_0, use), q8k_kernels(use)->quantize,
 			    Q42_DTYPE_Q8_K, q3 ? "cpu-q3_K" : tq1 ? "cpu-tq1_0" : "cpu-tq2_0");
+	}
+	case Q42_DTYPE_F32: {
+		/* the plain CPU buffer: llamafile's tinyBLAS for the tokens of
+		 * a pass where its shape rules allow (4 rows, 16 values),
+		 * ggml_vec_dot_f32 for a lone token and every other shape */
+		const bool tb = n_out % 4 == 0 && n_in % 16 == 0;
+		return pick(out, q42_compat_dot_f32_vd, rows_for(tb ? R_F32 : R_F32_VD, use), NULL, Q42_DTYPE_F32,
+			    tb ? "cpu-f32" : "cpu-f32-vec");
 	}
 	case Q42_DTYPE_BF16: {
 		/* never in the AMX buffer: llamafile's tinyBLAS for the tokens

@@ -209,6 +209,12 @@ Q42_API void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const 
  * not round as llama.cpp does). */
 Q42_API void q42_compat_dot_f32(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
+/* ggml_vec_dot_f32 on the row's true length (no padding): K rows whose
+ * head_dim is not a multiple of 64, and F32 weight matrices (plain CPU
+ * buffer: this for a lone token, q42_compat_dot_f32_lanes, llamafile's
+ * tinyBLAS, for a pass of more when the matrix has a multiple of 4 rows of
+ * a multiple of 16 values). */
+Q42_API void q42_compat_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_compat_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
 Q42_API void q42_compat_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,

@@ -57,6 +57,10 @@ void q42_compat_rows_bf16_vd_avx512(Q42_COMPAT_ROWS_ARGS);
 /* the same with FMA and the MXCSR's DAZ and FTZ bits (any AVX2 CPU) */
 void q42_compat_rows_bf16_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_bf16_vd_avx2(Q42_COMPAT_ROWS_ARGS);
+/* F32 weights (q42_compat_dot_f32_vd, and _lanes for the tokens of a
+ * pass) */
+void q42_compat_rows_f32_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f32_vd_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 
 /* The generic ggml arithmetic's Q8_0, Q5_0 and Q5_1 products

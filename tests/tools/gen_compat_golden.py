@@ -44,6 +44,7 @@ IQ4_XS_TYPE = 23    # ggml_type of iq4_xs (AMX buffer)
 BF16_TYPE = 30      # ggml_type of bf16 (plain CPU buffer)
 MM_K_BF16_ODD = 464 # 7 steps of 64 and 16 more: vec_dot's tail in double; no tinyBLAS (not a multiple of 32)
 F32_K, F32_N, F32_M = 256, 8, 2   # f32 product in the plain CPU buffer (llamafile tinyBLAS)
+F32_K_ODD, F32_M_ODD = 200, 3     # three 64-steps and 8 leftovers; not a multiple of 16: vec_dot
 Q8_N = 1024
 DOT_F16_NS = (512, 100, 37)
 DOT_F32_CASES = ((64, 64), (19, 256), (100, 256), (256, 256))  # (values, zero-padded length)
@@ -196,6 +197,12 @@ def main():
     # refuses (vec_dot for every row count)
     weight_mm(BF16_TYPE, "bf16", MM_K, [("cpu", "bf16_cpu")])
     weight_mm(BF16_TYPE, "bf16_odd", MM_K_BF16_ODD, [("cpu", "bf16_odd_cpu")], tname="bf16")
+    # F32 weights with rows tinyBLAS declines (200 is not a multiple of 16):
+    # ggml_vec_dot_f32 on the row's true length, its 8 leftovers included
+    wf = rng.standard_normal((F32_N, F32_K_ODD)).astype(np.float32)
+    xf = rng.uniform(-1, 1, (F32_M_ODD, F32_K_ODD)).astype(np.float32)
+    put("mm_f32_odd_cpu.bin", wf, xf,
+        oracle(a.oracle, ["mul_mat", "cpu", "f32", F32_K_ODD, F32_N, F32_M_ODD], wf.tobytes() + xf.tobytes()))
 
 if __name__ == "__main__":
     main()

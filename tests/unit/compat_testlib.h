@@ -110,6 +110,12 @@ static inline void fill_weights(uint32_t dtype, uint8_t *w, int64_t n_rows, int6
 				put_half(row + bb * b + bb - 2, rndf(0.05f));
 			break;
 		}
+		case Q42_DTYPE_F32:
+			for (int64_t k = 0; k < n; k++) {
+				const float v = rndf(1.0f);
+				memcpy(row + 4 * k, &v, sizeof v);
+			}
+			break;
 		case Q42_DTYPE_BF16:
 			/* every 37th value subnormal, and every row 3 of 8 all
 			 * subnormal (VDPBF16PS reads them as zero, the scalar tail

@@ -26,7 +26,7 @@
 /* shapes of tests/tools/gen_compat_golden.py */
 enum {
 	MM_K = 512, MM_K_F16 = 256, MM_K_ODD = 480, MM_K_BF16_ODD = 464, MM_N = 64, MM_M_MAX = 19,
-	F32_K = 256, F32_N = 8, F32_M = 2,
+	F32_K = 256, F32_N = 8, F32_M = 2, F32_K_ODD = 200, F32_M_ODD = 3,
 	Q8_N = 1024,
 	SM_N = 256, SM_ROWS = 6,
 };
@@ -269,6 +269,31 @@ static void test_mm_f32_lanes(void **state)
 	free(b.data);
 }
 
+/* F32 weights whose rows tinyBLAS declines (200 values): ggml_vec_dot_f32
+ * on the true length for every token, the 8 leftovers multiplied and
+ * added unfused; and the selection's rows give the same bits. */
+static void test_mm_f32_vd(void **state)
+{
+	(void)state;
+	const size_t nw = F32_N * F32_K_ODD, nx = F32_M_ODD * F32_K_ODD;
+	blob b = golden("mm_f32_odd_cpu.bin", (nw + nx + F32_M_ODD * F32_N) * 4);
+	const float *w = (const float *)b.data, *x = w + nw;
+	const uint8_t *want = b.data + (nw + nx) * 4;
+	float got[F32_M_ODD * F32_N];
+	q42_compat_kernels k;
+	assert_true(q42_compat_select(Q42_DTYPE_F32, F32_N, F32_K_ODD, Q42_COMPAT_MATMUL, &k));
+	k.rows(F32_K_ODD, F32_N, w, F32_K_ODD * 4, F32_M_ODD, x, F32_K_ODD * 4, got, F32_N);
+	for (int m = 0; m < F32_M_ODD; m++)
+		for (int n = 0; n < F32_N; n++) {
+			float one;
+			q42_compat_dot_f32_vd(F32_K_ODD, &one, w + n * F32_K_ODD, x + m * F32_K_ODD);
+			expect_bits("mm_f32_odd_cpu", (size_t)(m * F32_N + n), one, f32_at(want, (size_t)(m * F32_N + n)));
+			expect_bits("mm_f32_odd_cpu rows", (size_t)(m * F32_N + n), got[m * F32_N + n],
+				    f32_at(want, (size_t)(m * F32_N + n)));
+		}
+	free(b.data);
+}
+
 /* A quantizer against its golden file: Q8_N floats, then blocks of
  * block_bytes (quantize_row_q8_0, or quantize_row_q8_1 on the same input:
  * the same quants and d, and s). */
@@ -433,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_mm_q3_k),
 		cmocka_unit_test(test_mm_q2_k), cmocka_unit_test(test_mm_iq4_nl), cmocka_unit_test(test_mm_iq4_xs),
 		cmocka_unit_test(test_mm_bf16),
+		cmocka_unit_test(test_mm_f32_vd),
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),

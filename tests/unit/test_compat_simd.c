@@ -175,6 +175,17 @@ static void test_rows_iq4_xs(void **state)
 	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256, 32, 35);
 }
 
+/* F32 weights: vec_dot on the true length for one token (whole 64-steps
+ * and leftovers), tinyBLAS lanes for more; a length tinyBLAS refuses */
+static void test_rows_f32(void **state)
+{
+	(void)state;
+	check_rows(Q42_DTYPE_F32, Q42_COMPAT_CPU, 64);
+	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 200, 21, 3);
+	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 100, 9, 1);
+	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 48, 5, 4);
+}
+
 /* BF16 (AVX-512 BF16 where the CPU has it): one token (groups of 16
  * rows and a rest, a 32-element tail past the 64-steps), tinyBLAS tiles
  * of 4 x 4 with row and token rests, and a length tinyBLAS refuses
@@ -456,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),
+		cmocka_unit_test(test_rows_f32),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
