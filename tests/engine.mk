@@ -57,6 +57,7 @@ EXTRA_DIST += tests/golden/compat/README tests/tools/gen_compat_golden.py tests/
 	tests/golden/compat/dot_f16.bin tests/golden/compat/dot_f32.bin \
 	tests/golden/compat/mm_f16_m1.f32 tests/golden/compat/mm_f16_m19.f32 \
 	tests/golden/compat/mm_f16_m4.f32 tests/golden/compat/mm_f32_cpu.bin \
+	tests/golden/compat/mm_f32_odd_cpu.bin \
 	tests/golden/compat/mm_q4_0_m1.f32 tests/golden/compat/mm_q4_0_m19.f32 \
 	tests/golden/compat/mm_q4_0_m4.f32 tests/golden/compat/mm_q4_K_m1.f32 \
 	tests/golden/compat/mm_q4_K_m19.f32 tests/golden/compat/mm_q4_K_m4.f32 \
