@@ -269,6 +269,56 @@ static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, 
 	return Q42_OK;
 }
 
+/* Matrices whose llama.cpp product has a faster form on a layout of its
+ * own (kernels/q42_pack.h: the same arithmetic, the bytes rearranged) are
+ * repacked once here, for the CPU forward pass only (a device backend
+ * uploads the file's bytes). The file's pages of a packed matrix are then
+ * dropped from the process (the mapping is private and read-only: a later
+ * read would fault them in again from the file), so the weights stay
+ * resident once; a tied output keeps them, the embedding lookup reads
+ * them. */
+static int pack_one(q42_engine *e, q42_weight *w, bool keep_file, q42_err *err)
+{
+	q42_compat_packed pk;
+	const uint64_t size = w->row_bytes * (uint64_t)w->n_out;
+	/* huge pages for the larger copies: the decode streams them */
+	const size_t align = size >= (2u << 20) ? (2u << 20) : 64u;
+	void *p = NULL;
+
+	if (w->data == NULL || w->n_out <= 1 ||
+	    !q42_compat_select_packed(w->dtype, w->n_out, w->n_in, Q42_COMPAT_MATMUL, e->isa, &pk))
+		return Q42_OK;
+	if (posix_memalign(&p, align, (size_t)((size + align - 1) / align * align)) != 0)
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack a %s matrix",
+				   (unsigned long long)size, q42_dtype_get(w->dtype)->name);
+#ifdef MADV_HUGEPAGE
+	if (align > 64u)
+		(void)madvise(p, (size_t)((size + align - 1) / align * align), MADV_HUGEPAGE);
+#endif
+	pk.pack(p, w->data, w->n_in, w->n_out);
+	if (!keep_file)
+		q42_mount_release(e->m, w->data, size);
+	w->packed = p;
+	w->data = p;
+	w->rows = pk.rows;
+	return Q42_OK;
+}
+
+static int pack_weights(q42_engine *e, q42_err *err)
+{
+	int rc = Q42_OK;
+	if (e->arith != Q42_ARITH_LLAMACPP || e->vkf != NULL)
+		return Q42_OK;
+	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++)
+		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_ && rc == Q42_OK; s++)
+			rc = pack_one(e, &e->layers[l].w[s], false, err);
+	if (rc == Q42_OK && e->g[Q42_W_OUTPUT].data != e->g[Q42_W_TOK_EMBD].data)
+		rc = pack_one(e, &e->g[Q42_W_OUTPUT], false, err);
+	else if (rc == Q42_OK)
+		rc = pack_one(e, &e->g[Q42_W_OUTPUT], true, err);
+	return rc;
+}
+
 static int bind_tensors(q42_engine *e, q42_err *err)
 {
 	uint64_t nt = q42_mount_n_tensors(e->m);
@@ -541,6 +591,9 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	rc = open_backend(e, o, err);
 	if (rc != Q42_OK)
 		goto fail;
+	rc = pack_weights(e, err);
+	if (rc != Q42_OK)
+		goto fail;
 	nth = o->n_threads ? o->n_threads : q42_pool_default_threads();
 	rc = q42_pool_open(&e->pool, nth, err);
 	if (rc != Q42_OK)
@@ -585,6 +638,10 @@ void q42_engine_close(q42_engine *e)
 	free(e->hu);
 	free(e->logits);
 	free(e->top1);
+	for (uint32_t l = 0; e->layers != NULL && l < e->n_layer; l++)
+		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++)
+			free(e->layers[l].w[s].packed);
+	free(e->g[Q42_W_OUTPUT].packed);
 	free(e->layers);
 	free(e);
 }

@@ -30,6 +30,9 @@ typedef struct q42_weight {
 	int64_t n_in;                /* ne[0] */
 	int64_t n_out;               /* ne[1] (1 for vectors) */
 	uint64_t row_bytes;
+	/* non-NULL: data points here, a copy repacked at load for rows
+	 * (kernels/q42_pack.h), owned by the engine */
+	void *packed;
 } q42_weight;
 
 typedef struct q42_layer {

@@ -308,3 +308,11 @@ int q42_mount_ident(q42_mount *m, const q42_model_ident **out, q42_err *err)
 	*out = &m->ident;
 	return Q42_OK;
 }
+
+void q42_mount_release(const q42_mount *m, const uint8_t *p, uint64_t len)
+{
+	const uintptr_t base = (uintptr_t)m->map.data, at = (uintptr_t)p;
+	if (m->map.data == NULL || at < base || at - base >= m->map.size)
+		return;
+	(void)q42_map_advise(&m->map, (uint64_t)(at - base), len, MADV_DONTNEED);
+}

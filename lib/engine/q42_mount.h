@@ -67,6 +67,12 @@ Q42_API const q42_tokenizer *q42_mount_tokenizer(const q42_mount *m);
 Q42_API uint64_t q42_mount_n_tensors(const q42_mount *m);
 /* Tensor i in file order; false when i is out of range. */
 Q42_API bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view *tv);
+/* The caller no longer reads bytes [p, p + len) of the mapping (it keeps a
+ * copy of its own): their pages are dropped from the process. The mapping
+ * stays valid; a later read faults them in again from the file. Pages
+ * shared with bytes outside the range are dropped as well, and come back
+ * the same way. Ranges outside the mapping are ignored. */
+Q42_API void q42_mount_release(const q42_mount *m, const uint8_t *p, uint64_t len);
 /* Tensor by name; false when absent. */
 Q42_API bool q42_mount_tensor(const q42_mount *m, const char *name, q42_tensor_view *tv);
 

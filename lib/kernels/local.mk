@@ -8,7 +8,8 @@ lib_libq42core_la_SOURCES += \
 	lib/kernels/q42_kernels_avx512.c lib/kernels/q42_kernels_x86.h lib/kernels/q42_ops.c \
 	lib/kernels/q42_kernels_impl.h \
 	lib/kernels/q42_compat.c lib/kernels/q42_compat_x86.c lib/kernels/q42_compat_x86.h \
-	lib/kernels/q42_amx.c lib/kernels/q42_amx.h
+	lib/kernels/q42_amx.c lib/kernels/q42_amx.h \
+	lib/kernels/q42_pack.c lib/kernels/q42_pack_x86.c lib/kernels/q42_pack.h
 q42kernelsdir = $(includedir)/q42/kernels
 q42kernels_HEADERS = lib/kernels/q42_kernels.h lib/kernels/q42_ops.h lib/kernels/q42_compat.h
 

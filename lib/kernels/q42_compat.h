@@ -78,6 +78,28 @@ Q42_API bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 				   enum q42_compat_place place, enum q42_isa isa,
 				   q42_compat_kernels *out);
 
+/* A weight layout repacked at load (kernels/q42_pack.h describes it): the
+ * same bytes per matrix as the file's, rearranged so that sixteen rows'
+ * blocks load and scale as one. rows computes exactly what the file
+ * layout's product (q42_compat_select_isa) computes, from the packed
+ * copy; it takes w at a row that is a multiple of 16, w_stride the file's
+ * row size, and n_rows a multiple of 16 or reaching the matrix's last row
+ * (the rows past the last full group keep the file's layout). */
+typedef struct q42_compat_packed {
+	q42_compat_rows_fn rows;
+	/* dst (n_out rows of the file's row size, 64-byte aligned for the
+	 * fastest loads) from the file's n_out rows at src */
+	void (*pack)(void *dst, const void *src, int64_t n_in, int64_t n_out);
+	const char *name; /* e.g. "r16-q5_0" */
+} q42_compat_packed;
+
+/* The packed form of the product q42_compat_select_isa would choose, where
+ * libq42 has one (Q5_0 on AVX-512 with VNNI, rows of at most 32768);
+ * false otherwise, and the caller keeps the file's layout. */
+Q42_API bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,
+				      enum q42_compat_place place, enum q42_isa isa,
+				      q42_compat_packed *out);
+
 /* Row products of the generic ggml arithmetic: the same bits as calling
  * q42_kernels_get(dtype, isa)->vec_dot per element, many weight rows and
  * tokens per call (the --arith ggml products, and the fallback for types

@@ -71,20 +71,23 @@ static double bench(struct job base, int threads, int reps)
 struct kind {
 	const char *name;
 	uint32_t dtype;
-	bool generic;
+	/* the file's layout and llama.cpp's arithmetic, the generic ggml
+	 * arithmetic, or the layout q42_compat_select_packed repacks to */
+	enum { F_COMPAT, F_GENERIC, F_PACKED } form;
 };
 
 static const struct kind kinds[] = {
-	{"q8_0", Q42_DTYPE_Q8_0, false}, {"q4_0", Q42_DTYPE_Q4_0, false},
-	{"q4_K", Q42_DTYPE_Q4_K, false}, {"q6_K", Q42_DTYPE_Q6_K, false},
-	{"f16", Q42_DTYPE_F16, false},	 {"gen-q8_0", Q42_DTYPE_Q8_0, true},
-	{"gen-q5_0", Q42_DTYPE_Q5_0, true},	 {"q5_1", Q42_DTYPE_Q5_1, false},
-	{"q5_K", Q42_DTYPE_Q5_K, false},	 {"gen-q5_1", Q42_DTYPE_Q5_1, true},
-	{"gen-q4_K", Q42_DTYPE_Q4_K, true},	 {"gen-q5_K", Q42_DTYPE_Q5_K, true},
-	{"q5_0", Q42_DTYPE_Q5_0, false},	 {"tq1_0", Q42_DTYPE_TQ1_0, false},
-	{"tq2_0", Q42_DTYPE_TQ2_0, false},	 {"q3_K", Q42_DTYPE_Q3_K, false},
-	{"q2_K", Q42_DTYPE_Q2_K, false},	 {"q4_1", Q42_DTYPE_Q4_1, false},
-	{"iq4_nl", Q42_DTYPE_IQ4_NL, false},	 {"iq4_xs", Q42_DTYPE_IQ4_XS, false},
+	{"q8_0", Q42_DTYPE_Q8_0, F_COMPAT}, {"q4_0", Q42_DTYPE_Q4_0, F_COMPAT},
+	{"q4_K", Q42_DTYPE_Q4_K, F_COMPAT}, {"q6_K", Q42_DTYPE_Q6_K, F_COMPAT},
+	{"f16", Q42_DTYPE_F16, F_COMPAT},	 {"gen-q8_0", Q42_DTYPE_Q8_0, F_GENERIC},
+	{"gen-q5_0", Q42_DTYPE_Q5_0, F_GENERIC},	 {"q5_1", Q42_DTYPE_Q5_1, F_COMPAT},
+	{"q5_K", Q42_DTYPE_Q5_K, F_COMPAT},	 {"gen-q5_1", Q42_DTYPE_Q5_1, F_GENERIC},
+	{"gen-q4_K", Q42_DTYPE_Q4_K, F_GENERIC},	 {"gen-q5_K", Q42_DTYPE_Q5_K, F_GENERIC},
+	{"q5_0", Q42_DTYPE_Q5_0, F_COMPAT},	 {"tq1_0", Q42_DTYPE_TQ1_0, F_COMPAT},
+	{"tq2_0", Q42_DTYPE_TQ2_0, F_COMPAT},	 {"q3_K", Q42_DTYPE_Q3_K, F_COMPAT},
+	{"q2_K", Q42_DTYPE_Q2_K, F_COMPAT},	 {"q4_1", Q42_DTYPE_Q4_1, F_COMPAT},
+	{"iq4_nl", Q42_DTYPE_IQ4_NL, F_COMPAT},	 {"iq4_xs", Q42_DTYPE_IQ4_XS, F_COMPAT},
+	{"r16-q5_0", Q42_DTYPE_Q5_0, F_PACKED},
 };
 
 static void usage(FILE *f)
@@ -147,12 +150,22 @@ int main(int argc, char **argv)
 		if (only != NULL && strcmp(only, k->name) != 0)
 			continue;
 		q42_compat_kernels ck;
-		if (k->generic) {
+		if (k->form == F_GENERIC) {
 			const q42_type_kernels *tk = q42_kernels_get(k->dtype, Q42_ISA_BEST);
 			ck.rows = q42_compat_generic_rows(k->dtype, Q42_ISA_BEST);
 			ck.vec_dot_type = tk->vec_dot_type;
 			ck.quantize = q42_kernels_get(tk->vec_dot_type, Q42_ISA_BEST)->quantize;
 			ck.name = "generic";
+		} else if (k->form == F_PACKED) {
+			/* random bytes are as good a packed matrix as a file's */
+			q42_compat_packed pk;
+			ck.rows = NULL;
+			if (q42_compat_select_packed(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, Q42_ISA_BEST,
+						     &pk) &&
+			    q42_compat_select(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, &ck)) {
+				ck.rows = pk.rows;
+				ck.name = pk.name;
+			}
 		} else if (!q42_compat_select(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, &ck)) {
 			ck.rows = NULL;
 		}
