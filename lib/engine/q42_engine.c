@@ -277,6 +277,27 @@ static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, 
  * read would fault them in again from the file), so the weights stay
  * resident once; a tied output keeps them, the embedding lookup reads
  * them. */
+struct pack_job {
+	const q42_compat_packed *pk;
+	uint8_t *dst;
+	const uint8_t *src;
+	int64_t n_in, n_out;
+	uint64_t row_bytes;
+};
+
+/* The threads' shares of a matrix: whole groups of sixteen rows (the last
+ * share also the rows past them), packed independently of each other. */
+static void pack_part(void *v, uint32_t ith, uint32_t nth)
+{
+	const struct pack_job *j = v;
+	const int64_t groups = j->n_out / 16;
+	const int64_t r0 = groups * ith / nth * 16;
+	const int64_t r1 = ith + 1 == nth ? j->n_out : groups * (ith + 1) / nth * 16;
+	const uint64_t off = (uint64_t)r0 * j->row_bytes;
+	if (r1 > r0)
+		j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
+}
+
 static int pack_one(q42_engine *e, q42_weight *w, bool keep_file, q42_err *err)
 {
 	q42_compat_packed pk;
@@ -295,7 +316,8 @@ static int pack_one(q42_engine *e, q42_weight *w, bool keep_file, q42_err *err)
 	if (align > 64u)
 		(void)madvise(p, (size_t)((size + align - 1) / align * align), MADV_HUGEPAGE);
 #endif
-	pk.pack(p, w->data, w->n_in, w->n_out);
+	struct pack_job j = {&pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
+	q42_pool_run(e->pool, pack_part, &j);
 	if (!keep_file)
 		q42_mount_release(e->m, w->data, size);
 	w->packed = p;
@@ -591,11 +613,11 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	rc = open_backend(e, o, err);
 	if (rc != Q42_OK)
 		goto fail;
-	rc = pack_weights(e, err);
-	if (rc != Q42_OK)
-		goto fail;
 	nth = o->n_threads ? o->n_threads : q42_pool_default_threads();
 	rc = q42_pool_open(&e->pool, nth, err);
+	if (rc != Q42_OK)
+		goto fail;
+	rc = pack_weights(e, err);
 	if (rc != Q42_OK)
 		goto fail;
 	rc = alloc_buffers(e, err);
