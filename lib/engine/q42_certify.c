@@ -270,6 +270,22 @@ static void case_compat(struct run *run, struct bufs *s, uint32_t dtype, enum q4
 			  (long long)n_out, CPU_TOK);
 	q42_certify_compare(&r, s->a, s->want, NULL, (uint64_t)(n_out * CPU_TOK));
 	emit(run, &r);
+
+	/* the repacked form the engine loads such a matrix into, if any
+	 * (a failed allocation skips it: certify reports what it ran) */
+	q42_compat_packed pk;
+	void *pw = NULL;
+	if (!q42_compat_select_packed(dtype, n_out, n_in, pl, Q42_ISA_BEST, &pk) ||
+	    posix_memalign(&pw, 64, (size_t)(rb * (uint64_t)n_out)) != 0)
+		return;
+	pk.pack(pw, s->w, n_in, n_out);
+	pk.rows(n_in, n_out, pw, rb, CPU_TOK, xq, xs, s->a, (uint64_t)n_out);
+	free(pw);
+	snprintf(name, sizeof name, "compat.%s", pk.name);
+	q42_certify_begin(&r, name, 0.0, 0.0, "rows n_in=%lld n_out=%lld n_tok=%d (repacked)",
+			  (long long)n_in, (long long)n_out, CPU_TOK);
+	q42_certify_compare(&r, s->a, s->want, NULL, (uint64_t)(n_out * CPU_TOK));
+	emit(run, &r);
 }
 
 /* got vs want as floats, exact; bytes compared as well when given. */

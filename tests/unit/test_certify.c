@@ -18,6 +18,7 @@
 #include "engine/q42_certify.h"
 #include "engine/q42_certify_impl.h"
 #include "formats/q42_types.h"
+#include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
 
 #define MAX_CASES 512
@@ -64,6 +65,11 @@ static void test_cpu_passes(void **state)
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!has_kernel(&c, names[i]))
 			fail_msg("no case for %s", names[i]);
+	/* where the engine would repack Q5_0, certify runs that form too */
+	q42_compat_packed pk;
+	if (q42_compat_select_packed(Q42_DTYPE_Q5_0, 32, 768, Q42_COMPAT_MATMUL, Q42_ISA_BEST, &pk) &&
+	    !has_kernel(&c, "compat.r16-q5_0"))
+		fail_msg("no case for compat.r16-q5_0");
 }
 
 /* Same seed, same cases and errors; the callback may be NULL. */
