@@ -33,9 +33,9 @@
 /* Tokens per pass over a group: their 8 T accumulators stay in registers. */
 enum { R16_T = 2 };
 /* A one-token pass streams the packed groups front to back; the lines
- * R16_AHEAD bytes on are requested into L1 as each block is multiplied
- * (2 threads, smol360 Q4_K_M decode, alternated runs: 4 KiB ahead into L1
- * best of 1-8 KiB into L1 or L2; none at all: 40 % slower) */
+ * R16_AHEAD bytes on are requested into L1 as each block pair is
+ * multiplied (2 threads, 256 MiB: 4 KiB ahead as good as any mix of 1-16
+ * KiB into L1 and L2, and none at all 35-40 % slower). */
 enum { R16_AHEAD = 4096 };
 
 /* What a token's block j gives every row: the eight lanes' -16 x (sum of
@@ -66,48 +66,57 @@ A5_INLINE __m512i r16_quants(__m512i nib, const uint8_t *m, int v)
 				    _mm512_set1_epi8(0x10));
 }
 
-/* One group of sixteen rows (nb blocks at g) against T tokens. */
-A5_INLINE void r16_group(int T, const uint8_t *g, int64_t nb, const uint8_t *x, uint64_t x_stride,
-			 const struct r16_tok *tab, float *y, uint64_t y_stride)
+/* Block j of a group (fields at qs, m, d) against T tokens, into acc. */
+A5_INLINE void r16_block(int T, const uint8_t *qs, const uint8_t *m, const uint8_t *d, int64_t j,
+			 const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][8])
 {
 	/* GF(2) affine matrices: bits 0..3 of each byte, and bits 4..7 moved
 	 * down */
 	const __m512i lo = _mm512_set1_epi64(0x0102040800000000LL), hi = _mm512_set1_epi64(0x1020408000000000LL);
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
+	__m512 dd[R16_T];
+	UNROLL
+	for (int t = 0; t < T; t++)
+		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+	UNROLL
+	for (int l = 0; l < 4; l++) {
+		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
+		const __m512i ql = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), m, l);
+		const __m512i qh = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			const uint8_t *ys = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES + Q8_0_QS;
+			const __m512i sl = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l]), ql,
+							      _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
+			const __m512i sh = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l + 4]), qh,
+							      _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
+			acc[t][l] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sl), dd[t], acc[t][l]);
+			acc[t][l + 4] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sh), dd[t], acc[t][l + 4]);
+		}
+	}
+}
+
+/* One group of sixteen rows (nb blocks at g) against T tokens: block
+ * pairs, then a lone last block (q42_pack.h). */
+A5_INLINE void r16_group(int T, const uint8_t *g, int64_t nb, const uint8_t *x, uint64_t x_stride,
+			 const struct r16_tok *tab, float *y, uint64_t y_stride)
+{
 	__m512 acc[R16_T][8];
 	UNROLL
 	for (int t = 0; t < T; t++)
 		UNROLL
 		for (int v = 0; v < 8; v++)
 			acc[t][v] = _mm512_setzero_ps();
-	for (int64_t j = 0; j < nb; j++) {
-		uint64_t oqs, om, od;
-		q42_r16_offsets(nb, j, &oqs, &om, &od);
+	int64_t j = 0;
+	for (; j + 2 <= nb; j += 2, g += Q42_R16_PAIR) {
 		if (T == 1)
-			for (int o = 0; o < Q42_R16_BLOCK; o += 64)
-				_mm_prefetch((const char *)(g + (uint64_t)j * Q42_R16_BLOCK + R16_AHEAD + (uint64_t)o),
-					     _MM_HINT_T0);
-		const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + od)));
-		__m512 dd[R16_T];
-		UNROLL
-		for (int t = 0; t < T; t++)
-			dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
-		UNROLL
-		for (int l = 0; l < 4; l++) {
-			const __m512i v = _mm512_loadu_si512((const void *)(g + oqs + 64 * (uint64_t)l));
-			const __m512i ql = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), g + om, l);
-			const __m512i qh = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), g + om, l + 4);
-			UNROLL
-			for (int t = 0; t < T; t++) {
-				const uint8_t *ys = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES + Q8_0_QS;
-				const __m512i sl = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l]), ql,
-								      _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
-				const __m512i sh = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l + 4]), qh,
-								      _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
-				acc[t][l] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sl), dd[t], acc[t][l]);
-				acc[t][l + 4] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sh), dd[t], acc[t][l + 4]);
-			}
-		}
+			for (int o = 0; o < Q42_R16_PAIR; o += 64)
+				_mm_prefetch((const char *)(g + R16_AHEAD + o), _MM_HINT_T0);
+		r16_block(T, g, g + 512, g + 640, j, x, x_stride, tab, acc);
+		r16_block(T, g + 256, g + 576, g + 672, j + 1, x, x_stride, tab, acc);
 	}
+	if (j < nb)
+		r16_block(T, g, g + 256, g + 320, j, x, x_stride, tab, acc);
 	/* hsum_float_8 across the lane registers: (l + l+4), then (0+2) + (1+3) */
 	UNROLL
 	for (int t = 0; t < T; t++) {
