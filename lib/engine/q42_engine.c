@@ -272,11 +272,7 @@ static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, 
 /* Matrices whose llama.cpp product has a faster form on a layout of its
  * own (kernels/q42_pack.h: the same arithmetic, the bytes rearranged) are
  * repacked once here, for the CPU forward pass only (a device backend
- * uploads the file's bytes). The file's pages of a packed matrix are then
- * dropped from the process (the mapping is private and read-only: a later
- * read would fault them in again from the file), so the weights stay
- * resident once; a tied output keeps them, the embedding lookup reads
- * them. */
+ * uploads the file's bytes). */
 struct pack_job {
 	const q42_compat_packed *pk;
 	uint8_t *dst;
@@ -298,34 +294,74 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 		j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
 }
 
-static int pack_one(q42_engine *e, q42_weight *w, bool keep_file, q42_err *err)
+static int pack_one(q42_engine *e, q42_weight *w, q42_err *err)
 {
 	q42_compat_packed pk;
 	const uint64_t size = w->row_bytes * (uint64_t)w->n_out;
 	/* huge pages for the larger copies: the decode streams them */
 	const size_t align = size >= (2u << 20) ? (2u << 20) : 64u;
+	const size_t alloc = (size_t)((size + align - 1) / align * align);
 	void *p = NULL;
 
 	if (w->data == NULL || w->n_out <= 1 ||
 	    !q42_compat_select_packed(w->dtype, w->n_out, w->n_in, Q42_COMPAT_MATMUL, e->isa, &pk))
 		return Q42_OK;
-	if (posix_memalign(&p, align, (size_t)((size + align - 1) / align * align)) != 0)
+	if (posix_memalign(&p, align, alloc) != 0)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack a %s matrix",
 				   (unsigned long long)size, q42_dtype_get(w->dtype)->name);
 #ifdef MADV_HUGEPAGE
 	if (align > 64u)
-		(void)madvise(p, (size_t)((size + align - 1) / align * align), MADV_HUGEPAGE);
+		(void)madvise(p, alloc, MADV_HUGEPAGE);
 #endif
 	struct pack_job j = {&pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
 	q42_pool_run(e->pool, pack_part, &j);
-	if (!keep_file)
-		q42_mount_release(e->m, w->data, size);
+	w->file = w->data;
 	w->packed = p;
 	w->data = p;
 	w->rows = pk.rows;
 	return Q42_OK;
 }
 
+/* The vectors (norms, biases: a few KiB each, between the matrices in the
+ * file) copied out of the mapping, so that reading them does not map the
+ * page-cache folios around them -- dropped pages of packed matrices --
+ * into the process again (Linux maps a large folio whole on a fault). */
+static int copy_vectors(q42_engine *e, q42_err *err)
+{
+	uint64_t total = 0;
+	for (uint32_t l = 0; l <= e->n_layer; l++)
+		for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
+			const q42_weight *w = l < e->n_layer ? &e->layers[l].w[s] : &e->g[s];
+			if ((l < e->n_layer) == q42_wslot_is_layer(s) && w->data != NULL && w->n_out == 1)
+				total += (w->row_bytes + 63) / 64 * 64;
+		}
+	uint8_t *p = NULL;
+	if (total == 0)
+		return Q42_OK;
+	if (posix_memalign((void **)&p, 64, (size_t)total) != 0)
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes for the model's vectors",
+				   (unsigned long long)total);
+	e->vec_copy = p;
+	for (uint32_t l = 0; l <= e->n_layer; l++)
+		for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
+			q42_weight *w = l < e->n_layer ? &e->layers[l].w[s] : &e->g[s];
+			if ((l < e->n_layer) != q42_wslot_is_layer(s) || w->data == NULL || w->n_out != 1)
+				continue;
+			memcpy(p, w->data, (size_t)w->row_bytes);
+			w->data = p;
+			p += (w->row_bytes + 63) / 64 * 64;
+		}
+	return Q42_OK;
+}
+
+/* Packs every matrix that has a packed form, then drops the file's pages
+ * of the packed ones from the process (the mapping is private and
+ * read-only: a later read would fault them in again from the file).
+ * Dropped only after all packing, and with the vectors copied out
+ * (copy_vectors): reads of neighbouring bytes would map pages again. What
+ * still lies in the mapping and is read (unpacked matrices, the token
+ * embedding) can still bring back the pages that share its page-cache
+ * folios. A tied output keeps its pages, the embedding lookup reads them. */
 static int pack_weights(q42_engine *e, q42_err *err)
 {
 	int rc = Q42_OK;
@@ -333,12 +369,27 @@ static int pack_weights(q42_engine *e, q42_err *err)
 		return Q42_OK;
 	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++)
 		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_ && rc == Q42_OK; s++)
-			rc = pack_one(e, &e->layers[l].w[s], false, err);
-	if (rc == Q42_OK && e->g[Q42_W_OUTPUT].data != e->g[Q42_W_TOK_EMBD].data)
-		rc = pack_one(e, &e->g[Q42_W_OUTPUT], false, err);
-	else if (rc == Q42_OK)
-		rc = pack_one(e, &e->g[Q42_W_OUTPUT], true, err);
-	return rc;
+			rc = pack_one(e, &e->layers[l].w[s], err);
+	if (rc == Q42_OK)
+		rc = pack_one(e, &e->g[Q42_W_OUTPUT], err);
+	bool any = e->g[Q42_W_OUTPUT].packed != NULL;
+	for (uint32_t l = 0; l < e->n_layer && !any; l++)
+		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++)
+			any = any || e->layers[l].w[s].packed != NULL;
+	if (rc == Q42_OK && any)
+		rc = copy_vectors(e, err);
+	if (rc != Q42_OK)
+		return rc;
+	for (uint32_t l = 0; l < e->n_layer; l++)
+		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
+			const q42_weight *w = &e->layers[l].w[s];
+			if (w->packed != NULL)
+				q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+		}
+	const q42_weight *o = &e->g[Q42_W_OUTPUT];
+	if (o->packed != NULL && o->file != e->g[Q42_W_TOK_EMBD].data)
+		q42_mount_release(e->m, o->file, o->row_bytes * (uint64_t)o->n_out);
+	return Q42_OK;
 }
 
 static int bind_tensors(q42_engine *e, q42_err *err)
@@ -664,6 +715,7 @@ void q42_engine_close(q42_engine *e)
 		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++)
 			free(e->layers[l].w[s].packed);
 	free(e->g[Q42_W_OUTPUT].packed);
+	free(e->vec_copy);
 	free(e->layers);
 	free(e);
 }

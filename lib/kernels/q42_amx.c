@@ -9,7 +9,8 @@
  * weight row: fma((float)sumi, d_w * d_x, acc) per block in block order.
  * Weights keep their GGUF layout: sixteen rows at a time are unpacked to
  * plain bytes in scratch memory (a contiguous tile source loads twice as
- * fast as 34-byte-strided Q8_0 blocks), and the activations are
+ * fast as 34-byte-strided Q8_0 blocks; Q4_0 / Q4_1 repacked at load into
+ * the R16 layout of q42_pack.h unpack from that), and the activations are
  * transposed into the tiles' pair-of-words layout once per call (each
  * thread packs its own copy). Scratch comes from aligned_alloc; without
  * it the call falls back to the AVX-512 kernel.
@@ -19,6 +20,7 @@
 #include "kernels/q42_amx.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels_x86.h"
+#include "kernels/q42_pack.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
@@ -356,13 +358,69 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		}
 }
 
-AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
+/* A group of sixteen Q4_0 / Q4_1 rows in the R16 layout (q42_pack.h) as
+ * unpack_q32 leaves the file's: quants as signed bytes (Q4_0 less 8),
+ * rows n apart, and the scales (Q4_1: mins too) as dw / mw. The eight
+ * nibble registers of a block (dword k of every row: elements 4k..4k+3)
+ * are transposed to rows by two interleave steps within 128-bit lanes
+ * (lane i then holds rows 4i + p) and written 16 bytes at a time. */
+#define R16_ROW_STORE(P, Q, I, p, dst, n, j)                                                           \
+	do {                                                                                          \
+		uint8_t *o_ = (uint8_t *)(dst) + (uint64_t)(4 * (I) + (p)) * (uint64_t)(n) + 32 * (uint64_t)(j); \
+		_mm_storeu_si128((__m128i *)(void *)o_, _mm512_extracti32x4_epi32(P, I));            \
+		_mm_storeu_si128((__m128i *)(void *)(o_ + 16), _mm512_extracti32x4_epi32(Q, I));     \
+	} while (0)
+
+AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw, float *mw)
+{
+	const q42_r16_shape sh = q42_r16_shape_of(0, q41);
+	const __m512i m15 = _mm512_set1_epi8(0x0F), off = _mm512_set1_epi8(q41 ? 0 : 8);
+	for (int64_t j = 0; j < nb; j++) {
+		const uint8_t *qs = g + q42_r16_at(sh, nb, j, -1);
+		_mm512_storeu_ps(dw + j * TR, _mm512_cvtph_ps(_mm256_loadu_si256(
+						      (const __m256i *)(const void *)(g + q42_r16_at(sh, nb, j, Q42_R16_F_D)))));
+		if (q41)
+			_mm512_storeu_ps(mw + j * TR, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(
+							      g + q42_r16_at(sh, nb, j, Q42_R16_F_MN)))));
+		__m512i v[8];
+		for (int l = 0; l < 4; l++) {
+			const __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * l));
+			v[l] = _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
+			v[l + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
+		}
+		__m512i a[4], b[4], P[4], Q[4];
+		for (int h = 0; h < 4; h++) {
+			a[h] = _mm512_unpacklo_epi32(v[2 * h], v[2 * h + 1]);
+			b[h] = _mm512_unpackhi_epi32(v[2 * h], v[2 * h + 1]);
+		}
+		/* P[p] lane i: row 4i + p, dwords 0..3; Q[p]: dwords 4..7 */
+		P[0] = _mm512_unpacklo_epi64(a[0], a[1]);
+		P[1] = _mm512_unpackhi_epi64(a[0], a[1]);
+		P[2] = _mm512_unpacklo_epi64(b[0], b[1]);
+		P[3] = _mm512_unpackhi_epi64(b[0], b[1]);
+		Q[0] = _mm512_unpacklo_epi64(a[2], a[3]);
+		Q[1] = _mm512_unpackhi_epi64(a[2], a[3]);
+		Q[2] = _mm512_unpacklo_epi64(b[2], b[3]);
+		Q[3] = _mm512_unpackhi_epi64(b[2], b[3]);
+		for (int p = 0; p < 4; p++) {
+			R16_ROW_STORE(P[p], Q[p], 0, p, dst, n, j);
+			R16_ROW_STORE(P[p], Q[p], 1, p, dst, n, j);
+			R16_ROW_STORE(P[p], Q[p], 2, p, dst, n, j);
+			R16_ROW_STORE(P[p], Q[p], 3, p, dst, n, j);
+		}
+	}
+}
+#undef R16_ROW_STORE
+
+AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 {
 	static const q42_compat_rows_fn simd_of[] = {
 		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
 		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
 		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_iq4_nl_avx512};
-	const q42_compat_rows_fn simd = simd_of[kind];
+	const q42_compat_rows_fn simd = !r16 ? simd_of[kind]
+					: kind == K_COMPAT_Q4_0 ? q42_compat_rows_q4_0_r16_avx512
+								 : q42_compat_rows_q4_1_r16_avx512;
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
 	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
 	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
@@ -398,7 +456,9 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 	tiles_on(32);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
-		if (w_stride > (uint64_t)INT32_MAX / TR) {
+		if (r16) {
+			unpack_r16(q51, wr, nb, n, unp, dw, mw);
+		} else if (w_stride > (uint64_t)INT32_MAX / TR) {
 			for (int m = 0; m < TR; m++)
 				for (int64_t j = 0; j < nb; j++) {
 					const uint8_t *b = wr + (uint64_t)m * w_stride + (uint64_t)j * bytes;
@@ -425,7 +485,8 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 				  y + r0, y_stride);
 			continue;
 		}
-		unpack_q32(kind, wr, w_stride, nb, n, unp);
+		if (!r16)
+			unpack_q32(kind, wr, w_stride, nb, n, unp);
 		BARRIER();
 		q32_group(step, (const uint8_t *)unp, (uint64_t)n, Q42_QK, dw, mw, nb, bq, bd, bs, n_tok,
 			  cbuf, y + r0, y_stride);
@@ -439,38 +500,48 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind)
 
 void q42_compat_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0, false);
 }
 
 void q42_compat_rows_q4_0_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0, false);
 }
 
 void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q8_0);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q8_0, false);
 }
 
 void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_0);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_0, false);
 }
 
 void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1, false);
 }
 
 void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, false);
+}
+
+void q42_compat_rows_q4_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0, true);
+}
+
+void q42_compat_rows_q4_1_r16_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, true);
 }
 
 /* IQ4_NL (the repacked order is Q4_0's: one fma per block) */
 void q42_compat_rows_iq4_nl_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_IQ4_NL);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_IQ4_NL, false);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */

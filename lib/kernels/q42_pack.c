@@ -8,6 +8,7 @@
  */
 #include "kernels/q42_compat.h"
 #include "kernels/q42_compat_x86.h"
+#include "kernels/q42_amx.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_pack.h"
 #include "formats/q42_types.h"
@@ -17,19 +18,38 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 			      enum q42_isa isa, q42_compat_packed *out)
 {
 	q42_compat_kernels ck;
-	/* the packed product stands in for the plain CPU buffer's Q5_0 one
-	 * (llama.cpp has no AMX form of Q5_0), for the AVX-512 kernels only */
-	if (dtype != Q42_DTYPE_Q5_0 || n_out < Q42_R16 || n_in % Q42_QK != 0 ||
-	    n_in > Q42_QK * Q42_R16_MAX_BLOCKS ||
+	if (n_out < Q42_R16 || n_in % Q42_QK != 0 || n_in > Q42_QK * Q42_R16_MAX_BLOCKS ||
 	    !q42_compat_select_isa(dtype, n_out, n_in, place, isa, &ck))
 		return false;
 #if defined(__x86_64__) || defined(__i386__)
-	if (ck.rows != q42_compat_rows_q5_0_avx512)
-		return false;
-	out->rows = q42_compat_rows_q5_0_r16_avx512;
-	out->pack = q42_compat_pack_q5_0_r16_avx512;
-	out->name = "r16-q5_0";
-	return true;
+	/* the packed products stand in for the file layout's AVX-512 (and
+	 * AMX) ones of the same arithmetic: Q5_0 in the plain CPU buffer
+	 * (llama.cpp has no AMX form of it), Q4_0 and Q4_1 in the AMX one,
+	 * with AMX tiles for passes of several tokens where the CPU has them */
+	static const struct {
+		uint32_t dtype;
+		q42_compat_rows_fn file; /* the file layout's product */
+		q42_compat_packed packed;
+	} forms[] = {
+		{Q42_DTYPE_Q5_0, q42_compat_rows_q5_0_avx512,
+		 {q42_compat_rows_q5_0_r16_avx512, q42_compat_pack_q5_0_r16_avx512, "r16-q5_0"}},
+		{Q42_DTYPE_Q4_0, q42_compat_rows_q4_0_avx512,
+		 {q42_compat_rows_q4_0_r16_avx512, q42_compat_pack_q4_0_r16_avx512, "r16-q4_0"}},
+		{Q42_DTYPE_Q4_1, q42_compat_rows_q4_1_avx512,
+		 {q42_compat_rows_q4_1_r16_avx512, q42_compat_pack_q4_1_r16_avx512, "r16-q4_1"}},
+#if defined(Q42_HAVE_AMX)
+		{Q42_DTYPE_Q4_0, q42_compat_rows_q4_0_amx,
+		 {q42_compat_rows_q4_0_r16_amx, q42_compat_pack_q4_0_r16_avx512, "amx-r16-q4_0"}},
+		{Q42_DTYPE_Q4_1, q42_compat_rows_q4_1_amx,
+		 {q42_compat_rows_q4_1_r16_amx, q42_compat_pack_q4_1_r16_avx512, "amx-r16-q4_1"}},
+#endif
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+		if (forms[i].dtype == dtype && forms[i].file == ck.rows) {
+			*out = forms[i].packed;
+			return true;
+		}
+	return false;
 #else
 	(void)out;
 	return false;

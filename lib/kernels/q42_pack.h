@@ -1,21 +1,26 @@
-/* q42_pack.h -- internal to lib/kernels: the R16 layout of Q5_0 weights
- * (q42_pack.c packs it, q42_pack_x86.c multiplies it), shared so that the
- * packer and the kernel agree on one set of offsets.
+/* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q4_0
+ * and Q4_1 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
+ * multiplies them on tiles), shared so that packers and kernels agree on
+ * one set of offsets.
  *
  * Sixteen rows' blocks j interleaved, the same bytes per group as the
- * file's layout (16 rows x nb blocks x 22), so row r0 of a multiple of 16
- * starts where it started in the file. A block of a group is 352 bytes:
+ * file's layout (16 rows x nb blocks x the block size), so row r0 of a
+ * multiple of 16 starts where it started in the file. A block of a group
+ * is its quants, then the type's fields in this order:
  *   qs  256  four vectors l = 0..3; vector l holds byte 4l + k of row r's
  *            quants at 64 l + 4 r + k (low nibble: element 4l + k, high:
  *            element 16 + 4l + k)
- *   m    64  eight 64-bit masks v = 0..7 (little-endian); bit 4 r + k of
- *            mask v is the fifth bit (qh bit 4 v + k) of row r's element
- *            4 v + k
+ *   m    64  Q5_0 only: eight 64-bit masks v = 0..7 (little-endian); bit
+ *            4 r + k of mask v is the fifth bit (qh bit 4 v + k) of row r's
+ *            element 4 v + k
  *   d    32  row r's f16 scale at 2 r
+ *   mn   32  Q4_1 only: row r's f16 min at 2 r
  * Blocks go in pairs so that the quant vectors stay 64-byte aligned: the
- * pair (j, j + 1), j even, is qs_j qs_j+1 m_j m_j+1 d_j d_j+1 (704 bytes);
- * a last unpaired block is qs m d. Rows past the last full group keep the
- * file's layout. Never installed.
+ * pair (j, j + 1), j even, is qs_j qs_j+1, then each field of j followed
+ * by the same field of j + 1 (Q5_0: qs qs m m d d, 704 bytes; Q4_0: qs qs
+ * d d, 576; Q4_1: qs qs d d mn mn, 640); a last unpaired block is qs and
+ * its fields in order. Rows past the last full group keep the file's
+ * layout. Never installed.
  */
 #ifndef Q42_PACK_H
 #define Q42_PACK_H
@@ -23,23 +28,41 @@
 #include <stdint.h>
 
 /* Q42_R16_MAX_BLOCKS: the longest rows packed (k = 32768), which bounds
- * the kernel's per-call activation tables */
-enum { Q42_R16 = 16, Q42_R16_BLOCK = 352, Q42_R16_PAIR = 704, Q42_R16_MAX_BLOCKS = 1024 };
+ * the kernels' per-call activation tables */
+enum { Q42_R16 = 16, Q42_R16_QS = 256, Q42_R16_MAX_BLOCKS = 1024 };
 
-/* Byte offsets of block j's fields within a group of nb blocks. */
-static inline void q42_r16_offsets(int64_t nb, int64_t j, uint64_t *qs, uint64_t *m, uint64_t *d)
+/* The fields after qs, in order; the byte size of each (0: absent). */
+enum q42_r16_field { Q42_R16_F_M, Q42_R16_F_D, Q42_R16_F_MN, Q42_R16_NF };
+
+typedef struct q42_r16_shape {
+	uint32_t size[Q42_R16_NF];
+} q42_r16_shape;
+
+static inline q42_r16_shape q42_r16_shape_of(int has_m, int has_mn)
 {
-	const uint64_t base = (uint64_t)(j / 2) * Q42_R16_PAIR;
-	if (j % 2 == 0 && j + 1 == nb) {
-		*qs = base;
-		*m = base + 256;
-		*d = base + 320;
-	} else {
-		const uint64_t odd = (uint64_t)(j % 2);
-		*qs = base + 256 * odd;
-		*m = base + 512 + 64 * odd;
-		*d = base + 640 + 32 * odd;
-	}
+	q42_r16_shape s = {{has_m ? 64u : 0u, 32u, has_mn ? 32u : 0u}};
+	return s;
+}
+
+/* Bytes of one block of a group: qs and the fields. */
+static inline uint64_t q42_r16_block(q42_r16_shape s)
+{
+	return Q42_R16_QS + (uint64_t)s.size[0] + s.size[1] + s.size[2];
+}
+
+/* Byte offset within a group of nb blocks of block j's quants (f < 0) or
+ * of its field f. */
+static inline uint64_t q42_r16_at(q42_r16_shape s, int64_t nb, int64_t j, int f)
+{
+	const uint64_t base = (uint64_t)(j / 2) * 2 * q42_r16_block(s);
+	const uint64_t odd = (uint64_t)(j % 2);
+	const uint64_t pairs = j % 2 == 0 && j + 1 == nb ? 1 : 2; /* blocks in this pair */
+	uint64_t o = base + pairs * Q42_R16_QS;
+	if (f < 0)
+		return base + odd * Q42_R16_QS;
+	for (int i = 0; i < f; i++)
+		o += pairs * s.size[i];
+	return o + odd * s.size[f];
 }
 
 #endif

@@ -1,18 +1,22 @@
-/* q42_pack_x86.c -- the AVX-512 product of Q5_0 weights in the R16 layout
- * (q42_pack.h): llama.cpp's Q5_0 x Q8_0 arithmetic (q42_compat_dot_q5_0,
- * eight float lanes per row, one fma per lane and block, lanes reduced as
- * hsum_float_8), with the sixteen rows of a group in the sixteen float
- * lanes of a register.
+/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q4_0 and Q4_1
+ * weights in the R16 layout (q42_pack.h), with llama.cpp's arithmetic of
+ * each: Q5_0 x Q8_0 as ggml's x86 dot product (q42_compat_dot_q5_0: eight
+ * float lanes per row, one fma per lane and block, lanes reduced as
+ * hsum_float_8), Q4_0 x Q8_0 and Q4_1 x Q8_1 as llama.cpp's AMX buffer
+ * (q42_compat_dot_q4_0 / _q4_1: one fma per block of the exact integer
+ * sum, Q4_1 one more for its min). The sixteen rows of a group sit in the
+ * sixteen lanes of a register.
  *
  * Why a layout of its own: in the file's layout each row's scale sits in
  * its own block, so a register holding two rows needs a shuffle per block
- * to line the scales up with the lanes, and every row's fifth bits must be
- * moved into a mask register on their own (about 13 vector operations per
- * block pair of two rows, measured compute-bound at 10-17 GB/s in cache).
- * Packed, one conversion gives the scales of sixteen rows, the masks load
- * straight into mask registers, and a lane l of the eight ggml lanes is
- * one register: per block and sixteen rows, eight
- * nibble-split/fifth-bit/VNNI/convert/fma steps and no shuffles.
+ * to line the scales up with the lanes, a row's integer sum must be
+ * reduced across lanes per block, and (Q5_0) every row's fifth bits must
+ * be moved into a mask register on their own; measured compute-bound in
+ * cache (Q5_0 10-17 GB/s, Q4_0 9.5 GB/s per thread). Packed, one
+ * conversion gives the scales of sixteen rows, masks load straight into
+ * mask registers, and a dword of every row's block is one register: per
+ * block and sixteen rows a few nibble splits, VNNI steps, one convert and
+ * one fma per float lane, no shuffles.
  */
 #include <string.h>
 #include "kernels/q42_compat.h"
@@ -38,24 +42,55 @@ enum { R16_T = 2 };
  * KiB into L1 and L2, and none at all 35-40 % slower). */
 enum { R16_AHEAD = 4096 };
 
-/* What a token's block j gives every row: the eight lanes' -16 x (sum of
- * the lane's four activation quants) and d_x. */
+/* The three R16 kinds: quant offset in the file's block, activation block
+ * layout, and what the products need. */
+enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1 };
+
+struct r16_type {
+	int bytes, qs;	     /* file block size, quants' offset in it */
+	int xbytes, xqs;     /* activation block (Q8_0 or Q8_1) */
+	q42_r16_shape shape; /* packed fields */
+};
+
+static struct r16_type r16_type_of(enum r16_kind k)
+{
+	switch (k) {
+	case R16_Q5_0: return (struct r16_type){Q5_0_BYTES, Q5_0_QS, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0)};
+	case R16_Q4_0: return (struct r16_type){Q4_0_BYTES, Q4_0_QS, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0)};
+	default: return (struct r16_type){Q4_1_BYTES, Q4_1_QS, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1)};
+	}
+}
+
+/* What a token's block j gives every row: Q5_0 the eight lanes' -16 x
+ * (sum of the lane's four activation quants), Q4_0 -8 x the sum of all 32
+ * (at lane 0); d_x, and Q4_1's s_x. */
 struct r16_tok {
 	int32_t bias[R16_T][Q42_R16_MAX_BLOCKS][8];
 	float dx[R16_T][Q42_R16_MAX_BLOCKS];
+	float sx[R16_T][Q42_R16_MAX_BLOCKS];
 };
 
-A5_INLINE void r16_table(const uint8_t *x, uint64_t x_stride, int T, int64_t nb, struct r16_tok *tab)
+A5_INLINE void r16_table(enum r16_kind k, const uint8_t *x, uint64_t x_stride, int T, int64_t nb,
+			 struct r16_tok *tab)
 {
-	const __m256i sixteen = _mm256_set1_epi8(16);
+	const struct r16_type ty = r16_type_of(k);
+	const __m256i off = _mm256_set1_epi8(k == R16_Q5_0 ? 16 : 8);
 	for (int t = 0; t < T; t++)
 		for (int64_t j = 0; j < nb; j++) {
-			const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES;
-			const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(xb + Q8_0_QS));
-			_mm256_storeu_si256((__m256i *)(void *)tab->bias[t][j],
-					    _mm256_sub_epi32(_mm256_setzero_si256(),
-							     _mm256_dpbusd_epi32(_mm256_setzero_si256(), sixteen, y)));
-			tab->dx[t][j] = _cvtsh_ss(q42_ld16(xb + Q8_0_D));
+			const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes;
+			const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(xb + ty.xqs));
+			const __m256i b = _mm256_sub_epi32(_mm256_setzero_si256(),
+							   _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, y));
+			if (k == R16_Q4_0) {
+				__m128i h = _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+				h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+				h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+				_mm256_storeu_si256((__m256i *)(void *)tab->bias[t][j], _mm256_castsi128_si256(h));
+			} else {
+				_mm256_storeu_si256((__m256i *)(void *)tab->bias[t][j], b);
+			}
+			tab->dx[t][j] = _cvtsh_ss(q42_ld16(xb));
+			tab->sx[t][j] = k == R16_Q4_1 ? _cvtsh_ss(q42_ld16(xb + Q8_1_S)) : 0.0f;
 		}
 }
 
@@ -96,11 +131,75 @@ A5_INLINE void r16_block(int T, const uint8_t *qs, const uint8_t *m, const uint8
 	}
 }
 
-/* One group of sixteen rows (nb blocks at g) against T tokens: block
- * pairs, then a lone last block (q42_pack.h). */
-A5_INLINE void r16_group(int T, const uint8_t *g, int64_t nb, const uint8_t *x, uint64_t x_stride,
-			 const struct r16_tok *tab, float *y, uint64_t y_stride)
+/* Q4_0 / Q4_1 block j of a group (quants at qs, scales at d, Q4_1's mins
+ * at mn) against T tokens, into acc: each row's exact integer sum (two
+ * VNNI chains, the low and high nibbles), then fma(sumi, d_w * d_x) and
+ * Q4_1's fma(m_w, s_x). */
+A5_INLINE void r16_block_q4(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *d, const uint8_t *mn,
+			    int64_t j, const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab,
+			    __m512 acc[R16_T])
 {
+	const __m512i m15 = _mm512_set1_epi8(0x0F), hi = _mm512_set1_epi64(0x1020408000000000LL);
+	const struct r16_type ty = r16_type_of(k);
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
+	__m512i sl[R16_T], sh[R16_T];
+	UNROLL
+	for (int t = 0; t < T; t++) {
+		sl[t] = k == R16_Q4_0 ? _mm512_set1_epi32(tab->bias[t][j][0]) : _mm512_setzero_si512();
+		sh[t] = _mm512_setzero_si512();
+	}
+	UNROLL
+	for (int l = 0; l < 4; l++) {
+		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
+		const __m512i ql = _mm512_and_si512(v, m15), qh = _mm512_gf2p8affine_epi64_epi8(v, hi, 0);
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			const uint8_t *ys =
+				x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes + (uint64_t)ty.xqs;
+			sl[t] = _mm512_dpbusd_epi32(sl[t], ql, _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
+			sh[t] = _mm512_dpbusd_epi32(sh[t], qh, _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
+		}
+	}
+	UNROLL
+	for (int t = 0; t < T; t++) {
+		acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sl[t], sh[t])),
+					 _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j])), acc[t]);
+		if (k == R16_Q4_1)
+			acc[t] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)mn)),
+						 _mm512_set1_ps(tab->sx[t][j]), acc[t]);
+	}
+}
+
+/* Block j of any kind, in the pair at pb: the first (odd 0) or second
+ * of a full pair (in 2), or a lone last block (in 1). Constant in and
+ * odd fold the field offsets. */
+A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int odd, int64_t j, const uint8_t *x,
+		       uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][8])
+{
+	const q42_r16_shape sh = r16_type_of(k).shape;
+	const uint8_t *qs = pb + q42_r16_at(sh, in, odd, -1), *d = pb + q42_r16_at(sh, in, odd, Q42_R16_F_D);
+	if (k == R16_Q5_0) {
+		r16_block(T, qs, pb + q42_r16_at(sh, in, odd, Q42_R16_F_M), d, j, x, x_stride, tab, acc);
+	} else {
+		__m512 a[R16_T];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			a[t] = acc[t][0];
+		r16_block_q4(T, k, qs, d, pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, a);
+		UNROLL
+		for (int t = 0; t < T; t++)
+			acc[t][0] = a[t];
+	}
+}
+
+/* One group of sixteen rows (nb blocks at g) against T tokens: block pairs
+ * in order, prefetching ahead for one token, then a lone last block; Q5_0
+ * reduces its eight lanes as hsum_float_8 ((l + l+4), then (0+2) +
+ * (1+3)), Q4_0 / Q4_1 have one. */
+A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, const uint8_t *x,
+			 uint64_t x_stride, const struct r16_tok *tab, float *y, uint64_t y_stride)
+{
+	const uint64_t pair = 2 * q42_r16_block(r16_type_of(k).shape);
 	__m512 acc[R16_T][8];
 	UNROLL
 	for (int t = 0; t < T; t++)
@@ -108,35 +207,39 @@ A5_INLINE void r16_group(int T, const uint8_t *g, int64_t nb, const uint8_t *x, 
 		for (int v = 0; v < 8; v++)
 			acc[t][v] = _mm512_setzero_ps();
 	int64_t j = 0;
-	for (; j + 2 <= nb; j += 2, g += Q42_R16_PAIR) {
+	for (; j + 2 <= nb; j += 2, g += pair) {
 		if (T == 1)
-			for (int o = 0; o < Q42_R16_PAIR; o += 64)
+			for (uint64_t o = 0; o < pair; o += 64)
 				_mm_prefetch((const char *)(g + R16_AHEAD + o), _MM_HINT_T0);
-		r16_block(T, g, g + 512, g + 640, j, x, x_stride, tab, acc);
-		r16_block(T, g + 256, g + 576, g + 672, j + 1, x, x_stride, tab, acc);
+		r16_any(T, k, g, 2, 0, j, x, x_stride, tab, acc);
+		r16_any(T, k, g, 2, 1, j + 1, x, x_stride, tab, acc);
 	}
 	if (j < nb)
-		r16_block(T, g, g + 256, g + 320, j, x, x_stride, tab, acc);
-	/* hsum_float_8 across the lane registers: (l + l+4), then (0+2) + (1+3) */
+		r16_any(T, k, g, 1, 0, j, x, x_stride, tab, acc);
 	UNROLL
 	for (int t = 0; t < T; t++) {
-		const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);
-		const __m512 r2 = _mm512_add_ps(acc[t][6], acc[t][2]), r3 = _mm512_add_ps(acc[t][7], acc[t][3]);
-		_mm512_storeu_ps(y + (uint64_t)t * y_stride, _mm512_add_ps(_mm512_add_ps(r0, r2), _mm512_add_ps(r1, r3)));
+		__m512 v = acc[t][0];
+		if (k == R16_Q5_0) {
+			const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);
+			const __m512 r2 = _mm512_add_ps(acc[t][6], acc[t][2]), r3 = _mm512_add_ps(acc[t][7], acc[t][3]);
+			v = _mm512_add_ps(_mm512_add_ps(r0, r2), _mm512_add_ps(r1, r3));
+		}
+		_mm512_storeu_ps(y + (uint64_t)t * y_stride, v);
 	}
 }
 
 /* The R16 packer, one block of a group at a time: the rows' quant bytes
- * and qh words are gathered into small buffers, then the quants are
- * transposed by dword (rows 0..7 and 8..15 each from a pair of registers)
- * and the qh nibbles by a byte permute and a GF(2) affine step per half
- * (mask v is one qword: even v takes each byte's low nibble, odd v its
- * high one). About four times faster than the same loops in plain C
- * (54 MB: 13 ms against 55), which added a third to a model's load. */
-A5 void q42_compat_pack_q5_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+ * (and Q5_0's qh words) are gathered into small buffers, then the quants
+ * are transposed by dword (rows 0..7 and 8..15 each from a pair of
+ * registers) and the qh nibbles by a byte permute and a GF(2) affine step
+ * per half (mask v is one qword: even v takes each byte's low nibble, odd
+ * v its high one). About four times faster than the same loops in plain
+ * C (54 MB: 13 ms against 55), which added a third to a model's load. */
+A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_in, int64_t n_out)
 {
+	const struct r16_type ty = r16_type_of(k);
 	const int64_t nb = n_in / Q42_QK;
-	const uint64_t rb = (uint64_t)nb * Q5_0_BYTES, full = (uint64_t)(n_out - n_out % Q42_R16);
+	const uint64_t rb = (uint64_t)nb * (uint64_t)ty.bytes, full = (uint64_t)(n_out - n_out % Q42_R16);
 	int32_t qi[4][16];
 	uint8_t ia[64], ib[64];
 	long long ma[8], mbb[8];
@@ -161,32 +264,41 @@ A5 void q42_compat_pack_q5_0_r16_avx512(void *dst, const void *src, int64_t n_in
 		const uint8_t *s = (const uint8_t *)src + g * rb;
 		uint8_t *d = (uint8_t *)dst + g * rb;
 		for (int64_t j = 0; j < nb; j++) {
-			uint64_t oqs, om, od;
 			uint8_t qs[256], qh[64];
-			q42_r16_offsets(nb, j, &oqs, &om, &od);
+			uint8_t *od = d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_D);
+			uint8_t *oq = d + q42_r16_at(ty.shape, nb, j, -1);
 			for (int r = 0; r < Q42_R16; r++) {
-				const uint8_t *b = s + (uint64_t)r * rb + (uint64_t)j * Q5_0_BYTES;
-				memcpy(d + od + 2 * (uint64_t)r, b + Q5_0_D, 2);
-				memcpy(qh + 4 * r, b + Q5_0_QH, 4);
-				memcpy(qs + 16 * r, b + Q5_0_QS, 16);
+				const uint8_t *b = s + (uint64_t)r * rb + (uint64_t)j * (uint64_t)ty.bytes;
+				memcpy(od + 2 * r, b, 2);
+				if (k == R16_Q4_1)
+					memcpy(d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_MN) + 2 * r, b + Q4_1_M, 2);
+				if (k == R16_Q5_0)
+					memcpy(qh + 4 * r, b + Q5_0_QH, 4);
+				memcpy(qs + 16 * r, b + ty.qs, 16);
 			}
 			const __m512i z0 = _mm512_loadu_si512(qs), z1 = _mm512_loadu_si512(qs + 64);
 			const __m512i z2 = _mm512_loadu_si512(qs + 128), z3 = _mm512_loadu_si512(qs + 192);
 			for (int l = 0; l < 4; l++)
-				_mm512_storeu_si512(d + oqs + 64 * (uint64_t)l,
+				_mm512_storeu_si512(oq + 64 * l,
 						    _mm512_mask_blend_epi32((__mmask16)0xFF00,
 									    _mm512_permutex2var_epi32(z0, idx[l], z1),
 									    _mm512_permutex2var_epi32(z2, idx[l], z3)));
-			const __m512i q = _mm512_loadu_si512(qh);
-			_mm512_storeu_si512(d + om,
-					    _mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(_mm512_permutexvar_epi8(pa, q), gma, 0),
-							    _mm512_gf2p8affine_epi64_epi8(_mm512_permutexvar_epi8(pb, q), gmb, 0)));
+			if (k == R16_Q5_0) {
+				const __m512i q = _mm512_loadu_si512(qh);
+				_mm512_storeu_si512(
+					d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_M),
+					_mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(_mm512_permutexvar_epi8(pa, q), gma, 0),
+							_mm512_gf2p8affine_epi64_epi8(_mm512_permutexvar_epi8(pb, q), gmb, 0)));
+			}
 		}
 	}
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
-A5 void q42_compat_rows_q5_0_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+/* Packed rows against T tokens at a time (a table of the tokens' block
+ * terms per pass); rows past the last group go to the file layout's
+ * kernel. */
+A5_INLINE void r16_rows(enum r16_kind k, Q42_COMPAT_ROWS_ARGS, q42_compat_rows_fn tail)
 {
 	const int64_t nb = n / Q42_QK, full = n_rows - n_rows % Q42_R16;
 	const uint64_t gbytes = Q42_R16 * w_stride;
@@ -195,20 +307,34 @@ A5 void q42_compat_rows_q5_0_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 		const int T = n_tok - t0 < R16_T ? (int)(n_tok - t0) : R16_T;
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
 		float *yt = y + (uint64_t)t0 * y_stride;
-		r16_table(xt, x_stride, T, nb, &tab);
+		r16_table(k, xt, x_stride, T, nb, &tab);
 		for (int64_t r = 0; r < full; r += Q42_R16) {
 			const uint8_t *g = (const uint8_t *)w + (uint64_t)(r / Q42_R16) * gbytes;
 			/* the tile's width as a constant, so its accumulators
 			 * stay in registers */
 			if (T == 1)
-				r16_group(1, g, nb, xt, x_stride, &tab, yt + r, y_stride);
+				r16_group(1, k, g, nb, xt, x_stride, &tab, yt + r, y_stride);
 			else
-				r16_group(R16_T, g, nb, xt, x_stride, &tab, yt + r, y_stride);
+				r16_group(R16_T, k, g, nb, xt, x_stride, &tab, yt + r, y_stride);
 		}
 	}
 	if (full < n_rows)
-		q42_compat_rows_q5_0_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
-					    n_tok, x, x_stride, y + full, y_stride);
+		tail(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, n_tok, x, x_stride,
+		     y + full, y_stride);
 }
+
+#define R16_ENTRY(KIND, NAME, TAIL)                                                                       \
+	A5 void q42_compat_pack_##NAME##_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out) \
+	{                                                                                                  \
+		r16_pack(KIND, dst, src, n_in, n_out);                                                     \
+	}                                                                                                  \
+	A5 void q42_compat_rows_##NAME##_r16_avx512(Q42_COMPAT_ROWS_ARGS)                                  \
+	{                                                                                                  \
+		r16_rows(KIND, n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, TAIL);             \
+	}
+
+R16_ENTRY(R16_Q5_0, q5_0, q42_compat_rows_q5_0_avx512)
+R16_ENTRY(R16_Q4_0, q4_0, q42_compat_rows_q4_0_avx512)
+R16_ENTRY(R16_Q4_1, q4_1, q42_compat_rows_q4_1_avx512)
 
 #endif

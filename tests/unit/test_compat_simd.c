@@ -145,33 +145,65 @@ static void test_rows_q5_0(void **state)
 	check_two_rows(Q42_DTYPE_Q5_0);
 }
 
-/* The packed bytes against the layout as kernels/q42_pack.h states it
- * (written from that comment, not from the packer): per group of sixteen
- * rows and block j, at (j / 2) * 704 + (a pair's second block: 256 / 64 /
- * 32 further; a last unpaired block: qs m d back to back), quant byte i
- * of row r at qs + 64 (i / 4) + 4 r + i % 4, fifth bit e at bit 4 r + e %
- * 4 of the little-endian qword e / 4 of m, the scale at d + 2 r; rows past
- * the last full group as they were. */
-static void check_r16_layout(const uint8_t *p, const uint8_t *w, int64_t nb, int64_t n_rows)
+/* A type's R16 geometry as kernels/q42_pack.h states it: file block
+ * bytes, quants' offset in it, and the packed fields after the quants
+ * (sizes per block of sixteen rows; 0: absent) -- m (Q5_0's fifth-bit
+ * masks), d, mn (Q4_1's mins). */
+struct r16_geo {
+	uint32_t dtype;
+	int bytes, qs, fsize[3];
+};
+
+static const struct r16_geo r16_geos[] = {
+	{Q42_DTYPE_Q5_0, 22, 6, {64, 32, 0}},
+	{Q42_DTYPE_Q4_0, 18, 2, {0, 32, 0}},
+	{Q42_DTYPE_Q4_1, 20, 4, {0, 32, 32}},
+};
+
+/* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
+ * pairs of blocks, quants of both first, then each field of both; a lone
+ * last block its quants and fields in order. */
+static uint64_t r16_spec_at(const struct r16_geo *g, int64_t nb, int64_t j, int f)
 {
-	const uint64_t rb = (uint64_t)nb * 22;
+	const uint64_t blk = 256u + (uint64_t)(g->fsize[0] + g->fsize[1] + g->fsize[2]);
+	const uint64_t base = (uint64_t)(j / 2) * 2 * blk, odd = (uint64_t)(j % 2);
+	const uint64_t in = j % 2 == 0 && j + 1 == nb ? 1 : 2;
+	if (f < 0)
+		return base + 256 * odd;
+	uint64_t o = base + 256 * in;
+	for (int i = 0; i < f; i++)
+		o += in * (uint64_t)g->fsize[i];
+	return o + odd * (uint64_t)g->fsize[f];
+}
+
+/* The packed bytes against that layout (written from the header's
+ * comment, not from the packer): quant byte i of row r at qs + 64 (i / 4)
+ * + 4 r + i % 4; Q5_0's fifth bit e at bit 4 r + e % 4 of the
+ * little-endian qword e / 4 of m; the scale (block bytes 0..1) at d + 2 r;
+ * Q4_1's min (bytes 2..3) at mn + 2 r; rows past the last full group as
+ * they were. */
+static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const uint8_t *w, int64_t nb,
+			     int64_t n_rows)
+{
+	const uint64_t rb = (uint64_t)(nb * geo->bytes);
 	const int64_t full = n_rows / 16 * 16;
 	for (int64_t r = 0; r < full; r++) {
 		const uint8_t *grp = p + (uint64_t)(r / 16) * 16 * rb;
-		const int64_t rr = r % 16;
+		const uint64_t rr = (uint64_t)(r % 16);
 		for (int64_t j = 0; j < nb; j++) {
-			const uint8_t *b = w + (uint64_t)r * rb + (uint64_t)j * 22;
-			const bool lone = j % 2 == 0 && j + 1 == nb;
-			const uint64_t base = (uint64_t)(j / 2) * 704, odd = (uint64_t)(j % 2);
-			const uint64_t qs = base + 256 * odd, m = lone ? base + 256 : base + 512 + 64 * odd;
-			const uint64_t d = lone ? base + 320 : base + 640 + 32 * odd;
-			assert_memory_equal(grp + d + 2 * (uint64_t)rr, b, 2);
-			for (int i = 0; i < 16; i++)
-				assert_int_equal(grp[qs + 64 * (uint64_t)(i / 4) + 4 * (uint64_t)rr + (uint64_t)(i % 4)],
-						 b[6 + i]);
+			const uint8_t *b = w + (uint64_t)r * rb + (uint64_t)(j * geo->bytes);
+			const uint64_t qs = r16_spec_at(geo, nb, j, -1);
+			assert_memory_equal(grp + r16_spec_at(geo, nb, j, 1) + 2 * rr, b, 2);
+			if (geo->fsize[2])
+				assert_memory_equal(grp + r16_spec_at(geo, nb, j, 2) + 2 * rr, b + 2, 2);
+			for (uint64_t i = 0; i < 16; i++)
+				assert_int_equal(grp[qs + 64 * (i / 4) + 4 * rr + i % 4], b[geo->qs + (int)i]);
+			if (geo->fsize[0] == 0)
+				continue;
+			const uint64_t m = r16_spec_at(geo, nb, j, 0);
 			for (int e = 0; e < 32; e++) {
-				const int bit = 4 * (int)rr + e % 4;
-				const int got = (grp[m + 8 * (uint64_t)(e / 4) + (uint64_t)(bit / 8)] >> (bit % 8)) & 1;
+				const uint64_t bit = 4 * rr + (uint64_t)(e % 4);
+				const int got = (grp[m + 8 * (uint64_t)(e / 4) + bit / 8] >> (bit % 8)) & 1;
 				assert_int_equal(got, (b[2 + e / 8] >> (e % 8)) & 1);
 			}
 		}
@@ -179,21 +211,24 @@ static void check_r16_layout(const uint8_t *p, const uint8_t *w, int64_t nb, int
 	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
 }
 
-/* Q5_0 repacked at load (q42_compat_select_packed, R16 layout): the
+/* A type repacked at load (q42_compat_select_packed, R16 layout): the
  * packed product of the packed copy against the scalar definition on the
  * file's rows, for whole matrices and for calls that start at a later
  * group (as the engine's tiles do), with full groups, a tail of rows in
  * the file's layout, odd and even block counts (the unpaired last block),
- * and one, two (a full token tile) and odd numbers of tokens. */
-static void check_packed(int64_t nb, int64_t n_rows, int64_t n_tok)
+ * and one, two (a full token pass), odd numbers of tokens and passes long
+ * enough for AMX tiles where the CPU has them (Q4_0, Q4_1). */
+static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, int64_t n_tok)
 {
 	const int64_t n = nb * 32;
 	q42_compat_kernels ref;
 	q42_compat_packed pk;
-	if (!q42_compat_select_packed(Q42_DTYPE_Q5_0, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_AVX512, &pk))
+	if (!q42_compat_select_packed(geo->dtype, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_AVX512, &pk))
 		skip();
-	assert_true(q42_compat_select_isa(Q42_DTYPE_Q5_0, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR, &ref));
-	const uint64_t rb = (uint64_t)nb * 22, xb = (uint64_t)nb * 34;
+	assert_true(q42_compat_select_isa(geo->dtype, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR, &ref));
+	uint64_t rb = 0, xb = 0;
+	assert_true(q42_dtype_nbytes(geo->dtype, (uint64_t)n, (uint64_t)n, &rb));
+	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
 	uint8_t *w = malloc((size_t)(rb * (uint64_t)n_rows));
 	uint8_t *packed = aligned_alloc(64, (size_t)((rb * (uint64_t)n_rows + 63) / 64 * 64));
 	uint8_t *x = malloc((size_t)(xb * (uint64_t)n_tok));
@@ -201,7 +236,7 @@ static void check_packed(int64_t nb, int64_t n_rows, int64_t n_tok)
 	float *want = malloc((size_t)(n_rows * n_tok) * sizeof(float));
 	float *got = malloc((size_t)(n_rows * n_tok) * sizeof(float));
 	assert_true(w && packed && x && src && want && got);
-	fill_weights(Q42_DTYPE_Q5_0, w, n_rows, n, rb);
+	fill_weights(geo->dtype, w, n_rows, n, rb);
 	for (int64_t t = 0; t < n_tok; t++) {
 		for (int64_t k = 0; k < n; k++)
 			src[k] = rndf(t == 1 ? 100.0f : 1.0f);
@@ -209,7 +244,7 @@ static void check_packed(int64_t nb, int64_t n_rows, int64_t n_tok)
 	}
 	ref.rows(n, n_rows, w, rb, n_tok, x, xb, want, (uint64_t)n_rows);
 	pk.pack(packed, w, n, n_rows);
-	check_r16_layout(packed, w, nb, n_rows);
+	check_r16_layout(geo, packed, w, nb, n_rows);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
 		memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
 		pk.rows(n, n_rows - r0, packed + (uint64_t)r0 * rb, rb, n_tok, x, xb, got + r0, (uint64_t)n_rows);
@@ -231,14 +266,19 @@ static void check_packed(int64_t nb, int64_t n_rows, int64_t n_tok)
 	free(got);
 }
 
-static void test_rows_q5_0_packed(void **state)
+static void test_rows_packed(void **state)
 {
 	(void)state;
+	/* row counts of a multiple of 32 where the file layout's kernel is
+	 * the AMX buffer's (Q4_0, Q4_1 select it only then) */
 	static const int64_t shapes[][3] = {
-		{1, 16, 1}, {2, 16, 2}, {3, 17, 3}, {30, 48, 1}, {31, 33, 5}, {30, 63, 2}, {80, 32, 4}, {7, 16, 9},
+		{1, 32, 1}, {2, 32, 2}, {3, 33, 3}, {30, 48, 1}, {31, 33, 5}, {30, 63, 2}, {80, 32, 4},
+		{7, 64, 9}, {30, 96, 20}, {5, 32, 4},
 	};
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		check_packed(shapes[i][0], shapes[i][1], shapes[i][2]);
+	for (size_t g = 0; g < sizeof r16_geos / sizeof r16_geos[0]; g++)
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+			if (r16_geos[g].dtype == Q42_DTYPE_Q5_0 || shapes[i][1] % 32 == 0)
+				check_packed(&r16_geos[g], shapes[i][0], shapes[i][1], shapes[i][2]);
 }
 
 /* IQ4_NL: the repacked order (AVX2 and AVX-512 rows, eight rows at a
@@ -559,7 +599,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_q5_0_packed), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),
