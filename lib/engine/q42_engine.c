@@ -326,15 +326,24 @@ static int pack_one(q42_engine *e, q42_weight *w, q42_err *err)
  * file) copied out of the mapping, so that reading them does not map the
  * page-cache folios around them -- dropped pages of packed matrices --
  * into the process again (Linux maps a large folio whole on a fault). */
+/* The i-th weight slot of the model (the globals, then each layer's),
+ * NULL past the last. */
+static q42_weight *slot_at(q42_engine *e, uint32_t i)
+{
+	const uint32_t per = Q42_W_COUNT_ - Q42_W_LAYER_FIRST_;
+	if (i < Q42_W_LAYER_FIRST_)
+		return &e->g[i];
+	i -= Q42_W_LAYER_FIRST_;
+	return i / per < e->n_layer ? &e->layers[i / per].w[Q42_W_LAYER_FIRST_ + i % per] : NULL;
+}
+
 static int copy_vectors(q42_engine *e, q42_err *err)
 {
 	uint64_t total = 0;
-	for (uint32_t l = 0; l <= e->n_layer; l++)
-		for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
-			const q42_weight *w = l < e->n_layer ? &e->layers[l].w[s] : &e->g[s];
-			if ((l < e->n_layer) == q42_wslot_is_layer(s) && w->data != NULL && w->n_out == 1)
-				total += (w->row_bytes + 63) / 64 * 64;
-		}
+	q42_weight *w;
+	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
+		if (w->data != NULL && w->n_out == 1)
+			total += (w->row_bytes + 63) / 64 * 64;
 	uint8_t *p = NULL;
 	if (total == 0)
 		return Q42_OK;
@@ -342,11 +351,8 @@ static int copy_vectors(q42_engine *e, q42_err *err)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes for the model's vectors",
 				   (unsigned long long)total);
 	e->vec_copy = p;
-	for (uint32_t l = 0; l <= e->n_layer; l++)
-		for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
-			q42_weight *w = l < e->n_layer ? &e->layers[l].w[s] : &e->g[s];
-			if ((l < e->n_layer) != q42_wslot_is_layer(s) || w->data == NULL || w->n_out != 1)
-				continue;
+	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
+		if (w->data != NULL && w->n_out == 1) {
 			memcpy(p, w->data, (size_t)w->row_bytes);
 			w->data = p;
 			p += (w->row_bytes + 63) / 64 * 64;
@@ -365,30 +371,23 @@ static int copy_vectors(q42_engine *e, q42_err *err)
 static int pack_weights(q42_engine *e, q42_err *err)
 {
 	int rc = Q42_OK;
+	bool any = false;
+	q42_weight *w;
 	if (e->arith != Q42_ARITH_LLAMACPP || e->vkf != NULL)
 		return Q42_OK;
-	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++)
-		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_ && rc == Q42_OK; s++)
-			rc = pack_one(e, &e->layers[l].w[s], err);
-	if (rc == Q42_OK)
-		rc = pack_one(e, &e->g[Q42_W_OUTPUT], err);
-	bool any = e->g[Q42_W_OUTPUT].packed != NULL;
-	for (uint32_t l = 0; l < e->n_layer && !any; l++)
-		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++)
-			any = any || e->layers[l].w[s].packed != NULL;
+	/* the token embedding is read by row lookup, in its file layout */
+	for (uint32_t i = 0; rc == Q42_OK && (w = slot_at(e, i)) != NULL; i++)
+		if (i != Q42_W_TOK_EMBD) {
+			rc = pack_one(e, w, err);
+			any = any || w->packed != NULL;
+		}
 	if (rc == Q42_OK && any)
 		rc = copy_vectors(e, err);
 	if (rc != Q42_OK)
 		return rc;
-	for (uint32_t l = 0; l < e->n_layer; l++)
-		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
-			const q42_weight *w = &e->layers[l].w[s];
-			if (w->packed != NULL)
-				q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
-		}
-	const q42_weight *o = &e->g[Q42_W_OUTPUT];
-	if (o->packed != NULL && o->file != e->g[Q42_W_TOK_EMBD].data)
-		q42_mount_release(e->m, o->file, o->row_bytes * (uint64_t)o->n_out);
+	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
+		if (w->packed != NULL && w->file != e->g[Q42_W_TOK_EMBD].data)
+			q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
 	return Q42_OK;
 }
 
@@ -711,10 +710,9 @@ void q42_engine_close(q42_engine *e)
 	free(e->hu);
 	free(e->logits);
 	free(e->top1);
-	for (uint32_t l = 0; e->layers != NULL && l < e->n_layer; l++)
-		for (enum q42_wslot s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++)
-			free(e->layers[l].w[s].packed);
-	free(e->g[Q42_W_OUTPUT].packed);
+	q42_weight *w;
+	for (uint32_t i = 0; e->layers != NULL && (w = slot_at(e, i)) != NULL; i++)
+		free(w->packed);
 	free(e->vec_copy);
 	free(e->layers);
 	free(e);
