@@ -95,7 +95,7 @@ typedef struct q42_compat_packed {
 
 /* The packed form of the product q42_compat_select_isa would choose, where
  * libq42 has one (with the AVX-512 kernels, rows of at most 32768 values:
- * Q5_0, and Q4_0 / Q4_1 in the AMX buffer, then on AMX tiles for passes of
+ * Q5_0, Q5_1, and Q4_0 / Q4_1 in the AMX buffer, then on AMX tiles for passes of
  * several tokens where the CPU has them); false otherwise, and the caller
  * keeps the file's layout. */
 Q42_API bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,

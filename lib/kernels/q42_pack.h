@@ -1,5 +1,5 @@
-/* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q4_0
- * and Q4_1 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
+/* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
+ * Q4_0 and Q4_1 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
  * multiplies them on tiles), shared so that packers and kernels agree on
  * one set of offsets.
  *
@@ -10,16 +10,16 @@
  *   qs  256  four vectors l = 0..3; vector l holds byte 4l + k of row r's
  *            quants at 64 l + 4 r + k (low nibble: element 4l + k, high:
  *            element 16 + 4l + k)
- *   m    64  Q5_0 only: eight 64-bit masks v = 0..7 (little-endian); bit
+ *   m    64  Q5_0, Q5_1: eight 64-bit masks v = 0..7 (little-endian); bit
  *            4 r + k of mask v is the fifth bit (qh bit 4 v + k) of row r's
  *            element 4 v + k
  *   d    32  row r's f16 scale at 2 r
- *   mn   32  Q4_1 only: row r's f16 min at 2 r
+ *   mn   32  Q4_1, Q5_1: row r's f16 min at 2 r
  * Blocks go in pairs so that the quant vectors stay 64-byte aligned: the
  * pair (j, j + 1), j even, is qs_j qs_j+1, then each field of j followed
  * by the same field of j + 1 (Q5_0: qs qs m m d d, 704 bytes; Q4_0: qs qs
- * d d, 576; Q4_1: qs qs d d mn mn, 640); a last unpaired block is qs and
- * its fields in order. Rows past the last full group keep the file's
+ * d d, 576; Q4_1: qs qs d d mn mn, 640; Q5_1: qs qs m m d d mn mn, 768);
+ * a last unpaired block is qs and its fields in order. Rows past the last full group keep the file's
  * layout. Never installed.
  */
 #ifndef Q42_PACK_H

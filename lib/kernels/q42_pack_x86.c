@@ -1,8 +1,9 @@
-/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q4_0 and Q4_1
- * weights in the R16 layout (q42_pack.h), with llama.cpp's arithmetic of
- * each: Q5_0 x Q8_0 as ggml's x86 dot product (q42_compat_dot_q5_0: eight
- * float lanes per row, one fma per lane and block, lanes reduced as
- * hsum_float_8), Q4_0 x Q8_0 and Q4_1 x Q8_1 as llama.cpp's AMX buffer
+/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q5_1, Q4_0 and
+ * Q4_1 weights in the R16 layout (q42_pack.h), with llama.cpp's arithmetic
+ * of each: Q5_0 x Q8_0 and Q5_1 x Q8_1 as ggml's x86 dot product
+ * (q42_compat_dot_q5_0 / _q5_1: eight float lanes per row, one fma per
+ * lane and block, lanes reduced as hsum_float_8, Q5_1's min terms summed
+ * apart), Q4_0 x Q8_0 and Q4_1 x Q8_1 as llama.cpp's AMX buffer
  * (q42_compat_dot_q4_0 / _q4_1: one fma per block of the exact integer
  * sum, Q4_1 one more for its min). The sixteen rows of a group sit in the
  * sixteen lanes of a register.
@@ -44,10 +45,16 @@ enum { R16_AHEAD = 4096 };
 
 /* The three R16 kinds: quant offset in the file's block, activation block
  * layout, and what the products need. */
-enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1 };
+enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1, R16_Q5_1 };
+
+/* the kinds with a fifth bit (ggml's eight-lane vec_dot arithmetic) */
+static inline bool r16_fifth(enum r16_kind k)
+{
+	return k == R16_Q5_0 || k == R16_Q5_1;
+}
 
 struct r16_type {
-	int bytes, qs;	     /* file block size, quants' offset in it */
+	int bytes, qs, qh;   /* file block size, quants' and qh's offsets in it */
 	int xbytes, xqs;     /* activation block (Q8_0 or Q8_1) */
 	q42_r16_shape shape; /* packed fields */
 };
@@ -55,9 +62,12 @@ struct r16_type {
 static struct r16_type r16_type_of(enum r16_kind k)
 {
 	switch (k) {
-	case R16_Q5_0: return (struct r16_type){Q5_0_BYTES, Q5_0_QS, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0)};
-	case R16_Q4_0: return (struct r16_type){Q4_0_BYTES, Q4_0_QS, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0)};
-	default: return (struct r16_type){Q4_1_BYTES, Q4_1_QS, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1)};
+	case R16_Q5_0:
+		return (struct r16_type){Q5_0_BYTES, Q5_0_QS, Q5_0_QH, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0)};
+	case R16_Q4_0: return (struct r16_type){Q4_0_BYTES, Q4_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0)};
+	case R16_Q5_1:
+		return (struct r16_type){Q5_1_BYTES, Q5_1_QS, Q5_1_QH, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(1, 1)};
+	default: return (struct r16_type){Q4_1_BYTES, Q4_1_QS, -1, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1)};
 	}
 }
 
@@ -90,7 +100,7 @@ A5_INLINE void r16_table(enum r16_kind k, const uint8_t *x, uint64_t x_stride, i
 				_mm256_storeu_si256((__m256i *)(void *)tab->bias[t][j], b);
 			}
 			tab->dx[t][j] = _cvtsh_ss(q42_ld16(xb));
-			tab->sx[t][j] = k == R16_Q4_1 ? _cvtsh_ss(q42_ld16(xb + Q8_1_S)) : 0.0f;
+			tab->sx[t][j] = ty.xbytes == Q8_1_BYTES ? _cvtsh_ss(q42_ld16(xb + Q8_1_S)) : 0.0f;
 		}
 }
 
@@ -101,10 +111,14 @@ A5_INLINE __m512i r16_quants(__m512i nib, const uint8_t *m, int v)
 				    _mm512_set1_epi8(0x10));
 }
 
-/* Block j of a group (fields at qs, m, d) against T tokens, into acc. */
-A5_INLINE void r16_block(int T, const uint8_t *qs, const uint8_t *m, const uint8_t *d, int64_t j,
-			 const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][8])
+/* Q5_0 / Q5_1 block j of a group (fields at qs, m, d; Q5_1's mins at mn)
+ * against T tokens, into the eight lane accumulators acc[t][0..7] and, for
+ * Q5_1, the min sum acc[t][8] (summs + m_w * s_x, the product exact). */
+A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *m, const uint8_t *d,
+			 const uint8_t *mn, int64_t j, const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab,
+			 __m512 acc[R16_T][9])
 {
+	const struct r16_type ty = r16_type_of(k);
 	/* GF(2) affine matrices: bits 0..3 of each byte, and bits 4..7 moved
 	 * down */
 	const __m512i lo = _mm512_set1_epi64(0x0102040800000000LL), hi = _mm512_set1_epi64(0x1020408000000000LL);
@@ -120,14 +134,22 @@ A5_INLINE void r16_block(int T, const uint8_t *qs, const uint8_t *m, const uint8
 		const __m512i qh = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
 		UNROLL
 		for (int t = 0; t < T; t++) {
-			const uint8_t *ys = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES + Q8_0_QS;
-			const __m512i sl = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l]), ql,
-							      _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
-			const __m512i sh = _mm512_dpbusd_epi32(_mm512_set1_epi32(tab->bias[t][j][l + 4]), qh,
-							      _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
+			const uint8_t *ys =
+				x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes + (uint64_t)ty.xqs;
+			/* Q5_1 has no offset: its sums start from zero */
+			const __m512i bl = k == R16_Q5_0 ? _mm512_set1_epi32(tab->bias[t][j][l]) : _mm512_setzero_si512();
+			const __m512i bh = k == R16_Q5_0 ? _mm512_set1_epi32(tab->bias[t][j][l + 4]) : _mm512_setzero_si512();
+			const __m512i sl = _mm512_dpbusd_epi32(bl, ql, _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
+			const __m512i sh = _mm512_dpbusd_epi32(bh, qh, _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
 			acc[t][l] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sl), dd[t], acc[t][l]);
 			acc[t][l + 4] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sh), dd[t], acc[t][l + 4]);
 		}
+	}
+	if (k == R16_Q5_1) {
+		const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)mn));
+		UNROLL
+		for (int t = 0; t < T; t++)
+			acc[t][8] = _mm512_add_ps(acc[t][8], _mm512_mul_ps(mw, _mm512_set1_ps(tab->sx[t][j])));
 	}
 }
 
@@ -174,12 +196,13 @@ A5_INLINE void r16_block_q4(int T, enum r16_kind k, const uint8_t *qs, const uin
  * of a full pair (in 2), or a lone last block (in 1). Constant in and
  * odd fold the field offsets. */
 A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int odd, int64_t j, const uint8_t *x,
-		       uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][8])
+		       uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][9])
 {
 	const q42_r16_shape sh = r16_type_of(k).shape;
 	const uint8_t *qs = pb + q42_r16_at(sh, in, odd, -1), *d = pb + q42_r16_at(sh, in, odd, Q42_R16_F_D);
-	if (k == R16_Q5_0) {
-		r16_block(T, qs, pb + q42_r16_at(sh, in, odd, Q42_R16_F_M), d, j, x, x_stride, tab, acc);
+	if (r16_fifth(k)) {
+		r16_block(T, k, qs, pb + q42_r16_at(sh, in, odd, Q42_R16_F_M), d,
+			  pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, acc);
 	} else {
 		__m512 a[R16_T];
 		UNROLL
@@ -194,17 +217,17 @@ A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int od
 
 /* One group of sixteen rows (nb blocks at g) against T tokens: block pairs
  * in order, prefetching ahead for one token, then a lone last block; Q5_0
- * reduces its eight lanes as hsum_float_8 ((l + l+4), then (0+2) +
- * (1+3)), Q4_0 / Q4_1 have one. */
+ * and Q5_1 reduce their eight lanes as hsum_float_8 ((l + l+4), then (0+2)
+ * + (1+3)), Q5_1 then adds its min sum; Q4_0 / Q4_1 have one lane. */
 A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, const uint8_t *x,
 			 uint64_t x_stride, const struct r16_tok *tab, float *y, uint64_t y_stride)
 {
 	const uint64_t pair = 2 * q42_r16_block(r16_type_of(k).shape);
-	__m512 acc[R16_T][8];
+	__m512 acc[R16_T][9];
 	UNROLL
 	for (int t = 0; t < T; t++)
 		UNROLL
-		for (int v = 0; v < 8; v++)
+		for (int v = 0; v < 9; v++)
 			acc[t][v] = _mm512_setzero_ps();
 	int64_t j = 0;
 	for (; j + 2 <= nb; j += 2, g += pair) {
@@ -219,11 +242,13 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
 	UNROLL
 	for (int t = 0; t < T; t++) {
 		__m512 v = acc[t][0];
-		if (k == R16_Q5_0) {
+		if (r16_fifth(k)) {
 			const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);
 			const __m512 r2 = _mm512_add_ps(acc[t][6], acc[t][2]), r3 = _mm512_add_ps(acc[t][7], acc[t][3]);
 			v = _mm512_add_ps(_mm512_add_ps(r0, r2), _mm512_add_ps(r1, r3));
 		}
+		if (k == R16_Q5_1)
+			v = _mm512_add_ps(v, acc[t][8]);
 		_mm512_storeu_ps(y + (uint64_t)t * y_stride, v);
 	}
 }
@@ -270,10 +295,11 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 			for (int r = 0; r < Q42_R16; r++) {
 				const uint8_t *b = s + (uint64_t)r * rb + (uint64_t)j * (uint64_t)ty.bytes;
 				memcpy(od + 2 * r, b, 2);
-				if (k == R16_Q4_1)
-					memcpy(d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_MN) + 2 * r, b + Q4_1_M, 2);
-				if (k == R16_Q5_0)
-					memcpy(qh + 4 * r, b + Q5_0_QH, 4);
+				/* Q4_1's and Q5_1's min follows the scale */
+				if (ty.shape.size[Q42_R16_F_MN])
+					memcpy(d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_MN) + 2 * r, b + 2, 2);
+				if (ty.qh >= 0)
+					memcpy(qh + 4 * r, b + ty.qh, 4);
 				memcpy(qs + 16 * r, b + ty.qs, 16);
 			}
 			const __m512i z0 = _mm512_loadu_si512(qs), z1 = _mm512_loadu_si512(qs + 64);
@@ -283,7 +309,7 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 						    _mm512_mask_blend_epi32((__mmask16)0xFF00,
 									    _mm512_permutex2var_epi32(z0, idx[l], z1),
 									    _mm512_permutex2var_epi32(z2, idx[l], z3)));
-			if (k == R16_Q5_0) {
+			if (ty.qh >= 0) {
 				const __m512i q = _mm512_loadu_si512(qh);
 				_mm512_storeu_si512(
 					d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_M),
@@ -336,5 +362,6 @@ A5_INLINE void r16_rows(enum r16_kind k, Q42_COMPAT_ROWS_ARGS, q42_compat_rows_f
 R16_ENTRY(R16_Q5_0, q5_0, q42_compat_rows_q5_0_avx512)
 R16_ENTRY(R16_Q4_0, q4_0, q42_compat_rows_q4_0_avx512)
 R16_ENTRY(R16_Q4_1, q4_1, q42_compat_rows_q4_1_avx512)
+R16_ENTRY(R16_Q5_1, q5_1, q42_compat_rows_q5_1_avx512)
 
 #endif

@@ -146,18 +146,19 @@ static void test_rows_q5_0(void **state)
 }
 
 /* A type's R16 geometry as kernels/q42_pack.h states it: file block
- * bytes, quants' offset in it, and the packed fields after the quants
- * (sizes per block of sixteen rows; 0: absent) -- m (Q5_0's fifth-bit
- * masks), d, mn (Q4_1's mins). */
+ * bytes, quants' and qh's offsets in it, and the packed fields after the
+ * quants (sizes per block of sixteen rows; 0: absent) -- m (Q5_0's and
+ * Q5_1's fifth-bit masks), d, mn (Q4_1's and Q5_1's mins). */
 struct r16_geo {
 	uint32_t dtype;
-	int bytes, qs, fsize[3];
+	int bytes, qs, qh, fsize[3];
 };
 
 static const struct r16_geo r16_geos[] = {
-	{Q42_DTYPE_Q5_0, 22, 6, {64, 32, 0}},
-	{Q42_DTYPE_Q4_0, 18, 2, {0, 32, 0}},
-	{Q42_DTYPE_Q4_1, 20, 4, {0, 32, 32}},
+	{Q42_DTYPE_Q5_0, 22, 6, 2, {64, 32, 0}},
+	{Q42_DTYPE_Q4_0, 18, 2, 0, {0, 32, 0}},
+	{Q42_DTYPE_Q4_1, 20, 4, 0, {0, 32, 32}},
+	{Q42_DTYPE_Q5_1, 24, 8, 4, {64, 32, 32}},
 };
 
 /* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
@@ -178,9 +179,9 @@ static uint64_t r16_spec_at(const struct r16_geo *g, int64_t nb, int64_t j, int 
 
 /* The packed bytes against that layout (written from the header's
  * comment, not from the packer): quant byte i of row r at qs + 64 (i / 4)
- * + 4 r + i % 4; Q5_0's fifth bit e at bit 4 r + e % 4 of the
+ * + 4 r + i % 4; the fifth bit e (Q5_0, Q5_1) at bit 4 r + e % 4 of the
  * little-endian qword e / 4 of m; the scale (block bytes 0..1) at d + 2 r;
- * Q4_1's min (bytes 2..3) at mn + 2 r; rows past the last full group as
+ * the min (Q4_1, Q5_1: bytes 2..3) at mn + 2 r; rows past the last full group as
  * they were. */
 static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const uint8_t *w, int64_t nb,
 			     int64_t n_rows)
@@ -204,7 +205,7 @@ static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const 
 			for (int e = 0; e < 32; e++) {
 				const uint64_t bit = 4 * rr + (uint64_t)(e % 4);
 				const int got = (grp[m + 8 * (uint64_t)(e / 4) + bit / 8] >> (bit % 8)) & 1;
-				assert_int_equal(got, (b[2 + e / 8] >> (e % 8)) & 1);
+				assert_int_equal(got, (b[geo->qh + e / 8] >> (e % 8)) & 1);
 			}
 		}
 	}
@@ -277,7 +278,8 @@ static void test_rows_packed(void **state)
 	};
 	for (size_t g = 0; g < sizeof r16_geos / sizeof r16_geos[0]; g++)
 		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-			if (r16_geos[g].dtype == Q42_DTYPE_Q5_0 || shapes[i][1] % 32 == 0)
+			if (r16_geos[g].dtype == Q42_DTYPE_Q5_0 || r16_geos[g].dtype == Q42_DTYPE_Q5_1 ||
+			    shapes[i][1] % 32 == 0)
 				check_packed(&r16_geos[g], shapes[i][0], shapes[i][1], shapes[i][2]);
 }
 
