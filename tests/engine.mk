@@ -28,6 +28,7 @@ EXTRA_DIST += tests/bats/q42run.bats tests/golden/engine/README tests/golden/eng
 	tests/golden/engine/logits-e256-llama-tied-bf16-once.txt \
 	tests/golden/engine/logits-e256-llama-q4_k_m-once.txt \
 	tests/golden/engine/logits-e256-llama-q4_0-once.txt \
+	tests/golden/engine/logits-e256-llama-q8_0-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_0-once.txt \
 	tests/golden/engine/logits-e256-llama-q5_1-once.txt \
 	tests/golden/engine/logits-e256-llama-tq1_0-once.txt \

@@ -294,38 +294,26 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 		j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
 }
 
-static int pack_one(q42_engine *e, q42_weight *w, q42_err *err)
+/* Bytes w takes in the packed arena (0: it has no packed form; pk its
+ * form otherwise): its size rounded up to a cache line. */
+static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_compat_packed *pk)
 {
-	q42_compat_packed pk;
-	const uint64_t size = w->row_bytes * (uint64_t)w->n_out;
-	/* huge pages for the larger copies: the decode streams them */
-	const size_t align = size >= (2u << 20) ? (2u << 20) : 64u;
-	const size_t alloc = (size_t)((size + align - 1) / align * align);
-	void *p = NULL;
-
 	if (w->data == NULL || w->n_out <= 1 ||
-	    !q42_compat_select_packed(w->dtype, w->n_out, w->n_in, Q42_COMPAT_MATMUL, e->isa, &pk))
-		return Q42_OK;
-	if (posix_memalign(&p, align, alloc) != 0)
-		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack a %s matrix",
-				   (unsigned long long)size, q42_dtype_get(w->dtype)->name);
-#ifdef MADV_HUGEPAGE
-	if (align > 64u)
-		(void)madvise(p, alloc, MADV_HUGEPAGE);
-#endif
-	struct pack_job j = {&pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
+	    !q42_compat_select_packed(w->dtype, w->n_out, w->n_in, Q42_COMPAT_MATMUL, e->isa, pk))
+		return 0;
+	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
+}
+
+static void pack_one(q42_engine *e, q42_weight *w, const q42_compat_packed *pk, uint8_t *p)
+{
+	struct pack_job j = {pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
 	q42_pool_run(e->pool, pack_part, &j);
 	w->file = w->data;
 	w->packed = p;
 	w->data = p;
-	w->rows = pk.rows;
-	return Q42_OK;
+	w->rows = pk->rows;
 }
 
-/* The vectors (norms, biases: a few KiB each, between the matrices in the
- * file) copied out of the mapping, so that reading them does not map the
- * page-cache folios around them -- dropped pages of packed matrices --
- * into the process again (Linux maps a large folio whole on a fault). */
 /* The i-th weight slot of the model (the globals, then each layer's),
  * NULL past the last. */
 static q42_weight *slot_at(q42_engine *e, uint32_t i)
@@ -337,6 +325,10 @@ static q42_weight *slot_at(q42_engine *e, uint32_t i)
 	return i / per < e->n_layer ? &e->layers[i / per].w[Q42_W_LAYER_FIRST_ + i % per] : NULL;
 }
 
+/* The vectors (norms, biases: a few KiB each, between the matrices in the
+ * file) copied out of the mapping, so that reading them does not map the
+ * page-cache folios around them -- dropped pages of packed matrices --
+ * into the process again (Linux maps a large folio whole on a fault). */
 static int copy_vectors(q42_engine *e, q42_err *err)
 {
 	uint64_t total = 0;
@@ -360,33 +352,53 @@ static int copy_vectors(q42_engine *e, q42_err *err)
 	return Q42_OK;
 }
 
-/* Packs every matrix that has a packed form, then drops the file's pages
- * of the packed ones from the process (the mapping is private and
- * read-only: a later read would fault them in again from the file).
- * Dropped only after all packing, and with the vectors copied out
- * (copy_vectors): reads of neighbouring bytes would map pages again. What
- * still lies in the mapping and is read (unpacked matrices, the token
- * embedding) can still bring back the pages that share its page-cache
- * folios. A tied output keeps its pages, the embedding lookup reads them. */
+/* Packs every matrix that has a packed form and drops the file's pages of
+ * each packed one from the process as soon as it is packed (the mapping
+ * is private and read-only: a later read faults them in again from the
+ * file), so that the process never holds much more than one copy of the
+ * weights. The vectors are copied out first (copy_vectors): reads of
+ * neighbouring bytes would map dropped pages again. Packing the next
+ * matrix can still bring back the pages that share a page-cache folio
+ * with its first and last bytes, so every packed range is dropped once
+ * more at the end. A tied output's pages go too: the token embedding
+ * lookup faults in the rows it reads. */
 static int pack_weights(q42_engine *e, q42_err *err)
 {
-	int rc = Q42_OK;
-	bool any = false;
+	int rc;
 	q42_weight *w;
+	q42_compat_packed pk;
+	uint64_t total = 0, off = 0;
 	if (e->arith != Q42_ARITH_LLAMACPP || e->vkf != NULL)
 		return Q42_OK;
 	/* the token embedding is read by row lookup, in its file layout */
-	for (uint32_t i = 0; rc == Q42_OK && (w = slot_at(e, i)) != NULL; i++)
-		if (i != Q42_W_TOK_EMBD) {
-			rc = pack_one(e, w, err);
-			any = any || w->packed != NULL;
-		}
-	if (rc == Q42_OK && any)
-		rc = copy_vectors(e, err);
-	if (rc != Q42_OK)
-		return rc;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
-		if (w->packed != NULL && w->file != e->g[Q42_W_TOK_EMBD].data)
+		if (i != Q42_W_TOK_EMBD)
+			total += pack_size(e, w, &pk);
+	if (total == 0)
+		return Q42_OK;
+	/* one arena in huge pages (the decode streams it), so that no
+	 * matrix's rounding leaves a partly used huge page behind */
+	const size_t huge = 2u << 20, alloc = (size_t)((total + huge - 1) / huge * huge);
+	if (posix_memalign(&e->pack_mem, huge, alloc) != 0) {
+		e->pack_mem = NULL;
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack the model's matrices",
+				   (unsigned long long)total);
+	}
+#ifdef MADV_HUGEPAGE
+	(void)madvise(e->pack_mem, alloc, MADV_HUGEPAGE);
+#endif
+	if ((rc = copy_vectors(e, err)) != Q42_OK)
+		return rc;
+	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++) {
+		const uint64_t size = i != Q42_W_TOK_EMBD ? pack_size(e, w, &pk) : 0;
+		if (size == 0)
+			continue;
+		pack_one(e, w, &pk, (uint8_t *)e->pack_mem + off);
+		off += size;
+		q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+	}
+	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
+		if (w->packed != NULL)
 			q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
 	return Q42_OK;
 }
@@ -710,9 +722,7 @@ void q42_engine_close(q42_engine *e)
 	free(e->hu);
 	free(e->logits);
 	free(e->top1);
-	q42_weight *w;
-	for (uint32_t i = 0; e->layers != NULL && (w = slot_at(e, i)) != NULL; i++)
-		free(w->packed);
+	free(e->pack_mem);
 	free(e->vec_copy);
 	free(e->layers);
 	free(e);

@@ -31,8 +31,8 @@ typedef struct q42_weight {
 	int64_t n_out;               /* ne[1] (1 for vectors) */
 	uint64_t row_bytes;
 	/* non-NULL: data points here, a copy repacked at load for rows
-	 * (kernels/q42_pack.h), owned by the engine; file is then where the
-	 * matrix lies in the mapping */
+	 * (kernels/q42_pack.h) in the engine's pack_mem; file is then where
+	 * the matrix lies in the mapping */
 	void *packed;
 	const uint8_t *file;
 } q42_weight;
@@ -95,6 +95,7 @@ struct q42_engine {
 	q42_weight g[Q42_W_LAYER_FIRST_]; /* global weights */
 	bool tied;                         /* output = token embedding */
 	void *vec_copy;                    /* the vectors, copied when matrices were repacked */
+	void *pack_mem;                    /* the repacked matrices (q42_weight.packed) */
 	q42_layer *layers;
 
 	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed

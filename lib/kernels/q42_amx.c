@@ -9,8 +9,8 @@
  * weight row: fma((float)sumi, d_w * d_x, acc) per block in block order.
  * Weights keep their GGUF layout: sixteen rows at a time are unpacked to
  * plain bytes in scratch memory (a contiguous tile source loads twice as
- * fast as 34-byte-strided Q8_0 blocks; Q4_0 / Q4_1 repacked at load into
- * the R16 layout of q42_pack.h unpack from that), and the activations are
+ * fast as 34-byte-strided Q8_0 blocks; Q4_0 / Q4_1 / Q8_0 repacked at load
+ * into the R16 layout of q42_pack.h unpack from that), and the activations are
  * transposed into the tiles' pair-of-words layout once per call (each
  * thread packs its own copy). Scratch comes from aligned_alloc; without
  * it the call falls back to the AVX-512 kernel.
@@ -358,11 +358,12 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		}
 }
 
-/* A group of sixteen Q4_0 / Q4_1 rows in the R16 layout (q42_pack.h) as
- * unpack_q32 leaves the file's: quants as signed bytes (Q4_0 less 8),
- * rows n apart, and the scales (Q4_1: mins too) as dw / mw. The eight
- * nibble registers of a block (dword k of every row: elements 4k..4k+3)
- * are transposed to rows by two interleave steps within 128-bit lanes
+/* A group of sixteen Q4_0 / Q4_1 / Q8_0 rows in the R16 layout
+ * (q42_pack.h) as unpack_q32 leaves the file's: quants as signed bytes
+ * (Q4_0 less 8), rows n apart, and the scales (Q4_1: mins too) as dw / mw.
+ * The eight registers of a block (dword k of every row: elements
+ * 4k..4k+3; the nibbles split, or Q8_0's vectors as they are) are
+ * transposed to rows by two interleave steps within 128-bit lanes
  * (lane i then holds rows 4i + p) and written 16 bytes at a time. */
 #define R16_ROW_STORE(P, Q, I, p, dst, n, j)                                                           \
 	do {                                                                                          \
@@ -371,9 +372,11 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		_mm_storeu_si128((__m128i *)(void *)(o_ + 16), _mm512_extracti32x4_epi32(Q, I));     \
 	} while (0)
 
-AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw, float *mw)
+AMX_INLINE void unpack_r16(enum q32_kind kind, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw,
+			   float *mw)
 {
-	const q42_r16_shape sh = q42_r16_shape_of(0, q41);
+	const bool q41 = kind == K_COMPAT_Q4_1, q8 = kind == K_COMPAT_Q8_0;
+	const q42_r16_shape sh = q42_r16_shape_of(q8, 0, q41);
 	const __m512i m15 = _mm512_set1_epi8(0x0F), off = _mm512_set1_epi8(q41 ? 0 : 8);
 	for (int64_t j = 0; j < nb; j++) {
 		const uint8_t *qs = g + q42_r16_at(sh, nb, j, -1);
@@ -385,8 +388,9 @@ AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, in
 		__m512i v[8];
 		for (int l = 0; l < 4; l++) {
 			const __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * l));
-			v[l] = _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
-			v[l + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
+			v[l] = q8 ? q : _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
+			v[l + 4] = q8 ? _mm512_loadu_si512((const void *)(qs + 64 * (l + 4)))
+				      : _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
 		}
 		__m512i a[4], b[4], P[4], Q[4];
 		for (int h = 0; h < 4; h++) {
@@ -418,8 +422,9 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
 		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
 		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_iq4_nl_avx512};
-	const q42_compat_rows_fn simd = !r16 ? simd_of[kind]
+	const q42_compat_rows_fn simd = !r16			? simd_of[kind]
 					: kind == K_COMPAT_Q4_0 ? q42_compat_rows_q4_0_r16_avx512
+					: kind == K_COMPAT_Q8_0 ? q42_compat_rows_q8_0_r16_avx512
 								 : q42_compat_rows_q4_1_r16_avx512;
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
 	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
@@ -432,7 +437,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 							 : Q8_0_BYTES;
 	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
 	/* cbuf, bq, bd, dw, unp; Q5_1: bs, mw */
-	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, q8 ? 0 : (size_t)(TR * n),
+	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, q8 && !r16 ? 0 : (size_t)(TR * n),
 			       q51 ? act : 0, q51 ? rs : 0};
 	void *pc[7];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(7, len, pc) : NULL;
@@ -457,7 +462,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (r16) {
-			unpack_r16(q51, wr, nb, n, unp, dw, mw);
+			unpack_r16(kind, wr, nb, n, unp, dw, mw);
 		} else if (w_stride > (uint64_t)INT32_MAX / TR) {
 			for (int m = 0; m < TR; m++)
 				for (int64_t j = 0; j < nb; j++) {
@@ -478,7 +483,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 			}
 		}
 		prefetch_group(w, w_stride, r0, full);
-		if (q8) {
+		if (q8 && !r16) {
 			/* Q8_0's quants are signed bytes already: the tiles load
 			 * them from the blocks in place */
 			q32_group(step, wr + Q8_0_QS, w_stride, Q8_0_BYTES, dw, mw, nb, bq, bd, bs, n_tok, cbuf,
@@ -536,6 +541,11 @@ void q42_compat_rows_q4_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
 void q42_compat_rows_q4_1_r16_amx(Q42_COMPAT_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, true);
+}
+
+void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0, true);
 }
 
 /* IQ4_NL (the repacked order is Q4_0's: one fma per block) */

@@ -63,18 +63,20 @@ void q42_compat_rows_f32_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f32_vd_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 
-/* Q5_0, Q5_1, and Q4_0 / Q4_1 of the AMX buffer's arithmetic, in the R16
- * layout (q42_pack.h): the products of q42_compat_rows_q5_0_avx512 /
- * _q5_1_avx512 / _q4_0_avx512 / _q4_1_avx512, and the packers
- * (q42_pack_x86.c) */
+/* Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 of the AMX buffer's arithmetic, in
+ * the R16 layout (q42_pack.h): the products of q42_compat_rows_q5_0_avx512
+ * / _q5_1_avx512 / _q4_0_avx512 / _q4_1_avx512 / _q8_0_avx512, and the
+ * packers (q42_pack_x86.c) */
 void q42_compat_rows_q5_0_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_0_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_1_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q5_1_r16_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q8_0_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_pack_q5_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q4_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q4_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q5_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
+void q42_compat_pack_q8_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 
 /* The generic ggml arithmetic's Q8_0, Q5_0 and Q5_1 products
  * (q42_dot_q8_0, q42_dot_q5_0, q42_dot_q5_1 of q42_kernels), many rows at

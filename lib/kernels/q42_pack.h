@@ -1,5 +1,5 @@
 /* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
- * Q4_0 and Q4_1 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
+ * Q4_0, Q4_1 and Q8_0 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
  * multiplies them on tiles), shared so that packers and kernels agree on
  * one set of offsets.
  *
@@ -9,7 +9,8 @@
  * is its quants, then the type's fields in this order:
  *   qs  256  four vectors l = 0..3; vector l holds byte 4l + k of row r's
  *            quants at 64 l + 4 r + k (low nibble: element 4l + k, high:
- *            element 16 + 4l + k)
+ *            element 16 + 4l + k); Q8_0: 512, eight vectors l = 0..7
+ *            laid out the same way, byte 4l + k being element 4l + k
  *   m    64  Q5_0, Q5_1: eight 64-bit masks v = 0..7 (little-endian); bit
  *            4 r + k of mask v is the fifth bit (qh bit 4 v + k) of row r's
  *            element 4 v + k
@@ -18,7 +19,8 @@
  * Blocks go in pairs so that the quant vectors stay 64-byte aligned: the
  * pair (j, j + 1), j even, is qs_j qs_j+1, then each field of j followed
  * by the same field of j + 1 (Q5_0: qs qs m m d d, 704 bytes; Q4_0: qs qs
- * d d, 576; Q4_1: qs qs d d mn mn, 640; Q5_1: qs qs m m d d mn mn, 768);
+ * d d, 576; Q4_1: qs qs d d mn mn, 640; Q5_1: qs qs m m d d mn mn, 768;
+ * Q8_0: qs qs d d, 1088);
  * a last unpaired block is qs and its fields in order. Rows past the last full group keep the file's
  * layout. Never installed.
  */
@@ -29,25 +31,26 @@
 
 /* Q42_R16_MAX_BLOCKS: the longest rows packed (k = 32768), which bounds
  * the kernels' per-call activation tables */
-enum { Q42_R16 = 16, Q42_R16_QS = 256, Q42_R16_MAX_BLOCKS = 1024 };
+enum { Q42_R16 = 16, Q42_R16_MAX_BLOCKS = 1024 };
 
 /* The fields after qs, in order; the byte size of each (0: absent). */
 enum q42_r16_field { Q42_R16_F_M, Q42_R16_F_D, Q42_R16_F_MN, Q42_R16_NF };
 
 typedef struct q42_r16_shape {
+	uint32_t qs; /* quant bytes of sixteen rows: 256, Q8_0 512 */
 	uint32_t size[Q42_R16_NF];
 } q42_r16_shape;
 
-static inline q42_r16_shape q42_r16_shape_of(int has_m, int has_mn)
+static inline q42_r16_shape q42_r16_shape_of(int bits8, int has_m, int has_mn)
 {
-	q42_r16_shape s = {{has_m ? 64u : 0u, 32u, has_mn ? 32u : 0u}};
+	q42_r16_shape s = {bits8 ? 512u : 256u, {has_m ? 64u : 0u, 32u, has_mn ? 32u : 0u}};
 	return s;
 }
 
 /* Bytes of one block of a group: qs and the fields. */
 static inline uint64_t q42_r16_block(q42_r16_shape s)
 {
-	return Q42_R16_QS + (uint64_t)s.size[0] + s.size[1] + s.size[2];
+	return (uint64_t)s.qs + s.size[0] + s.size[1] + s.size[2];
 }
 
 /* Byte offset within a group of nb blocks of block j's quants (f < 0) or
@@ -57,9 +60,9 @@ static inline uint64_t q42_r16_at(q42_r16_shape s, int64_t nb, int64_t j, int f)
 	const uint64_t base = (uint64_t)(j / 2) * 2 * q42_r16_block(s);
 	const uint64_t odd = (uint64_t)(j % 2);
 	const uint64_t pairs = j % 2 == 0 && j + 1 == nb ? 1 : 2; /* blocks in this pair */
-	uint64_t o = base + pairs * Q42_R16_QS;
+	uint64_t o = base + pairs * s.qs;
 	if (f < 0)
-		return base + odd * Q42_R16_QS;
+		return base + odd * s.qs;
 	for (int i = 0; i < f; i++)
 		o += pairs * s.size[i];
 	return o + odd * s.size[f];

@@ -1,11 +1,11 @@
-/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q5_1, Q4_0 and
- * Q4_1 weights in the R16 layout (q42_pack.h), with llama.cpp's arithmetic
- * of each: Q5_0 x Q8_0 and Q5_1 x Q8_1 as ggml's x86 dot product
+/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q5_1, Q4_0,
+ * Q4_1 and Q8_0 weights in the R16 layout (q42_pack.h), with llama.cpp's
+ * arithmetic of each: Q5_0 x Q8_0 and Q5_1 x Q8_1 as ggml's x86 dot product
  * (q42_compat_dot_q5_0 / _q5_1: eight float lanes per row, one fma per
  * lane and block, lanes reduced as hsum_float_8, Q5_1's min terms summed
- * apart), Q4_0 x Q8_0 and Q4_1 x Q8_1 as llama.cpp's AMX buffer
- * (q42_compat_dot_q4_0 / _q4_1: one fma per block of the exact integer
- * sum, Q4_1 one more for its min). The sixteen rows of a group sit in the
+ * apart), Q4_0 x Q8_0, Q4_1 x Q8_1 and Q8_0 x Q8_0 as llama.cpp's AMX
+ * buffer (q42_compat_dot_q4_0 / _q4_1 / _q8_0: one fma per block of the
+ * exact integer sum, Q4_1 one more for its min). The sixteen rows of a group sit in the
  * sixteen lanes of a register.
  *
  * Why a layout of its own: in the file's layout each row's scale sits in
@@ -46,9 +46,9 @@ enum { R16_T = 2 };
  * prefetch at all is 35-40 % slower. */
 enum { R16_L1_AHEAD = 1024, R16_L2_AHEAD = 8192 };
 
-/* The three R16 kinds: quant offset in the file's block, activation block
+/* The R16 kinds: quant offset in the file's block, activation block
  * layout, and what the products need. */
-enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1, R16_Q5_1 };
+enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1, R16_Q5_1, R16_Q8_0 };
 
 /* the kinds with a fifth bit (ggml's eight-lane vec_dot arithmetic) */
 static inline bool r16_fifth(enum r16_kind k)
@@ -66,17 +66,20 @@ static struct r16_type r16_type_of(enum r16_kind k)
 {
 	switch (k) {
 	case R16_Q5_0:
-		return (struct r16_type){Q5_0_BYTES, Q5_0_QS, Q5_0_QH, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0)};
-	case R16_Q4_0: return (struct r16_type){Q4_0_BYTES, Q4_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0)};
+		return (struct r16_type){Q5_0_BYTES, Q5_0_QS, Q5_0_QH, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 1, 0)};
+	case R16_Q4_0:
+		return (struct r16_type){Q4_0_BYTES, Q4_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0, 0)};
+	case R16_Q8_0:
+		return (struct r16_type){Q8_0_BYTES, Q8_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0, 0)};
 	case R16_Q5_1:
-		return (struct r16_type){Q5_1_BYTES, Q5_1_QS, Q5_1_QH, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(1, 1)};
-	default: return (struct r16_type){Q4_1_BYTES, Q4_1_QS, -1, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1)};
+		return (struct r16_type){Q5_1_BYTES, Q5_1_QS, Q5_1_QH, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1, 1)};
+	default: return (struct r16_type){Q4_1_BYTES, Q4_1_QS, -1, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 0, 1)};
 	}
 }
 
 /* What a token's block j gives every row: Q5_0 the eight lanes' -16 x
  * (sum of the lane's four activation quants), Q4_0 -8 x the sum of all 32
- * (at lane 0); d_x, and Q4_1's s_x. */
+ * and Q8_0 -128 x that sum (at lane 0); d_x, and Q4_1's s_x. */
 struct r16_tok {
 	int32_t bias[R16_T][Q42_R16_MAX_BLOCKS][8];
 	float dx[R16_T][Q42_R16_MAX_BLOCKS];
@@ -87,14 +90,14 @@ A5_INLINE void r16_table(enum r16_kind k, const uint8_t *x, uint64_t x_stride, i
 			 struct r16_tok *tab)
 {
 	const struct r16_type ty = r16_type_of(k);
-	const __m256i off = _mm256_set1_epi8(k == R16_Q5_0 ? 16 : 8);
+	const __m256i off = _mm256_set1_epi8(k == R16_Q5_0 ? 16 : k == R16_Q8_0 ? (char)0x80 : 8);
 	for (int t = 0; t < T; t++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes;
 			const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(xb + ty.xqs));
 			const __m256i b = _mm256_sub_epi32(_mm256_setzero_si256(),
 							   _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, y));
-			if (k == R16_Q4_0) {
+			if (k == R16_Q4_0 || k == R16_Q8_0) {
 				__m128i h = _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 				h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
 				h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
@@ -156,27 +159,33 @@ A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_
 	}
 }
 
-/* Q4_0 / Q4_1 block j of a group (quants at qs, scales at d, Q4_1's mins
- * at mn) against T tokens, into acc: each row's exact integer sum (two
- * VNNI chains, the low and high nibbles), then fma(sumi, d_w * d_x) and
- * Q4_1's fma(m_w, s_x). */
-A5_INLINE void r16_block_q4(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *d, const uint8_t *mn,
+/* Q4_0 / Q4_1 / Q8_0 block j of a group (quants at qs, scales at d, Q4_1's
+ * mins at mn) against T tokens, into acc: each row's exact integer sum (two
+ * VNNI chains, elements 0..15 and 16..31: the low and high nibbles, or
+ * Q8_0's bytes made unsigned by a flipped top bit, the table's bias taking
+ * the 128 x sum back off), then fma(sumi, d_w * d_x) and Q4_1's fma(m_w,
+ * s_x). */
+A5_INLINE void r16_block_int(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *d, const uint8_t *mn,
 			    int64_t j, const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab,
 			    __m512 acc[R16_T])
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F), hi = _mm512_set1_epi64(0x1020408000000000LL);
+	const __m512i top = _mm512_set1_epi8((char)0x80);
 	const struct r16_type ty = r16_type_of(k);
 	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
 	__m512i sl[R16_T], sh[R16_T];
 	UNROLL
 	for (int t = 0; t < T; t++) {
-		sl[t] = k == R16_Q4_0 ? _mm512_set1_epi32(tab->bias[t][j][0]) : _mm512_setzero_si512();
+		sl[t] = k != R16_Q4_1 ? _mm512_set1_epi32(tab->bias[t][j][0]) : _mm512_setzero_si512();
 		sh[t] = _mm512_setzero_si512();
 	}
 	UNROLL
 	for (int l = 0; l < 4; l++) {
 		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
-		const __m512i ql = _mm512_and_si512(v, m15), qh = _mm512_gf2p8affine_epi64_epi8(v, hi, 0);
+		const __m512i ql = k == R16_Q8_0 ? _mm512_xor_si512(v, top) : _mm512_and_si512(v, m15);
+		const __m512i qh = k == R16_Q8_0
+					   ? _mm512_xor_si512(_mm512_loadu_si512((const void *)(qs + 64 * (l + 4))), top)
+					   : _mm512_gf2p8affine_epi64_epi8(v, hi, 0);
 		UNROLL
 		for (int t = 0; t < T; t++) {
 			const uint8_t *ys =
@@ -211,7 +220,7 @@ A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int od
 		UNROLL
 		for (int t = 0; t < T; t++)
 			a[t] = acc[t][0];
-		r16_block_q4(T, k, qs, d, pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, a);
+		r16_block_int(T, k, qs, d, pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, a);
 		UNROLL
 		for (int t = 0; t < T; t++)
 			acc[t][0] = a[t];
@@ -221,7 +230,7 @@ A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int od
 /* One group of sixteen rows (nb blocks at g) against T tokens: block pairs
  * in order, prefetching ahead for one token, then a lone last block; Q5_0
  * and Q5_1 reduce their eight lanes as hsum_float_8 ((l + l+4), then (0+2)
- * + (1+3)), Q5_1 then adds its min sum; Q4_0 / Q4_1 have one lane. */
+ * + (1+3)), Q5_1 then adds its min sum; Q4_0 / Q4_1 / Q8_0 have one lane. */
 A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, const uint8_t *x,
 			 uint64_t x_stride, const struct r16_tok *tab, float *y, uint64_t y_stride)
 {
@@ -290,7 +299,21 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 	__m512i idx[4];
 	for (int l = 0; l < 4; l++)
 		idx[l] = _mm512_loadu_si512(qi[l]);
-	for (uint64_t g = 0; g < full; g += Q42_R16) {
+	/* Q8_0: each of a block's eight quant vectors, and the scales, is one
+	 * gather from the sixteen rows (rows are at most 34816 bytes) */
+	const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+						_mm512_set1_epi32((int)rb));
+	for (uint64_t g = 0; g < full && k == R16_Q8_0; g += Q42_R16)
+		for (int64_t j = 0; j < nb; j++) {
+			const uint8_t *b0 = (const uint8_t *)src + g * rb + (uint64_t)j * (uint64_t)ty.bytes;
+			uint8_t *d = (uint8_t *)dst + g * rb;
+			_mm256_storeu_si256((__m256i *)(void *)(d + q42_r16_at(ty.shape, nb, j, Q42_R16_F_D)),
+					    _mm512_cvtepi32_epi16(_mm512_i32gather_epi32(rows, b0, 1)));
+			for (int l = 0; l < 8; l++)
+				_mm512_storeu_si512(d + q42_r16_at(ty.shape, nb, j, -1) + 64 * (uint64_t)l,
+						    _mm512_i32gather_epi32(rows, b0 + ty.qs + 4 * l, 1));
+		}
+	for (uint64_t g = 0; g < full && k != R16_Q8_0; g += Q42_R16) {
 		const uint8_t *s = (const uint8_t *)src + g * rb;
 		uint8_t *d = (uint8_t *)dst + g * rb;
 		for (int64_t j = 0; j < nb; j++) {
@@ -368,5 +391,6 @@ R16_ENTRY(R16_Q5_0, q5_0, q42_compat_rows_q5_0_avx512)
 R16_ENTRY(R16_Q4_0, q4_0, q42_compat_rows_q4_0_avx512)
 R16_ENTRY(R16_Q4_1, q4_1, q42_compat_rows_q4_1_avx512)
 R16_ENTRY(R16_Q5_1, q5_1, q42_compat_rows_q5_1_avx512)
+R16_ENTRY(R16_Q8_0, q8_0, q42_compat_rows_q8_0_avx512)
 
 #endif

@@ -146,19 +146,21 @@ static void test_rows_q5_0(void **state)
 }
 
 /* A type's R16 geometry as kernels/q42_pack.h states it: file block
- * bytes, quants' and qh's offsets in it, and the packed fields after the
- * quants (sizes per block of sixteen rows; 0: absent) -- m (Q5_0's and
- * Q5_1's fifth-bit masks), d, mn (Q4_1's and Q5_1's mins). */
+ * bytes, quants' and qh's offsets in it, quant bytes per row and block,
+ * and the packed fields after the quants (sizes per block of sixteen
+ * rows; 0: absent) -- m (Q5_0's and Q5_1's fifth-bit masks), d, mn
+ * (Q4_1's and Q5_1's mins). */
 struct r16_geo {
 	uint32_t dtype;
-	int bytes, qs, qh, fsize[3];
+	int bytes, qs, qh, qbytes, fsize[3];
 };
 
 static const struct r16_geo r16_geos[] = {
-	{Q42_DTYPE_Q5_0, 22, 6, 2, {64, 32, 0}},
-	{Q42_DTYPE_Q4_0, 18, 2, 0, {0, 32, 0}},
-	{Q42_DTYPE_Q4_1, 20, 4, 0, {0, 32, 32}},
-	{Q42_DTYPE_Q5_1, 24, 8, 4, {64, 32, 32}},
+	{Q42_DTYPE_Q5_0, 22, 6, 2, 16, {64, 32, 0}},
+	{Q42_DTYPE_Q4_0, 18, 2, 0, 16, {0, 32, 0}},
+	{Q42_DTYPE_Q4_1, 20, 4, 0, 16, {0, 32, 32}},
+	{Q42_DTYPE_Q5_1, 24, 8, 4, 16, {64, 32, 32}},
+	{Q42_DTYPE_Q8_0, 34, 2, 0, 32, {0, 32, 0}},
 };
 
 /* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
@@ -166,12 +168,13 @@ static const struct r16_geo r16_geos[] = {
  * last block its quants and fields in order. */
 static uint64_t r16_spec_at(const struct r16_geo *g, int64_t nb, int64_t j, int f)
 {
-	const uint64_t blk = 256u + (uint64_t)(g->fsize[0] + g->fsize[1] + g->fsize[2]);
+	const uint64_t qs = 16u * (uint64_t)g->qbytes;
+	const uint64_t blk = qs + (uint64_t)(g->fsize[0] + g->fsize[1] + g->fsize[2]);
 	const uint64_t base = (uint64_t)(j / 2) * 2 * blk, odd = (uint64_t)(j % 2);
 	const uint64_t in = j % 2 == 0 && j + 1 == nb ? 1 : 2;
 	if (f < 0)
-		return base + 256 * odd;
-	uint64_t o = base + 256 * in;
+		return base + qs * odd;
+	uint64_t o = base + qs * in;
 	for (int i = 0; i < f; i++)
 		o += in * (uint64_t)g->fsize[i];
 	return o + odd * (uint64_t)g->fsize[f];
@@ -197,7 +200,7 @@ static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const 
 			assert_memory_equal(grp + r16_spec_at(geo, nb, j, 1) + 2 * rr, b, 2);
 			if (geo->fsize[2])
 				assert_memory_equal(grp + r16_spec_at(geo, nb, j, 2) + 2 * rr, b + 2, 2);
-			for (uint64_t i = 0; i < 16; i++)
+			for (uint64_t i = 0; i < (uint64_t)geo->qbytes; i++)
 				assert_int_equal(grp[qs + 64 * (i / 4) + 4 * rr + i % 4], b[geo->qs + (int)i]);
 			if (geo->fsize[0] == 0)
 				continue;
@@ -218,7 +221,7 @@ static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const 
  * group (as the engine's tiles do), with full groups, a tail of rows in
  * the file's layout, odd and even block counts (the unpaired last block),
  * and one, two (a full token pass), odd numbers of tokens and passes long
- * enough for AMX tiles where the CPU has them (Q4_0, Q4_1). */
+ * enough for AMX tiles where the CPU has them (Q4_0, Q4_1, Q8_0). */
 static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, int64_t n_tok)
 {
 	const int64_t n = nb * 32;
@@ -271,7 +274,7 @@ static void test_rows_packed(void **state)
 {
 	(void)state;
 	/* row counts of a multiple of 32 where the file layout's kernel is
-	 * the AMX buffer's (Q4_0, Q4_1 select it only then) */
+	 * the AMX buffer's (Q4_0, Q4_1, Q8_0 select it only then) */
 	static const int64_t shapes[][3] = {
 		{1, 32, 1}, {2, 32, 2}, {3, 33, 3}, {30, 48, 1}, {31, 33, 5}, {30, 63, 2}, {80, 32, 4},
 		{7, 64, 9}, {30, 96, 20}, {5, 32, 4},

@@ -371,6 +371,16 @@ static void test_logits_q4_0(void **state)
 	check_logits("e256-llama-q4_0.gguf", "logits-e256-llama-q4_0-once.txt", ids, 5, true);
 }
 
+/* Q8_0 matrices in llama.cpp's AMX buffer (q42 repacks them at load, the
+ * tied output too; the prompt goes through AMX tiles where the CPU has
+ * them): its logits to the last bit */
+static void test_logits_q8_0(void **state)
+{
+	(void)state;
+	static const int32_t ids[] = {1, 403, 407, 261, 378};
+	check_logits("e256-llama-q8_0.gguf", "logits-e256-llama-q8_0-once.txt", ids, 5, true);
+}
+
 /* Q5_0 and Q5_1 everywhere (token embedding and output too): llama.cpp's
  * vec_dot for one token, and for Q5_0 llamafile's kernel for the prompt;
  * q42's logits are llama.cpp's to the last bit */
@@ -529,7 +539,7 @@ int main(void)
 		cmocka_unit_test(test_logits_tiny_llama),
 		cmocka_unit_test(test_logits_stories),
 		cmocka_unit_test(test_logits_q4_k_m),
-		cmocka_unit_test(test_logits_q4_0), cmocka_unit_test(test_logits_q5),
+		cmocka_unit_test(test_logits_q4_0), cmocka_unit_test(test_logits_q8_0), cmocka_unit_test(test_logits_q5),
 		cmocka_unit_test(test_logits_ternary),
 		cmocka_unit_test(test_logits_q3_k_q2_k), cmocka_unit_test(test_logits_iq4_nl), cmocka_unit_test(test_logits_iq4_xs),
 		cmocka_unit_test(test_logits_bf16),

@@ -49,6 +49,7 @@ golden() { # golden FILE-LABEL MODEL-PATH > rows
 "$LP" logits "$SM/stories260K.gguf" "Once upon a time" $OPTS > $G/logits-stories260K-once.txt
 "$LP" logits tests/models/e256-llama-q4_k_m.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q4_k_m-once.txt
 "$LP" logits tests/models/e256-llama-q4_0.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q4_0-once.txt
+"$LP" logits tests/models/e256-llama-q8_0.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q8_0-once.txt
 "$LP" logits tests/models/e256-llama-q5_0.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_0-once.txt
 "$LP" logits tests/models/e256-llama-q5_1.gguf "Once upon a time" $OPTS > $G/logits-e256-llama-q5_1-once.txt
 for m in e256-llama-tq1_0 e256-llama-tq2_0 e256-llama-q3_k e256-llama-q2_k e256-llama-iq4_nl \
