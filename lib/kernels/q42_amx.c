@@ -358,12 +358,11 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		}
 }
 
-/* A group of sixteen Q4_0 / Q4_1 / Q8_0 rows in the R16 layout
- * (q42_pack.h) as unpack_q32 leaves the file's: quants as signed bytes
- * (Q4_0 less 8), rows n apart, and the scales (Q4_1: mins too) as dw / mw.
- * The eight registers of a block (dword k of every row: elements
- * 4k..4k+3; the nibbles split, or Q8_0's vectors as they are) are
- * transposed to rows by two interleave steps within 128-bit lanes
+/* A group of sixteen Q4_0 / Q4_1 rows in the R16 layout (q42_pack.h) as
+ * unpack_q32 leaves the file's: quants as signed bytes (Q4_0 less 8),
+ * rows n apart, and the scales (Q4_1: mins too) as dw / mw. The eight
+ * nibble registers of a block (dword k of every row: elements 4k..4k+3)
+ * are transposed to rows by two interleave steps within 128-bit lanes
  * (lane i then holds rows 4i + p) and written 16 bytes at a time. */
 #define R16_ROW_STORE(P, Q, I, p, dst, n, j)                                                           \
 	do {                                                                                          \
@@ -372,11 +371,9 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		_mm_storeu_si128((__m128i *)(void *)(o_ + 16), _mm512_extracti32x4_epi32(Q, I));     \
 	} while (0)
 
-AMX_INLINE void unpack_r16(enum q32_kind kind, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw,
-			   float *mw)
+AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw, float *mw)
 {
-	const bool q41 = kind == K_COMPAT_Q4_1, q8 = kind == K_COMPAT_Q8_0;
-	const q42_r16_shape sh = q42_r16_shape_of(q8, 0, q41);
+	const q42_r16_shape sh = q42_r16_shape_of(0, 0, q41);
 	const __m512i m15 = _mm512_set1_epi8(0x0F), off = _mm512_set1_epi8(q41 ? 0 : 8);
 	for (int64_t j = 0; j < nb; j++) {
 		const uint8_t *qs = g + q42_r16_at(sh, nb, j, -1);
@@ -388,9 +385,8 @@ AMX_INLINE void unpack_r16(enum q32_kind kind, const uint8_t *g, int64_t nb, int
 		__m512i v[8];
 		for (int l = 0; l < 4; l++) {
 			const __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * l));
-			v[l] = q8 ? q : _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
-			v[l + 4] = q8 ? _mm512_loadu_si512((const void *)(qs + 64 * (l + 4)))
-				      : _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
+			v[l] = _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
+			v[l + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
 		}
 		__m512i a[4], b[4], P[4], Q[4];
 		for (int h = 0; h < 4; h++) {
@@ -422,9 +418,8 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
 		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
 		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_iq4_nl_avx512};
-	const q42_compat_rows_fn simd = !r16			? simd_of[kind]
+	const q42_compat_rows_fn simd = !r16 ? simd_of[kind]
 					: kind == K_COMPAT_Q4_0 ? q42_compat_rows_q4_0_r16_avx512
-					: kind == K_COMPAT_Q8_0 ? q42_compat_rows_q8_0_r16_avx512
 								 : q42_compat_rows_q4_1_r16_avx512;
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
 	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
@@ -437,7 +432,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 							 : Q8_0_BYTES;
 	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
 	/* cbuf, bq, bd, dw, unp; Q5_1: bs, mw */
-	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, q8 && !r16 ? 0 : (size_t)(TR * n),
+	const size_t len[7] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, act, rs, q8 ? 0 : (size_t)(TR * n),
 			       q51 ? act : 0, q51 ? rs : 0};
 	void *pc[7];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(7, len, pc) : NULL;
@@ -462,7 +457,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		if (r16) {
-			unpack_r16(kind, wr, nb, n, unp, dw, mw);
+			unpack_r16(q51, wr, nb, n, unp, dw, mw);
 		} else if (w_stride > (uint64_t)INT32_MAX / TR) {
 			for (int m = 0; m < TR; m++)
 				for (int64_t j = 0; j < nb; j++) {
@@ -483,7 +478,7 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 			}
 		}
 		prefetch_group(w, w_stride, r0, full);
-		if (q8 && !r16) {
+		if (q8) {
 			/* Q8_0's quants are signed bytes already: the tiles load
 			 * them from the blocks in place */
 			q32_group(step, wr + Q8_0_QS, w_stride, Q8_0_BYTES, dw, mw, nb, bq, bd, bs, n_tok, cbuf,
@@ -543,9 +538,97 @@ void q42_compat_rows_q4_1_r16_amx(Q42_COMPAT_ROWS_ARGS)
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, true);
 }
 
-void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+/* Q8_0 in the R16 layout: a block's quants of a group are a B operand as
+ * they lie (vector l, row r: elements 4l..4l+3, the tiles' pairs of
+ * words), so the tiles take the tokens as A, sixteen rows of one block
+ * each (copied once per call, rows past n_tok zero) and the weights
+ * straight from the packed copy: C row t holds token t's sixteen sums, and
+ * the float step runs per token over sixteen weight rows,
+ * fma(sumi, d_w * d_x, acc) per block in block order as in q32_group. */
+AMX static void q8_r16_group(const uint8_t *g, int64_t nb, const uint8_t *aq, const float *ad, int64_t n_tok,
+			     int32_t *cbuf, float *y, uint64_t y_stride)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0, true);
+	const q42_r16_shape sh = q42_r16_shape_of(1, 0, 0);
+#define R16_PROD(C, A, B, J)                                                    \
+	do {                                                                    \
+		_tile_zero(C);                                                  \
+		_tile_loadd(A, aq + (bt + (uint64_t)(J)) * B32, 32);            \
+		_tile_loadd(B, g + q42_r16_at(sh, nb, J, -1), 64);              \
+		_tile_dpbssd(C, A, B);                                          \
+	} while (0)
+	for (int64_t tt = 0; tt * TT < n_tok; tt++) {
+		const uint64_t bt = (uint64_t)(tt * nb);
+		__m512 acc[TT];
+		UNROLL
+		for (int m = 0; m < TT; m++)
+			acc[m] = _mm512_setzero_ps();
+		R16_PROD(T_C0, T_A0, T_B0, 0);
+		for (int64_t j = 0; j <= nb; j++) {
+			if (j < nb) {
+				if (j % 2 == 0) {
+					if (j + 1 < nb)
+						R16_PROD(T_C1, T_A1, T_B1, j + 1);
+					_tile_stored(T_C0, cbuf, 64);
+				} else {
+					if (j + 1 < nb)
+						R16_PROD(T_C0, T_A0, T_B0, j + 1);
+					_tile_stored(T_C1, cbuf + TR * TT, 64);
+				}
+			}
+			BARRIER();
+			if (j == 0)
+				continue;
+			const int32_t *c = cbuf + ((j - 1) % 2) * TR * TT;
+			const float *dx = ad + (bt + (uint64_t)(j - 1)) * TT;
+			const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
+				(const __m256i *)(const void *)(g + q42_r16_at(sh, nb, j - 1, Q42_R16_F_D))));
+			UNROLL
+			for (int m = 0; m < TT; m++)
+				acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + TR * m)),
+							 _mm512_mul_ps(dw, _mm512_set1_ps(dx[m])), acc[m]);
+		}
+		for (int m = 0; m < TT && tt * TT + m < n_tok; m++)
+			_mm512_storeu_ps(y + (uint64_t)(tt * TT + m) * y_stride, acc[m]);
+	}
+#undef R16_PROD
+}
+
+AMX void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
+	const size_t len[3] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float)};
+	void *pc[3];
+	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(3, len, pc) : NULL;
+	if (mem == NULL) {
+		q42_compat_rows_q8_0_r16_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	int32_t *cbuf = pc[0];
+	uint8_t *aq = pc[1];
+	float *ad = pc[2];
+	/* A operands: token t of tile tt, block j at row t of aq[tt * nb + j] */
+	for (int64_t tt = 0; tt < ntt; tt++)
+		for (int64_t j = 0; j < nb; j++)
+			for (int m = 0; m < TT; m++) {
+				const int64_t t = tt * TT + m;
+				const uint8_t *blk = (const uint8_t *)x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES;
+				uint8_t *o = aq + (uint64_t)(tt * nb + j) * B32 + 32 * (uint64_t)m;
+				if (t < n_tok)
+					memcpy(o, blk + Q8_0_QS, 32);
+				else
+					memset(o, 0, 32);
+				ad[(tt * nb + j) * TT + m] = t < n_tok ? half(blk) : 0.0f;
+			}
+	tiles_on(32);
+	for (int64_t r0 = 0; r0 < full; r0 += TR) {
+		prefetch_group(w, w_stride, r0, full);
+		q8_r16_group((const uint8_t *)w + (uint64_t)r0 * w_stride, nb, aq, ad, n_tok, cbuf, y + r0, y_stride);
+	}
+	_tile_release();
+	free(mem);
+	if (full < n_rows)
+		q42_compat_rows_q8_0_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+					    n_tok, x, x_stride, y + full, y_stride);
 }
 
 /* IQ4_NL (the repacked order is Q4_0's: one fma per block) */
