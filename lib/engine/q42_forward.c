@@ -184,13 +184,18 @@ static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_
 	}
 }
 
-/* One product of a job: y = act W^T (+ bias), then res += y when res. */
+/* One product of a job: y = act W^T (+ bias), then res += y when res;
+ * for the V rows of a one-token pass (v_layer >= 0) each value also goes
+ * to its transposed cache row, from the thread that computed it: one
+ * store miss per row, overlapped with the product's stream instead of
+ * 320-odd in a row on the caller. */
 struct mm_part {
 	const q42_weight *w;
 	const q42_weight *bias; /* data NULL: none */
 	float *y;
 	float *res;
 	uint32_t tiles;
+	int32_t v_layer;
 };
 
 struct mm_args {
@@ -204,9 +209,12 @@ struct mm_args {
 	atomic_uint next;
 };
 
+static uint8_t *v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d);
+
 /* Rows r0..r1-1 of one part, bias and residual included. Bias and
  * residual are elementwise adds, so doing them per tile gives the bytes
- * the whole-row adds give. */
+ * the whole-row adds give; a cache value is converted on its own, as
+ * v_store_row converts a one-token column. */
 static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok, int64_t r0,
 		    int64_t r1)
 {
@@ -220,6 +228,11 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 			e->add(r1 - r0, p->res + t * no + (uint64_t)r0, p->res + t * no + (uint64_t)r0,
 			       y);
 	}
+	for (int64_t r = r0; p->v_layer >= 0 && r < r1; r++)
+		e->kv_quantize(p->y + r,
+			       v_row(e, (uint32_t)p->v_layer, (uint32_t)r / e->hd_v, (uint32_t)r % e->hd_v) +
+				       (uint64_t)e->n_past * e->v_elem_bytes,
+			       1);
 }
 
 /* Largest non-NaN value of y[r0..r1-1], lowest index on ties. */
@@ -315,6 +328,7 @@ static void mm_add(struct mm_args *m, const q42_weight *w, const q42_weight *bia
 	p->bias = bias;
 	p->y = y;
 	p->res = res;
+	p->v_layer = -1;
 	p->tiles = n_tiles(w->n_out);
 	m->n_tiles += p->tiles;
 }
@@ -402,10 +416,8 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
 	struct att_args a = {e, l, n_tok, 1, 0, 0};
 	if (n_tok == 1) {
-		const uint32_t n_v = e->layers[l].n_head_kv * e->hd_v;
+		/* the V rows went to the cache with the product (mm_tile) */
 		rope_store_row(e, l, 0, e->ts[0].rope);
-		for (uint32_t r = 0; r < n_v; r++)
-			v_store_row(e, l, 1, r, e->ts[0].scores);
 	} else {
 		q42_pool_run(e->pool, rope_store_job, &a);
 	}
@@ -520,6 +532,8 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	mm_add(&m, qkv[0], &W[Q42_W_ATTN_Q_B], e->q, NULL);
 	mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
 	mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
+	if (n == 1)
+		m.part[2].v_layer = (int32_t)l;
 	m.n_tok = n;
 	mm_run(e, &m);
 	op_rope_store(e, l, n);
