@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "kernels/q42_compat.h"
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_kernels_x86.h"
@@ -2291,15 +2292,31 @@ A5 static void f16_f32_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_
 	}
 }
 
+/* Row pointers of a call over F16 rows, in the file's layout (16-element
+ * chunk c of a row at 32 c) or the R16 one (q42_pack.h: chunk c of the
+ * group at 512 c, row r % 16 of it at 32 (r % 16)); chunk c of row i is
+ * at wr[i] + c * F16_CS(r16). */
+#define F16_CS(r16) ((r16) ? 512 : 32)
+static void f16_rows(const void *w, uint64_t stride, int64_t r0, int64_t n_rows, int g, bool r16,
+		     const uint8_t **wr)
+{
+	for (int r = 0; r < g; r++) {
+		const int64_t i = r0 + r < n_rows ? r0 + r : n_rows - 1;
+		wr[r] = (const uint8_t *)w + (r16 ? (uint64_t)(i / 16) * 16 * stride + (uint64_t)(i % 16) * 32
+						  : (uint64_t)i * stride);
+	}
+}
+
 /* AMX F16: 16 FMA lanes over whole 16-element steps. Four rows times
  * F16_TOK tokens per pass (each widened weight vector serves every token
  * of the pass); each (row, token) keeps its own lanes, so the order per
  * output element is the single-product one. For decode and short calls. */
-A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS)
+A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS, bool r16)
 {
+	const int64_t cs = F16_CS(r16);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
 		const uint8_t *wr[F16_GROUP];
-		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
+		f16_rows(w, w_stride, r0, n_rows, F16_GROUP, r16, wr);
 		for (int64_t t0 = 0; t0 < n_tok; t0 += F16_TOK) {
 			const int nt = n_tok - t0 < F16_TOK ? (int)(n_tok - t0) : F16_TOK;
 			const float *v[F16_TOK];
@@ -2319,7 +2336,7 @@ A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS)
 					UNROLL
 					for (int r = 0; r < F16_GROUP; r++)
 						wv[r] = _mm512_cvtph_ps(
-							_mm256_loadu_si256((const __m256i *)(wr[r] + 2 * k)));
+							_mm256_loadu_si256((const __m256i *)(wr[r] + k / 16 * cs)));
 					UNROLL
 					for (int t = 0; t < F16_TOK; t++) {
 						const __m512 xv = _mm512_loadu_ps(v[t] + k);
@@ -2337,7 +2354,7 @@ A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS)
 							acc[t][r] = _mm512_fmadd_ps(
 								xv,
 								_mm512_cvtph_ps(_mm256_loadu_si256(
-									(const __m256i *)(wr[r] + 2 * k))),
+									(const __m256i *)(wr[r] + k / 16 * cs))),
 								acc[t][r]);
 					}
 			}
@@ -2368,20 +2385,20 @@ enum {
  * chunks and run through k in the scalar order, so the bytes do not
  * change. acc holds F16_PANEL * ntp * 16 floats, ntp = n_tok rounded up
  * to F16_NT (the padding tokens repeat the last one, never stored). */
-A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp)
+A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bool r16)
 {
 	float panel[F16_PANEL * F16_KC] __attribute__((aligned(64)));
-	const int64_t n16 = n & ~(int64_t)15;
+	const int64_t n16 = n & ~(int64_t)15, cs = F16_CS(r16);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_PANEL) {
 		const uint8_t *wr[F16_PANEL];
-		group_rows(w, w_stride, r0, n_rows, F16_PANEL, wr);
+		f16_rows(w, w_stride, r0, n_rows, F16_PANEL, r16, wr);
 		for (int64_t k0 = 0; k0 < n16; k0 += F16_KC) {
 			const int64_t kl = n16 - k0 < F16_KC ? n16 - k0 : F16_KC;
 			for (int r = 0; r < F16_PANEL; r++)
 				for (int64_t k = 0; k < kl; k += 16)
 					_mm512_store_ps(panel + r * F16_KC + k,
 							_mm512_cvtph_ps(_mm256_loadu_si256(
-								(const __m256i *)(wr[r] + 2 * (k0 + k)))));
+								(const __m256i *)(wr[r] + (k0 + k) / 16 * cs))));
 			for (int64_t t0 = 0; t0 < ntp; t0 += F16_NT) {
 				const float *v[F16_NT];
 				UNROLL
@@ -2428,7 +2445,39 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp)
 	}
 }
 
-A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+/* Decode over the R16 layout: a group's sixteen rows are one stream, read
+ * front to back 512 bytes (one chunk of every row) per step, with lines
+ * requested ahead into L2 and L1 as the R16 integer products do; each row
+ * keeps its one chain of sixteen lanes, as f16_f32_one. */
+enum { F16_L1_AHEAD = 1024, F16_L2_AHEAD = 8192 };
+A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v, float *y)
+{
+	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
+		const uint8_t *g = (const uint8_t *)w + (uint64_t)r0 * w_stride;
+		__m512 acc[16];
+		UNROLL
+		for (int r = 0; r < 16; r++)
+			acc[r] = _mm512_setzero_ps();
+		for (int64_t k = 0; k + 16 <= n; k += 16, g += 512) {
+			const __m512 xv = _mm512_loadu_ps(v + k);
+			UNROLL
+			for (int o = 0; o < 512; o += 64) {
+				_mm_prefetch((const char *)(g + F16_L2_AHEAD + o), _MM_HINT_T1);
+				_mm_prefetch((const char *)(g + F16_L1_AHEAD + o), _MM_HINT_T0);
+			}
+			UNROLL
+			for (int r = 0; r < 16; r++)
+				acc[r] = _mm512_fmadd_ps(
+					xv, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + 32 * r))),
+					acc[r]);
+		}
+		UNROLL
+		for (int r = 0; r < 16; r++)
+			y[r0 + r] = reduce16(acc[r]);
+	}
+}
+
+A5_INLINE void f16_f32_rows(Q42_COMPAT_ROWS_ARGS, bool r16)
 {
 	const int64_t ntp = (n_tok + F16_NT - 1) / F16_NT * F16_NT;
 	/* without the accumulator memory the short-call kernel gives the
@@ -2437,15 +2486,49 @@ A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
 			     ? aligned_alloc(64, (size_t)(F16_PANEL * ntp * 16) * sizeof(float))
 			     : NULL;
 	if (n_tok == 1) {
-		f16_f32_one(n, n_rows, w, w_stride, x, y);
+		if (r16)
+			f16_r16_one(n, n_rows, w, w_stride, x, y);
+		else
+			f16_f32_one(n, n_rows, w, w_stride, x, y);
 		return;
 	}
 	if (acc == NULL) {
-		f16_f32_few(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		f16_f32_few(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, r16);
 		return;
 	}
-	f16_f32_blocked(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, acc, ntp);
+	f16_f32_blocked(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, acc, ntp, r16);
 	free(acc);
+}
+
+A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	f16_f32_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+/* F16 rows in the R16 layout (whole groups; the rows past them in the
+ * file's): the same products, bit for bit. */
+A5 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t full = n_rows - n_rows % 16;
+	if (full > 0)
+		f16_f32_rows(n, full, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+	if (full < n_rows)
+		f16_f32_rows(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, n_tok, x,
+			     x_stride, y + full, y_stride, false);
+}
+
+/* The R16 packer of F16 rows: each 32-byte chunk moves as it is. */
+A5 void q42_compat_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+{
+	const uint64_t rb = 2 * (uint64_t)n_in, full = (uint64_t)(n_out - n_out % 16);
+	for (uint64_t g = 0; g < full; g += 16)
+		for (int64_t c = 0; c < n_in / 16; c++)
+			for (uint64_t r = 0; r < 16; r++)
+				_mm256_storeu_si256(
+					(__m256i *)(void *)((uint8_t *)dst + g * rb + (uint64_t)c * 512 + 32 * r),
+					_mm256_loadu_si256((const __m256i *)(const void *)((const uint8_t *)src +
+											   (g + r) * rb + 32 * (uint64_t)c)));
+	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
 A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)

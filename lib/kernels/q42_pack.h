@@ -1,8 +1,13 @@
 /* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
- * Q4_0, Q4_1 and Q8_0 weights (q42_pack_x86.c packs and multiplies them, q42_amx.c
- * multiplies them on tiles), shared so that packers and kernels agree on
- * one set of offsets.
+ * Q4_0, Q4_1, Q8_0 and F16 weights (q42_pack_x86.c packs and multiplies
+ * the quantized ones, q42_amx.c multiplies them on tiles,
+ * q42_compat_x86.c packs and multiplies F16), shared so that packers and
+ * kernels agree on one set of offsets.
  *
+ * F16: sixteen rows' 16-element chunks c interleaved: chunk c of the
+ * group's row r (its bytes 32 c .. 32 c + 31 in the file) at 512 c + 32 r.
+ *
+ * The quantized types:
  * Sixteen rows' blocks j interleaved, the same bytes per group as the
  * file's layout (16 rows x nb blocks x the block size), so row r0 of a
  * multiple of 16 starts where it started in the file. A block of a group
@@ -21,8 +26,10 @@
  * by the same field of j + 1 (Q5_0: qs qs m m d d, 704 bytes; Q4_0: qs qs
  * d d, 576; Q4_1: qs qs d d mn mn, 640; Q5_1: qs qs m m d d mn mn, 768;
  * Q8_0: qs qs d d, 1088);
- * a last unpaired block is qs and its fields in order. Rows past the last full group keep the file's
- * layout. Never installed.
+ * a last unpaired block is qs and its fields in order.
+ *
+ * For every type, rows past the last full group keep the file's layout.
+ * Never installed.
  */
 #ifndef Q42_PACK_H
 #define Q42_PACK_H

@@ -161,6 +161,7 @@ static const struct r16_geo r16_geos[] = {
 	{Q42_DTYPE_Q4_1, 20, 4, 0, 16, {0, 32, 32}},
 	{Q42_DTYPE_Q5_1, 24, 8, 4, 16, {64, 32, 32}},
 	{Q42_DTYPE_Q8_0, 34, 2, 0, 32, {0, 32, 0}},
+	{Q42_DTYPE_F16, 64, 0, 0, 0, {0, 0, 0}}, /* bytes per 32 values; no blocks */
 };
 
 /* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
@@ -215,13 +216,28 @@ static void check_r16_layout(const struct r16_geo *geo, const uint8_t *p, const 
 	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
 }
 
+/* F16 in the R16 layout, as kernels/q42_pack.h states it: value k of a
+ * full group's row r at 512 (k / 16) + 32 (r % 16) + 2 (k % 16); rows
+ * past the last full group as they were. */
+static void check_f16_layout(const uint8_t *p, const uint8_t *w, int64_t n, int64_t n_rows)
+{
+	const uint64_t rb = 2 * (uint64_t)n;
+	const int64_t full = n_rows / 16 * 16;
+	for (int64_t r = 0; r < full; r++)
+		for (int64_t k = 0; k < n; k++)
+			assert_memory_equal(p + (uint64_t)(r / 16) * 16 * rb + 512 * (uint64_t)(k / 16) +
+						    32 * (uint64_t)(r % 16) + 2 * (uint64_t)(k % 16),
+					    w + (uint64_t)r * rb + 2 * (uint64_t)k, 2);
+	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
+}
+
 /* A type repacked at load (q42_compat_select_packed, R16 layout): the
  * packed product of the packed copy against the scalar definition on the
  * file's rows, for whole matrices and for calls that start at a later
  * group (as the engine's tiles do), with full groups, a tail of rows in
  * the file's layout, odd and even block counts (the unpaired last block),
  * and one, two (a full token pass), odd numbers of tokens and passes long
- * enough for AMX tiles where the CPU has them (Q4_0, Q4_1, Q8_0). */
+ * enough for AMX tiles where the CPU has them (Q4_0, Q4_1, Q8_0; F16: its blocked prompt kernel, from 8). */
 static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, int64_t n_tok)
 {
 	const int64_t n = nb * 32;
@@ -244,11 +260,18 @@ static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, 
 	for (int64_t t = 0; t < n_tok; t++) {
 		for (int64_t k = 0; k < n; k++)
 			src[k] = rndf(t == 1 ? 100.0f : 1.0f);
-		ref.quantize(src, x + (uint64_t)t * xb, n);
+		/* F16 weights take the activations as floats */
+		if (ref.quantize != NULL)
+			ref.quantize(src, x + (uint64_t)t * xb, n);
+		else
+			memcpy(x + (uint64_t)t * xb, src, (size_t)n * sizeof(float));
 	}
 	ref.rows(n, n_rows, w, rb, n_tok, x, xb, want, (uint64_t)n_rows);
 	pk.pack(packed, w, n, n_rows);
-	check_r16_layout(geo, packed, w, nb, n_rows);
+	if (geo->dtype == Q42_DTYPE_F16)
+		check_f16_layout(packed, w, n, n_rows);
+	else
+		check_r16_layout(geo, packed, w, nb, n_rows);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
 		memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
 		pk.rows(n, n_rows - r0, packed + (uint64_t)r0 * rb, rb, n_tok, x, xb, got + r0, (uint64_t)n_rows);
@@ -274,7 +297,7 @@ static void test_rows_packed(void **state)
 {
 	(void)state;
 	/* row counts of a multiple of 32 where the file layout's kernel is
-	 * the AMX buffer's (Q4_0, Q4_1, Q8_0 select it only then) */
+	 * the AMX buffer's (Q4_0, Q4_1, Q8_0, F16 select it only then) */
 	static const int64_t shapes[][3] = {
 		{1, 32, 1}, {2, 32, 2}, {3, 33, 3}, {30, 48, 1}, {31, 33, 5}, {30, 63, 2}, {80, 32, 4},
 		{7, 64, 9}, {30, 96, 20}, {5, 32, 4},
