@@ -358,19 +358,47 @@ AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_str
 		}
 }
 
-/* A group of sixteen Q4_0 / Q4_1 rows in the R16 layout (q42_pack.h) as
- * unpack_q32 leaves the file's: quants as signed bytes (Q4_0 less 8),
- * rows n apart, and the scales (Q4_1: mins too) as dw / mw. The eight
- * nibble registers of a block (dword k of every row: elements 4k..4k+3)
- * are transposed to rows by two interleave steps within 128-bit lanes
- * (lane i then holds rows 4i + p) and written 16 bytes at a time. */
-#define R16_ROW_STORE(P, Q, I, p, dst, n, j)                                                           \
+/* Eight registers of sixteen rows' dwords (v[k]: dword k of every row,
+ * row r in lane r) as the rows' 32 bytes at dst + r * n: two interleave
+ * steps within 128-bit lanes (lane i then holds rows 4i + p), written 16
+ * bytes at a time. */
+#define R16_ROW_STORE(P, Q, I, p, dst, n)                                                            \
 	do {                                                                                          \
-		uint8_t *o_ = (uint8_t *)(dst) + (uint64_t)(4 * (I) + (p)) * (uint64_t)(n) + 32 * (uint64_t)(j); \
+		uint8_t *o_ = (uint8_t *)(dst) + (uint64_t)(4 * (I) + (p)) * (uint64_t)(n);          \
 		_mm_storeu_si128((__m128i *)(void *)o_, _mm512_extracti32x4_epi32(P, I));            \
 		_mm_storeu_si128((__m128i *)(void *)(o_ + 16), _mm512_extracti32x4_epi32(Q, I));     \
 	} while (0)
 
+AMX_INLINE void r16_rows_store(const __m512i v[8], void *dst, int64_t n)
+{
+	__m512i a[4], b[4], P[4], Q[4];
+	for (int h = 0; h < 4; h++) {
+		a[h] = _mm512_unpacklo_epi32(v[2 * h], v[2 * h + 1]);
+		b[h] = _mm512_unpackhi_epi32(v[2 * h], v[2 * h + 1]);
+	}
+	/* P[p] lane i: row 4i + p, dwords 0..3; Q[p]: dwords 4..7 */
+	P[0] = _mm512_unpacklo_epi64(a[0], a[1]);
+	P[1] = _mm512_unpackhi_epi64(a[0], a[1]);
+	P[2] = _mm512_unpacklo_epi64(b[0], b[1]);
+	P[3] = _mm512_unpackhi_epi64(b[0], b[1]);
+	Q[0] = _mm512_unpacklo_epi64(a[2], a[3]);
+	Q[1] = _mm512_unpackhi_epi64(a[2], a[3]);
+	Q[2] = _mm512_unpacklo_epi64(b[2], b[3]);
+	Q[3] = _mm512_unpackhi_epi64(b[2], b[3]);
+	for (int p = 0; p < 4; p++) {
+		R16_ROW_STORE(P[p], Q[p], 0, p, dst, n);
+		R16_ROW_STORE(P[p], Q[p], 1, p, dst, n);
+		R16_ROW_STORE(P[p], Q[p], 2, p, dst, n);
+		R16_ROW_STORE(P[p], Q[p], 3, p, dst, n);
+	}
+}
+#undef R16_ROW_STORE
+
+/* A group of sixteen Q4_0 / Q4_1 rows in the R16 layout (q42_pack.h) as
+ * unpack_q32 leaves the file's: quants as signed bytes (Q4_0 less 8),
+ * rows n apart, and the scales (Q4_1: mins too) as dw / mw. The eight
+ * nibble registers of a block (dword k of every row: elements 4k..4k+3)
+ * are transposed to rows by r16_rows_store. */
 AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, int8_t *dst, float *dw, float *mw)
 {
 	const q42_r16_shape sh = q42_r16_shape_of(0, 0, q41);
@@ -388,29 +416,9 @@ AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, in
 			v[l] = _mm512_sub_epi8(_mm512_and_si512(q, m15), off);
 			v[l + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m15), off);
 		}
-		__m512i a[4], b[4], P[4], Q[4];
-		for (int h = 0; h < 4; h++) {
-			a[h] = _mm512_unpacklo_epi32(v[2 * h], v[2 * h + 1]);
-			b[h] = _mm512_unpackhi_epi32(v[2 * h], v[2 * h + 1]);
-		}
-		/* P[p] lane i: row 4i + p, dwords 0..3; Q[p]: dwords 4..7 */
-		P[0] = _mm512_unpacklo_epi64(a[0], a[1]);
-		P[1] = _mm512_unpackhi_epi64(a[0], a[1]);
-		P[2] = _mm512_unpacklo_epi64(b[0], b[1]);
-		P[3] = _mm512_unpackhi_epi64(b[0], b[1]);
-		Q[0] = _mm512_unpacklo_epi64(a[2], a[3]);
-		Q[1] = _mm512_unpackhi_epi64(a[2], a[3]);
-		Q[2] = _mm512_unpacklo_epi64(b[2], b[3]);
-		Q[3] = _mm512_unpackhi_epi64(b[2], b[3]);
-		for (int p = 0; p < 4; p++) {
-			R16_ROW_STORE(P[p], Q[p], 0, p, dst, n, j);
-			R16_ROW_STORE(P[p], Q[p], 1, p, dst, n, j);
-			R16_ROW_STORE(P[p], Q[p], 2, p, dst, n, j);
-			R16_ROW_STORE(P[p], Q[p], 3, p, dst, n, j);
-		}
+		r16_rows_store(v, dst + 32 * j, n);
 	}
 }
-#undef R16_ROW_STORE
 
 AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 {
@@ -715,6 +723,69 @@ AMX_INLINE void unpack_q4_k(bool q5, const uint8_t *wr, uint64_t w_stride, int64
 		}
 }
 
+/* Sixteen registers of sixteen rows' dwords (r[k]: dword k of every row)
+ * as each row's 64 bytes at dst + m * n: a 16 x 16 dword transpose, pairs
+ * of dwords, then of qwords, within 128-bit lanes, then the lanes, one
+ * store per row. */
+AMX_INLINE void r16_rows_store16(const __m512i r[16], uint8_t *dst, int64_t n)
+{
+	__m512i t[16], u[16];
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+	}
+	/* u[4 i + c], lane j: dword 4 j + c of rows... rows 4 i .. 4 i + 3 */
+	for (int i = 0; i < 4; i++) {
+		u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+		u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+		u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+		u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+	}
+	for (int c = 0; c < 4; c++) {
+		const __m512i b0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), b1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+		const __m512i b2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44);
+		const __m512i b3 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+		_mm512_storeu_si512(dst + (uint64_t)c * (uint64_t)n, _mm512_shuffle_i32x4(b0, b2, 0x88));
+		_mm512_storeu_si512(dst + (uint64_t)(4 + c) * (uint64_t)n, _mm512_shuffle_i32x4(b0, b2, 0xDD));
+		_mm512_storeu_si512(dst + (uint64_t)(8 + c) * (uint64_t)n, _mm512_shuffle_i32x4(b1, b3, 0x88));
+		_mm512_storeu_si512(dst + (uint64_t)(12 + c) * (uint64_t)n, _mm512_shuffle_i32x4(b1, b3, 0xDD));
+	}
+}
+
+/* Sixteen q4_K rows in the R16 layout (q42_pack.h) as unpack_q4_k leaves
+ * the file's: each 32-byte chunk's eight quant vectors give a sub-block
+ * pair, low nibbles then high, which is each row's 64 bytes there. */
+AMX_INLINE void unpack_q4_k_r16(const uint8_t *g, int64_t nsb, int64_t n, uint8_t *dst, int32_t *sc, int32_t *mn,
+				float *dw, float *dm)
+{
+	const __m512i m15 = _mm512_set1_epi8(0x0F);
+	for (int64_t sb = 0; sb < nsb; sb++) {
+		const uint8_t *blk = g + (uint64_t)sb * Q42_R16_K4_BLOCK;
+		for (int h = 0; h < 4; h++) {
+			__m512i v[16];
+			for (int l = 0; l < 8; l++) {
+				const __m512i q = _mm512_loadu_si512((const void *)(blk + 64 * (8 * h + l)));
+				v[l] = _mm512_and_si512(q, m15);
+				v[8 + l] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m15);
+			}
+			r16_rows_store16(v, dst + sb * Q42_QK_K + 64 * h, n);
+		}
+		for (int m = 0; m < TR; m++) {
+			uint8_t q[12], s8[8], m8[8];
+			for (int b = 0; b < 12; b++)
+				q[b] = blk[Q42_R16_K4_SC + 16 * b + m];
+			x86_k4_scales(q, s8, m8);
+			const uint64_t i = (uint64_t)(sb * TR + m);
+			for (int k = 0; k < 8; k++)
+				sc[i * 8 + (uint64_t)k] = s8[k];
+			for (int p = 0; p < 4; p++)
+				mn[i * 4 + (uint64_t)p] = (int32_t)(m8[2 * p] | (uint32_t)m8[2 * p + 1] << 16);
+			dw[i] = half(blk + Q42_R16_K4_D + 2 * m);
+			dm[i] = half(blk + Q42_R16_K4_DM + 2 * m);
+		}
+	}
+}
+
 /* Sixteen q6_K rows: quants - 32 as signed bytes in element order,
  * scales sc[(sb * TR + m) * 16 + s], d per (super-block, row). */
 AMX_INLINE void unpack_q6_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, int64_t n,
@@ -867,11 +938,13 @@ AMX static void k_group(enum kg_kind kind, const uint8_t *a, int64_t n, int64_t 
 	}
 }
 
-/* KG_Q4K: q4_K or (q5) q5_K, which llama.cpp's tiles take alike */
-AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5)
+/* KG_Q4K: q4_K or (q5) q5_K, which llama.cpp's tiles take alike; r16:
+ * q4_K in the R16 layout */
+AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5, bool r16)
 {
 	const bool q4k = kind == KG_Q4K;
-	const q42_compat_rows_fn simd = q5		       ? q42_compat_rows_q5_k_avx512
+	const q42_compat_rows_fn simd = r16		       ? q42_compat_rows_q4_k_r16_avx512
+					: q5		       ? q42_compat_rows_q5_k_avx512
 					: q4k		       ? q42_compat_rows_q4_k_avx512
 					: kind == KG_IQ4XS ? q42_compat_rows_iq4_xs_avx512
 							       : q42_compat_rows_q6_k_avx512;
@@ -896,7 +969,9 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5)
 	tiles_on(kbytes);
 	for (int64_t r0 = 0; r0 < full; r0 += TR) {
 		const uint8_t *wr = (const uint8_t *)w + (uint64_t)r0 * w_stride;
-		if (q4k)
+		if (r16)
+			unpack_q4_k_r16(wr, nsb, n, unp, sc, mn, dw, dm);
+		else if (q4k)
 			unpack_q4_k(q5, wr, w_stride, nsb, n, unp, sc, mn, dw, dm);
 		else if (kind == KG_IQ4XS)
 			unpack_iq4_xs(wr, w_stride, nsb, n, (int8_t *)unp, sc, dw);
@@ -915,22 +990,27 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5)
 
 void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false, false);
+}
+
+void q42_compat_rows_q4_k_r16_amx(Q42_COMPAT_ROWS_ARGS)
+{
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false, true);
 }
 
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q6K, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q6K, false, false);
 }
 
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, true);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, true, false);
 }
 
 void q42_compat_rows_iq4_xs_amx(Q42_COMPAT_ROWS_ARGS)
 {
-	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_IQ4XS, false);
+	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_IQ4XS, false, false);
 }
 
 /* ---- Q2_K (llama.cpp's repacked order, q42_compat_dot_q2_k) ------------- */

@@ -32,11 +32,12 @@ void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS);
-/* Q4_0 / Q4_1 / Q8_0 weights in the R16 layout (q42_pack.h), the same
- * products */
+/* Q4_0 / Q4_1 / Q8_0 / Q4_K weights in the R16 layout (q42_pack.h), the
+ * same products */
 void q42_compat_rows_q4_0_r16_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q4_1_r16_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_q4_k_r16_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_iq4_nl_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_iq4_xs_amx(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS);

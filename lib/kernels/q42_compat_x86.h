@@ -77,6 +77,10 @@ void q42_compat_pack_q4_0_r16_avx512(void *dst, const void *src, int64_t n_in, i
 void q42_compat_pack_q4_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q5_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q8_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
+/* Q4_K of the AMX buffer's arithmetic in the R16 layout: the product of
+ * q42_compat_rows_q4_k_avx512, and its packer */
+void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 /* F16 x F32 of the AMX buffer (q42_compat_rows_f16_f32_avx512) in the R16
  * layout, and its packer (q42_compat_x86.c) */
 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS);

@@ -25,7 +25,7 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 	/* the packed products stand in for the file layout's AVX-512 (and
 	 * AMX) ones of the same arithmetic: Q5_0 in the plain CPU buffer
 	 * and Q5_1 in either buffer (llama.cpp has no AMX form of them), Q4_0,
-	 * Q4_1, Q8_0 and F16 in the AMX one,
+	 * Q4_1, Q8_0, Q4_K and F16 in the AMX one,
 	 * with AMX tiles for passes of several tokens where the CPU has them */
 	static const struct {
 		uint32_t dtype;
@@ -44,6 +44,8 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 		 {q42_compat_rows_q8_0_r16_avx512, q42_compat_pack_q8_0_r16_avx512, "r16-q8_0"}},
 		{Q42_DTYPE_F16, q42_compat_rows_f16_f32_avx512,
 		 {q42_compat_rows_f16_f32_r16_avx512, q42_compat_pack_f16_r16_avx512, "r16-f16"}},
+		{Q42_DTYPE_Q4_K, q42_compat_rows_q4_k_avx512,
+		 {q42_compat_rows_q4_k_r16_avx512, q42_compat_pack_q4_k_r16_avx512, "r16-q4_K"}},
 #if defined(Q42_HAVE_AMX)
 		{Q42_DTYPE_Q4_0, q42_compat_rows_q4_0_amx,
 		 {q42_compat_rows_q4_0_r16_amx, q42_compat_pack_q4_0_r16_avx512, "amx-r16-q4_0"}},
@@ -51,6 +53,8 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 		 {q42_compat_rows_q4_1_r16_amx, q42_compat_pack_q4_1_r16_avx512, "amx-r16-q4_1"}},
 		{Q42_DTYPE_Q8_0, q42_compat_rows_q8_0_amx,
 		 {q42_compat_rows_q8_0_r16_amx, q42_compat_pack_q8_0_r16_avx512, "amx-r16-q8_0"}},
+		{Q42_DTYPE_Q4_K, q42_compat_rows_q4_k_amx,
+		 {q42_compat_rows_q4_k_r16_amx, q42_compat_pack_q4_k_r16_avx512, "amx-r16-q4_K"}},
 #endif
 	};
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)

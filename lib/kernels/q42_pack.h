@@ -1,11 +1,18 @@
 /* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
- * Q4_0, Q4_1, Q8_0 and F16 weights (q42_pack_x86.c packs and multiplies
- * the quantized ones, q42_amx.c multiplies them on tiles,
+ * Q4_0, Q4_1, Q8_0, Q4_K and F16 weights (q42_pack_x86.c packs and
+ * multiplies the quantized ones, q42_amx.c multiplies them on tiles,
  * q42_compat_x86.c packs and multiplies F16), shared so that packers and
  * kernels agree on one set of offsets.
  *
  * F16: sixteen rows' 16-element chunks c interleaved: chunk c of the
  * group's row r (its bytes 32 c .. 32 c + 31 in the file) at 512 c + 32 r.
+ *
+ * Q4_K: sixteen rows' super-blocks j interleaved, 2304 bytes each (16 x
+ * 144), at 2304 j: the quants, 32 vectors v = 8 h + l of 64 bytes, vector
+ * v holding bytes 4 l .. 4 l + 3 of row r's 32-byte chunk h of qs at 64 v
+ * + 4 r (low nibbles: elements 64 h + 4 l .., high: 64 h + 32 + 4 l ..);
+ * then at 2048 the twelve scale bytes, byte b of row r at 2048 + 16 b + r;
+ * then row r's d at 2240 + 2 r and its dmin at 2272 + 2 r.
  *
  * The quantized types:
  * Sixteen rows' blocks j interleaved, the same bytes per group as the
@@ -39,6 +46,9 @@
 /* Q42_R16_MAX_BLOCKS: the longest rows packed (k = 32768), which bounds
  * the kernels' per-call activation tables */
 enum { Q42_R16 = 16, Q42_R16_MAX_BLOCKS = 1024 };
+
+/* Q4_K: offsets in a group's super-block, and its size */
+enum { Q42_R16_K4_SC = 2048, Q42_R16_K4_D = 2240, Q42_R16_K4_DM = 2272, Q42_R16_K4_BLOCK = 2304 };
 
 /* The fields after qs, in order; the byte size of each (0: absent). */
 enum q42_r16_field { Q42_R16_F_M, Q42_R16_F_D, Q42_R16_F_MN, Q42_R16_NF };

@@ -393,4 +393,124 @@ R16_ENTRY(R16_Q4_1, q4_1, q42_compat_rows_q4_1_avx512)
 R16_ENTRY(R16_Q5_1, q5_1, q42_compat_rows_q5_1_avx512)
 R16_ENTRY(R16_Q8_0, q8_0, q42_compat_rows_q8_0_avx512)
 
+/* ---- Q4_K -------------------------------------------------------------- */
+
+/* Q4_K in the R16 layout (q42_pack.h): per super-block of a group, the
+ * quants (32 vectors v = 8 h + l: dword l of every row's 32-byte chunk
+ * h), the twelve scale bytes (byte b of the sixteen rows at 16 b), then d
+ * and dmin (row r at 2 r). */
+enum { K4_SC = Q42_R16_K4_SC, K4_D = Q42_R16_K4_D, K4_DM = Q42_R16_K4_DM, K4_BLOCK = Q42_R16_K4_BLOCK };
+
+/* r * rb for r = 0..15: the sixteen rows' offsets, for gathers (rows
+ * of at most 128 super-blocks: 18432 bytes) */
+A5_INLINE __m512i k4_rows(uint64_t rb)
+{
+	return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+				  _mm512_set1_epi32((int)rb));
+}
+
+A5 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+{
+	const int64_t nsb = n_in / Q42_QK_K;
+	const uint64_t rb = (uint64_t)nsb * Q4_K_BYTES, full = (uint64_t)(n_out - n_out % Q42_R16);
+	const __m512i rows = k4_rows(rb);
+	for (uint64_t g = 0; g < full; g += Q42_R16)
+		for (int64_t j = 0; j < nsb; j++) {
+			const uint8_t *a = (const uint8_t *)src + g * rb + (uint64_t)j * Q4_K_BYTES;
+			uint8_t *o = (uint8_t *)dst + g * rb + (uint64_t)j * K4_BLOCK;
+			for (int v = 0; v < 32; v++)
+				_mm512_storeu_si512(o + 64 * v, _mm512_i32gather_epi32(rows, a + Q4_K_QS + 32 * (v / 8) +
+											   4 * (v % 8), 1));
+			for (int b = 0; b < 12; b++)
+				for (uint64_t r = 0; r < Q42_R16; r++)
+					o[K4_SC + 16 * b + (int)r] = a[r * rb + Q4_K_SCALES + (uint64_t)b];
+			const __m512i d = _mm512_i32gather_epi32(rows, a + Q4_K_D, 1);
+			_mm256_storeu_si256((__m256i *)(void *)(o + K4_D), _mm512_cvtepi32_epi16(d));
+			_mm256_storeu_si256((__m256i *)(void *)(o + K4_DM), _mm512_cvtepi32_epi16(_mm512_srli_epi32(d, 16)));
+		}
+	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
+}
+
+/* The six-bit scales (sc) and mins (mn) of sub-blocks 0..7 of sixteen
+ * rows, one byte per row, from the twelve scale bytes (q[b]: byte b of
+ * every row), as k4_scale_min spells them. */
+A5_INLINE void k4_scales16(const uint8_t *p, __m128i sc[8], __m128i mn[8])
+{
+	const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(0x0F), m48 = _mm_set1_epi8(0x30);
+	__m128i q[12];
+	for (int b = 0; b < 12; b++)
+		q[b] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * b));
+	for (int g = 0; g < 4; g++) {
+		sc[g] = _mm_and_si128(q[g], m63);
+		mn[g] = _mm_and_si128(q[g + 4], m63);
+		/* (x >> 6) << 4 of each byte: x >> 2 masked to bits 4..5 */
+		sc[g + 4] = _mm_or_si128(_mm_and_si128(q[g + 8], m15), _mm_and_si128(_mm_srli_epi16(q[g], 2), m48));
+		mn[g + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q[g + 8], 4), m15),
+					 _mm_and_si128(_mm_srli_epi16(q[g + 4], 2), m48));
+	}
+}
+
+/* One token against nsb packed super-blocks of a group: per super-block
+ * each row's exact sums isum = sum sc_g * (q . y)_g and summ = sum mn_g *
+ * (int16)(bsum_2g + bsum_2g+1), then fma(isum, d_w * d_x) and fma(summ,
+ * -(d_x * dmin_w)) -- q42_compat_dot_q4_k with a row per lane. */
+A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *y)
+{
+	const __m512i m15 = _mm512_set1_epi8(0x0F);
+	__m512 acc = _mm512_setzero_ps();
+	for (int64_t j = 0; j < nsb; j++, g += K4_BLOCK, x += Q8_K_BYTES) {
+		for (int o = 0; o < K4_BLOCK; o += 64) {
+			_mm_prefetch((const char *)(g + R16_L2_AHEAD + o), _MM_HINT_T1);
+			_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
+		}
+		__m128i sc[8], mn[8];
+		k4_scales16(g + K4_SC, sc, mn);
+		const uint8_t *yq = x + Q8_K_QS;
+		__m512i isum = _mm512_setzero_si512(), summ = _mm512_setzero_si512();
+		UNROLL
+		for (int h = 0; h < 4; h++) {
+			__m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+			UNROLL
+			for (int l = 0; l < 8; l++) {
+				const __m512i v = _mm512_loadu_si512((const void *)(g + 64 * (8 * h + l)));
+				lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m15),
+							 _mm512_set1_epi32((int)q42_ld32(yq + 64 * h + 4 * l)));
+				hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), m15),
+							 _mm512_set1_epi32((int)q42_ld32(yq + 64 * h + 32 + 4 * l)));
+			}
+			isum = _mm512_add_epi32(isum, _mm512_add_epi32(_mm512_mullo_epi32(_mm512_cvtepu8_epi32(sc[2 * h]), lo),
+								       _mm512_mullo_epi32(_mm512_cvtepu8_epi32(sc[2 * h + 1]), hi)));
+			const int16_t b0 = (int16_t)((int16_t)q42_ld16(x + Q8_K_BSUMS + 8 * h) +
+						     (int16_t)q42_ld16(x + Q8_K_BSUMS + 8 * h + 2));
+			const int16_t b1 = (int16_t)((int16_t)q42_ld16(x + Q8_K_BSUMS + 8 * h + 4) +
+						     (int16_t)q42_ld16(x + Q8_K_BSUMS + 8 * h + 6));
+			summ = _mm512_add_epi32(summ, _mm512_add_epi32(
+							      _mm512_mullo_epi32(_mm512_cvtepu8_epi32(mn[2 * h]), _mm512_set1_epi32(b0)),
+							      _mm512_mullo_epi32(_mm512_cvtepu8_epi32(mn[2 * h + 1]), _mm512_set1_epi32(b1))));
+		}
+		const float yd = q42_ldf32(x + Q8_K_D);
+		const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_D)));
+		const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_DM)));
+		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(yd)), acc);
+		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(summ),
+				      _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(_mm512_set1_ps(yd), dm)), acc);
+	}
+	_mm512_storeu_ps(y, acc);
+}
+
+/* Packed Q4_K rows, group by group and token by token (a group's 23-odd
+ * KiB stay in L1 for the tokens of a pass); rows past the last group are
+ * in the file's layout already. */
+A5 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
+	for (int64_t r = 0; r < full; r += Q42_R16)
+		for (int64_t t = 0; t < n_tok; t++)
+			k4_group((const uint8_t *)w + (uint64_t)r * w_stride, nsb,
+				 (const uint8_t *)x + (uint64_t)t * x_stride, y + (uint64_t)t * y_stride + r);
+	if (full < n_rows)
+		q42_compat_rows_q4_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+					    n_tok, x, x_stride, y + full, y_stride);
+}
+
 #endif

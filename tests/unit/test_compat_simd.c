@@ -164,6 +164,10 @@ static const struct r16_geo r16_geos[] = {
 	{Q42_DTYPE_F16, 64, 0, 0, 0, {0, 0, 0}}, /* bytes per 32 values; no blocks */
 };
 
+/* Q4_K, super-blocks of 256 values (checked apart: its layout has no
+ * block pairs) */
+static const struct r16_geo r16_q4_k = {Q42_DTYPE_Q4_K, 144, 16, 0, 128, {0, 0, 0}};
+
 /* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
  * pairs of blocks, quants of both first, then each field of both; a lone
  * last block its quants and fields in order. */
@@ -231,6 +235,30 @@ static void check_f16_layout(const uint8_t *p, const uint8_t *w, int64_t n, int6
 	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
 }
 
+/* Q4_K in the R16 layout, as kernels/q42_pack.h states it: per
+ * super-block j of a full group, at 2304 j, qs byte i = 32 h + 4 l + k of
+ * row r at 64 (8 h + l) + 4 r + k, scale byte b at 2048 + 16 b + r, d at
+ * 2240 + 2 r, dmin at 2272 + 2 r. */
+static void check_q4_k_layout(const uint8_t *p, const uint8_t *w, int64_t nsb, int64_t n_rows)
+{
+	const uint64_t rb = 144 * (uint64_t)nsb;
+	const int64_t full = n_rows / 16 * 16;
+	for (int64_t r = 0; r < full; r++) {
+		const uint64_t rr = (uint64_t)(r % 16);
+		for (int64_t j = 0; j < nsb; j++) {
+			const uint8_t *b = w + (uint64_t)r * rb + 144 * (uint64_t)j;
+			const uint8_t *blk = p + (uint64_t)(r / 16) * 16 * rb + 2304 * (uint64_t)j;
+			for (uint64_t i = 0; i < 128; i++)
+				assert_int_equal(blk[64 * (8 * (i / 32) + (i % 32) / 4) + 4 * rr + i % 4], b[16 + i]);
+			for (uint64_t k = 0; k < 12; k++)
+				assert_int_equal(blk[2048 + 16 * k + rr], b[4 + k]);
+			assert_memory_equal(blk + 2240 + 2 * rr, b, 2);
+			assert_memory_equal(blk + 2272 + 2 * rr, b + 2, 2);
+		}
+	}
+	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
+}
+
 /* A type repacked at load (q42_compat_select_packed, R16 layout): the
  * packed product of the packed copy against the scalar definition on the
  * file's rows, for whole matrices and for calls that start at a later
@@ -270,6 +298,8 @@ static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, 
 	pk.pack(packed, w, n, n_rows);
 	if (geo->dtype == Q42_DTYPE_F16)
 		check_f16_layout(packed, w, n, n_rows);
+	else if (geo->dtype == Q42_DTYPE_Q4_K)
+		check_q4_k_layout(packed, w, nb / 8, n_rows);
 	else
 		check_r16_layout(geo, packed, w, nb, n_rows);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
@@ -307,6 +337,11 @@ static void test_rows_packed(void **state)
 			if (r16_geos[g].dtype == Q42_DTYPE_Q5_0 || r16_geos[g].dtype == Q42_DTYPE_Q5_1 ||
 			    shapes[i][1] % 32 == 0)
 				check_packed(&r16_geos[g], shapes[i][0], shapes[i][1], shapes[i][2]);
+	/* Q4_K: one super-block, several, rows whole groups and not, and
+	 * passes of one token, a few, and enough for AMX tiles */
+	static const int64_t k4[][3] = {{8, 32, 1}, {16, 64, 2}, {80, 96, 5}, {24, 32, 20}, {8, 64, 9}};
+	for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++)
+		check_packed(&r16_q4_k, k4[i][0], k4[i][1], k4[i][2]);
 }
 
 /* IQ4_NL: the repacked order (AVX2 and AVX-512 rows, eight rows at a
