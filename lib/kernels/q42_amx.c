@@ -770,19 +770,23 @@ AMX_INLINE void unpack_q4_k_r16(const uint8_t *g, int64_t nsb, int64_t n, uint8_
 			}
 			r16_rows_store16(v, dst + sb * Q42_QK_K + 64 * h, n);
 		}
-		for (int m = 0; m < TR; m++) {
-			uint8_t q[12], s8[8], m8[8];
-			for (int b = 0; b < 12; b++)
-				q[b] = blk[Q42_R16_K4_SC + 16 * b + m];
-			x86_k4_scales(q, s8, m8);
-			const uint64_t i = (uint64_t)(sb * TR + m);
-			for (int k = 0; k < 8; k++)
-				sc[i * 8 + (uint64_t)k] = s8[k];
-			for (int p = 0; p < 4; p++)
-				mn[i * 4 + (uint64_t)p] = (int32_t)(m8[2 * p] | (uint32_t)m8[2 * p + 1] << 16);
-			dw[i] = half(blk + Q42_R16_K4_D + 2 * m);
-			dm[i] = half(blk + Q42_R16_K4_DM + 2 * m);
-		}
+		/* the sixteen rows' scales and mins decoded side by side, then
+		 * scattered to the rows' entries */
+		__m128i s16[8], m16[8];
+		x86_k4_scales16(blk + Q42_R16_K4_SC, s16, m16);
+		const __m512i row = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+		for (int k = 0; k < 8; k++)
+			_mm512_i32scatter_epi32(sc + sb * TR * 8 + k, _mm512_slli_epi32(row, 3),
+						_mm512_cvtepu8_epi32(s16[k]), 4);
+		for (int p = 0; p < 4; p++)
+			_mm512_i32scatter_epi32(mn + sb * TR * 4 + p, _mm512_slli_epi32(row, 2),
+						_mm512_or_si512(_mm512_cvtepu8_epi32(m16[2 * p]),
+								_mm512_slli_epi32(_mm512_cvtepu8_epi32(m16[2 * p + 1]), 16)),
+						4);
+		_mm512_storeu_ps(dw + sb * TR, _mm512_cvtph_ps(_mm256_loadu_si256(
+						       (const __m256i *)(const void *)(blk + Q42_R16_K4_D))));
+		_mm512_storeu_ps(dm + sb * TR, _mm512_cvtph_ps(_mm256_loadu_si256(
+						       (const __m256i *)(const void *)(blk + Q42_R16_K4_DM))));
 	}
 }
 

@@ -145,6 +145,25 @@ static inline void x86_k4_scales(const uint8_t *q, uint8_t sc[8], uint8_t mn[8])
 	q42_st32(mn + 4, ((u2 >> 4) & 0x0F0F0F0Fu) | ((u1 >> 2) & 0x30303030u));
 }
 
+/* The same for sixteen rows at once: q (twelve 16-byte vectors) holds
+ * scale byte b of row r at 16 b + r (the R16 layout of q42_pack.h);
+ * sc[g] and mn[g] get sub-block g's values of the sixteen rows. */
+Q42_AVX2_INLINE void x86_k4_scales16(const uint8_t *q, __m128i sc[8], __m128i mn[8])
+{
+	const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(0x0F), m48 = _mm_set1_epi8(0x30);
+	__m128i v[12];
+	for (int b = 0; b < 12; b++)
+		v[b] = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * b));
+	for (int g = 0; g < 4; g++) {
+		sc[g] = _mm_and_si128(v[g], m63);
+		mn[g] = _mm_and_si128(v[g + 4], m63);
+		/* (x >> 6) << 4 of each byte: x >> 2 masked to bits 4..5 */
+		sc[g + 4] = _mm_or_si128(_mm_and_si128(v[g + 8], m15), _mm_and_si128(_mm_srli_epi16(v[g], 2), m48));
+		mn[g + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v[g + 8], 4), m15),
+					 _mm_and_si128(_mm_srli_epi16(v[g + 4], 2), m48));
+	}
+}
+
 /* q3_K's 16 6-bit scales, -32 applied (as q42_k3_scale). */
 static inline void x86_k3_scales(const uint8_t *s, int8_t sc[16])
 {

@@ -24,6 +24,7 @@
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_pack.h"
+#include "kernels/q42_kernels_x86.h"
 #include "common/q42_le.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -431,25 +432,6 @@ A5 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
-/* The six-bit scales (sc) and mins (mn) of sub-blocks 0..7 of sixteen
- * rows, one byte per row, from the twelve scale bytes (q[b]: byte b of
- * every row), as k4_scale_min spells them. */
-A5_INLINE void k4_scales16(const uint8_t *p, __m128i sc[8], __m128i mn[8])
-{
-	const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(0x0F), m48 = _mm_set1_epi8(0x30);
-	__m128i q[12];
-	for (int b = 0; b < 12; b++)
-		q[b] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * b));
-	for (int g = 0; g < 4; g++) {
-		sc[g] = _mm_and_si128(q[g], m63);
-		mn[g] = _mm_and_si128(q[g + 4], m63);
-		/* (x >> 6) << 4 of each byte: x >> 2 masked to bits 4..5 */
-		sc[g + 4] = _mm_or_si128(_mm_and_si128(q[g + 8], m15), _mm_and_si128(_mm_srli_epi16(q[g], 2), m48));
-		mn[g + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q[g + 8], 4), m15),
-					 _mm_and_si128(_mm_srli_epi16(q[g + 4], 2), m48));
-	}
-}
-
 /* One token against nsb packed super-blocks of a group: per super-block
  * each row's exact sums isum = sum sc_g * (q . y)_g and summ = sum mn_g *
  * (int16)(bsum_2g + bsum_2g+1), then fma(isum, d_w * d_x) and fma(summ,
@@ -464,7 +446,7 @@ A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *
 			_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
 		}
 		__m128i sc[8], mn[8];
-		k4_scales16(g + K4_SC, sc, mn);
+		x86_k4_scales16(g + K4_SC, sc, mn);
 		const uint8_t *yq = x + Q8_K_QS;
 		__m512i isum = _mm512_setzero_si512(), summ = _mm512_setzero_si512();
 		UNROLL
