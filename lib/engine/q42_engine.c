@@ -312,6 +312,7 @@ static void pack_one(q42_engine *e, q42_weight *w, const q42_compat_packed *pk, 
 	w->packed = p;
 	w->data = p;
 	w->rows = pk->rows;
+	w->packed_row = pk->row;
 }
 
 /* The i-th weight slot of the model (the globals, then each layer's),
@@ -361,7 +362,8 @@ static int copy_vectors(q42_engine *e, q42_err *err)
  * matrix can still bring back the pages that share a page-cache folio
  * with its first and last bytes, so every packed range is dropped once
  * more at the end. A tied output's pages go too: the token embedding
- * lookup faults in the rows it reads. */
+ * then looks its rows up in the packed copy (a lookup of the mapping would
+ * fault in a whole page-cache folio per token). */
 static int pack_weights(q42_engine *e, q42_err *err)
 {
 	int rc;
@@ -400,6 +402,9 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
 		if (w->packed != NULL)
 			q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+	if (e->tied && e->g[Q42_W_OUTPUT].packed != NULL &&
+	    (e->embd_row = malloc((size_t)e->g[Q42_W_OUTPUT].row_bytes)) == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate an embedding row");
 	return Q42_OK;
 }
 
@@ -723,6 +728,7 @@ void q42_engine_close(q42_engine *e)
 	free(e->logits);
 	free(e->top1);
 	free(e->pack_mem);
+	free(e->embd_row);
 	free(e->vec_copy);
 	free(e->layers);
 	free(e);

@@ -35,6 +35,8 @@ typedef struct q42_weight {
 	 * the matrix lies in the mapping */
 	void *packed;
 	const uint8_t *file;
+	/* packed: row r back in the file's bytes (q42_compat_packed.row) */
+	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 } q42_weight;
 
 typedef struct q42_layer {
@@ -96,6 +98,7 @@ struct q42_engine {
 	bool tied;                         /* output = token embedding */
 	void *vec_copy;                    /* the vectors, copied when matrices were repacked */
 	void *pack_mem;                    /* the repacked matrices (q42_weight.packed) */
+	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
 
 	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed

@@ -500,12 +500,19 @@ static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 
 /* ---- the pass ---------------------------------------------------------- */
 
+/* A tied embedding whose output copy was repacked reads its rows from
+ * that copy (the file's pages were dropped, q42_engine.c). */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 {
-	const q42_weight *w = &e->g[Q42_W_TOK_EMBD];
-	for (uint32_t t = 0; t < n; t++)
-		w->k->dequant(w->data + (uint64_t)ids[t] * w->row_bytes,
-			      e->x + (uint64_t)t * e->n_embd, e->n_embd);
+	const q42_weight *w = &e->g[Q42_W_TOK_EMBD], *o = &e->g[Q42_W_OUTPUT];
+	for (uint32_t t = 0; t < n; t++) {
+		const uint8_t *row = w->data + (uint64_t)ids[t] * w->row_bytes;
+		if (e->embd_row != NULL) {
+			o->packed_row(e->embd_row, o->data, o->n_in, o->n_out, ids[t]);
+			row = e->embd_row;
+		}
+		w->k->dequant(row, e->x + (uint64_t)t * e->n_embd, e->n_embd);
+	}
 }
 
 /* Jobs per block: q, k and v together; attention; the output projection

@@ -90,14 +90,17 @@ typedef struct q42_compat_packed {
 	/* dst (n_out rows of the file's row size, 64-byte aligned for the
 	 * fastest loads) from the file's n_out rows at src */
 	void (*pack)(void *dst, const void *src, int64_t n_in, int64_t n_out);
+	/* row r of a packed matrix of n_out rows back in the file's bytes
+	 * (one row's size at dst): what a tied token embedding looks up */
+	void (*row)(void *dst, const void *packed, int64_t n_in, int64_t n_out, int64_t r);
 	const char *name; /* e.g. "r16-q5_0" */
 } q42_compat_packed;
 
 /* The packed form of the product q42_compat_select_isa would choose, where
  * libq42 has one (with the AVX-512 kernels, rows of at most 32768 values:
- * Q5_0, Q5_1, and Q4_0 / Q4_1 in the AMX buffer, then on AMX tiles for passes of
- * several tokens where the CPU has them); false otherwise, and the caller
- * keeps the file's layout. */
+ * Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 / Q4_K / F16 in the AMX buffer, then
+ * on AMX tiles for passes of several tokens where the CPU has them);
+ * false otherwise, and the caller keeps the file's layout. */
 Q42_API bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,
 				      enum q42_compat_place place, enum q42_isa isa,
 				      q42_compat_packed *out);

@@ -2520,6 +2520,18 @@ A5 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 			     x_stride, y + full, y_stride, false);
 }
 
+void q42_compat_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+{
+	const uint64_t rb = 2 * (uint64_t)n_in, rr = (uint64_t)(r % 16);
+	const uint8_t *g = (const uint8_t *)p + (uint64_t)(r / 16) * 16 * rb;
+	if (r >= n_out - n_out % 16) {
+		memcpy(dst, (const uint8_t *)p + (uint64_t)r * rb, rb);
+		return;
+	}
+	for (int64_t c = 0; c < n_in / 16; c++)
+		memcpy((uint8_t *)dst + 32 * (uint64_t)c, g + 512 * (uint64_t)c + 32 * rr, 32);
+}
+
 /* The R16 packer of F16 rows: each 32-byte chunk moves as it is. */
 A5 void q42_compat_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
 {

@@ -77,6 +77,14 @@ void q42_compat_pack_q4_0_r16_avx512(void *dst, const void *src, int64_t n_in, i
 void q42_compat_pack_q4_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q5_1_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 void q42_compat_pack_q8_0_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
+/* row r of a packed matrix in the file's bytes (q42_compat_packed.row) */
+void q42_compat_row_q5_0_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q4_0_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q4_1_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q5_1_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q8_0_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 /* Q4_K of the AMX buffer's arithmetic in the R16 layout: the product of
  * q42_compat_rows_q4_k_avx512, and its packer */
 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS);

@@ -378,6 +378,38 @@ A5_INLINE void r16_rows(enum r16_kind k, Q42_COMPAT_ROWS_ARGS, q42_compat_rows_f
 		     y + full, y_stride);
 }
 
+/* Row r of a packed matrix back in the file's bytes: each block's scale
+ * (and min), quant dwords and (Q5_0, Q5_1) fifth bits gathered from the
+ * group's fields; rows past the last full group are as they were. */
+static void r16_row(enum r16_kind k, uint8_t *dst, const uint8_t *p, int64_t n_in, int64_t n_out, int64_t r)
+{
+	const struct r16_type ty = r16_type_of(k);
+	const int64_t nb = n_in / Q42_QK;
+	const uint64_t rb = (uint64_t)nb * (uint64_t)ty.bytes, rr = (uint64_t)(r % Q42_R16);
+	const uint8_t *g = p + (uint64_t)(r / Q42_R16) * Q42_R16 * rb;
+	if (r >= n_out - n_out % Q42_R16) {
+		memcpy(dst, p + (uint64_t)r * rb, rb);
+		return;
+	}
+	for (int64_t j = 0; j < nb; j++) {
+		uint8_t *b = dst + (uint64_t)j * (uint64_t)ty.bytes;
+		memcpy(b, g + q42_r16_at(ty.shape, nb, j, Q42_R16_F_D) + 2 * rr, 2);
+		if (ty.shape.size[Q42_R16_F_MN])
+			memcpy(b + 2, g + q42_r16_at(ty.shape, nb, j, Q42_R16_F_MN) + 2 * rr, 2);
+		for (uint32_t l = 0; l < ty.shape.qs / 64; l++)
+			memcpy(b + ty.qs + 4 * l, g + q42_r16_at(ty.shape, nb, j, -1) + 64 * l + 4 * rr, 4);
+		if (ty.qh >= 0) {
+			uint32_t qh = 0;
+			for (int e = 0; e < 32; e++)
+				qh |= (uint32_t)((q42_ld64(g + q42_r16_at(ty.shape, nb, j, Q42_R16_F_M) + 8 * (e / 4)) >>
+						  (4 * rr + (uint64_t)(e % 4))) &
+						 1u)
+				      << e;
+			q42_st32(b + ty.qh, qh);
+		}
+	}
+}
+
 #define R16_ENTRY(KIND, NAME, TAIL)                                                                       \
 	A5 void q42_compat_pack_##NAME##_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out) \
 	{                                                                                                  \
@@ -386,6 +418,10 @@ A5_INLINE void r16_rows(enum r16_kind k, Q42_COMPAT_ROWS_ARGS, q42_compat_rows_f
 	A5 void q42_compat_rows_##NAME##_r16_avx512(Q42_COMPAT_ROWS_ARGS)                                  \
 	{                                                                                                  \
 		r16_rows(KIND, n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, TAIL);             \
+	}                                                                                                  \
+	void q42_compat_row_##NAME##_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r) \
+	{                                                                                                  \
+		r16_row(KIND, dst, p, n_in, n_out, r);                                                     \
 	}
 
 R16_ENTRY(R16_Q5_0, q5_0, q42_compat_rows_q5_0_avx512)
@@ -430,6 +466,27 @@ A5 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in
 			_mm256_storeu_si256((__m256i *)(void *)(o + K4_DM), _mm512_cvtepi32_epi16(_mm512_srli_epi32(d, 16)));
 		}
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
+}
+
+void q42_compat_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+{
+	const int64_t nsb = n_in / Q42_QK_K;
+	const uint64_t rb = (uint64_t)nsb * Q4_K_BYTES, rr = (uint64_t)(r % Q42_R16);
+	const uint8_t *g = (const uint8_t *)p + (uint64_t)(r / Q42_R16) * Q42_R16 * rb;
+	if (r >= n_out - n_out % Q42_R16) {
+		memcpy(dst, (const uint8_t *)p + (uint64_t)r * rb, rb);
+		return;
+	}
+	for (int64_t j = 0; j < nsb; j++) {
+		const uint8_t *blk = g + (uint64_t)j * K4_BLOCK;
+		uint8_t *a = (uint8_t *)dst + (uint64_t)j * Q4_K_BYTES;
+		for (int v = 0; v < 32; v++)
+			memcpy(a + Q4_K_QS + 32 * (v / 8) + 4 * (v % 8), blk + 64 * v + 4 * rr, 4);
+		for (int b = 0; b < 12; b++)
+			a[Q4_K_SCALES + b] = blk[K4_SC + 16 * (uint64_t)b + rr];
+		memcpy(a + Q4_K_D, blk + K4_D + 2 * rr, 2);
+		memcpy(a + Q4_K_DMIN, blk + K4_DM + 2 * rr, 2);
+	}
 }
 
 /* One token against nsb packed super-blocks of a group: per super-block

@@ -296,6 +296,15 @@ static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, 
 	}
 	ref.rows(n, n_rows, w, rb, n_tok, x, xb, want, (uint64_t)n_rows);
 	pk.pack(packed, w, n, n_rows);
+	/* every row back from the packed copy, as a tied embedding reads it */
+	uint8_t *row = malloc((size_t)rb);
+	assert_non_null(row);
+	for (int64_t r = 0; r < n_rows; r++) {
+		memset(row, 0xA5, (size_t)rb);
+		pk.row(row, packed, n, n_rows, r);
+		assert_memory_equal(row, w + (uint64_t)r * rb, (size_t)rb);
+	}
+	free(row);
 	if (geo->dtype == Q42_DTYPE_F16)
 		check_f16_layout(packed, w, n, n_rows);
 	else if (geo->dtype == Q42_DTYPE_Q4_K)
