@@ -282,7 +282,12 @@ struct pack_job {
 };
 
 /* The threads' shares of a matrix: whole groups of sixteen rows (the last
- * share also the rows past them), packed independently of each other. */
+ * share also the rows past them), packed independently of each other.
+ * Each thread first maps its share's fresh arena pages in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14; older kernels refuse it and the stores
+ * fault the pages in as before). A fault per 4 KiB page is what loading
+ * costs most: smol360 F16 (875 MB packed, 2 threads, AMD EPYC guest)
+ * ttft_load 1550-1570 -> 930-975 ms, Q8_0 1020-1040 -> 690-710 ms. */
 static void pack_part(void *v, uint32_t ith, uint32_t nth)
 {
 	const struct pack_job *j = v;
@@ -290,8 +295,14 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 	const int64_t r0 = groups * ith / nth * 16;
 	const int64_t r1 = ith + 1 == nth ? j->n_out : groups * (ith + 1) / nth * 16;
 	const uint64_t off = (uint64_t)r0 * j->row_bytes;
-	if (r1 > r0)
-		j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
+	if (r1 <= r0)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	const uintptr_t lo = (uintptr_t)(j->dst + off) & ~(uintptr_t)4095;
+	const uintptr_t hi = (uintptr_t)(j->dst + (uint64_t)r1 * j->row_bytes);
+	(void)madvise((void *)lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
+#endif
+	j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
 }
 
 /* Bytes w takes in the packed arena (0: it has no packed form; pk its
