@@ -8,6 +8,8 @@
 #ifndef Q42_KERNELS_IMPL_H
 #define Q42_KERNELS_IMPL_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "kernels/q42_kernels.h"
 
@@ -149,6 +151,17 @@ void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 int q42_cpu_has_avx512bf16(void);
+/* Whether the decode kernels prefetch their weight streams in software
+ * (Intel) or leave them to the hardware (the rest); q42_kernels_x86.c
+ * says why. q42_x86_prefetch_ask decides (CPUID, once) and is called by
+ * the x86 ISA checks, so the kernels, which run only after one of those,
+ * read the answer with q42_x86_prefetch. */
+extern _Atomic int q42_x86_prefetch_known; /* 0: not asked yet, 1: no, 2: yes */
+int q42_x86_prefetch_ask(void);
+static inline bool q42_x86_prefetch(void)
+{
+	return atomic_load_explicit(&q42_x86_prefetch_known, memory_order_relaxed) == 2;
+}
 
 /* Sub-block scale and min of a q4_K/q5_K block: 8 pairs of 6-bit values
  * packed into 12 bytes (ggml-common.h, block_q4_K). */
