@@ -59,8 +59,6 @@ static void store_group(float *y, int64_t r0, int64_t n_rows, const float *v, in
  * than T0, NTA half the speed, none 35 % slower). */
 A2_INLINE void prefetch_rows(const uint8_t *const nx[GROUP], int64_t off, int64_t bytes)
 {
-	if (!q42_x86_prefetch())
-		return;
 	for (int r = 0; r < GROUP; r++)
 		for (int64_t b = 0; b < bytes; b += 64)
 			_mm_prefetch((const char *)(nx[r] + off + b), _MM_HINT_T1);
@@ -808,7 +806,6 @@ A5_INLINE void two_rows1(struct l8 L, int64_t n, int64_t n_rows, const void *w, 
 	 * harmless: they never fault) */
 	const uint64_t ahead = GROUP * w_stride;
 	const int64_t full = n_rows - n_rows % GROUP;
-	const bool pf = q42_x86_prefetch();
 	for (int64_t r0 = 0; r0 < full; r0 += GROUP) {
 		struct two_g g = {(const uint8_t *)w + (uint64_t)r0 * w_stride, NULL, w_stride, 3 * w_stride};
 		g.g4 = g.g0 + 4 * w_stride;
@@ -823,8 +820,6 @@ A5_INLINE void two_rows1(struct l8 L, int64_t n, int64_t n_rows, const void *w, 
 			UNROLL
 			for (int r = 0; r < GROUP; r++) {
 				wr[r] = two_row(g, r);
-				if (!pf)
-					continue;
 				_mm_prefetch((const char *)(wr[r] + ahead), _MM_HINT_T1);
 				/* and this group's bytes four steps on into L1 (a
 				 * few percent in alternated q42run --bench runs) */
@@ -2460,7 +2455,7 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bo
 enum { F16_L1_AHEAD = 1024, F16_L2_AHEAD = 4096 };
 A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v, float *y)
 {
-	const bool pf = q42_x86_prefetch();
+	const bool pf = q42_x86_stream_prefetch();
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
 		const uint8_t *g = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		__m512 acc[16];
@@ -2602,7 +2597,7 @@ A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
 			for (int64_t i = 0; i < np; i += 64) {
 				/* the next group's 128 bytes at this offset, as in
 				 * prefetch_rows (decode streams the output matrix) */
-				if (t == 0 && q42_x86_prefetch())
+				if (t == 0)
 					UNROLL
 					for (int r = 0; r < R; r++) {
 						_mm_prefetch((const char *)(nx[r] + 2 * i), _MM_HINT_T1);

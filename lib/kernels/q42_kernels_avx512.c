@@ -214,7 +214,7 @@ void rows_k4_512(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
 										 Q8_K_QS + 64 * c)));
 		for (int64_t r = 0; r < n_rows; r++) {
 			const uint8_t *wr = w + (uint64_t)r * w_stride;
-			if (t == 0 && r + 1 < n_rows && q42_x86_prefetch())
+			if (t == 0 && r + 1 < n_rows)
 				for (uint64_t o = 0; o < row_bytes; o += 64)
 					_mm_prefetch((const char *)(wr + w_stride + o), _MM_HINT_T1);
 			y[(uint64_t)t * y_stride + (uint64_t)r] =

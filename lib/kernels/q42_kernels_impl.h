@@ -151,16 +151,18 @@ void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 int q42_cpu_has_avx512bf16(void);
-/* Whether the decode kernels prefetch their weight streams in software
- * (Intel) or leave them to the hardware (the rest); q42_kernels_x86.c
- * says why. q42_x86_prefetch_ask decides (CPUID, once) and is called by
- * the x86 ISA checks, so the kernels, which run only after one of those,
- * read the answer with q42_x86_prefetch. */
-extern _Atomic int q42_x86_prefetch_known; /* 0: not asked yet, 1: no, 2: yes */
-int q42_x86_prefetch_ask(void);
-static inline bool q42_x86_prefetch(void)
+/* Whether a one-token product that reads its weights as one front-to-back
+ * stream (the R16 layouts) prefetches it in software (Intel) or leaves it
+ * to the hardware (the rest); q42_kernels_x86.c says why. Products over
+ * the file's layout read eight or more rows side by side and prefetch on
+ * every CPU. q42_x86_stream_prefetch_ask decides (CPUID, once) and is
+ * called by the x86 ISA checks, so the kernels, which run only after one
+ * of those, read the answer with q42_x86_stream_prefetch. */
+extern _Atomic int q42_x86_stream_pf; /* 0: not asked yet, 1: no, 2: yes */
+int q42_x86_stream_prefetch_ask(void);
+static inline bool q42_x86_stream_prefetch(void)
 {
-	return atomic_load_explicit(&q42_x86_prefetch_known, memory_order_relaxed) == 2;
+	return atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed) == 2;
 }
 
 /* Sub-block scale and min of a q4_K/q5_K block: 8 pairs of 6-bit values

@@ -31,36 +31,36 @@ static int has_f16c(void)
 	return v == 2;
 }
 
-/* Whether the decode kernels issue software prefetches ahead of the
- * weight stream. On Intel cores (a Xeon with AMX, smol360 decode, 2
- * threads) leaving them out cost 35-40 %: the rows of a run are short for
- * the L2 streamer to ramp up on. On AMD Zen 5 (EPYC guest, 2 threads,
- * decode tokens alternating with and without, q42run --bench) they made
- * decode slower: smol360 Q8_0 by 12-24 %, Q4_K_M 2-4 %, F16 1-7 %, and
- * every other distance tried for the R16 products (into L1 alone, into
- * L2 alone, 256 bytes to 8 KiB ahead, a run's first 8 KiB up front) by
- * 2-24 %: its prefetchers keep up with the streams, and the extra
- * requests compete with them. So: Intel yes, others no. Asked once, like
- * F16C. */
-_Atomic int q42_x86_prefetch_known;
+/* Whether the one-stream (R16) decode products prefetch in software. On
+ * Intel cores (a Xeon with AMX, smol360 decode, 2 threads) leaving it out
+ * cost 35-40 %. On AMD Zen 5 (EPYC guest, 2 threads, decode tokens
+ * alternating with and without, q42run --bench) it made decode slower:
+ * smol360 Q8_0 by 12-24 %, and every other distance tried for the R16
+ * products (into L1 alone, into L2 alone, 256 bytes to 8 KiB ahead, a
+ * run's first 8 KiB up front) by 2-24 %: its prefetchers follow one
+ * stream on their own, and the extra requests compete with them. (The
+ * file layout's products, eight row streams at once, lose a third without
+ * prefetching there too: bench_rows q6_K, q8_0, q4_K, q5_0.) So: Intel
+ * yes, others no. Asked once, like F16C. */
+_Atomic int q42_x86_stream_pf;
 
-int q42_x86_prefetch_ask(void)
+int q42_x86_stream_prefetch_ask(void)
 {
-	int v = atomic_load_explicit(&q42_x86_prefetch_known, memory_order_relaxed);
+	int v = atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed);
 	if (v == 0) {
 		unsigned a, b, c, d;
 		/* the vendor string is EBX EDX ECX: "Genu" "ineI" "ntel" */
 		v = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu
 			    ? 2
 			    : 1;
-		atomic_store_explicit(&q42_x86_prefetch_known, v, memory_order_relaxed);
+		atomic_store_explicit(&q42_x86_stream_pf, v, memory_order_relaxed);
 	}
 	return v == 2;
 }
 
 int q42_cpu_has_avx2(void)
 {
-	(void)q42_x86_prefetch_ask();
+	(void)q42_x86_stream_prefetch_ask();
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
 }
