@@ -31,17 +31,22 @@ static int has_f16c(void)
 	return v == 2;
 }
 
-/* Whether the one-stream (R16) decode products prefetch in software. On
- * Intel cores (a Xeon with AMX, smol360 decode, 2 threads) leaving it out
- * cost 35-40 %. On AMD Zen 5 (EPYC guest, 2 threads, decode tokens
- * alternating with and without, q42run --bench) it made decode slower:
- * smol360 Q8_0 by 12-24 %, and every other distance tried for the R16
- * products (into L1 alone, into L2 alone, 256 bytes to 8 KiB ahead, a
- * run's first 8 KiB up front) by 2-24 %: its prefetchers follow one
- * stream on their own, and the extra requests compete with them. (The
- * file layout's products, eight row streams at once, lose a third without
- * prefetching there too: bench_rows q6_K, q8_0, q4_K, q5_0.) So: Intel
- * yes, others no. Asked once, like F16C. */
+/* Whether the light one-stream (R16) decode products prefetch in
+ * software. On Intel cores (a Xeon with AMX, smol360 decode, 2 threads)
+ * leaving it out cost 35-40 %. On AMD Zen 5 (EPYC guest, 2 threads) it
+ * made them slower: smol360 Q8_0 decode by 12-24 % (decode tokens
+ * alternating with and without, q42run --bench), and every other distance
+ * tried (into L1 alone, into L2 alone, 256 bytes to 8 KiB ahead, a run's
+ * first 8 KiB up front) by 2-24 %; bench_rows (256 MiB, k=2560) r16-q4_0
+ * 38-46 -> 42-60 GB/s, r16-q4_1 39-41 -> 48-71 without. Its prefetchers
+ * keep ahead of a stream that is read fast. The heavier products are read
+ * more slowly and fall behind without it there too: r16-q5_0 34-39 ->
+ * 25-26 GB/s, r16-q4_K 36-48 -> 26-31, and smol360 Q4_K_M decode with
+ * its Q5_0 and Q4_K products prefetching about 4 % faster (alternating
+ * tokens); the file layout's products (eight row streams) lose a third
+ * (bench_rows q6_K 23 vs 31-47 GB/s). F16 measured within noise either
+ * way and goes with the light ones. So: Intel yes, others no, for the
+ * light products only. Asked once, like F16C. */
 _Atomic int q42_x86_stream_pf;
 
 int q42_x86_stream_prefetch_ask(void)

@@ -242,7 +242,9 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
 		UNROLL
 		for (int v = 0; v < 9; v++)
 			acc[t][v] = _mm512_setzero_ps();
-	const bool pf = T == 1 && q42_x86_stream_prefetch();
+	/* Q5_0 and Q5_1 do the most work per byte of the R16 kinds and
+	 * prefetch on every CPU (q42_kernels_impl.h) */
+	const bool pf = T == 1 && (r16_fifth(k) || q42_x86_stream_prefetch());
 	int64_t j = 0;
 	for (; j + 2 <= nb; j += 2, g += pair) {
 		if (pf)
@@ -498,9 +500,8 @@ A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F);
 	__m512 acc = _mm512_setzero_ps();
-	const bool pf = q42_x86_stream_prefetch();
 	for (int64_t j = 0; j < nsb; j++, g += K4_BLOCK, x += Q8_K_BYTES) {
-		for (int o = 0; pf && o < K4_BLOCK; o += 64) {
+		for (int o = 0; o < K4_BLOCK; o += 64) {
 			_mm_prefetch((const char *)(g + R16_L2_AHEAD + o), _MM_HINT_T1);
 			_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
 		}
