@@ -536,6 +536,17 @@ static void test_quantizers(void **state)
 			ref->quantize_f16(src, a, N + 7);
 			o->quantize_f16(src, b, N + 7);
 			assert_memory_equal(a, b, 2 * (N + 7));
+			/* every tail length, from 16 + 1 values on: the bytes
+			 * past n stay as they were; NaNs (rep % 5 == 2) reach
+			 * the tails too */
+			for (int64_t n = 1; n <= 33; n++) {
+				const float *s = src + 40 - (rep % 5 == 2 ? n / 2 : 0);
+				memset(a, 0x5A, 2 * 34);
+				memset(b, 0x5A, 2 * 34);
+				ref->quantize_f16(s, a, n);
+				o->quantize_f16(s, b, n);
+				assert_memory_equal(a, b, 2 * 34);
+			}
 		}
 	}
 }
