@@ -34,7 +34,7 @@ static int has_f16c(void)
 /* Whether the light one-stream (R16) decode products prefetch in
  * software. On Intel cores (a Xeon with AMX, smol360 decode, 2 threads)
  * leaving it out cost 35-40 %. On AMD Zen 5 (EPYC guest, 2 threads) it
- * made them slower: smol360 Q8_0 decode by 12-24 % (decode tokens
+ * made them slower: smol360 Q8_0 decode by 9-24 % (decode tokens
  * alternating with and without, q42run --bench), and every other distance
  * tried (into L1 alone, into L2 alone, 256 bytes to 8 KiB ahead, a run's
  * first 8 KiB up front) by 2-24 %; bench_rows (256 MiB, k=2560) r16-q4_0
