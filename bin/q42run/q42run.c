@@ -84,7 +84,7 @@ enum {
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
-	OPT_BACKEND, OPT_DEVICE,
+	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY,
 };
@@ -104,6 +104,7 @@ static const struct option long_opts[] = {
 	{"arith", required_argument, NULL, OPT_ARITH},
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"device", required_argument, NULL, OPT_DEVICE},
+	{"no-huge-pages", no_argument, NULL, OPT_NO_HUGE_PAGES},
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"certify", no_argument, NULL, OPT_CERTIFY},
 	{"temp", required_argument, NULL, OPT_TEMP},
@@ -164,6 +165,8 @@ static void usage(FILE *f)
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
+	      "      --no-huge-pages     keep the repacked weights and the KV cache on 4 KiB\n"
+	      "                          pages (default: transparent huge pages)\n"
 	      "      --list-devices      list the Vulkan devices, one per line (--json: one\n"
 	      "                          JSON object per line), and exit\n"
 	      "      --certify           run every kernel of --backend (cpu or vulkan) on\n"
@@ -393,6 +396,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case OPT_NO_BOS: o->no_bos = true; break;
+		case OPT_NO_HUGE_PAGES: o->eo.small_pages = true; break;
 		case OPT_NO_SPECIAL: o->no_special = true; break;
 		case OPT_TOKENIZE: o->mode = MODE_TOKENIZE; break;
 		case OPT_DETOKENIZE: o->mode = MODE_DETOKENIZE; break;
@@ -1057,10 +1061,15 @@ static void print_bench_json(const struct opts *o, const q42_engine *e, const ch
 		       (int)tt->first_token);
 	else
 		printf("\"ttft\":null,");
-	printf("\"memory\":{\"peak_rss_bytes\":%llu,\"kv_bytes\":%llu,\"act_bytes\":%llu,"
-	       "\"scratch_bytes\":%llu}}\n",
-	       (unsigned long long)q42_peak_rss_bytes(), (unsigned long long)mem->kv_bytes,
-	       (unsigned long long)mem->act_bytes, (unsigned long long)mem->scratch_bytes);
+	uint64_t huge;
+	printf("\"memory\":{\"peak_rss_bytes\":%llu,", (unsigned long long)q42_peak_rss_bytes());
+	if (q42_anon_huge_bytes(&huge))
+		printf("\"anon_huge_bytes\":%llu,", (unsigned long long)huge);
+	else
+		printf("\"anon_huge_bytes\":null,");
+	printf("\"kv_bytes\":%llu,\"act_bytes\":%llu,\"scratch_bytes\":%llu}}\n",
+	       (unsigned long long)mem->kv_bytes, (unsigned long long)mem->act_bytes,
+	       (unsigned long long)mem->scratch_bytes);
 }
 
 static double mib(uint64_t n)
@@ -1116,16 +1125,21 @@ static int run_bench(const struct opts *o)
 	for (char *c = dname; *c; c++)
 		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
 			*c = '?';
+	uint64_t huge;
+	char huge_mib[32] = "-";
+	if (q42_anon_huge_bytes(&huge))
+		snprintf(huge_mib, sizeof huge_mib, "%.1f", mib(huge));
 	if (o->json)
 		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
 	else
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
 		       "tg_weight_gb_s=%.2f ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
-		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f kv_mib=%.1f act_mib=%.1f "
-		       "scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s backend=%s",
+		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f huge_mib=%s kv_mib=%.1f "
+		       "act_mib=%.1f scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s "
+		       "backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
 		       tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
-		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()),
+		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()), huge_mib,
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
 		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),
 		       q42_isa_name(q42_engine_isa(e)), q42_backend_name(q42_engine_backend(e)));

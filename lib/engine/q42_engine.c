@@ -45,23 +45,38 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
 	return p;
 }
 
-/* The V cache is transposed (one row per dimension, n_ctx positions
- * long), so a decode step writes, and attention reads, a few bytes from
- * each of thousands of rows n_ctx * 4 bytes apart: one 4 KiB page per
- * row at the default context, far more pages per token than the TLB
- * holds. 2 MiB pages (transparent huge pages, where the kernel allows
- * them) cut the page walks; the price is that those pages are committed
- * whole. Measured on smol360 Q4_K_M decode: the V stores' share of
- * cycles 1.4 -> 0.7 %, the attention products' 3.9 -> 3.2 %. */
-static void advise_huge(void *p, uint64_t bytes)
+/* The engine's two big allocations, the repacked matrices and the V
+ * cache, ask for 2 MiB pages (transparent huge pages, where the kernel
+ * grants them; the whole 2 MiB spans inside p..p+bytes), or, when the
+ * caller asked for small pages, refuse them even where the kernel would
+ * hand them out unasked. The price is that those pages are committed
+ * whole.
+ * - The V cache is transposed (one row per dimension, n_ctx positions
+ *   long), so a decode step writes, and attention reads, a few bytes from
+ *   each of thousands of rows n_ctx * 4 bytes apart: one 4 KiB page per
+ *   row at the default context, far more pages per token than the TLB
+ *   holds. Measured on smol360 Q4_K_M decode: the V stores' share of
+ *   cycles 1.4 -> 0.7 %, the attention products' 3.9 -> 3.2 %.
+ * - The matrices are streamed once per token. On an AMD EPYC (Zen 5)
+ *   guest, smol360 decode as huge pages against 4 KiB pages (q42run
+ *   --bench --tg 128, runs alternating): F16 58.8-59.5 against 48.7-49.8
+ *   tok/s, Q8_0 101-108 against 86-99, Q4_K_M 108-117 against 89-93, and
+ *   the load was faster too (F16 ttft_load 840-870 against 1060-1120
+ *   ms). On an Intel Xeon guest under a balloon driver that hands free
+ *   2 MiB blocks back to the host, faulting in 470 MiB as huge pages took
+ *   1.0-1.1 s against 0.17-0.27 s as 4 KiB pages, for about 3 % faster
+ *   decode: small_pages is the way out there. */
+static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 {
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = (uintptr_t)2 << 20;
 	const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
 	const uintptr_t hi = ((uintptr_t)p + (uintptr_t)bytes) & ~(huge - 1);
 	if (p != NULL && hi > lo)
-		(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+		(void)madvise((void *)lo, (size_t)(hi - lo),
+			      e->small_pages ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
 #else
+	(void)e;
 	(void)p;
 	(void)bytes;
 #endif
@@ -389,17 +404,14 @@ static int pack_weights(q42_engine *e, q42_err *err)
 			total += pack_size(e, w, &pk);
 	if (total == 0)
 		return Q42_OK;
-	/* one arena of plain pages. Huge pages decode about 3 % faster
-	 * (smol360 Q8_0), but the first touch of fresh 2 MiB pages can cost
-	 * far more than the packing: under a balloon driver that hands free
-	 * 2 MiB blocks back to the host, 470 MiB took 1.0-1.1 s to fault in
-	 * as huge pages against 0.17-0.27 s as 4 KiB pages (a second apart
-	 * or more; back to back, 0.06 s), and that is time to first token */
-	if (posix_memalign(&e->pack_mem, 4096, (size_t)total) != 0) {
+	/* one arena, on 2 MiB boundaries so that all of it can be huge pages
+	 * (advise_huge says when and why) */
+	if (posix_memalign(&e->pack_mem, (size_t)2 << 20, (size_t)total) != 0) {
 		e->pack_mem = NULL;
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack the model's matrices",
 				   (unsigned long long)total);
 	}
+	advise_huge(e, e->pack_mem, total);
 	if ((rc = copy_vectors(e, err)) != Q42_OK)
 		return rc;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++) {
@@ -517,7 +529,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		failed = true;
 	e->vc = e->vkf ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
-		advise_huge(e->vc, vn * e->v_elem_bytes);
+		advise_huge(e, e->vc, vn * e->v_elem_bytes);
 
 	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
 	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);
@@ -617,6 +629,7 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->m = m;
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
+	e->small_pages = o->small_pages;
 	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML) {
 		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp or ggml",
 				 (int)o->arith);

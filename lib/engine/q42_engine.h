@@ -12,6 +12,7 @@
 #ifndef Q42_ENGINE_H
 #define Q42_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
 #include "engine/q42_arch.h"
@@ -52,6 +53,8 @@ typedef struct q42_engine_opts {
 	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0) or Q42_ARITH_GGML */
 	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
 	int32_t device;     /* Vulkan device index; only read when backend != CPU; -1 = choose */
+	bool small_pages;   /* repacked weights and KV cache on 4 KiB pages only (default:
+			     * transparent huge pages where the kernel grants them) */
 } q42_engine_opts;
 
 typedef struct q42_engine q42_engine;

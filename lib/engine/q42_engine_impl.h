@@ -98,6 +98,7 @@ struct q42_engine {
 	bool tied;                         /* output = token embedding */
 	void *vec_copy;                    /* the vectors, copied when matrices were repacked */
 	void *pack_mem;                    /* the repacked matrices (q42_weight.packed) */
+	bool small_pages;                  /* q42_engine_opts.small_pages */
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
 

@@ -24,6 +24,26 @@ uint64_t q42_peak_rss_bytes(void)
 	return (uint64_t)ru.ru_maxrss * 1024u;
 }
 
+/* smaps_rollup sums every mapping's AnonHugePages line (Linux 4.14); the
+ * cap keeps the kB -> bytes product from overflowing. */
+bool q42_anon_huge_bytes(uint64_t *out)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	bool ok = false;
+	if (f == NULL)
+		return false;
+	while (!ok && fgets(line, sizeof line, f) != NULL) {
+		unsigned long long kb;
+		if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1 && kb <= UINT64_MAX / 1024u) {
+			*out = (uint64_t)kb * 1024u;
+			ok = true;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
 /* A float setting as the short decimal a user would have typed. */
 static json_t *jfloat(float v)
 {

@@ -51,4 +51,9 @@ Q42_API int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *
 /* Peak resident set size of this process so far, in bytes. */
 Q42_API uint64_t q42_peak_rss_bytes(void);
 
+/* Bytes of this process's anonymous memory now on transparent huge pages
+ * (*out); false when the kernel does not say (not Linux, or older than
+ * 4.14). */
+Q42_API bool q42_anon_huge_bytes(uint64_t *out);
+
 #endif
