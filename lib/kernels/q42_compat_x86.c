@@ -2447,15 +2447,16 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bo
 
 /* Decode over the R16 layout: a group's sixteen rows are one stream, read
  * front to back 512 bytes (one chunk of every row) per step, with lines
- * requested ahead into L2 and L1 as the R16 integer products do; each row
- * keeps its one chain of sixteen lanes, as f16_f32_one. Distances measured
- * on smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
+ * requested ahead into L2 and L1 as the R16 integer products do on Intel
+ * (none on other CPUs: q42_kernels_x86.c); each row keeps its one chain
+ * of sixteen lanes, as f16_f32_one. Distances measured on Intel in
+ * smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
  * 4 KiB into L2 29.3 -> 30.7 tok/s against the integer products' 8 KiB;
  * 512 bytes or 1 KiB into L1 the same. */
 enum { F16_L1_AHEAD = 1024, F16_L2_AHEAD = 4096 };
 A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v, float *y)
 {
-	const bool pf = q42_x86_stream_prefetch();
+	const bool pf = q42_x86_prefetch_l1();
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
 		const uint8_t *g = (const uint8_t *)w + (uint64_t)r0 * w_stride;
 		__m512 acc[16];

@@ -152,17 +152,16 @@ int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 int q42_cpu_has_avx512bf16(void);
 /* Whether a one-token product that reads its weights as one front-to-back
- * stream and does little work per byte (the R16 layouts of Q8_0, Q4_0,
- * Q4_1 and F16) prefetches it in software (Intel) or leaves it to the
- * hardware (the rest); q42_kernels_x86.c says why. The R16 products that
- * do more per byte (Q5_0, Q5_1, Q4_K), and those over the file's layout
- * (eight or more rows side by side), prefetch on every CPU.
- * q42_x86_stream_prefetch_ask decides (CPUID, once) and is called by the
- * x86 ISA checks, so the kernels, which run only after one of those, read
- * the answer with q42_x86_stream_prefetch. */
+ * stream (the R16 layouts) prefetches them into L1 and L2 (Intel) or, on
+ * other CPUs, the heavy kinds (Q5_0, Q5_1, Q4_K) into L2 alone, nearer,
+ * and the light ones (Q8_0, Q4_0, Q4_1, F16) not at all;
+ * q42_kernels_x86.c says why. The products over the file's layout (eight or more rows side by
+ * side) prefetch the same way on every CPU. q42_x86_prefetch_ask decides
+ * (CPUID, once) and is called by the x86 ISA checks, so the kernels, which
+ * run only after one of those, read the answer with q42_x86_prefetch_l1. */
 extern _Atomic int q42_x86_stream_pf; /* 0: not asked yet, 1: no, 2: yes */
-int q42_x86_stream_prefetch_ask(void);
-static inline bool q42_x86_stream_prefetch(void)
+int q42_x86_prefetch_ask(void);
+static inline bool q42_x86_prefetch_l1(void)
 {
 	return atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed) == 2;
 }

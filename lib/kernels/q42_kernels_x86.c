@@ -31,25 +31,30 @@ static int has_f16c(void)
 	return v == 2;
 }
 
-/* Whether the light one-stream (R16) decode products prefetch in
- * software. On Intel cores (a Xeon with AMX, smol360 decode, 2 threads)
- * leaving it out cost 35-40 %. On AMD Zen 5 (EPYC guest, 2 threads) it
- * made them slower: smol360 Q8_0 decode by 9-24 % (decode tokens
- * alternating with and without, q42run --bench), and every other distance
- * tried (into L1 alone, into L2 alone, 256 bytes to 8 KiB ahead, a run's
- * first 8 KiB up front) by 2-24 %; bench_rows (256 MiB, k=2560) r16-q4_0
- * 38-46 -> 42-60 GB/s, r16-q4_1 39-41 -> 48-71 without. Its prefetchers
- * keep ahead of a stream that is read fast. The heavier products are read
- * more slowly and fall behind without it there too: r16-q5_0 34-39 ->
- * 25-26 GB/s, r16-q4_K 36-48 -> 26-31, and smol360 Q4_K_M decode with
- * its Q5_0 and Q4_K products prefetching about 4 % faster (alternating
- * tokens); the file layout's products (eight row streams) lose a third
- * (bench_rows q6_K 23 vs 31-47 GB/s). F16 measured within noise either
- * way and goes with the light ones. So: Intel yes, others no, for the
- * light products only. Asked once, like F16C. */
+/* How the one-stream (R16) decode products prefetch. On Intel cores all
+ * of them prefetch into L1 and L2 (a Xeon with AMX, smol360 decode, 2
+ * threads: without it 35-40 % slower). Elsewhere the heavy ones (Q5_0,
+ * Q5_1, Q4_K: the most work per byte) prefetch into L2 alone, and the
+ * light ones (Q8_0, Q4_0, Q4_1, F16) not at all. Measured on AMD Zen 5
+ * (EPYC guest, 2 threads, weights on 2 MiB pages):
+ * - bench_rows (256 MiB, k=1024, two settings alternating pass by pass):
+ *   r16-q5_0 with L2 alone takes 0.82-0.83 of the time it takes with L1
+ *   (1 KiB ahead) and L2 (8 KiB), r16-q4_K 0.96; without prefetch r16-q4_K
+ *   takes 2.4 times as long, r16-f16 0.75 times.
+ * - q42run --bench decode, settings alternating token by token: Q4_K_M
+ *   0.96-0.97 of the time with L2 alone against L1 and L2, 4 KiB ahead
+ *   1-5 % faster than 2, 3, 6 or 8 KiB (Q4_K's own product, 144-byte
+ *   blocks, 8 % faster at 8 KiB in bench_rows); F16 0.87-0.94 without
+ *   prefetch against L1 and L2.
+ * - Q8_0 decode with L2 alone against none: 0.87-0.95 of the time token by
+ *   token, but 1.025 (median of 8 pairs of whole runs, 0.86-1.04) run by
+ *   run, and runs are what users get, so the light kinds stay without.
+ * On these cores requests into L1 wait for its few fill buffers and stall
+ * the loop that issues them, and the hardware keeps a light stream fed on
+ * its own. Asked once, like F16C. */
 _Atomic int q42_x86_stream_pf;
 
-int q42_x86_stream_prefetch_ask(void)
+int q42_x86_prefetch_ask(void)
 {
 	int v = atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed);
 	if (v == 0) {
@@ -65,7 +70,7 @@ int q42_x86_stream_prefetch_ask(void)
 
 int q42_cpu_has_avx2(void)
 {
-	(void)q42_x86_stream_prefetch_ask();
+	(void)q42_x86_prefetch_ask();
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
 }

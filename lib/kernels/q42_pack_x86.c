@@ -40,12 +40,28 @@
 enum { R16_T = 2 };
 /* A one-token pass streams the packed groups front to back; as each block
  * pair is multiplied, the lines R16_L2_AHEAD bytes on are requested into
- * L2 and those R16_L1_AHEAD on into L1. Measured in smol360 Q4_K_M decode
- * (2 threads, perf: the Q5_0 product's time per MB over the Q8_0
- * product's in the same run): 1.17-1.21 with 1 KiB into L1 and 8 KiB into
- * L2, 1.26 with 4 KiB into L1 alone, 1.31 with 16 KiB into L2 alone; no
- * prefetch at all is 35-40 % slower. */
-enum { R16_L1_AHEAD = 1024, R16_L2_AHEAD = 8192 };
+ * L2 and those R16_L1_AHEAD on into L1 (Intel), or those R16_L2_ONLY on
+ * into L2 alone (other CPUs: q42_kernels_x86.c). Measured on Intel in
+ * smol360 Q4_K_M decode (2 threads, perf: the Q5_0 product's time per MB
+ * over the Q8_0 product's in the same run): 1.17-1.21 with 1 KiB into L1
+ * and 8 KiB into L2, 1.26 with 4 KiB into L1 alone, 1.31 with 16 KiB into
+ * L2 alone; no prefetch at all is 35-40 % slower. Q4_K's super-blocks
+ * (K4_L2_ONLY) go further ahead alone. */
+enum { R16_L1_AHEAD = 1024, R16_L2_AHEAD = 8192, R16_L2_ONLY = 4096, K4_L2_ONLY = 8192 };
+
+/* The prefetch of the bytes of one step at g, n bytes (a multiple of 64),
+ * as above; l2_only is the distance without L1. */
+A5_INLINE void r16_prefetch(const uint8_t *g, uint64_t n, bool l1, uint64_t l2_only)
+{
+	for (uint64_t o = 0; o < n; o += 64) {
+		if (l1) {
+			_mm_prefetch((const char *)(g + R16_L2_AHEAD + o), _MM_HINT_T1);
+			_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
+		} else {
+			_mm_prefetch((const char *)(g + l2_only + o), _MM_HINT_T1);
+		}
+	}
+}
 
 /* The R16 kinds: quant offset in the file's block, activation block
  * layout, and what the products need. */
@@ -242,16 +258,12 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
 		UNROLL
 		for (int v = 0; v < 9; v++)
 			acc[t][v] = _mm512_setzero_ps();
-	/* Q5_0 and Q5_1 do the most work per byte of the R16 kinds and
-	 * prefetch on every CPU (q42_kernels_impl.h) */
-	const bool pf = T == 1 && (r16_fifth(k) || q42_x86_stream_prefetch());
+	/* the light kinds leave the stream to the hardware off Intel */
+	const bool l1 = q42_x86_prefetch_l1(), pf = T == 1 && (l1 || r16_fifth(k));
 	int64_t j = 0;
 	for (; j + 2 <= nb; j += 2, g += pair) {
 		if (pf)
-			for (uint64_t o = 0; o < pair; o += 64) {
-				_mm_prefetch((const char *)(g + R16_L2_AHEAD + o), _MM_HINT_T1);
-				_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
-			}
+			r16_prefetch(g, pair, l1, R16_L2_ONLY);
 		r16_any(T, k, g, 2, 0, j, x, x_stride, tab, acc);
 		r16_any(T, k, g, 2, 1, j + 1, x, x_stride, tab, acc);
 	}
@@ -500,11 +512,9 @@ A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F);
 	__m512 acc = _mm512_setzero_ps();
+	const bool l1 = q42_x86_prefetch_l1();
 	for (int64_t j = 0; j < nsb; j++, g += K4_BLOCK, x += Q8_K_BYTES) {
-		for (int o = 0; o < K4_BLOCK; o += 64) {
-			_mm_prefetch((const char *)(g + R16_L2_AHEAD + o), _MM_HINT_T1);
-			_mm_prefetch((const char *)(g + R16_L1_AHEAD + o), _MM_HINT_T0);
-		}
+		r16_prefetch(g, K4_BLOCK, l1, K4_L2_ONLY);
 		__m128i sc[8], mn[8];
 		x86_k4_scales16(g + K4_SC, sc, mn);
 		const uint8_t *yq = x + Q8_K_QS;

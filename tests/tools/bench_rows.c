@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "kernels/q42_compat.h"
@@ -130,7 +131,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const size_t wsize = (size_t)mib << 20;
-	uint8_t *w = malloc(wsize);
+	/* on transparent huge pages where the kernel grants them, as the
+	 * engine keeps its repacked matrices */
+	void *wp = NULL;
+	if (posix_memalign(&wp, (size_t)2 << 20, wsize) != 0)
+		wp = NULL;
+#ifdef MADV_HUGEPAGE
+	if (wp != NULL)
+		(void)madvise(wp, wsize, MADV_HUGEPAGE);
+#endif
+	uint8_t *w = wp;
 	float *xf = malloc((size_t)kdim * sizeof *xf);
 	uint8_t *x = malloc(((size_t)kdim * 4 + 64) * (size_t)tok);
 	float *y = malloc(((size_t)pmib << 20) * (size_t)tok / 16 + wsize / 8);
