@@ -46,9 +46,12 @@ static int has_f16c(void)
  *   1-5 % faster than 2, 3, 6 or 8 KiB (Q4_K's own product, 144-byte
  *   blocks, 8 % faster at 8 KiB in bench_rows); F16 0.87-0.94 without
  *   prefetch against L1 and L2.
- * - Q8_0 decode with L2 alone against none: 0.87-0.95 of the time token by
- *   token, but 1.025 (median of 8 pairs of whole runs, 0.86-1.04) run by
- *   run, and runs are what users get, so the light kinds stay without.
+ * - Whole q42run --bench --tg 128 runs alternating, 10 pairs, median of the
+ *   pairs' tok/s ratios: Q4_K_M with L2 alone 1.048 (0.96-1.12) of the
+ *   rate with L1 and L2; Q8_0 with L2 alone (4 KiB) 0.876 (0.85-1.14) of
+ *   the rate without prefetch, although alternating token by token had
+ *   it 5-13 % faster. Runs are what users get, so the light kinds stay
+ *   without.
  * On these cores requests into L1 wait for its few fill buffers and stall
  * the loop that issues them, and the hardware keeps a light stream fed on
  * its own. Asked once, like F16C. */
