@@ -1044,7 +1044,7 @@ static void print_bench_json(const struct opts *o, const q42_engine *e, const ch
 	       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
 	       "\"device_ms\":%.3f},"
 	       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-	       "\"weight_gb_s\":%.3f,\"device_ms\":%.3f},",
+	       "\"weight_gb_s\":%.3f,\"device_ms\":%.3f,",
 	       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
 	       q42_arith_name(q42_engine_arith(e)), q42_backend_name(q42_engine_backend(e)), dname,
 	       q42_engine_n_ctx(e), q42_engine_n_batch(e),
@@ -1052,6 +1052,11 @@ static void print_bench_json(const struct opts *o, const q42_engine *e, const ch
 	       (unsigned long long)r->weight_bytes, b->n_pp, r->pp.median, r->pp.min, r->pp.max,
 	       r->pp_device_ms, b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps,
 	       r->tg_device_ms);
+	if (r->tg_stream_gbps > 0.0)
+		printf("\"stream_gb_s\":%.3f,\"products_share\":%.4f,\"attention_share\":%.4f},",
+		       r->tg_stream_gbps, r->tg_products_share, r->tg_attention_share);
+	else
+		printf("\"stream_gb_s\":null,\"products_share\":null,\"attention_share\":null},");
 	if (b->n_pp > 0)
 		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
 		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
@@ -1129,16 +1134,20 @@ static int run_bench(const struct opts *o)
 	char huge_mib[32] = "-";
 	if (q42_anon_huge_bytes(&huge))
 		snprintf(huge_mib, sizeof huge_mib, "%.1f", mib(huge));
+	char stream[96] = "tg_stream_gb_s=- tg_mm_pct=- tg_att_pct=-";
+	if (r.tg_stream_gbps > 0.0)
+		snprintf(stream, sizeof stream, "tg_stream_gb_s=%.2f tg_mm_pct=%.1f tg_att_pct=%.1f",
+			 r.tg_stream_gbps, 100.0 * r.tg_products_share, 100.0 * r.tg_attention_share);
 	if (o->json)
 		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
 	else
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
-		       "tg_weight_gb_s=%.2f ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
+		       "tg_weight_gb_s=%.2f %s ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
 		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f huge_mib=%s kv_mib=%.1f "
 		       "act_mib=%.1f scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s "
 		       "backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
-		       tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
+		       stream, tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
 		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()), huge_mib,
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
 		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),

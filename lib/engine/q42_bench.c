@@ -7,7 +7,9 @@
  * process pays for first touches of the activations and the KV cache and
  * for waking the thread pool. Time is CLOCK_MONOTONIC around
  * q42_engine_eval only, except for time to first token, which covers the
- * whole load. Allocates the id buffer once per call; the throughput loops
+ * whole load; during generation the forward pass also clocks its product
+ * jobs and its attention (q42_engine_impl.h), to say how fast the
+ * products alone stream the weights and what the rest of a step costs. Allocates the id buffer once per call; the throughput loops
  * allocate nothing per repetition.
  */
 #include <malloc.h>
@@ -75,7 +77,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	double dev0;
 	int rc = Q42_OK;
 
-	*out = (q42_bench_result){{0, 0, 0}, {0, 0, 0}, weight_bytes(e), 0.0, 0.0, 0.0};
+	*out = (q42_bench_result){{0, 0, 0}, {0, 0, 0}, weight_bytes(e), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 	if (o->reps < 1 || o->reps > Q42_BENCH_REPS_MAX)
 		return q42_err_set(err, Q42_EARG, "bench: %u repetitions, expected 1..%u", o->reps,
 				   Q42_BENCH_REPS_MAX);
@@ -109,7 +111,10 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		out->pp_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
 	}
 	if (o->n_tg > 0) {
+		double total = 0.0;
 		dev0 = q42_engine_device_ms(e);
+		memset(e->phase_ns, 0, sizeof e->phase_ns);
+		e->phase_clock = true;
 		for (uint32_t r = 0; r < o->reps; r++) {
 			q42_engine_reset(e);
 			const double t0 = now_s();
@@ -118,13 +123,23 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 				if (rc != Q42_OK)
 					goto fail;
 			}
-			tps[r] = (double)o->n_tg / (now_s() - t0);
+			const double dt = now_s() - t0;
+			total += dt;
+			tps[r] = (double)o->n_tg / dt;
+		}
+		e->phase_clock = false;
+		if (e->phase_ns[Q42_PHASE_PRODUCTS] > 0 && total > 0.0) {
+			const double mm = (double)e->phase_ns[Q42_PHASE_PRODUCTS] * 1e-9;
+			out->tg_stream_gbps = (double)out->weight_bytes * o->n_tg * o->reps / mm / 1e9;
+			out->tg_products_share = mm / total;
+			out->tg_attention_share = (double)e->phase_ns[Q42_PHASE_ATTENTION] * 1e-9 / total;
 		}
 		out->tg = summarise(tps, o->reps);
 		out->tg_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
 		out->tg_gbps = (double)out->weight_bytes * out->tg.median / 1e9;
 	}
 fail:
+	e->phase_clock = false;
 	q42_engine_reset(e);
 	free(ids);
 	free(tps);

@@ -31,6 +31,13 @@ typedef struct q42_bench_result {
 	q42_bench_stat pp, tg;
 	uint64_t weight_bytes;  /* matrix bytes one decode step reads */
 	double tg_gbps;         /* weight_bytes x median generation tokens/s */
+	/* Where generation time went, over all its repetitions (CPU backend;
+	 * all 0 where the pass runs on a device): weight bytes over the wall
+	 * time of the matrix-product jobs alone, and the shares (0..1) of
+	 * the generation time in those jobs and in attention (with RoPE and
+	 * the cache stores); the rest is norms, quantization of the
+	 * activations, the embedding lookup and the thread hand-overs. */
+	double tg_stream_gbps, tg_products_share, tg_attention_share;
 	/* mean device time of one repetition (Vulkan timestamps; 0 on the CPU) */
 	double pp_device_ms, tg_device_ms;
 } q42_bench_result;

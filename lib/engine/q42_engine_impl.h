@@ -75,6 +75,8 @@ typedef struct q42_tscratch {
 #define Q42_TILE_ROWS 16u
 #define Q42_TILE_RUN 4u
 
+enum { Q42_PHASE_PRODUCTS, Q42_PHASE_ATTENTION, Q42_PHASE_N_ };
+
 /* The largest logit of one tile of the output rows (NaN never counts). */
 typedef struct q42_top1 {
 	float v;
@@ -99,6 +101,11 @@ struct q42_engine {
 	void *vec_copy;                    /* the vectors, copied when matrices were repacked */
 	void *pack_mem;                    /* the repacked matrices (q42_weight.packed) */
 	bool small_pages;                  /* q42_engine_opts.small_pages */
+	/* Wall time of two phases of the pass, summed while phase_clock is
+	 * set (q42run --bench): the matrix-product jobs, and attention with
+	 * the RoPE and K/V stores before it. Two clock reads a phase. */
+	bool phase_clock;
+	uint64_t phase_ns[Q42_PHASE_N_];
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
 

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include "engine/q42_engine_impl.h"
 #include "formats/q42_types.h"
 #include "kernels/q42_compat.h"
@@ -57,6 +58,23 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 			x[b] = x0 * s + x1 * c;
 		}
 	}
+}
+
+/* ---- phase clock ------------------------------------------------------- */
+
+static uint64_t phase_start(const q42_engine *e)
+{
+	struct timespec t;
+	if (!e->phase_clock)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void phase_end(q42_engine *e, int phase, uint64_t t0)
+{
+	if (e->phase_clock)
+		e->phase_ns[phase] += phase_start(e) - t0;
 }
 
 /* ---- work split -------------------------------------------------------- */
@@ -339,7 +357,9 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 	if (m->swiglu)
 		m->n_tiles = m->part[0].tiles;
 	atomic_init(&m->next, 0);
+	const uint64_t t0 = phase_start(e);
 	q42_pool_run(e->pool, mm_job, m);
+	phase_end(e, Q42_PHASE_PRODUCTS, t0);
 }
 
 /* ---- attention --------------------------------------------------------- */
@@ -543,10 +563,14 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 		m.part[2].v_layer = (int32_t)l;
 	m.n_tok = n;
 	mm_run(e, &m);
+	const uint64_t t0 = phase_start(e);
 	op_rope_store(e, l, n);
-	if (keep == 0)
+	if (keep == 0) {
+		phase_end(e, Q42_PHASE_ATTENTION, t0);
 		return;
+	}
 	op_attention(e, l, n, n - keep);
+	phase_end(e, Q42_PHASE_ATTENTION, t0);
 	op_prepare(e, NULL, e->att + (uint64_t)(n - keep) * e->n_head * e->hd_v, NULL, &out, 1, keep);
 	memset(&m, 0, sizeof m);
 	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, e->x + (uint64_t)(n - keep) * e->n_embd);

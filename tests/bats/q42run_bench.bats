@@ -79,6 +79,36 @@ PY
 	python3 -c 'import json, sys; j = json.loads(sys.argv[1]); assert j["ttft"] is None, j' "$output"
 }
 
+@test "--bench: the generation phase clock (stream GB/s, product and attention shares)" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" --bench --pp 0 --tg 48 --reps 1 -t 2 -c 256
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import sys
+f = dict(kv.split("=", 1) for kv in sys.argv[1].split())
+w, s = float(f["tg_weight_gb_s"]), float(f["tg_stream_gb_s"])
+mm, att = float(f["tg_mm_pct"]), float(f["tg_att_pct"])
+# one repetition: the same bytes over the product jobs' part of its time
+assert s >= w * 0.999 and w > 0, f
+assert mm > 0 and att > 0 and mm + att <= 100.1, f
+PY
+	run "$Q42RUN" -m "$m" --bench --pp 0 --tg 8 --reps 2 -t 1 --json
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys
+t = json.loads(sys.argv[1])["tg"]
+assert t["stream_gb_s"] > 0, t
+assert 0 < t["products_share"] < 1 and 0 < t["attention_share"] < 1, t
+assert t["products_share"] + t["attention_share"] <= 1.001, t
+PY
+	# no generation, no clock
+	run "$Q42RUN" -m "$m" --bench --pp 4 --tg 0 --reps 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" tg_stream_gb_s=- tg_mm_pct=- tg_att_pct=- "* ]]
+	run "$Q42RUN" -m "$m" --bench --pp 4 --tg 0 --reps 1 --json
+	python3 -c 'import json, sys; t = json.loads(sys.argv[1])["tg"]; assert t["stream_gb_s"] is None, t' "$output"
+}
+
 @test "--bench: the first token does not depend on the thread count" {
 	need_model m stories260K.gguf
 	a=$("$Q42RUN" -m "$m" --bench --pp 20 --tg 0 --reps 1 -t 1 --json)

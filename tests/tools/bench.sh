@@ -51,7 +51,7 @@ ctxopt=
 [ -n "${BENCH_CTX:-}" ] && ctxopt="-c $BENCH_CTX"
 mb=$(dirname "${peer:-/nonexistent}")/membw
 [ -x "$mb" ] || mb=
-: >"$tmp/rounds"
+: >"$tmp/rounds"; : >"$tmp/stream"
 r=0 ctx= l=
 while [ "$r" -lt "$reps" ]; do
 	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" $ctxopt) ||
@@ -68,6 +68,8 @@ while [ "$r" -lt "$reps" ]; do
 		"($(field "$q" tg_weight_gb_s) GB/s)${l:+ | llama.cpp pp $(field "$l" pp_tok_s) tg $(field "$l" tg_tok_s)}${bw:+ | membw $bw GB/s}"
 	echo "$(field "$q" pp_tok_s) $(field "$q" tg_tok_s) $(field "$q" tg_weight_gb_s)" \
 		"$(field "$l" pp_tok_s) $(field "$l" tg_tok_s) $bw" >>"$tmp/rounds"
+	st=$(field "$q" tg_stream_gb_s)
+	[ -n "$bw" ] && [ -n "$st" ] && [ "$st" != - ] && echo "$st $bw" >>"$tmp/stream"
 	r=$((r + 1))
 done
 # median of column c of the rounds (1..6), or of its ratio to column d
@@ -148,7 +150,7 @@ echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, KV cache $kv,
 row() { # label q42 llama better [ratio, default q42 / llama]
 	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" -v pr="${5:-}" 'BEGIN {
 		r = (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", pr != "" ? pr : a / b) : "-"
-		printf "%-22s %12s %12s %8s   %s\n", lab, a == "" ? "-" : sprintf("%.2f", a),
+		printf "%-26s %12s %12s %8s   %s\n", lab, a == "" ? "-" : sprintf("%.2f", a),
 			b == "" ? "-" : sprintf("%.2f", b), r, good }'
 }
 # issue targets by weight type: decode 1.25x llama.cpp and 90/85 % of the
@@ -161,10 +163,15 @@ case $(basename "$MODEL" | tr 'A-Z' 'a-z') in
 esac
 # the share of the machine's read bandwidth (membw, same rounds) the
 # decode's weight stream reaches
-printf "%-22s %12s %12s %8s   %s\n" metric q42 llama.cpp ratio target
+printf "%-26s %12s %12s %8s   %s\n" metric q42 llama.cpp ratio target
 row "pp$pp tok/s" "$qpp" "$lpp" ">= 1.0" "$([ -n "$lpp" ] && ratio 1 4)"
 row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt" "$([ -n "$ltg" ] && ratio 2 5)"
 [ -n "$bw" ] && row "tg GB/s vs membw" "$qgb" "$bw" ">= ${bwt:-?}" "$(ratio 3 6)"
+# the same bytes over the time of the product jobs alone (q42run --bench
+# tg_stream_gb_s): how close the kernels come, without attention and the
+# steps between products
+[ -s "$tmp/stream" ] && row "tg products GB/s vs membw" "$(awk '{ print $1 }' "$tmp/stream" | median)" "$bw" \
+	"(kernels)" "$(awk '$2 + 0 > 0 { print $1 / $2 }' "$tmp/stream" | median)"
 row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
