@@ -553,6 +553,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		}
 		a->buf = zalloc(B, rb, &failed);
 	}
+	e->v_ready = zalloc(e->n_head_kv_max, sizeof *e->v_ready, &failed);
 	e->ts = zalloc(nth, sizeof *e->ts, &failed);
 	if (e->ts != NULL)
 		e->n_ts = nth;
@@ -751,6 +752,7 @@ void q42_engine_close(q42_engine *e)
 	free(e->hu);
 	free(e->logits);
 	free(e->top1);
+	free((void *)e->v_ready);
 	free(e->pack_mem);
 	free(e->embd_row);
 	free(e->vec_copy);

@@ -153,6 +153,11 @@ struct q42_engine {
 	q42_act act[Q42_ACT_SLOTS];
 	q42_tscratch *ts;
 	uint32_t n_ts;
+	/* one-token attention (q42_forward.c, att_one): v_ready[h] is set to
+	 * att_seq, the pass's number, once kv head h's new V column is in the
+	 * cache */
+	_Atomic uint32_t *v_ready;
+	uint32_t att_seq;
 
 	/* the Vulkan forward pass (lib/vulkan/q42_vk_forward.h) when the
 	 * backend is Vulkan: it owns the cache and activations then, and

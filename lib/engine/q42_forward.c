@@ -202,18 +202,13 @@ static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_
 	}
 }
 
-/* One product of a job: y = act W^T (+ bias), then res += y when res;
- * for the V rows of a one-token pass (v_layer >= 0) each value also goes
- * to its transposed cache row, from the thread that computed it: one
- * store miss per row, overlapped with the product's stream instead of
- * 320-odd in a row on the caller. */
+/* One product of a job: y = act W^T (+ bias), then res += y when res. */
 struct mm_part {
 	const q42_weight *w;
 	const q42_weight *bias; /* data NULL: none */
 	float *y;
 	float *res;
 	uint32_t tiles;
-	int32_t v_layer;
 };
 
 struct mm_args {
@@ -227,12 +222,9 @@ struct mm_args {
 	atomic_uint next;
 };
 
-static uint8_t *v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d);
-
 /* Rows r0..r1-1 of one part, bias and residual included. Bias and
  * residual are elementwise adds, so doing them per tile gives the bytes
- * the whole-row adds give; a cache value is converted on its own, as
- * v_store_row converts a one-token column. */
+ * the whole-row adds give. */
 static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok, int64_t r0,
 		    int64_t r1)
 {
@@ -246,11 +238,6 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 			e->add(r1 - r0, p->res + t * no + (uint64_t)r0, p->res + t * no + (uint64_t)r0,
 			       y);
 	}
-	for (int64_t r = r0; p->v_layer >= 0 && r < r1; r++)
-		e->kv_quantize(p->y + r,
-			       v_row(e, (uint32_t)p->v_layer, (uint32_t)r / e->hd_v, (uint32_t)r % e->hd_v) +
-				       (uint64_t)e->n_past * e->v_elem_bytes,
-			       1);
 }
 
 /* Largest non-NaN value of y[r0..r1-1], lowest index on ties. */
@@ -346,7 +333,6 @@ static void mm_add(struct mm_args *m, const q42_weight *w, const q42_weight *bia
 	p->bias = bias;
 	p->y = y;
 	p->res = res;
-	p->v_layer = -1;
 	p->tiles = n_tiles(w->n_out);
 	m->n_tiles += p->tiles;
 }
@@ -407,6 +393,16 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
 				      (uint64_t)e->n_past * e->v_elem_bytes, n_tok);
 }
 
+/* The new V column of kv heads kv0..kv1-1 of a one-token pass into the
+ * cache, element by element as v_store_row converts a one-token column. */
+static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
+{
+	for (uint32_t h = kv0; h < kv1; h++)
+		for (uint32_t d = 0; d < e->hd_v; d++)
+			e->kv_quantize(e->v + (uint64_t)h * e->hd_v + d,
+				       v_row(e, l, h, d) + (uint64_t)e->n_past * e->v_elem_bytes, 1);
+}
+
 struct att_args {
 	q42_engine *e;
 	uint32_t l;
@@ -436,7 +432,7 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
 	struct att_args a = {e, l, n_tok, 1, 0, 0};
 	if (n_tok == 1) {
-		/* the V rows went to the cache with the product (mm_tile) */
+		/* the V column goes to the cache in the attention job (att_one) */
 		rope_store_row(e, l, 0, e->ts[0].rope);
 	} else {
 		q42_pool_run(e->pool, rope_store_job, &a);
@@ -493,12 +489,59 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 		 (uint64_t)e->n_ctx * e->v_elem_bytes, pq);
 }
 
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Attention of a one-token pass. Each thread takes a fixed run of q
+ * heads, stores the new V column of the kv heads whose first q head is
+ * in its run (it owns them) and flags each, then computes its heads:
+ * those of kv heads it owns first, then the others once their owner's
+ * flag is up (every thread flags all it owns before it waits, so none
+ * waits for a waiter). Each head is computed as in att_pair whichever
+ * thread takes it. Why: a value row is read by the q heads of its kv
+ * head, and when the product job stored the column, from whichever
+ * thread computed that tile, and heads were claimed from a counter, most
+ * heads read cache lines just written on the other core: a (token, head)
+ * pair's value products took 0.92 us at 3.5 cached positions, where the
+ * same kernel on cached rows takes 0.17. Owner-stored, smol360 decode
+ * (AMD EPYC guest, 2 threads, q42run --bench --tg 128, 8 runs alternating
+ * with the previous build): Q8_0 1.085x (1.04-1.14), Q4_K_M 1.038x, F16
+ * 1.030x. */
+static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
+{
+	q42_engine *e = a->e;
+	const uint32_t H = e->n_head, g = H / e->layers[a->l].n_head_kv, seq = e->att_seq;
+	const uint32_t h0 = ith * H / nth, h1 = (ith + 1) * H / nth;
+	const uint32_t kv0 = (h0 + g - 1) / g, kv1 = (h1 + g - 1) / g;
+	v_store_one(e, a->l, kv0, kv1);
+	for (uint32_t k = kv0; k < kv1; k++)
+		atomic_store_explicit(&e->v_ready[k], seq, memory_order_release);
+	for (uint32_t h = h0; h < h1; h++)
+		if (h / g >= kv0 && h / g < kv1)
+			att_pair(a, &e->ts[ith], 0, h);
+	for (uint32_t h = h0; h < h1; h++) {
+		if (h / g >= kv0 && h / g < kv1)
+			continue;
+		while (atomic_load_explicit(&e->v_ready[h / g], memory_order_acquire) != seq)
+			spin_pause();
+		att_pair(a, &e->ts[ith], 0, h);
+	}
+}
+
 /* Pairs go head-major, so consecutive pairs read the same head's K and V
  * rows while they are still in cache; they are handed out in chunks of
  * consecutive tokens, which also balances the causal triangle. */
 static void att_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct att_args *a = v;
+	if (a->n_tok == 1) {
+		att_one(a, ith, nth);
+		return;
+	}
 	const uint32_t n = a->n_tok - a->t0, n_pairs = n * a->e->n_head;
 	const uint32_t n_chunks = (n_pairs + a->chunk - 1) / a->chunk;
 	uint32_t c;
@@ -515,6 +558,8 @@ static void att_job(void *v, uint32_t ith, uint32_t nth)
 static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 {
 	struct att_args a = {e, l, n_tok, n_tok - t0 >= 64 ? 4 : 1, 0, t0};
+	if (n_tok == 1 && ++e->att_seq == 0)
+		e->att_seq = 1; /* 0 is what v_ready starts as */
 	q42_pool_run(e->pool, att_job, &a);
 }
 
@@ -559,13 +604,13 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	mm_add(&m, qkv[0], &W[Q42_W_ATTN_Q_B], e->q, NULL);
 	mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
 	mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
-	if (n == 1)
-		m.part[2].v_layer = (int32_t)l;
 	m.n_tok = n;
 	mm_run(e, &m);
 	const uint64_t t0 = phase_start(e);
 	op_rope_store(e, l, n);
 	if (keep == 0) {
+		if (n == 1) /* no attention job to store the V column */
+			v_store_one(e, l, 0, e->layers[l].n_head_kv);
 		phase_end(e, Q42_PHASE_ATTENTION, t0);
 		return;
 	}
