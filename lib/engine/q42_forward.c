@@ -432,7 +432,7 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 {
 	struct att_args a = {e, l, n_tok, 1, 0, 0};
 	if (n_tok == 1) {
-		/* the V column goes to the cache in the attention job (att_one) */
+		/* a pass without an attention job (att_one does this otherwise) */
 		rope_store_row(e, l, 0, e->ts[0].rope);
 	} else {
 		q42_pool_run(e->pool, rope_store_job, &a);
@@ -497,39 +497,54 @@ static inline void spin_pause(void)
 }
 
 /* Attention of a one-token pass. Each thread takes a fixed run of q
- * heads, stores the new V column of the kv heads whose first q head is
- * in its run (it owns them) and flags each, then computes its heads:
- * those of kv heads it owns first, then the others once their owner's
- * flag is up (every thread flags all it owns before it waits, so none
- * waits for a waiter). Each head is computed as in att_pair whichever
- * thread takes it. Why: a value row is read by the q heads of its kv
- * head, and when the product job stored the column, from whichever
- * thread computed that tile, and heads were claimed from a counter, most
- * heads read cache lines just written on the other core: a (token, head)
- * pair's value products took 0.92 us at 3.5 cached positions, where the
- * same kernel on cached rows takes 0.17. Owner-stored, smol360 decode
- * (AMD EPYC guest, 2 threads, q42run --bench --tg 128, 8 runs alternating
- * with the previous build): Q8_0 1.085x (1.04-1.14), Q4_K_M 1.038x, F16
- * 1.030x. */
+ * heads. It owns the kv heads whose first q head is in its run: it
+ * rotates their k rows and stores them and their new V column in the
+ * cache, and flags each. Then it computes its heads, each after rotating
+ * its q row: those of kv heads it owns first, then the others once their
+ * owner's flag is up (every thread flags all it owns before it waits, so
+ * none waits for a waiter). RoPE works head by head, so each row gets
+ * the bits rope_store_row gives it, and each head is computed as in
+ * att_pair whichever thread takes it. Why: a kv head's rows are read by
+ * all its q heads, and when the product job stored the V column, from
+ * whichever thread computed that tile, and the caller rotated and stored
+ * every k row, and heads were claimed from a counter, most heads read
+ * cache lines just written on the other core: a (token, head) pair's
+ * value products took 0.92 us at 3.5 cached positions, where the same
+ * kernel on cached rows takes 0.17. Owner-stored V, smol360 decode (AMD
+ * EPYC guest, 2 threads, q42run --bench --tg 128, 8 runs alternating with
+ * the previous build): Q8_0 1.085x (1.04-1.14), Q4_K_M 1.038x, F16
+ * 1.030x. RoPE and the k rows moved here from the caller, against
+ * that: Q8_0 1.054x (20 pairs, 0.92-1.22), F16 1.019x, Q4_K_M 0.991x
+ * (0.86-1.04, noise). */
 static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 {
 	q42_engine *e = a->e;
 	const uint32_t H = e->n_head, g = H / e->layers[a->l].n_head_kv, seq = e->att_seq;
 	const uint32_t h0 = ith * H / nth, h1 = (ith + 1) * H / nth;
 	const uint32_t kv0 = (h0 + g - 1) / g, kv1 = (h1 + g - 1) / g;
+	float *cache = e->ts[ith].rope;
+	if (h0 == h1)
+		return;
+	op_rope_cache(e, e->n_past, cache);
+	for (uint32_t k = kv0; k < kv1; k++) {
+		float *kr = e->k + (uint64_t)k * e->hd_k;
+		op_rope(e, kr, 1, e->hd_k, cache);
+		e->kv_quantize(kr, k_row(e, a->l, k, e->n_past), e->hd_k);
+	}
 	v_store_one(e, a->l, kv0, kv1);
 	for (uint32_t k = kv0; k < kv1; k++)
 		atomic_store_explicit(&e->v_ready[k], seq, memory_order_release);
-	for (uint32_t h = h0; h < h1; h++)
-		if (h / g >= kv0 && h / g < kv1)
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t h = h0; h < h1; h++) {
+			const bool own = h / g >= kv0 && h / g < kv1;
+			if (own != (pass == 0))
+				continue;
+			while (!own &&
+			       atomic_load_explicit(&e->v_ready[h / g], memory_order_acquire) != seq)
+				spin_pause();
+			op_rope(e, e->q + (uint64_t)h * e->hd_k, 1, e->hd_k, cache);
 			att_pair(a, &e->ts[ith], 0, h);
-	for (uint32_t h = h0; h < h1; h++) {
-		if (h / g >= kv0 && h / g < kv1)
-			continue;
-		while (atomic_load_explicit(&e->v_ready[h / g], memory_order_acquire) != seq)
-			spin_pause();
-		att_pair(a, &e->ts[ith], 0, h);
-	}
+		}
 }
 
 /* Pairs go head-major, so consecutive pairs read the same head's K and V
@@ -607,13 +622,15 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	m.n_tok = n;
 	mm_run(e, &m);
 	const uint64_t t0 = phase_start(e);
-	op_rope_store(e, l, n);
 	if (keep == 0) {
+		op_rope_store(e, l, n);
 		if (n == 1) /* no attention job to store the V column */
 			v_store_one(e, l, 0, e->layers[l].n_head_kv);
 		phase_end(e, Q42_PHASE_ATTENTION, t0);
 		return;
 	}
+	if (n > 1) /* a one-token pass does this in att_one */
+		op_rope_store(e, l, n);
 	op_attention(e, l, n, n - keep);
 	phase_end(e, Q42_PHASE_ATTENTION, t0);
 	op_prepare(e, NULL, e->att + (uint64_t)(n - keep) * e->n_head * e->hd_v, NULL, &out, 1, keep);
