@@ -51,12 +51,13 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  * caller asked for small pages, refuse them even where the kernel would
  * hand them out unasked. The price is that those pages are committed
  * whole.
- * - The V cache is transposed (one row per dimension, n_ctx positions
- *   long), so a decode step writes, and attention reads, a few bytes from
- *   each of thousands of rows n_ctx * 4 bytes apart: one 4 KiB page per
- *   row at the default context, far more pages per token than the TLB
- *   holds. Measured on smol360 Q4_K_M decode: the V stores' share of
- *   cycles 1.4 -> 0.7 %, the attention products' 3.9 -> 3.2 %.
+ * - The V cache is transposed; a decode step writes, and attention
+ *   reads, a few bytes from each dimension's row of every layer and kv
+ *   head. When the rows were n_ctx positions long (before the blocks of
+ *   q42_forward.c) that was one 4 KiB page per row at the default
+ *   context, far more pages per token than the TLB holds; measured then
+ *   on smol360 Q4_K_M decode: the V stores' share of cycles 1.4 -> 0.7
+ *   %, the attention products' 3.9 -> 3.2 %.
  * - The matrices are streamed once per token. On an AMD EPYC (Zen 5)
  *   guest, smol360 decode as huge pages against 4 KiB pages (q42run
  *   --bench --tg 128, runs alternating): F16 58.8-59.5 against 48.7-49.8
@@ -524,8 +525,9 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
 		failed = true;
 	e->kc = e->vkf ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
-	if (!failed && q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max * e->hd_v, e->n_ctx,
-					&vn))
+	/* V: whole blocks of Q42_V_BLOCK positions (q42_forward.c) */
+	if (!failed && q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max * e->hd_v,
+					((uint64_t)e->n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK, &vn))
 		failed = true;
 	e->vc = e->vkf ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
@@ -562,6 +564,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
 		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
 		e->ts[i].rope = zalloc(e->n_rot, sizeof(float), &failed);
+		e->ts[i].vrow = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
 	}
 	if (failed)
 		return q42_err_set(err, Q42_ENOMEM,
@@ -605,9 +608,9 @@ static void att_f16_products(q42_engine *e)
 	e->att_kq = k_tb ? c->dot_f16_lanes : q42_compat_dot_f16;
 	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
 	e->att_kqv_one = c->dot_f16_pad;
-	e->att_kqv_one_rows = c->dot_f16_pad_rows;
+	e->att_kqv_one_rows = c->dot_f16_pad_vrows;
 	e->att_kqv = v_tb ? c->dot_f16_lanes : c->dot_f16_pad;
-	e->att_kqv_rows = v_tb ? c->dot_f16_lanes_rows : c->dot_f16_pad_rows;
+	e->att_kqv_rows = v_tb ? c->dot_f16_lanes_vrows : c->dot_f16_pad_vrows;
 }
 
 int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
@@ -687,8 +690,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		e->att_kq_rows = e->att_kq_one_rows = k_whole ? e->cops->dot_f32_rows : NULL;
 		e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;
-		e->att_kqv_one_rows = e->cops->dot_f32_rows;
-		e->att_kqv_rows = e->cops->dot_f32_lanes_rows;
+		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
+		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
 	} else if (e->arith == Q42_ARITH_LLAMACPP) {
 		att_f16_products(e);
 	}
@@ -735,6 +738,7 @@ void q42_engine_close(q42_engine *e)
 		free(e->ts[i].qq);
 		free(e->ts[i].pq);
 		free(e->ts[i].rope);
+		free(e->ts[i].vrow);
 	}
 	free(e->ts);
 	for (uint32_t i = 0; i < e->n_act; i++)

@@ -64,7 +64,12 @@ typedef struct q42_tscratch {
 	uint8_t *qq;                 /* one query head in the cache's vec_dot_type */
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
+	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
 } q42_tscratch;
+
+/* Positions per block of the V cache (q42_forward.c): one 64-element step
+ * of the attention products. */
+#define Q42_V_BLOCK 64u
 
 /* Rows of a weight per tile of a matrix-product job: a multiple of 8 (the
  * SIMD row kernels' group) and of 16 (the SwiGLU kernels' chunk). A job
@@ -109,8 +114,9 @@ struct q42_engine {
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
 
-	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed
-	 * [layer][kv head][dim][pos] elements, both of kv_type */
+	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed in
+	 * blocks [layer][kv head][pos / 64][dim][pos % 64] (q42_forward.c),
+	 * both of kv_type */
 	uint32_t kv_type;
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
@@ -127,7 +133,8 @@ struct q42_engine {
 	void (*att_kqv_one)(int64_t n, float *out, const void *w, const void *x);
 	/* the same over many rows per call where a kernel exists (llama.cpp
 	 * arithmetic), else NULL and the one-row functions run per row */
-	q42_compat_dots_fn att_kq_rows, att_kq_one_rows, att_kqv_rows, att_kqv_one_rows;
+	q42_compat_dots_fn att_kq_rows, att_kq_one_rows;
+	q42_compat_vdots_fn att_kqv_rows, att_kqv_one_rows; /* over the V cache's blocks */
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
 	 * kernels/q42_compat.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);

@@ -119,6 +119,13 @@ Q42_API q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa 
 /* out[r] = w_r . x for n_rows rows of n f32, w_stride bytes apart. */
 typedef void (*q42_compat_dots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				   uint64_t w_stride, const void *x);
+/* The same for rows whose 64-element steps lie w_step bytes apart: step s
+ * of row r (elements 64 s .. 64 s + 63) at w + r * w_stride + s * w_step
+ * (the V cache's layout, q42_forward.c); x is contiguous. With w_step 64
+ * elements' bytes these are the contiguous rows above, with the same
+ * bits. */
+typedef void (*q42_compat_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
+				    uint64_t w_stride, uint64_t w_step, const void *x);
 
 typedef struct q42_compat_ops {
 	enum q42_isa isa; /* the one actually used */
@@ -138,6 +145,11 @@ typedef struct q42_compat_ops {
 	q42_compat_dots_fn dot_f16_lanes_rows;
 	/* and q42_compat_dot_f16 over many rows (unpadded K rows) */
 	q42_compat_dots_fn dot_f16_rows;
+	/* the four row forms for stepped rows (attention's V.p) */
+	q42_compat_vdots_fn dot_f32_vrows;
+	q42_compat_vdots_fn dot_f32_lanes_vrows;
+	q42_compat_vdots_fn dot_f16_pad_vrows;
+	q42_compat_vdots_fn dot_f16_lanes_vrows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
@@ -265,6 +277,16 @@ Q42_API void q42_compat_dot_f16_lanes_rows(int64_t n, int64_t n_rows, float *out
 					   uint64_t w_stride, const void *x);
 Q42_API void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
+/* The four padded and lanes products over stepped rows
+ * (q42_compat_vdots_fn). */
+Q42_API void q42_compat_dot_f32_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+				      uint64_t w_stride, uint64_t w_step, const void *x);
+Q42_API void q42_compat_dot_f32_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					    uint64_t w_stride, uint64_t w_step, const void *x);
+Q42_API void q42_compat_dot_f16_pad_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					  uint64_t w_stride, uint64_t w_step, const void *x);
+Q42_API void q42_compat_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					    uint64_t w_stride, uint64_t w_step, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row

@@ -2769,8 +2769,10 @@ A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
  * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
  * against one x, the accumulators in registers (the step index is static
- * in the unrolled loops), each row's sums in exactly the one-row order. */
-A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
+ * in the unrolled loops), each row's sums in exactly the one-row order.
+ * The rows' 64-element steps lie step bytes apart (the V cache's blocks;
+ * 64 elements' bytes for a contiguous row); x is contiguous. */
+A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a, uint64_t step,
 			 const void *b)
 {
 	__m512 s[4][4];
@@ -2780,13 +2782,15 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 		for (int j = 0; j < 4; j++)
 			s[i][j] = _mm512_setzero_ps();
 	int64_t k = 0;
-	for (; k + 64 <= n; k += 64)
+	uint64_t o = 0; /* byte offset of the rows' step k / 64 */
+	for (; k + 64 <= n; k += 64, o += step)
 		UNROLL
 		for (int j = 0; j < 4; j++) {
 			const __m512 x = ld_row16(b, k + 16 * j, h);
 			UNROLL
 			for (int i = 0; i < R; i++)
-				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16(a[i], k + 16 * j, h), x, s[i][j % ACC]);
+				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16((const uint8_t *)a[i] + o, 16 * j, h), x,
+								s[i][j % ACC]);
 		}
 	UNROLL
 	for (int j = 0; j < 4; j++)
@@ -2795,8 +2799,8 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 			const __m512 x = ld_row16_mask(b, k + 16 * j, h, m);
 			UNROLL
 			for (int i = 0; i < R; i++)
-				s[i][j % ACC] = _mm512_mask3_fmadd_ps(ld_row16_mask(a[i], k + 16 * j, h, m), x,
-								      s[i][j % ACC], m);
+				s[i][j % ACC] = _mm512_mask3_fmadd_ps(
+					ld_row16_mask((const uint8_t *)a[i] + o, 16 * j, h, m), x, s[i][j % ACC], m);
 		}
 	UNROLL
 	for (int i = 0; i < R; i++)
@@ -2804,10 +2808,11 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
 }
 
-A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a, const void *b)
+A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a, uint64_t step,
+		    const void *b)
 {
 	__m512 f[4];
-	dots_fold(R, ACC, h, n, f, a, b);
+	dots_fold(R, ACC, h, n, f, a, step, b);
 	UNROLL
 	for (int i = 0; i < R; i++)
 		out[i] = reduce16(f[i]);
@@ -2843,14 +2848,15 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 
 /* The f32 (H 0) or f16 (H 1) attention products: one row, or n_rows
  * rows sixteen at a time (their sums reduced together), then four, then
- * one. */
-#define DOTS(NAME, ROWS_NAME, ACC, H)                                                             \
+ * one; the rows of a contiguous matrix, or of one whose rows' 64-element
+ * steps lie w_step bytes apart. */
+#define DOTS(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                                 \
 	A5 void NAME(int64_t n, float *out, const void *w, const void *x)                         \
 	{                                                                                         \
-		dots(1, ACC, H, n, out, &w, x);                                                   \
+		dots(1, ACC, H, n, out, &w, (H) ? 128 : 256, x);                                  \
 	}                                                                                         \
-	A5 void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
-			  const void *x)                                                          \
+	A5 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
+			   uint64_t w_step, const void *x)                                        \
 	{                                                                                         \
 		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
@@ -2860,7 +2866,7 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 				const void *a[4];                                                 \
 				for (int i = 0; i < 4; i++)                                       \
 					a[i] = w8 + (uint64_t)(r + 4 * q + i) * w_stride;         \
-				dots_fold(4, ACC, H, n, f + 4 * q, a, x);                         \
+				dots_fold(4, ACC, H, n, f + 4 * q, a, w_step, x);                 \
 			}                                                                         \
 			_mm512_storeu_ps(out + r, reduce16x16(f));                                \
 		}                                                                                 \
@@ -2868,18 +2874,25 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 			const void *a[4];                                                         \
 			for (int i = 0; i < 4; i++)                                               \
 				a[i] = w8 + (uint64_t)(r + i) * w_stride;                         \
-			dots(4, ACC, H, n, out + r, a, x);                                        \
+			dots(4, ACC, H, n, out + r, a, w_step, x);                                \
 		}                                                                                 \
 		for (; r < n_rows; r++) {                                                         \
 			const void *a = w8 + (uint64_t)r * w_stride;                              \
-			dots(1, ACC, H, n, out + r, &a, x);                                       \
+			dots(1, ACC, H, n, out + r, &a, w_step, x);                               \
 		}                                                                                 \
+	}                                                                                         \
+	A5 void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
+			  const void *x)                                                          \
+	{                                                                                         \
+		VROWS_NAME(n, n_rows, out, w, w_stride, (H) ? 128 : 256, x);                      \
 	}
 
-DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, 4, false)
-DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, 1, false)
-DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, 4, true)
-DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, 1, true)
+DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_vrows_avx512, 4, false)
+DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, q42_compat_dot_f32_lanes_vrows_avx512, 1,
+     false)
+DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, q42_compat_dot_f16_pad_vrows_avx512, 4, true)
+DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, q42_compat_dot_f16_lanes_vrows_avx512, 1,
+     true)
 
 /* ---- F32 weights -------------------------------------------------------- */
 

@@ -604,6 +604,64 @@ static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, con
 	free(x16);
 }
 
+/* The stepped-row forms (the V cache's blocks: a row's 64-element steps
+ * apart by more than the rows' run) against the one-row scalar products
+ * on the same rows laid out contiguously: 0 to 37 rows, f32 and f16. */
+static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
+{
+	enum { ROWS = 37 };
+	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
+	const int64_t steps = (n + 63) / 64;
+	float *w = malloc(sizeof(float) * (size_t)(64 * steps * ROWS));
+	uint16_t *w16 = malloc(sizeof(uint16_t) * (size_t)(64 * steps * ROWS)), *x16 = malloc(sizeof(uint16_t) * (size_t)n);
+	/* run 64 elements plus 3, step ROWS runs plus 5 elements */
+	const uint64_t run = 67, step = run * ROWS + 5;
+	float *v = malloc(sizeof(float) * (size_t)(step * (uint64_t)steps));
+	uint16_t *v16 = malloc(sizeof(uint16_t) * (size_t)(step * (uint64_t)steps));
+	float want[ROWS], got[ROWS];
+	assert_non_null(w);
+	assert_non_null(w16);
+	assert_non_null(x16);
+	assert_non_null(v);
+	assert_non_null(v16);
+	fill_floats(w, 64 * steps * ROWS, 2.0f, false);
+	q42_compat_quantize_f16(w, w16, 64 * steps * ROWS);
+	q42_compat_quantize_f16(x, x16, n);
+	memset(v, 0xFF, sizeof(float) * (size_t)(step * (uint64_t)steps)); /* NaN where no row lies */
+	memset(v16, 0xFF, sizeof(uint16_t) * (size_t)(step * (uint64_t)steps));
+	for (int64_t r = 0; r < ROWS; r++)
+		for (int64_t k = 0; k < n; k++) {
+			const uint64_t at = (uint64_t)r * run + (uint64_t)(k / 64) * step + (uint64_t)(k % 64);
+			v[at] = w[r * 64 * steps + k];
+			v16[at] = w16[r * 64 * steps + k];
+		}
+	const struct {
+		const char *name;
+		dot_fn one;
+		q42_compat_vdots_fn vrows;
+		const void *w, *v, *x;
+		size_t elem;
+	} c[] = {
+		{"dot_f32_vrows", q42_compat_dot_f32, o->dot_f32_vrows, w, v, x, 4},
+		{"dot_f32_lanes_vrows", q42_compat_dot_f32_lanes, o->dot_f32_lanes_vrows, w, v, x, 4},
+		{"dot_f16_pad_vrows", q42_compat_dot_f16_pad, o->dot_f16_pad_vrows, w16, v16, x16, 2},
+		{"dot_f16_lanes_vrows", q42_compat_dot_f16_lanes, o->dot_f16_lanes_vrows, w16, v16, x16, 2},
+	};
+	for (int64_t rows = 0; rows <= ROWS; rows++)
+		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+			for (int64_t r = 0; r < rows; r++)
+				c[k].one(n, &want[r], (const uint8_t *)c[k].w + (uint64_t)(r * 64 * steps) * c[k].elem,
+					 c[k].x);
+			c[k].vrows(n, rows, got, c[k].v, run * c[k].elem, step * c[k].elem, c[k].x);
+			check_f(c[k].name, isa, n, got, want, rows);
+		}
+	free(w);
+	free(w16);
+	free(x16);
+	free(v);
+	free(v16);
+}
+
 static void test_row_ops(void **state)
 {
 	(void)state;
@@ -637,6 +695,8 @@ static void test_row_ops(void **state)
 				check_f("dot_f16_lanes", isa, n, &r1, &r0, 1);
 			}
 			check_dots(o, isa, n, b);
+			check_vdots(o, isa, n, b);
+			check_vdots(ref, Q42_ISA_SCALAR, n, b);
 
 			/* scores down to far below the max: exp underflows into
 			 * subnormals and zero; -inf is the causal mask */

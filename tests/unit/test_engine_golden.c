@@ -136,13 +136,16 @@ static double gap_tolerance(const char *model)
 	return 1e-3;
 }
 
+static enum q42_arith g_arith = Q42_ARITH_LLAMACPP; /* what open_engine asks for */
+static double g_tol = 1e-4;                          /* check_logits_kv's relative bound */
+
 static q42_engine *open_engine(q42_mount **m, const char *path, uint32_t threads, uint32_t kv,
 			       uint32_t batch)
 {
 	q42_err err = {0};
 	q42_engine *e = NULL;
 	q42_engine_opts o = {.n_threads = threads, .kv_type = kv, .n_batch = batch,
-			     .isa = Q42_ISA_BEST};
+			     .isa = Q42_ISA_BEST, .arith = g_arith};
 	if (q42_mount_open(m, path, 0, &err) != Q42_OK)
 		fail_msg("mount %s: %s", path, err.msg);
 	if (q42_engine_open(&e, *m, &o, &err) != Q42_OK)
@@ -323,7 +326,7 @@ static void check_logits_kv(const char *model, const char *golden, const int32_t
 		double d = fabs((double)l[i] - ref) / fmax(1.0, fabs(ref));
 		if (d > worst)
 			worst = d;
-		if (d > 1e-4 || (exact && l[i] != (float)ref))
+		if (d > g_tol || (exact && l[i] != (float)ref))
 			fail_msg("%s: logit %u is %.9g, llama.cpp gives %.9g", model, i, (double)l[i], ref);
 		i++;
 	}
@@ -486,6 +489,19 @@ static void test_logits_kv_f16(void **state)
 			true, Q42_DTYPE_F16, false);
 	check_logits_kv("e256-llama-tied-f16.gguf", "logits-e256-llama-tied-f16-kvf16-steps.txt", ids, 100,
 			true, Q42_DTYPE_F16, true);
+	/* ggml's generic arithmetic multiplies V one gathered row at a time
+	 * (the cache keeps V in blocks of 64 positions, which the 100
+	 * positions cross). It does not round as llama.cpp's AVX-512 build
+	 * does: measured 2.9e-3 from its logits, where taking a wrong block
+	 * of the row moves them by more than 1e-1. */
+	g_arith = Q42_ARITH_GGML;
+	g_tol = 5e-3;
+	check_logits_kv("e256-llama-tied-f16.gguf", "logits-e256-llama-tied-f16-kvf16-once.txt", ids, 100,
+			false, Q42_DTYPE_F16, false);
+	check_logits_kv("e256-llama-tied-f16.gguf", "logits-e256-llama-tied-f16-kvf16-steps.txt", ids, 100,
+			false, Q42_DTYPE_F16, true);
+	g_arith = Q42_ARITH_LLAMACPP;
+	g_tol = 1e-4;
 }
 
 /* The same model as P64 (written by libq42's own P64 writer) mounts by
