@@ -10,13 +10,15 @@
 # are compared too). Prints one table with the ratios q42 / llama.cpp.
 # Without llamapeer it prints q42's column only. Not part of `make check`.
 #
-# Throughput runs in BENCH_REPS rounds, each a fresh q42run --bench
-# --reps 1, then llamapeer bench --reps 1, then membw: the memory
+# Throughput runs in BENCH_REPS rounds, each membw, a fresh q42run
+# --bench --reps 1, membw again, then llamapeer bench --reps 1: the memory
 # bandwidth of a shared VM moves by a third within minutes, and measuring
 # all of one program and then all of the other turned such a drift into
-# the ratio. Each round gives its own ratios (q42 / llama.cpp, q42's
-# weight stream / membw); the table shows the medians of the values and,
-# as the ratio, the median of the rounds' ratios.
+# the ratio. The round's bandwidth is the mean of the two membw runs on
+# either side of q42run (one run after llamapeer missed swings that came
+# and went within a round). Each round gives its own ratios (q42 /
+# llama.cpp, q42's weight stream / membw); the table shows the medians of
+# the values and, as the ratio, the median of the rounds' ratios.
 #
 # Both programs keep their KV cache in BENCH_KV (f16 by default: llama.cpp's
 # and llama-bench's default type; q42run --kv-type, llamapeer --kv).
@@ -53,19 +55,23 @@ mb=$(dirname "${peer:-/nonexistent}")/membw
 [ -x "$mb" ] || mb=
 : >"$tmp/rounds"; : >"$tmp/stream"
 r=0 ctx= l=
+# the median bandwidth of one membw run, GB/s (empty without membw)
+membw() { [ -n "$peer" ] && [ -n "$mb" ] && field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps; }
 while [ "$r" -lt "$reps" ]; do
+	bw0=$(membw)
 	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" $ctxopt) ||
 		die "q42run --bench failed"
+	bw1=$(membw)
 	[ -n "$ctx" ] || ctx=$(field "$q" ctx)
 	l= bw=
+	[ -n "$bw0" ] && [ -n "$bw1" ] && bw=$(awk -v a="$bw0" -v b="$bw1" 'BEGIN { printf "%.2f", (a + b) / 2 }')
 	if [ -n "$peer" ]; then
 		l=$("$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --reps 1 --threads "$th" --kv "$kv" 2>/dev/null |
 			grep pp_tok_s) || { echo "make bench: llamapeer bench failed, q42 only" >&2; peer=; l=; }
 	fi
-	[ -n "$peer" ] && [ -n "$mb" ] &&
-		bw=$(field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps)
+	[ -n "$peer" ] || bw=
 	echo "round $((r + 1)): q42 pp $(field "$q" pp_tok_s) tg $(field "$q" tg_tok_s)" \
-		"($(field "$q" tg_weight_gb_s) GB/s)${l:+ | llama.cpp pp $(field "$l" pp_tok_s) tg $(field "$l" tg_tok_s)}${bw:+ | membw $bw GB/s}"
+		"($(field "$q" tg_weight_gb_s) GB/s)${l:+ | llama.cpp pp $(field "$l" pp_tok_s) tg $(field "$l" tg_tok_s)}${bw:+ | membw $bw GB/s ($bw0 before, $bw1 after)}"
 	echo "$(field "$q" pp_tok_s) $(field "$q" tg_tok_s) $(field "$q" tg_weight_gb_s)" \
 		"$(field "$l" pp_tok_s) $(field "$l" tg_tok_s) $bw" >>"$tmp/rounds"
 	st=$(field "$q" tg_stream_gb_s)
