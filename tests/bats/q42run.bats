@@ -129,6 +129,19 @@ PY
 	[ "$a" = "$b" ]
 }
 
+@test "the context size does not change the ids past a V cache block (64 positions), f32 and f16" {
+	need_model m stories260K.gguf
+	for kv in f32 f16; do
+		a=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 90 --kv-type "$kv" --record)
+		b=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 90 --kv-type "$kv" -c 97 --record)
+		c=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 90 --kv-type "$kv" -c 97 -b 3 -t 3 --record)
+		ga=$(rec_field "$a" 'r["tokens"]["generated"]')
+		[ "$(rec_field "$a" 'len(r["tokens"]["generated"])')" = 90 ]
+		[ "$ga" = "$(rec_field "$b" 'r["tokens"]["generated"]')" ]
+		[ "$ga" = "$(rec_field "$c" 'r["tokens"]["generated"]')" ]
+	done
+}
+
 @test "prompt from stdin and from a file" {
 	need_model m stories260K.gguf
 	printf 'Once upon a time' > "$BATS_TEST_TMPDIR/p.txt"
