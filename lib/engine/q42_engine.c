@@ -57,7 +57,11 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   q42_forward.c) that was one 4 KiB page per row at the default
  *   context, far more pages per token than the TLB holds; measured then
  *   on smol360 Q4_K_M decode: the V stores' share of cycles 1.4 -> 0.7
- *   %, the attention products' 3.9 -> 3.2 %.
+ *   %, the attention products' 3.9 -> 3.2 %. In blocks it is still one
+ *   or two 4 KiB pages per layer and kv head: smol360 Q8_0 decode, --tg
+ *   256, attention 22.6-25.1 us per layer on huge pages against
+ *   26.0-26.4 on 4 KiB ones. The chunks of q42_forward.c keep the
+ *   positions not yet reached off the committed pages.
  * - The matrices are streamed once per token. On an AMD EPYC (Zen 5)
  *   guest, smol360 decode as huge pages against 4 KiB pages (q42run
  *   --bench --tg 128, runs alternating): F16 58.8-59.5 against 48.7-49.8
@@ -525,10 +529,20 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
 		failed = true;
 	e->kc = e->vkf ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
-	/* V: whole blocks of Q42_V_BLOCK positions (q42_forward.c) */
+	/* V: whole chunks of whole blocks (q42_forward.c) */
+	e->v_chunk = (e->n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK;
+	if (e->v_chunk > Q42_V_CHUNK)
+		e->v_chunk = Q42_V_CHUNK;
 	if (!failed && q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max * e->hd_v,
-					((uint64_t)e->n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK, &vn))
+					((uint64_t)e->n_ctx + e->v_chunk - 1) / e->v_chunk * e->v_chunk, &vn))
 		failed = true;
+	{
+		const uint64_t run = (uint64_t)Q42_V_BLOCK * e->v_elem_bytes, per = e->v_chunk / Q42_V_BLOCK;
+		e->v_lay.stride = run;
+		e->v_lay.step = run * e->hd_v;
+		e->v_lay.per = (uint32_t)per;
+		e->v_lay.chunk = e->v_lay.step * per * e->n_layer * e->n_head_kv_max;
+	}
 	e->vc = e->vkf ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
 		advise_huge(e, e->vc, vn * e->v_elem_bytes);

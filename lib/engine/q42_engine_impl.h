@@ -68,8 +68,9 @@ typedef struct q42_tscratch {
 } q42_tscratch;
 
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
- * of the attention products. */
+ * of the attention products; and the most per chunk. */
 #define Q42_V_BLOCK 64u
+#define Q42_V_CHUNK 512u
 
 /* Rows of a weight per tile of a matrix-product job: a multiple of 8 (the
  * SIMD row kernels' group) and of 16 (the SwiGLU kernels' chunk). A job
@@ -118,6 +119,8 @@ struct q42_engine {
 	 * blocks [layer][kv head][pos / 64][dim][pos % 64] (q42_forward.c),
 	 * both of kv_type */
 	uint32_t kv_type;
+	uint32_t v_chunk;             /* V cache positions per chunk (q42_forward.c) */
+	q42_compat_vlayout v_lay;     /* a kv head's V rows, for the products */
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
 	/* f32 rows into kv_type (K, V, and q and the softmax row for the

@@ -358,22 +358,31 @@ static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t po
 
 /* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
  * and kv head, block b holds positions 64 b .. 64 b + 63 of every
- * dimension, dimension d's run of them at element 64 d. The products read
- * a dimension's row step by step (q42_compat_vdots_fn: one step is one
- * run). Why not one row of n_ctx positions per dimension: a decode step
- * stores one element in each of hd_v rows of each kv head, and rows n_ctx
- * elements apart are a power-of-two stride that DRAM serves about one
- * line at a time -- 9-15 us per layer and thread for smol360's 2-3 kv
- * heads (64 stores each) on an AMD EPYC guest, where 192 stores 64 or
- * 128 bytes apart take 2 us. In blocks the new column lies in one block
- * (8 KiB in f16), and a head's V reads run through whole blocks in
- * address order. smol360 Q8_0 decode, f16 cache, --tg 256, four runs
- * alternating with rows: attention 24.1-25.4 -> 20.2 us per layer,
- * 1.024-1.033x tokens/s. */
+ * dimension, dimension d's run of them at element 64 d. The blocks go in
+ * chunks of v_chunk positions (at most Q42_V_CHUNK): chunk c holds block
+ * c of every layer and kv head, those of one layer and kv head adjacent.
+ * The products read a dimension's row step by step (q42_compat_vlayout:
+ * a step is one run).
+ * - Why blocks, not one row of n_ctx positions per dimension: a decode
+ *   step stores one element in each of hd_v rows of each kv head, and
+ *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
+ *   about one line at a time -- 9-15 us per layer and thread for
+ *   smol360's 2-3 kv heads (64 stores each) on an AMD EPYC guest, where
+ *   192 stores 64 or 128 bytes apart take 2 us. In blocks the new column
+ *   lies in one block (8 KiB in f16), and a head's V reads run through
+ *   whole blocks in address order. smol360 Q8_0 decode, f16 cache, --tg
+ *   256, four runs alternating with rows: attention 24.1-25.4 -> 20.2 us
+ *   per layer, 1.024-1.033x tokens/s.
+ * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
+ *   whole as they are first written; with each layer and kv head's blocks
+ *   n_ctx long, the first token touched every page. In chunks the pages
+ *   of positions not yet reached stay uncommitted: smol360 at the
+ *   default context, 10 MiB of f16 V per 512 positions instead of all 80
+ *   MiB at once. */
 static uint8_t *v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
 {
-	const uint64_t nb = ((uint64_t)e->n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK;
-	const uint64_t blk = ((uint64_t)l * e->n_head_kv_max + kvh) * nb + pos / Q42_V_BLOCK;
+	const uint64_t per = e->v_chunk / Q42_V_BLOCK, c = pos / e->v_chunk;
+	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->v_chunk / Q42_V_BLOCK;
 	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
 }
 
@@ -489,8 +498,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
 	const q42_compat_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
 	const q42_compat_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
-	const uint8_t *v = v_at(e, a->l, kvh, 0, 0);
-	const uint64_t run = (uint64_t)Q42_V_BLOCK * e->v_elem_bytes, step = run * e->hd_v;
+
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
 	 * the probabilities where they are */
@@ -506,13 +514,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
 	if (kqv_rows != NULL) {
-		kqv_rows(n_kv, e->hd_v, out, v, run, step, pq);
+		kqv_rows(n_kv, e->hd_v, out, v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
 		return;
 	}
 	/* the one-row products read a contiguous row */
 	for (uint32_t d = 0; d < e->hd_v; d++) {
 		for (uint32_t p = 0; p < n_kv; p += Q42_V_BLOCK)
-			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, v + d * run + p / Q42_V_BLOCK * step,
+			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, v_at(e, a->l, kvh, d, p),
 			       (uint64_t)(n_kv - p < Q42_V_BLOCK ? n_kv - p : Q42_V_BLOCK) * e->v_elem_bytes);
 		kqv(n_kv, out + d, ts->vrow, pq);
 	}

@@ -119,13 +119,22 @@ Q42_API q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa 
 /* out[r] = w_r . x for n_rows rows of n f32, w_stride bytes apart. */
 typedef void (*q42_compat_dots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				   uint64_t w_stride, const void *x);
-/* The same for rows whose 64-element steps lie w_step bytes apart: step s
- * of row r (elements 64 s .. 64 s + 63) at w + r * w_stride + s * w_step
- * (the V cache's layout, q42_forward.c); x is contiguous. With w_step 64
- * elements' bytes these are the contiguous rows above, with the same
- * bits. */
+/* Where the 64-element steps of stepped rows lie (the V cache's layout,
+ * q42_forward.c): row r starts at w + r * stride, and its step s (elements
+ * 64 s .. 64 s + 63, contiguous) lies (s / per) * chunk + (s % per) * step
+ * bytes on from there. Contiguous rows: per 1, chunk 64 elements' bytes. */
+typedef struct q42_compat_vlayout {
+	uint64_t stride; /* from row r to row r + 1 */
+	uint64_t step;   /* from step s to s + 1 within a chunk */
+	uint64_t chunk;  /* from chunk c to c + 1 */
+	uint32_t per;    /* steps per chunk, at least 1 */
+} q42_compat_vlayout;
+
+/* out[r] = w_r . x for n_rows stepped rows of n values; x is contiguous.
+ * For contiguous rows these give the bits of the q42_compat_dots_fn
+ * forms. */
 typedef void (*q42_compat_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
-				    uint64_t w_stride, uint64_t w_step, const void *x);
+				    const q42_compat_vlayout *lay, const void *x);
 
 typedef struct q42_compat_ops {
 	enum q42_isa isa; /* the one actually used */
@@ -280,13 +289,13 @@ Q42_API void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, cons
 /* The four padded and lanes products over stepped rows
  * (q42_compat_vdots_fn). */
 Q42_API void q42_compat_dot_f32_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-				      uint64_t w_stride, uint64_t w_step, const void *x);
+				      const q42_compat_vlayout *lay, const void *x);
 Q42_API void q42_compat_dot_f32_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					    uint64_t w_stride, uint64_t w_step, const void *x);
+					    const q42_compat_vlayout *lay, const void *x);
 Q42_API void q42_compat_dot_f16_pad_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					  uint64_t w_stride, uint64_t w_step, const void *x);
+					  const q42_compat_vlayout *lay, const void *x);
 Q42_API void q42_compat_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					    uint64_t w_stride, uint64_t w_step, const void *x);
+					    const q42_compat_vlayout *lay, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_le.h"
+#include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
 
 /* ---- float products ---------------------------------------------------- */
@@ -37,28 +38,33 @@ CF_STATIC float cf_at(const void *p, int64_t k, bool f16)
 	return f16 ? q42_f16_to_f32(q42_ld16((const uint8_t *)p + 2 * k)) : ((const float *)p)[k];
 }
 
-/* Element k of a row whose 64-element steps lie step bytes apart (the V
- * cache's blocks; for a contiguous row, 64 elements' bytes). */
-CF_STATIC float cf_at_step(const void *p, int64_t k, uint64_t step, bool f16)
+/* Element k of a stepped row (q42_compat_vlayout). */
+CF_STATIC float cf_at_step(const void *p, int64_t k, const q42_compat_vlayout *lay, bool f16)
 {
-	return cf_at((const uint8_t *)p + (uint64_t)(k / 64) * step, k % 64, f16);
+	const uint64_t s = (uint64_t)(k / 64);
+	return cf_at((const uint8_t *)p + s / lay->per * lay->chunk + s % lay->per * lay->step, k % 64, f16);
 }
 
-/* The bytes of a contiguous row's 64-element step. */
-#define CF_STEP(f16) ((f16) ? 128u : 256u)
+/* Contiguous rows as stepped ones: one step per chunk, chunks 64
+ * elements' bytes apart. */
+CF_STATIC q42_compat_vlayout cf_contiguous(uint64_t stride, bool f16)
+{
+	const q42_compat_vlayout lay = {stride, 0, f16 ? 128u : 256u, 1};
+	return lay;
+}
 
 /* ggml_vec_dot_f32 (and, f16 true, ggml_vec_dot_f16) of the AVX-512
  * build, for rows that llama.cpp pads with zeros to a multiple of 64 (its
  * KV cache length is a multiple of 256): four 16-lane accumulators over
  * 64-element steps, folded as in q42_compat_dot_f16; a partial last step
  * only adds zero products there, so its elements go to their lanes too.
- * w's steps lie step bytes apart; x is contiguous. */
-CF_STATIC float cf_dot_steps(int64_t n, const void *w, uint64_t step, const void *x, bool f16)
+ * w is a stepped row; x is contiguous. */
+CF_STATIC float cf_dot_steps(int64_t n, const void *w, const q42_compat_vlayout *lay, const void *x, bool f16)
 {
 	float s[4][16] = {{0}};
 	for (int64_t k = 0; k < n; k++) {
 		const int j = (int)((k % 64) / 16), l = (int)(k % 16);
-		s[j][l] = fmaf(cf_at_step(w, k, step, f16), cf_at(x, k, f16), s[j][l]);
+		s[j][l] = fmaf(cf_at_step(w, k, lay, f16), cf_at(x, k, f16), s[j][l]);
 	}
 	for (int l = 0; l < 16; l++) {
 		s[0][l] = s[0][l] + s[2][l];
@@ -72,38 +78,39 @@ CF_STATIC float cf_dot_steps(int64_t n, const void *w, uint64_t step, const void
 /* llamafile's tinyBLAS f32 (f16 true: f16 x f16) kernel of the AVX-512
  * build, one output element: 16 FMA lanes, element k in lane k % 16, then
  * the lanes reduced. Zero-padded rows, and w's steps, as above. */
-CF_STATIC float cf_dot_lanes(int64_t n, const void *w, uint64_t step, const void *x, bool f16)
+CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_compat_vlayout *lay, const void *x, bool f16)
 {
 	float lanes[16] = {0};
 	for (int64_t k = 0; k < n; k++)
-		lanes[k % 16] = fmaf(cf_at_step(w, k, step, f16), cf_at(x, k, f16), lanes[k % 16]);
+		lanes[k % 16] = fmaf(cf_at_step(w, k, lay, f16), cf_at(x, k, f16), lanes[k % 16]);
 	return cf_reduce16(lanes);
 }
 
 /* Each product for one row, for n_rows rows w_stride bytes apart, and for
- * rows whose steps lie w_step bytes apart. */
+ * stepped rows. */
 #define CF_DOTS(NAME, FOLD, F16)                                                                  \
 	CF_ATTR void CF(NAME)(int64_t n, float *out, const void *w, const void *x)                \
 	{                                                                                         \
-		*out = FOLD(n, w, CF_STEP(F16), x, F16);                                          \
+		const q42_compat_vlayout lay = cf_contiguous(0, F16);                             \
+		*out = FOLD(n, w, &lay, x, F16);                                                  \
 	}                                                                                         \
 	CF_ATTR void CF(NAME##_vrows)(int64_t n, int64_t n_rows, float *out, const void *w,       \
-				      uint64_t w_stride, uint64_t w_step, const void *x)          \
+				      const q42_compat_vlayout *lay, const void *x)               \
 	{                                                                                         \
 		for (int64_t r = 0; r < n_rows; r++)                                              \
-			out[r] = FOLD(n, (const uint8_t *)w + (uint64_t)r * w_stride, w_step, x, F16);   \
+			out[r] = FOLD(n, (const uint8_t *)w + (uint64_t)r * lay->stride, lay, x, F16);   \
 	}                                                                                         \
 	CF_ATTR void CF(NAME##_rows)(int64_t n, int64_t n_rows, float *out, const void *w,        \
 				     uint64_t w_stride, const void *x)                            \
 	{                                                                                         \
-		CF(NAME##_vrows)(n, n_rows, out, w, w_stride, CF_STEP(F16), x);                   \
+		const q42_compat_vlayout lay = cf_contiguous(w_stride, F16);                      \
+		CF(NAME##_vrows)(n, n_rows, out, w, &lay, x);                                     \
 	}
 CF_DOTS(dot_f32, cf_dot_steps, false)
 CF_DOTS(dot_f32_lanes, cf_dot_lanes, false)
 CF_DOTS(dot_f16_pad, cf_dot_steps, true)
 CF_DOTS(dot_f16_lanes, cf_dot_lanes, true)
 #undef CF_DOTS
-#undef CF_STEP
 
 /* ---- float ops --------------------------------------------------------- */
 

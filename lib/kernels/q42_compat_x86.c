@@ -2770,10 +2770,9 @@ A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
  * against one x, the accumulators in registers (the step index is static
  * in the unrolled loops), each row's sums in exactly the one-row order.
- * The rows' 64-element steps lie step bytes apart (the V cache's blocks;
- * 64 elements' bytes for a contiguous row); x is contiguous. */
-A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a, uint64_t step,
-			 const void *b)
+ * The rows are stepped (q42_compat_vlayout); x is contiguous. */
+A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
+			 const q42_compat_vlayout *lay, const void *b)
 {
 	__m512 s[4][4];
 	UNROLL
@@ -2782,8 +2781,9 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 		for (int j = 0; j < 4; j++)
 			s[i][j] = _mm512_setzero_ps();
 	int64_t k = 0;
-	uint64_t o = 0; /* byte offset of the rows' step k / 64 */
-	for (; k + 64 <= n; k += 64, o += step)
+	uint64_t o = 0, c = 0; /* byte offsets of the rows' step k / 64 and of its chunk */
+	uint32_t si = 0;       /* the step within its chunk */
+	for (; k + 64 <= n; k += 64) {
 		UNROLL
 		for (int j = 0; j < 4; j++) {
 			const __m512 x = ld_row16(b, k + 16 * j, h);
@@ -2792,6 +2792,14 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16((const uint8_t *)a[i] + o, 16 * j, h), x,
 								s[i][j % ACC]);
 		}
+		if (++si == lay->per) {
+			si = 0;
+			c += lay->chunk;
+			o = c;
+		} else {
+			o += lay->step;
+		}
+	}
 	UNROLL
 	for (int j = 0; j < 4; j++)
 		if (k + 16 * j < n) {
@@ -2808,11 +2816,11 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
 }
 
-A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a, uint64_t step,
-		    const void *b)
+A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+		    const q42_compat_vlayout *lay, const void *b)
 {
 	__m512 f[4];
-	dots_fold(R, ACC, h, n, f, a, step, b);
+	dots_fold(R, ACC, h, n, f, a, lay, b);
 	UNROLL
 	for (int i = 0; i < R; i++)
 		out[i] = reduce16(f[i]);
@@ -2848,15 +2856,16 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 
 /* The f32 (H 0) or f16 (H 1) attention products: one row, or n_rows
  * rows sixteen at a time (their sums reduced together), then four, then
- * one; the rows of a contiguous matrix, or of one whose rows' 64-element
- * steps lie w_step bytes apart. */
+ * one; the rows of a contiguous matrix (one 64-element step per chunk),
+ * or stepped rows. */
 #define DOTS(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                                 \
 	A5 void NAME(int64_t n, float *out, const void *w, const void *x)                         \
 	{                                                                                         \
-		dots(1, ACC, H, n, out, &w, (H) ? 128 : 256, x);                                  \
+		const q42_compat_vlayout lay = {0, 0, (H) ? 128u : 256u, 1};                      \
+		dots(1, ACC, H, n, out, &w, &lay, x);                                             \
 	}                                                                                         \
-	A5 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
-			   uint64_t w_step, const void *x)                                        \
+	A5 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
+			   const q42_compat_vlayout *lay, const void *x)                          \
 	{                                                                                         \
 		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
@@ -2865,26 +2874,27 @@ A5_INLINE __m512 reduce16x16(const __m512 f[16])
 			for (int q = 0; q < 4; q++) {                                             \
 				const void *a[4];                                                 \
 				for (int i = 0; i < 4; i++)                                       \
-					a[i] = w8 + (uint64_t)(r + 4 * q + i) * w_stride;         \
-				dots_fold(4, ACC, H, n, f + 4 * q, a, w_step, x);                 \
+					a[i] = w8 + (uint64_t)(r + 4 * q + i) * lay->stride;      \
+				dots_fold(4, ACC, H, n, f + 4 * q, a, lay, x);                    \
 			}                                                                         \
 			_mm512_storeu_ps(out + r, reduce16x16(f));                                \
 		}                                                                                 \
 		for (; r + 4 <= n_rows; r += 4) {                                                 \
 			const void *a[4];                                                         \
 			for (int i = 0; i < 4; i++)                                               \
-				a[i] = w8 + (uint64_t)(r + i) * w_stride;                         \
-			dots(4, ACC, H, n, out + r, a, w_step, x);                                \
+				a[i] = w8 + (uint64_t)(r + i) * lay->stride;                      \
+			dots(4, ACC, H, n, out + r, a, lay, x);                                   \
 		}                                                                                 \
 		for (; r < n_rows; r++) {                                                         \
-			const void *a = w8 + (uint64_t)r * w_stride;                              \
-			dots(1, ACC, H, n, out + r, &a, w_step, x);                               \
+			const void *a = w8 + (uint64_t)r * lay->stride;                           \
+			dots(1, ACC, H, n, out + r, &a, lay, x);                                  \
 		}                                                                                 \
 	}                                                                                         \
 	A5 void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
 			  const void *x)                                                          \
 	{                                                                                         \
-		VROWS_NAME(n, n_rows, out, w, w_stride, (H) ? 128 : 256, x);                      \
+		const q42_compat_vlayout lay = {w_stride, 0, (H) ? 128u : 256u, 1};               \
+		VROWS_NAME(n, n_rows, out, w, &lay, x);                                           \
 	}
 
 DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_vrows_avx512, 4, false)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "kernels/q42_compat.h"
 
 #define Q42_COMPAT_ROWS_ARGS                                                                      \
 	int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x, \
@@ -122,14 +123,14 @@ void q42_compat_dot_f16_lanes_rows_avx512(int64_t n, int64_t n_rows, float *out,
 					  uint64_t w_stride, const void *x);
 void q42_compat_dot_f16_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
 				    uint64_t w_stride, const void *x);
-void q42_compat_dot_f32_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f32_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f16_pad_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
+void q42_compat_dot_f32_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f32_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f16_pad_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
@@ -148,14 +149,14 @@ void q42_compat_dot_f16_pad_rows_fma(int64_t n, int64_t n_rows, float *out, cons
 				     uint64_t w_stride, const void *x);
 void q42_compat_dot_f16_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
 				       uint64_t w_stride, const void *x);
-void q42_compat_dot_f32_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f32_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f16_pad_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
-void q42_compat_dot_f16_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-			uint64_t w_step, const void *x);
+void q42_compat_dot_f32_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f32_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f16_pad_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
+void q42_compat_dot_f16_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
+			const void *x);
 void q42_compat_softmax_fma(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_fma(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_rope_fma(int64_t n_rot, float *x, const float *cache, bool neox);

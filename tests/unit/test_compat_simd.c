@@ -604,20 +604,23 @@ static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, con
 	free(x16);
 }
 
-/* The stepped-row forms (the V cache's blocks: a row's 64-element steps
- * apart by more than the rows' run) against the one-row scalar products
- * on the same rows laid out contiguously: 0 to 37 rows, f32 and f16. */
+/* The stepped-row forms (the V cache's layout: a row's 64-element steps
+ * apart by more than the rows' run, in chunks of two steps) against the
+ * one-row scalar products on the same rows laid out contiguously: 0 to 37
+ * rows, f32 and f16; elements the rows do not cover are NaN. */
 static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
 {
 	enum { ROWS = 37 };
 	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
 	const int64_t steps = (n + 63) / 64;
+	/* in elements: run 64 plus 3, step ROWS runs plus 5, chunk two steps
+	 * plus 11 */
+	const uint64_t run = 67, step = run * ROWS + 5, per = 2, chunk = per * step + 11;
+	const uint64_t vn = chunk * (uint64_t)(steps / 2 + 1);
 	float *w = malloc(sizeof(float) * (size_t)(64 * steps * ROWS));
 	uint16_t *w16 = malloc(sizeof(uint16_t) * (size_t)(64 * steps * ROWS)), *x16 = malloc(sizeof(uint16_t) * (size_t)n);
-	/* run 64 elements plus 3, step ROWS runs plus 5 elements */
-	const uint64_t run = 67, step = run * ROWS + 5;
-	float *v = malloc(sizeof(float) * (size_t)(step * (uint64_t)steps));
-	uint16_t *v16 = malloc(sizeof(uint16_t) * (size_t)(step * (uint64_t)steps));
+	float *v = malloc(sizeof(float) * (size_t)vn);
+	uint16_t *v16 = malloc(sizeof(uint16_t) * (size_t)vn);
 	float want[ROWS], got[ROWS];
 	assert_non_null(w);
 	assert_non_null(w16);
@@ -627,11 +630,12 @@ static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, co
 	fill_floats(w, 64 * steps * ROWS, 2.0f, false);
 	q42_compat_quantize_f16(w, w16, 64 * steps * ROWS);
 	q42_compat_quantize_f16(x, x16, n);
-	memset(v, 0xFF, sizeof(float) * (size_t)(step * (uint64_t)steps)); /* NaN where no row lies */
-	memset(v16, 0xFF, sizeof(uint16_t) * (size_t)(step * (uint64_t)steps));
+	memset(v, 0xFF, sizeof(float) * (size_t)vn);
+	memset(v16, 0xFF, sizeof(uint16_t) * (size_t)vn);
 	for (int64_t r = 0; r < ROWS; r++)
 		for (int64_t k = 0; k < n; k++) {
-			const uint64_t at = (uint64_t)r * run + (uint64_t)(k / 64) * step + (uint64_t)(k % 64);
+			const uint64_t sk = (uint64_t)(k / 64);
+			const uint64_t at = (uint64_t)r * run + sk / per * chunk + sk % per * step + (uint64_t)(k % 64);
 			v[at] = w[r * 64 * steps + k];
 			v16[at] = w16[r * 64 * steps + k];
 		}
@@ -649,10 +653,12 @@ static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, co
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+			const q42_compat_vlayout lay = {run * c[k].elem, step * c[k].elem, chunk * c[k].elem,
+							(uint32_t)per};
 			for (int64_t r = 0; r < rows; r++)
 				c[k].one(n, &want[r], (const uint8_t *)c[k].w + (uint64_t)(r * 64 * steps) * c[k].elem,
 					 c[k].x);
-			c[k].vrows(n, rows, got, c[k].v, run * c[k].elem, step * c[k].elem, c[k].x);
+			c[k].vrows(n, rows, got, c[k].v, &lay, c[k].x);
 			check_f(c[k].name, isa, n, got, want, rows);
 		}
 	free(w);
