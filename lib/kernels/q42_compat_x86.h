@@ -85,11 +85,16 @@ void q42_compat_row_q4_1_r16(void *dst, const void *p, int64_t n_in, int64_t n_o
 void q42_compat_row_q5_1_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 void q42_compat_row_q8_0_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 void q42_compat_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+void q42_compat_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 void q42_compat_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 /* Q4_K of the AMX buffer's arithmetic in the R16 layout: the product of
  * q42_compat_rows_q4_k_avx512, and its packer */
 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
+/* Q6_K of q42_compat_rows_q6_k_avx512's arithmetic in the R16 layout, and
+ * its packer */
+void q42_compat_rows_q6_k_r16_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 /* F16 x F32 of the AMX buffer (q42_compat_rows_f16_f32_avx512) in the R16
  * layout, and its packer (q42_compat_x86.c) */
 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS);

@@ -25,7 +25,8 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 	/* the packed products stand in for the file layout's AVX-512 (and
 	 * AMX) ones of the same arithmetic: Q5_0 in the plain CPU buffer
 	 * and Q5_1 in either buffer (llama.cpp has no AMX form of them), Q4_0,
-	 * Q4_1, Q8_0, Q4_K and F16 in the AMX one,
+	 * Q4_1, Q8_0, Q4_K and F16 in the AMX one, Q6_K where its products
+	 * are the plain AVX-512 ones (no AMX tiles),
 	 * with AMX tiles for passes of several tokens where the CPU has them */
 	static const struct {
 		uint32_t dtype;
@@ -53,6 +54,9 @@ bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum 
 		{Q42_DTYPE_Q4_K, q42_compat_rows_q4_k_avx512,
 		 {q42_compat_rows_q4_k_r16_avx512, q42_compat_pack_q4_k_r16_avx512,
 		  q42_compat_row_q4_k_r16, "r16-q4_K"}},
+		{Q42_DTYPE_Q6_K, q42_compat_rows_q6_k_avx512,
+		 {q42_compat_rows_q6_k_r16_avx512, q42_compat_pack_q6_k_r16_avx512,
+		  q42_compat_row_q6_k_r16, "r16-q6_K"}},
 #if defined(Q42_HAVE_AMX)
 		{Q42_DTYPE_Q4_0, q42_compat_rows_q4_0_amx,
 		 {q42_compat_rows_q4_0_r16_amx, q42_compat_pack_q4_0_r16_avx512,

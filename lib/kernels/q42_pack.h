@@ -1,5 +1,5 @@
 /* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
- * Q4_0, Q4_1, Q8_0, Q4_K and F16 weights (q42_pack_x86.c packs and
+ * Q4_0, Q4_1, Q8_0, Q4_K, Q6_K and F16 weights (q42_pack_x86.c packs and
  * multiplies the quantized ones, q42_amx.c multiplies them on tiles,
  * q42_compat_x86.c packs and multiplies F16), shared so that packers and
  * kernels agree on one set of offsets.
@@ -13,6 +13,15 @@
  * + 4 r (low nibbles: elements 64 h + 4 l .., high: 64 h + 32 + 4 l ..);
  * then at 2048 the twelve scale bytes, byte b of row r at 2048 + 16 b + r;
  * then row r's d at 2240 + 2 r and its dmin at 2272 + 2 r.
+ *
+ * Q6_K: sixteen rows' super-blocks j interleaved in pairs, as the
+ * quantized types below (q42_r16_at with q42_r16_q6_k_shape): a super-
+ * block's part is 3360 bytes (16 x 210): 48 vectors of 64 bytes, vector
+ * v < 32 holding bytes 4 l .. 4 l + 3 of row r's 32-byte ql chunk c (v =
+ * 8 c + l; chunk c is bytes 32 c .. 32 c + 31 of ql) and vector 32 + v,
+ * v < 16, bytes 4 l .. 4 l + 3 of row r's qh chunk c (v = 8 c + l), each
+ * at 64 v + 4 r; then the sixteen scale bytes (byte s of row r at 16 s +
+ * r); then row r's d at 2 r.
  *
  * The quantized types:
  * Sixteen rows' blocks j interleaved, the same bytes per group as the
@@ -61,6 +70,13 @@ typedef struct q42_r16_shape {
 static inline q42_r16_shape q42_r16_shape_of(int bits8, int has_m, int has_mn)
 {
 	q42_r16_shape s = {bits8 ? 512u : 256u, {has_m ? 64u : 0u, 32u, has_mn ? 32u : 0u}};
+	return s;
+}
+
+/* Q6_K: the quants, then the scales (field 0) and d (field 1) */
+static inline q42_r16_shape q42_r16_q6_k_shape(void)
+{
+	q42_r16_shape s = {3072u, {256u, 32u, 0u}};
 	return s;
 }
 

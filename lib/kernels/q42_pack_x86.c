@@ -565,4 +565,170 @@ A5 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 					    n_tok, x, x_stride, y + full, y_stride);
 }
 
+/* ---- Q6_K -------------------------------------------------------------- */
+
+/* Q6_K in the R16 layout (q42_pack.h): super-blocks in pairs, each with
+ * 32 ql vectors, 16 qh vectors, sixteen scale bytes per row and d. */
+enum { K6_QL = Q6_K_QL, K6_QH = Q6_K_QH, K6_SC = Q6_K_SCALES, K6_D = Q6_K_D };
+
+A5 void q42_compat_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+{
+	const q42_r16_shape sh = q42_r16_q6_k_shape();
+	const int64_t nsb = n_in / Q42_QK_K;
+	const uint64_t rb = (uint64_t)nsb * Q6_K_BYTES, full = (uint64_t)(n_out - n_out % Q42_R16);
+	const __m512i rows = k4_rows(rb);
+	for (uint64_t g = 0; g < full; g += Q42_R16)
+		for (int64_t j = 0; j < nsb; j++) {
+			const uint8_t *a = (const uint8_t *)src + g * rb + (uint64_t)j * Q6_K_BYTES;
+			uint8_t *o = (uint8_t *)dst + g * rb;
+			uint8_t *v = o + q42_r16_at(sh, nsb, j, -1), *sc = o + q42_r16_at(sh, nsb, j, 0);
+			for (int k = 0; k < 48; k++)
+				_mm512_storeu_si512(v + 64 * k, _mm512_i32gather_epi32(
+									rows, a + (k < 32 ? K6_QL + 4 * k : K6_QH + 4 * (k - 32)), 1));
+			for (int b = 0; b < 16; b++)
+				for (uint64_t r = 0; r < Q42_R16; r++)
+					sc[16 * b + (int)r] = a[r * rb + K6_SC + (uint64_t)b];
+			const __m512i d = _mm512_i32gather_epi32(rows, a + K6_D - 2, 1);
+			_mm256_storeu_si256((__m256i *)(void *)(o + q42_r16_at(sh, nsb, j, 1)),
+					    _mm512_cvtepi32_epi16(_mm512_srli_epi32(d, 16)));
+		}
+	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
+}
+
+void q42_compat_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+{
+	const q42_r16_shape sh = q42_r16_q6_k_shape();
+	const int64_t nsb = n_in / Q42_QK_K;
+	const uint64_t rb = (uint64_t)nsb * Q6_K_BYTES, rr = (uint64_t)(r % Q42_R16);
+	const uint8_t *g = (const uint8_t *)p + (uint64_t)(r / Q42_R16) * Q42_R16 * rb;
+	if (r >= n_out - n_out % Q42_R16) {
+		memcpy(dst, (const uint8_t *)p + (uint64_t)r * rb, rb);
+		return;
+	}
+	for (int64_t j = 0; j < nsb; j++) {
+		const uint8_t *v = g + q42_r16_at(sh, nsb, j, -1), *sc = g + q42_r16_at(sh, nsb, j, 0);
+		uint8_t *a = (uint8_t *)dst + (uint64_t)j * Q6_K_BYTES;
+		for (int k = 0; k < 48; k++)
+			memcpy(a + (k < 32 ? K6_QL + 4 * k : K6_QH + 4 * (k - 32)), v + 64 * k + 4 * rr, 4);
+		for (int b = 0; b < 16; b++)
+			a[K6_SC + b] = sc[16 * b + (int)rr];
+		memcpy(a + K6_D, g + q42_r16_at(sh, nsb, j, 1) + 2 * rr, 2);
+	}
+}
+
+/* One packed super-block (vectors at v, scales at sc, d at d) against T
+ * tokens' Q8_K blocks (x, x + x_stride): each row's exact sum isum =
+ * sum_s sc_s * (q - 32) . y over the sixteen 16-element sub-blocks s (the
+ * -32 as -32 x the sub-block's bsum, the VNNI chain's start), then
+ * fma(isum, d_w * d_x) into acc[t] -- q42_compat_dot_q6_k with a row per
+ * lane. The 6-bit quants of a dword: the ql nibble, and the qh pair moved
+ * to bits 4..5, by GF(2) affine steps (matrix byte 7 - i selects the
+ * source bits of result bit i), once for all T tokens. */
+A5_INLINE void k6_block(int T, const uint8_t *v, const uint8_t *sc, const uint8_t *d, const uint8_t *x,
+			uint64_t x_stride, __m512 acc[R16_T])
+{
+	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
+	const __m512i nhi = _mm512_set1_epi64(0x1020408000000000LL);
+	const __m512i h01 = _mm512_set1_epi64(0x01020000LL), h23 = _mm512_set1_epi64(0x04080000LL);
+	const __m512i h67 = _mm512_set1_epi64(0x40800000LL);
+	__m512i isum[R16_T];
+	UNROLL
+	for (int t = 0; t < T; t++)
+		isum[t] = _mm512_setzero_si512();
+	UNROLL
+	for (int h = 0; h < 2; h++)
+		UNROLL
+		for (int lq = 0; lq < 2; lq++) {
+			/* sub-blocks 8 h + 2 q + lq, q = 0..3: elements 128 h + 32 q +
+			 * 16 lq .. of quarter q (ql chunk 2 h + q % 2, nibble q / 2,
+			 * qh bits 2 q) */
+			__m512i s[R16_T][4];
+			UNROLL
+			for (int t = 0; t < T; t++)
+				UNROLL
+				for (int q = 0; q < 4; q++)
+					s[t][q] = _mm512_set1_epi32(-32 * (int16_t)q42_ld16(x + (uint64_t)t * x_stride + Q8_K_BSUMS +
+											 2 * (8 * h + 2 * q + lq)));
+			UNROLL
+			for (int i = 0; i < 4; i++) {
+				const int l = 4 * lq + i;
+				const __m512i a0 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + l)));
+				const __m512i a1 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + 8 + l)));
+				const __m512i hb = _mm512_loadu_si512((const void *)(v + 64 * (32 + 8 * h + l)));
+				const __m512i w[4] = {
+					_mm512_ternarylogic_epi32(a0, m15, _mm512_gf2p8affine_epi64_epi8(hb, h01, 0), 0xEA),
+					_mm512_ternarylogic_epi32(a1, m15, _mm512_gf2p8affine_epi64_epi8(hb, h23, 0), 0xEA),
+					_mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(a0, nhi, 0), hb, m48, 0xF8),
+					_mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(a1, nhi, 0),
+							_mm512_gf2p8affine_epi64_epi8(hb, h67, 0))};
+				UNROLL
+				for (int t = 0; t < T; t++) {
+					const uint8_t *y = x + (uint64_t)t * x_stride + Q8_K_QS + 128 * h + 4 * l;
+					UNROLL
+					for (int q = 0; q < 4; q++)
+						s[t][q] = _mm512_dpbusd_epi32(s[t][q], w[q],
+									      _mm512_set1_epi32((int)q42_ld32(y + 32 * q)));
+				}
+			}
+			UNROLL
+			for (int q = 0; q < 4; q++) {
+				const __m512i scv = _mm512_cvtepi8_epi32(
+					_mm_loadu_si128((const __m128i *)(const void *)(sc + 16 * (8 * h + 2 * q + lq))));
+				UNROLL
+				for (int t = 0; t < T; t++)
+					isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(scv, s[t][q]));
+			}
+		}
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
+	UNROLL
+	for (int t = 0; t < T; t++)
+		acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
+					 _mm512_mul_ps(dw, _mm512_set1_ps(q42_ldf32(x + (uint64_t)t * x_stride + Q8_K_D))),
+					 acc[t]);
+}
+
+/* One group of sixteen packed rows against T tokens (y: the first token's
+ * outputs for the group), prefetching ahead for one token. */
+A5_INLINE void k6_group(int T, const uint8_t *g, int64_t nsb, bool l1, const uint8_t *x, uint64_t x_stride,
+			float *y, uint64_t y_stride)
+{
+	const q42_r16_shape sh = q42_r16_q6_k_shape();
+	__m512 acc[R16_T];
+	UNROLL
+	for (int t = 0; t < T; t++)
+		acc[t] = _mm512_setzero_ps();
+	for (int64_t j = 0; j < nsb; j++) {
+		if (T == 1 && j % 2 == 0)
+			r16_prefetch(g + q42_r16_at(sh, nsb, j, -1),
+				     j + 1 < nsb ? 2 * q42_r16_block(sh) : q42_r16_block(sh), l1, K4_L2_ONLY);
+		k6_block(T, g + q42_r16_at(sh, nsb, j, -1), g + q42_r16_at(sh, nsb, j, 0), g + q42_r16_at(sh, nsb, j, 1),
+			 x + (uint64_t)j * Q8_K_BYTES, x_stride, acc);
+	}
+	UNROLL
+	for (int t = 0; t < T; t++)
+		_mm512_storeu_ps(y + (uint64_t)t * y_stride, acc[t]);
+}
+
+/* Packed Q6_K rows, group by group, R16_T tokens at a time (the weights'
+ * unpacking shared between them; a group's 33-odd KiB stay in L1 for the
+ * tokens of a pass); rows past the last group are in the file's layout. */
+A5 void q42_compat_rows_q6_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
+	const bool l1 = q42_x86_prefetch_l1();
+	for (int64_t r = 0; r < full; r += Q42_R16) {
+		const uint8_t *g = (const uint8_t *)w + (uint64_t)r * w_stride;
+		int64_t t = 0;
+		for (; t + R16_T <= n_tok; t += R16_T)
+			k6_group(R16_T, g, nsb, l1, (const uint8_t *)x + (uint64_t)t * x_stride, x_stride,
+				 y + (uint64_t)t * y_stride + r, y_stride);
+		if (t < n_tok)
+			k6_group(1, g, nsb, l1, (const uint8_t *)x + (uint64_t)t * x_stride, x_stride,
+				 y + (uint64_t)t * y_stride + r, y_stride);
+	}
+	if (full < n_rows)
+		q42_compat_rows_q6_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+					    n_tok, x, x_stride, y + full, y_stride);
+}
+
 #endif

@@ -91,7 +91,7 @@ static const struct kind kinds[] = {
 	{"r16-q5_0", Q42_DTYPE_Q5_0, F_PACKED}, {"r16-q4_0", Q42_DTYPE_Q4_0, F_PACKED},
 	{"r16-q4_1", Q42_DTYPE_Q4_1, F_PACKED}, {"r16-q5_1", Q42_DTYPE_Q5_1, F_PACKED},
 	{"r16-q8_0", Q42_DTYPE_Q8_0, F_PACKED}, {"r16-f16", Q42_DTYPE_F16, F_PACKED},
-	{"r16-q4_K", Q42_DTYPE_Q4_K, F_PACKED},
+	{"r16-q4_K", Q42_DTYPE_Q4_K, F_PACKED}, {"r16-q6_K", Q42_DTYPE_Q6_K, F_PACKED},
 };
 
 static void usage(FILE *f)

@@ -168,6 +168,11 @@ static const struct r16_geo r16_geos[] = {
  * block pairs) */
 static const struct r16_geo r16_q4_k = {Q42_DTYPE_Q4_K, 144, 16, 0, 128, {0, 0, 0}};
 
+/* Q6_K, super-blocks of 256 values in pairs: per row and super-block 192
+ * quant bytes (ql, then qh), then the scales (256 bytes for sixteen rows)
+ * and d (32) */
+static const struct r16_geo r16_q6_k = {Q42_DTYPE_Q6_K, 210, 0, 128, 192, {256, 32, 0}};
+
 /* Offset of block j's quants (f < 0) or field f in a group of nb blocks:
  * pairs of blocks, quants of both first, then each field of both; a lone
  * last block its quants and fields in order. */
@@ -259,6 +264,31 @@ static void check_q4_k_layout(const uint8_t *p, const uint8_t *w, int64_t nsb, i
 	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
 }
 
+/* Q6_K's packed bytes against q42_pack.h's comment: in super-block j
+ * (paired as the blocks above), quant byte i of row r (ql bytes 0..127,
+ * then qh 128..191) at 64 (i / 4) + 4 r + i % 4, scale byte s at 16 s +
+ * r of the scales, d at 2 r of the d field; rows past the last full group
+ * as they were. */
+static void check_q6_k_layout(const uint8_t *p, const uint8_t *w, int64_t nsb, int64_t n_rows)
+{
+	const uint64_t rb = 210 * (uint64_t)nsb;
+	const int64_t full = n_rows / 16 * 16;
+	for (int64_t r = 0; r < full; r++) {
+		const uint64_t rr = (uint64_t)(r % 16);
+		const uint8_t *grp = p + (uint64_t)(r / 16) * 16 * rb;
+		for (int64_t j = 0; j < nsb; j++) {
+			const uint8_t *b = w + (uint64_t)r * rb + 210 * (uint64_t)j;
+			const uint8_t *q = grp + r16_spec_at(&r16_q6_k, nsb, j, -1);
+			for (uint64_t i = 0; i < 192; i++)
+				assert_int_equal(q[64 * (i / 4) + 4 * rr + i % 4], b[i]);
+			for (uint64_t k = 0; k < 16; k++)
+				assert_int_equal(grp[r16_spec_at(&r16_q6_k, nsb, j, 0) + 16 * k + rr], b[192 + k]);
+			assert_memory_equal(grp + r16_spec_at(&r16_q6_k, nsb, j, 1) + 2 * rr, b + 208, 2);
+		}
+	}
+	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
+}
+
 /* A type repacked at load (q42_compat_select_packed, R16 layout): the
  * packed product of the packed copy against the scalar definition on the
  * file's rows, for whole matrices and for calls that start at a later
@@ -309,6 +339,8 @@ static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, 
 		check_f16_layout(packed, w, n, n_rows);
 	else if (geo->dtype == Q42_DTYPE_Q4_K)
 		check_q4_k_layout(packed, w, nb / 8, n_rows);
+	else if (geo->dtype == Q42_DTYPE_Q6_K)
+		check_q6_k_layout(packed, w, nb / 8, n_rows);
 	else
 		check_r16_layout(geo, packed, w, nb, n_rows);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
@@ -351,6 +383,12 @@ static void test_rows_packed(void **state)
 	static const int64_t k4[][3] = {{8, 32, 1}, {16, 64, 2}, {80, 96, 5}, {24, 32, 20}, {8, 64, 9}};
 	for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++)
 		check_packed(&r16_q4_k, k4[i][0], k4[i][1], k4[i][2]);
+	/* Q6_K: one super-block (a lone one), two (a pair), three (a pair
+	 * and a lone one), ten; one token and several (row counts a multiple
+	 * of 32, the only ones its file layout's product takes here) */
+	static const int64_t k6[][3] = {{8, 32, 1}, {16, 64, 2}, {24, 32, 5}, {80, 96, 3}, {24, 32, 20}, {8, 64, 9}};
+	for (size_t i = 0; i < sizeof k6 / sizeof k6[0]; i++)
+		check_packed(&r16_q6_k, k6[i][0], k6[i][1], k6[i][2]);
 }
 
 /* IQ4_NL: the repacked order (AVX2 and AVX-512 rows, eight rows at a
