@@ -128,9 +128,9 @@ static void prep_rows(struct prep_args *a, uint32_t t0, uint32_t t1)
 	q42_engine *e = a->e;
 	const float *in = a->src;
 	if (a->norm != NULL) {
-		q42_op_rmsnorm_rows(a->n_in, t1 - t0, a->dst + (uint64_t)t0 * (uint64_t)a->n_in,
-				    a->src + (uint64_t)t0 * (uint64_t)a->n_in,
-				    (const float *)(const void *)a->norm->data, e->eps);
+		e->cops->rmsnorm_rows(a->n_in, t1 - t0, a->dst + (uint64_t)t0 * (uint64_t)a->n_in,
+				      a->src + (uint64_t)t0 * (uint64_t)a->n_in,
+				      (const float *)(const void *)a->norm->data, e->eps);
 		in = a->dst;
 	}
 	for (uint32_t t = t0; t < t1; t++)

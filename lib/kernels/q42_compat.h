@@ -165,6 +165,9 @@ typedef struct q42_compat_ops {
 	/* y = a + b elementwise (y may be a or b): exact, so the same in
 	 * both arithmetics; the engine's bias and residual adds */
 	void (*add)(int64_t n, float *y, const float *a, const float *b);
+	/* q42_op_rmsnorm_rows, the same bits (its serial double sums): the
+	 * same in both arithmetics; the engine's norms */
+	void (*rmsnorm_rows)(int64_t n, int64_t n_rows, float *y, const float *x, const float *w, float eps);
 } q42_compat_ops;
 Q42_API const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa);
 

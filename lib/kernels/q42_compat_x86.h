@@ -139,6 +139,8 @@ void q42_compat_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out
 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
+void q42_compat_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+				       float eps);
 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
 /* q42_compat_float.h's operations compiled with FMA (AVX2 CPUs): the same
  * bits as the plain ones */

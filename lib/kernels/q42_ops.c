@@ -9,33 +9,27 @@
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_ops.h"
 
+float q42_op_rmsnorm_scale(int64_t n, double sum, float eps)
+{
+	const float mean = (float)(sum / (double)n);
+	return 1.0f / sqrtf(mean + eps);
+}
+
 /* The scaling step of rmsnorm for the row sum of squares sum. */
 static void rms_scale(int64_t n, float *y, const float *x, const float *w, float eps, double sum)
 {
-	const float mean = (float)(sum / (double)n);
-	const float scale = 1.0f / sqrtf(mean + eps);
+	const float scale = q42_op_rmsnorm_scale(n, sum, eps);
 	for (int64_t i = 0; i < n; i++) {
 		const float v = x[i] * scale;
 		y[i] = w != NULL ? v * w[i] : v;
 	}
 }
 
-void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps)
+void q42_op_rmsnorm_sums(int64_t n, int64_t n_rows, const float *x, double *sum)
 {
-	double sum = 0.0;
-	for (int64_t i = 0; i < n; i++)
-		sum += (double)(x[i] * x[i]);
-	rms_scale(n, y, x, w, eps, sum);
-}
-
-void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
-			 float eps)
-{
-	int64_t r = 0;
-	/* four latency-bound chains of double adds at once */
-	for (; r + 4 <= n_rows; r += 4) {
-		const float *a = x + (uint64_t)r * (uint64_t)n;
-		const float *b = a + n, *c = b + n, *d = c + n;
+	if (n_rows == 4) {
+		/* four latency-bound chains of double adds at once */
+		const float *a = x, *b = a + n, *c = b + n, *d = c + n;
 		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
 		for (int64_t i = 0; i < n; i++) {
 			s0 += (double)(a[i] * a[i]);
@@ -43,13 +37,39 @@ void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, co
 			s2 += (double)(c[i] * c[i]);
 			s3 += (double)(d[i] * d[i]);
 		}
-		const double s[4] = {s0, s1, s2, s3};
-		for (int k = 0; k < 4; k++)
-			rms_scale(n, y + (uint64_t)(r + k) * (uint64_t)n, x + (uint64_t)(r + k) * (uint64_t)n,
-				  w, eps, s[k]);
+		sum[0] = s0;
+		sum[1] = s1;
+		sum[2] = s2;
+		sum[3] = s3;
+		return;
 	}
-	for (; r < n_rows; r++)
-		q42_op_rmsnorm(n, y + (uint64_t)r * (uint64_t)n, x + (uint64_t)r * (uint64_t)n, w, eps);
+	for (int64_t r = 0; r < n_rows; r++) {
+		const float *a = x + (uint64_t)r * (uint64_t)n;
+		double s = 0.0;
+		for (int64_t i = 0; i < n; i++)
+			s += (double)(a[i] * a[i]);
+		sum[r] = s;
+	}
+}
+
+void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w, float eps)
+{
+	double sum;
+	q42_op_rmsnorm_sums(n, 1, x, &sum);
+	rms_scale(n, y, x, w, eps, sum);
+}
+
+void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+			 float eps)
+{
+	for (int64_t r = 0; r < n_rows; r += 4) {
+		const int64_t k = n_rows - r < 4 ? n_rows - r : 4;
+		double sum[4];
+		q42_op_rmsnorm_sums(n, k, x + (uint64_t)r * (uint64_t)n, sum);
+		for (int64_t j = 0; j < k; j++)
+			rms_scale(n, y + (uint64_t)(r + j) * (uint64_t)n, x + (uint64_t)(r + j) * (uint64_t)n,
+				  w, eps, sum[j]);
+	}
 }
 
 void q42_op_softmax(int64_t n, float *y, const float *x)

@@ -21,6 +21,11 @@ Q42_API void q42_op_rmsnorm(int64_t n, float *y, const float *x, const float *w,
  * several chains run side by side instead of one after another. */
 Q42_API void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
 				 float eps);
+/* The two halves of q42_op_rmsnorm_rows, for SIMD forms of the scaling:
+ * each row's sum of squares (sum[r], n_rows at most 4), and the scale a
+ * row's sum gives. */
+Q42_API void q42_op_rmsnorm_sums(int64_t n, int64_t n_rows, const float *x, double *sum);
+Q42_API float q42_op_rmsnorm_scale(int64_t n, double sum, float eps);
 
 /* y = softmax(x): max, then exp(x - max) summed in double, then each
  * value multiplied by the f32 rounding of 1/sum. */

@@ -765,6 +765,22 @@ static void test_row_ops(void **state)
 			o->add(n, y1, y1, b);
 			check_f("add in place", isa, n, y1, y0, n);
 
+			/* one to six rows of n (a group of four chains and the
+			 * rest), with and without the norm weight, and in place */
+			for (int64_t rows = 1; rows <= 6 && rows * n <= NMAX; rows++) {
+				fill_floats(a, rows * n, n % 3 ? 30.0f : 1e-3f, true);
+				fill_floats(c, n, 2.0f, false);
+				for (int wi = 0; wi < 2; wi++) {
+					const float *w = wi ? c : NULL;
+					ref->rmsnorm_rows(n, rows, y0, a, w, 1e-5f);
+					o->rmsnorm_rows(n, rows, y1, a, w, 1e-5f);
+					check_f("rmsnorm_rows", isa, n, y1, y0, rows * n);
+					memcpy(y1, a, (size_t)(rows * n) * sizeof(float));
+					o->rmsnorm_rows(n, rows, y1, y1, w, 1e-5f);
+					check_f("rmsnorm_rows in place", isa, n, y1, y0, rows * n);
+				}
+			}
+
 			if (n % 2 == 0) {
 				for (int neox = 0; neox < 2; neox++) {
 					fill_floats(a, n, 50.0f, false);
