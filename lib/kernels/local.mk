@@ -36,7 +36,8 @@ endif
 
 # Kernel micro-benchmark (not a test): `make bench-kernels`, options via
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K").
-# The engine's row products (decode GB/s, prefill MAC/s): bench_rows,
+# The engine's row products (decode GB/s, against membw's loop over the
+# same bytes in the same run; prefill MAC/s): bench_rows,
 # options via BENCH_ROWS_ARGS (e.g. "--threads 2 --tok 128").
 noinst_PROGRAMS += tests/tools/bench_kernels tests/tools/bench_rows
 tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)

@@ -3,7 +3,10 @@
  * (q42_compat_generic_rows), as the forward pass calls them.
  *
  * Decode: one token against a weight matrix larger than the caches
- * (--mib, default 256), in GB/s of weight bytes -- compare with `membw`.
+ * (--mib, default 256), in GB/s of weight bytes, and the same bytes read
+ * by the loop `membw` times (a sum of 64-bit words, each thread its own
+ * rows), the two passes alternating so that both see the same memory
+ * bandwidth; "vs stream" is the median of the passes' ratios.
  * Prefill: --tok tokens (default 128) against a matrix of the model's
  * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
  * threads in shares of 16 rows; best of --reps passes. A benchmark, not a
@@ -11,6 +14,7 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +31,33 @@ struct job {
 	float *y;
 	int64_t n, r0, r1, n_rows, n_tok;
 	uint64_t rb, xb;
+	bool stream; /* membw's loop over the rows' bytes instead */
+	uint64_t sum;
 };
+
+static uint64_t sum_words(const uint8_t *p, size_t bytes)
+{
+	const uint64_t *a = (const uint64_t *)(const void *)p;
+	const size_t n = bytes / 8;
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		s0 += a[i];
+		s1 += a[i + 1];
+		s2 += a[i + 2];
+		s3 += a[i + 3];
+	}
+	for (; i < n; i++)
+		s0 += a[i];
+	return s0 + s1 + s2 + s3;
+}
 
 static void *run(void *arg)
 {
-	const struct job *j = arg;
-	if (j->r1 > j->r0)
+	struct job *j = arg;
+	if (j->stream)
+		j->sum = sum_words(j->w + (uint64_t)j->r0 * j->rb, (size_t)((uint64_t)(j->r1 - j->r0) * j->rb));
+	else if (j->r1 > j->r0)
 		j->rows(j->n, j->r1 - j->r0, j->w + (uint64_t)j->r0 * j->rb, j->rb, j->n_tok, j->x, j->xb,
 			j->y + j->r0, (uint64_t)j->n_rows);
 	return NULL;
@@ -45,26 +70,58 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Best pass in seconds; negative when a thread cannot start. */
-static double bench(struct job base, int threads, int reps)
+/* One pass over the job's rows split between threads, in seconds;
+ * negative when a thread cannot start. */
+static double pass(struct job base, int threads)
 {
-	double best = 1e30;
+	struct job jobs[64];
+	pthread_t tid[64];
+	const double t0 = now();
+	for (int t = 0; t < threads; t++) {
+		jobs[t] = base;
+		jobs[t].r0 = base.n_rows * t / threads / 16 * 16;
+		jobs[t].r1 = t + 1 == threads ? base.n_rows : base.n_rows * (t + 1) / threads / 16 * 16;
+		if (t > 0 && pthread_create(&tid[t], NULL, run, &jobs[t]) != 0)
+			return -1.0;
+	}
+	run(&jobs[0]);
+	for (int t = 1; t < threads; t++)
+		pthread_join(tid[t], NULL);
+	return now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Best of reps passes in seconds (negative when a thread cannot start);
+ * with a stream, each pass is followed by one of the stream, whose best
+ * goes to *stream_s and the median of stream time / kernel time to
+ * *ratio. */
+static double bench(struct job base, int threads, int reps, double *stream_s, double *ratio)
+{
+	double best = 1e30, sbest = 1e30, r[256];
 	for (int rep = 0; rep < reps; rep++) {
-		struct job jobs[64];
-		pthread_t tid[64];
-		const double t0 = now();
-		for (int t = 0; t < threads; t++) {
-			jobs[t] = base;
-			jobs[t].r0 = base.n_rows * t / threads / 16 * 16;
-			jobs[t].r1 = t + 1 == threads ? base.n_rows : base.n_rows * (t + 1) / threads / 16 * 16;
-			if (t > 0 && pthread_create(&tid[t], NULL, run, &jobs[t]) != 0)
-				return -1.0;
-		}
-		run(&jobs[0]);
-		for (int t = 1; t < threads; t++)
-			pthread_join(tid[t], NULL);
-		const double dt = now() - t0;
+		const double dt = pass(base, threads);
+		if (dt < 0)
+			return -1.0;
 		best = dt < best ? dt : best;
+		if (stream_s == NULL)
+			continue;
+		struct job sj = base;
+		sj.stream = true;
+		const double st = pass(sj, threads);
+		if (st < 0)
+			return -1.0;
+		sbest = st < sbest ? st : sbest;
+		r[rep] = st / dt;
+	}
+	if (stream_s != NULL) {
+		qsort(r, (size_t)reps, sizeof r[0], cmp_double);
+		*stream_s = sbest;
+		*ratio = reps % 2 ? r[reps / 2] : (r[reps / 2 - 1] + r[reps / 2]) / 2;
 	}
 	return best;
 }
@@ -126,7 +183,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (mib < 1 || mib > 4096 || pmib < 1 || pmib > mib || tok < 1 || tok > 4096 || reps < 1 ||
-	    threads < 1 || threads > 64 || kdim < 256 || kdim % 256 != 0 || kdim > (1 << 16)) {
+	    threads < 1 || threads > 64 || reps > 256 || kdim < 256 || kdim % 256 != 0 || kdim > (1 << 16)) {
 		usage(stderr);
 		return 2;
 	}
@@ -157,7 +214,8 @@ int main(int argc, char **argv)
 
 	printf("# k=%ld, %ld thread(s), best of %ld; decode: 1 token, %ld MiB of weights; "
 	       "prefill: %ld tokens, %ld MiB\n", kdim, threads, reps, mib, tok, pmib);
-	printf("%-9s %-10s %12s %14s\n", "type", "kernel", "decode GB/s", "prefill GMAC/s");
+	printf("%-9s %-10s %12s %12s %10s %14s\n", "type", "kernel", "decode GB/s", "stream GB/s", "vs stream",
+	       "prefill GMAC/s");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		const struct kind *k = &kinds[i];
 		if (only != NULL && strcmp(only, k->name) != 0)
@@ -183,7 +241,7 @@ int main(int argc, char **argv)
 			ck.rows = NULL;
 		}
 		if (ck.rows == NULL) {
-			printf("%-9s %-10s %12s %14s\n", k->name, "-", "-", "-");
+			printf("%-9s %-10s %12s %12s %10s %14s\n", k->name, "-", "-", "-", "-", "-");
 			continue;
 		}
 		uint64_t rb = 0, xb = 0;
@@ -198,18 +256,20 @@ int main(int argc, char **argv)
 			else
 				memcpy(x + (uint64_t)t * xb, xf, (size_t)xb);
 		}
-		struct job j = {ck.rows, w, x, y, kdim, 0, 0, (int64_t)(wsize / rb), 1, rb, xb};
-		const double sd = bench(j, (int)threads, (int)reps);
+		struct job j = {ck.rows, w, x, y, kdim, 0, 0, (int64_t)(wsize / rb), 1, rb, xb, false, 0};
+		double ss = 0, ratio = 0;
+		const double sd = bench(j, (int)threads, (int)reps, &ss, &ratio);
+		const double dbytes = (double)(wsize / rb * rb);
 		j.n_rows = (int64_t)(((size_t)pmib << 20) / rb);
 		j.n_tok = tok;
-		const double sp = bench(j, (int)threads, (int)reps);
+		const double sp = bench(j, (int)threads, (int)reps, NULL, NULL);
 		if (sd < 0 || sp < 0) {
 			fprintf(stderr, "bench_rows: cannot start threads\n");
 			return 1;
 		}
 		const double macs = (double)j.n_rows * (double)kdim * (double)tok;
-		printf("%-9s %-10s %12.2f %14.1f\n", k->name, ck.name,
-		       (double)(wsize / rb * rb) / sd * 1e-9, macs / sp * 1e-9);
+		printf("%-9s %-10s %12.2f %12.2f %10.3f %14.1f\n", k->name, ck.name, dbytes / sd * 1e-9,
+		       dbytes / ss * 1e-9, ratio, macs / sp * 1e-9);
 		fflush(stdout);
 	}
 	free(w);
