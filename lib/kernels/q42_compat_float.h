@@ -7,7 +7,8 @@
  *
  * Before including, define CF(name) (the function name for name),
  * CF_ATTR (attributes of the exported functions) and CF_STATIC (of the
- * file's own helpers). Included once per file.
+ * file's own helpers). Included once per file. With CF_NO_DOTS defined the
+ * products are left out (the AVX2 table has its own, in 8-lane halves).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -106,10 +107,12 @@ CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_compat_vlayout 
 		const q42_compat_vlayout lay = cf_contiguous(w_stride, F16);                      \
 		CF(NAME##_vrows)(n, n_rows, out, w, &lay, x);                                     \
 	}
+#ifndef CF_NO_DOTS
 CF_DOTS(dot_f32, cf_dot_steps, false)
 CF_DOTS(dot_f32_lanes, cf_dot_lanes, false)
 CF_DOTS(dot_f16_pad, cf_dot_steps, true)
 CF_DOTS(dot_f16_lanes, cf_dot_lanes, true)
+#endif
 #undef CF_DOTS
 
 /* ---- float ops --------------------------------------------------------- */

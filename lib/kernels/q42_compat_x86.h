@@ -142,28 +142,30 @@ void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b);
 void q42_compat_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
 				       float eps);
 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
-/* q42_compat_float.h's operations compiled with FMA (AVX2 CPUs): the same
- * bits as the plain ones */
-void q42_compat_dot_f32_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_compat_dot_f32_lanes_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_compat_dot_f32_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
-				 const void *x);
-void q42_compat_dot_f32_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
-				       uint64_t w_stride, const void *x);
-void q42_compat_dot_f16_pad_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_compat_dot_f16_lanes_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_compat_dot_f16_pad_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
-				     uint64_t w_stride, const void *x);
-void q42_compat_dot_f16_lanes_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w,
-				       uint64_t w_stride, const void *x);
-void q42_compat_dot_f32_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
-			const void *x);
-void q42_compat_dot_f32_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
-			const void *x);
-void q42_compat_dot_f16_pad_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
-			const void *x);
-void q42_compat_dot_f16_lanes_vrows_fma(int64_t n, int64_t n_rows, float *out, const void *w, const q42_compat_vlayout *lay,
-			const void *x);
+/* The attention products on AVX2 (two 8-lane halves per 16-lane
+ * accumulator): the bits of the scalar definition */
+void q42_compat_dot_f32_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_lanes_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f32_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+				  const void *x);
+void q42_compat_dot_f32_lanes_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+					uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_pad_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_lanes_avx2(int64_t n, float *out, const void *w, const void *x);
+void q42_compat_dot_f16_pad_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+				      uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_lanes_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+					uint64_t w_stride, const void *x);
+void q42_compat_dot_f32_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+				   const q42_compat_vlayout *lay, const void *x);
+void q42_compat_dot_f32_lanes_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+					 const q42_compat_vlayout *lay, const void *x);
+void q42_compat_dot_f16_pad_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+				       const q42_compat_vlayout *lay, const void *x);
+void q42_compat_dot_f16_lanes_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
+					 const q42_compat_vlayout *lay, const void *x);
+/* q42_compat_float.h's other operations compiled with FMA (AVX2 CPUs): the
+ * same bits as the plain ones */
 void q42_compat_softmax_fma(int64_t n, float *y, const float *x);
 void q42_compat_swiglu_fma(int64_t n, float *y, const float *x, const float *g);
 void q42_compat_rope_fma(int64_t n_rot, float *x, const float *cache, bool neox);
