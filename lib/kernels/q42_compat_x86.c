@@ -2549,8 +2549,52 @@ A5 void q42_compat_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in,
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
+/* Decode on AVX2: four rows in flight (their eight half accumulators, x's
+ * two halves and the widened weights fill the sixteen registers), the
+ * next four rows' line at the same offset prefetched into L2 as
+ * prefetch_rows does. smol360 F16 decode, --isa avx2, 2 threads: 30 tok/s
+ * with no prefetch, 44-48 with it; six rows 42-49, prefetching two
+ * groups ahead 41-42. */
+A2 static void f16_f32_one_avx2(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v,
+				float *y)
+{
+	enum { R = 4 };
+	for (int64_t r0 = 0; r0 < n_rows; r0 += R) {
+		const uint8_t *wr[R], *nx[R];
+		group_rows(w, w_stride, r0, n_rows, R, wr);
+		group_rows(w, w_stride, r0 + R < n_rows ? r0 + R : r0, n_rows, R, nx);
+		__m256 lo[R], hi[R];
+		UNROLL
+		for (int r = 0; r < R; r++)
+			lo[r] = hi[r] = _mm256_setzero_ps();
+		for (int64_t k = 0; k + 16 <= n; k += 16) {
+			if (k % 32 == 0)
+				UNROLL
+				for (int r = 0; r < R; r++)
+					_mm_prefetch((const char *)(nx[r] + 2 * k), _MM_HINT_T1);
+			const __m256 x0 = _mm256_loadu_ps(v + k), x1 = _mm256_loadu_ps(v + k + 8);
+			UNROLL
+			for (int r = 0; r < R; r++) {
+				lo[r] = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[r] + 2 * k))),
+							lo[r]);
+				hi[r] = _mm256_fmadd_ps(
+					x1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[r] + 2 * k + 16))), hi[r]);
+			}
+		}
+		float out[R];
+		UNROLL
+		for (int r = 0; r < R; r++)
+			out[r] = reduce16_halves(lo[r], hi[r]);
+		store_group(y, r0, n_rows, out, R);
+	}
+}
+
 A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
 {
+	if (n_tok == 1) {
+		f16_f32_one_avx2(n, n_rows, w, w_stride, x, y);
+		return;
+	}
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
 		const uint8_t *wr[F16_GROUP];
 		group_rows(w, w_stride, r0, n_rows, F16_GROUP, wr);
@@ -2558,10 +2602,12 @@ A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
 			const float *v = (const float *)((const uint8_t *)x + (uint64_t)t * x_stride);
 			__m256 lo[F16_GROUP], hi[F16_GROUP];
 			float out[F16_GROUP];
+			UNROLL
 			for (int r = 0; r < F16_GROUP; r++)
 				lo[r] = hi[r] = _mm256_setzero_ps();
 			for (int64_t k = 0; k + 16 <= n; k += 16) {
 				const __m256 x0 = _mm256_loadu_ps(v + k), x1 = _mm256_loadu_ps(v + k + 8);
+				UNROLL
 				for (int r = 0; r < F16_GROUP; r++) {
 					lo[r] = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128(
 						(const __m128i *)(wr[r] + 2 * k))), lo[r]);
@@ -2569,6 +2615,7 @@ A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
 						(const __m128i *)(wr[r] + 2 * k + 16))), hi[r]);
 				}
 			}
+			UNROLL
 			for (int r = 0; r < F16_GROUP; r++)
 				out[r] = reduce16_halves(lo[r], hi[r]);
 			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, F16_GROUP);
