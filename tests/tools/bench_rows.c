@@ -9,7 +9,8 @@
  * bandwidth; "vs stream" is the median of the passes' ratios.
  * Prefill: --tok tokens (default 128) against a matrix of the model's
  * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
- * threads in shares of 16 rows; best of --reps passes. A benchmark, not a
+ * threads in shares of 16 rows; best of --reps passes. --isa (best,
+ * scalar, avx2, avx512, as q42run's) picks the kernel table. A benchmark, not a
  * test: it checks nothing and never runs under `make check`.
  */
 #include <getopt.h>
@@ -154,7 +155,7 @@ static const struct kind kinds[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_rows [--mib 256] [--prefill-mib 4] [--tok 128] [--k 2560] "
-		   "[--threads 1] [--reps 5] [--type NAME]\n");
+		   "[--threads 1] [--reps 5] [--type NAME] [--isa best|scalar|avx2|avx512]\n");
 }
 
 int main(int argc, char **argv)
@@ -163,11 +164,13 @@ int main(int argc, char **argv)
 		{"mib", required_argument, NULL, 'm'},	 {"prefill-mib", required_argument, NULL, 'p'},
 		{"tok", required_argument, NULL, 'n'},	 {"k", required_argument, NULL, 'k'},
 		{"threads", required_argument, NULL, 't'}, {"reps", required_argument, NULL, 'r'},
-		{"type", required_argument, NULL, 'y'},	 {"help", no_argument, NULL, 'h'},
+		{"type", required_argument, NULL, 'y'},	 {"isa", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	long mib = 256, pmib = 4, tok = 128, kdim = 2560, threads = 1, reps = 5;
 	const char *only = NULL;
+	enum q42_isa isa = Q42_ISA_BEST;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -178,6 +181,20 @@ int main(int argc, char **argv)
 		case 't': threads = strtol(optarg, NULL, 10); break;
 		case 'r': reps = strtol(optarg, NULL, 10); break;
 		case 'y': only = optarg; break;
+		case 'i':
+			if (strcmp(optarg, "best") == 0) {
+				isa = Q42_ISA_BEST;
+			} else if (strcmp(optarg, "scalar") == 0) {
+				isa = Q42_ISA_SCALAR;
+			} else if (strcmp(optarg, "avx2") == 0) {
+				isa = Q42_ISA_AVX2;
+			} else if (strcmp(optarg, "avx512") == 0) {
+				isa = Q42_ISA_AVX512;
+			} else {
+				usage(stderr);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -212,8 +229,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < kdim; i++)
 		xf[i] = (float)rand() / (float)RAND_MAX - 0.5f;
 
-	printf("# k=%ld, %ld thread(s), best of %ld; decode: 1 token, %ld MiB of weights; "
-	       "prefill: %ld tokens, %ld MiB\n", kdim, threads, reps, mib, tok, pmib);
+	printf("# k=%ld, %ld thread(s), best of %ld, %s kernels; decode: 1 token, %ld MiB of weights; "
+	       "prefill: %ld tokens, %ld MiB\n", kdim, threads, reps, q42_isa_name(isa), mib, tok, pmib);
 	printf("%-9s %-10s %12s %12s %10s %14s\n", "type", "kernel", "decode GB/s", "stream GB/s", "vs stream",
 	       "prefill GMAC/s");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -222,22 +239,21 @@ int main(int argc, char **argv)
 			continue;
 		q42_compat_kernels ck;
 		if (k->form == F_GENERIC) {
-			const q42_type_kernels *tk = q42_kernels_get(k->dtype, Q42_ISA_BEST);
-			ck.rows = q42_compat_generic_rows(k->dtype, Q42_ISA_BEST);
+			const q42_type_kernels *tk = q42_kernels_get(k->dtype, isa);
+			ck.rows = q42_compat_generic_rows(k->dtype, isa);
 			ck.vec_dot_type = tk->vec_dot_type;
-			ck.quantize = q42_kernels_get(tk->vec_dot_type, Q42_ISA_BEST)->quantize;
+			ck.quantize = q42_kernels_get(tk->vec_dot_type, isa)->quantize;
 			ck.name = "generic";
 		} else if (k->form == F_PACKED) {
 			/* random bytes are as good a packed matrix as a file's */
 			q42_compat_packed pk;
 			ck.rows = NULL;
-			if (q42_compat_select_packed(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, Q42_ISA_BEST,
-						     &pk) &&
-			    q42_compat_select(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, &ck)) {
+			if (q42_compat_select_packed(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &pk) &&
+			    q42_compat_select_isa(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &ck)) {
 				ck.rows = pk.rows;
 				ck.name = pk.name;
 			}
-		} else if (!q42_compat_select(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, &ck)) {
+		} else if (!q42_compat_select_isa(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &ck)) {
 			ck.rows = NULL;
 		}
 		if (ck.rows == NULL) {
