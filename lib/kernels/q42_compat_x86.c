@@ -190,11 +190,17 @@ A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 
 /* acc = fma((float)sumi, d_w * d_x, acc) per block, eight rows in the
  * lanes: the scalar kernel's chain, row by row; with Q4_1 (against Q8_1,
- * XBYTES and XQS its layout) then acc = fma(m_w, s_x, acc). */
+ * XBYTES and XQS its layout) then acc = fma(m_w, s_x, acc). The rows'
+ * scales are widened once per group for all its tokens (up to
+ * Q32_SCALES blocks), and the next group is prefetched during the first
+ * token only. */
+enum { Q32_SCALES = 128 };
 #define ROWS_Q32(NAME, TGT, SUMS, BYTES, XBYTES, XQS, MIN)                                       \
 	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                      \
 	{                                                                                        \
 		const int64_t nb = n / Q42_QK;                                                   \
+		const bool keep = n_tok > 1 && nb <= Q32_SCALES;                                 \
+		__m256 dw[Q32_SCALES], mw[(MIN) ? Q32_SCALES : 1];                               \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                 \
 			const uint8_t *wr[GROUP];                                                \
 			group_rows(w, w_stride, r0, n_rows, GROUP, wr);                          \
@@ -203,22 +209,31 @@ A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, 
 			group_rows(w, w_stride, r1, n_rows, GROUP, nx);                          \
 			for (int64_t t = 0; t < n_tok; t++) {                                    \
 				const uint8_t *xb = (const uint8_t *)x + (uint64_t)t * x_stride; \
+				const bool first = t == 0 || !keep;                              \
 				__m256 acc = _mm256_setzero_ps();                                \
 				float out[GROUP];                                                \
 				for (int64_t j = 0; j < nb; j++, xb += (XBYTES)) {               \
-					prefetch_rows(nx, j * (BYTES), 1);                       \
+					if (t == 0)                                              \
+						prefetch_rows(nx, j * (BYTES), 1);               \
+					const __m256 dj = first ? halves_rows(wr, j * (BYTES)) : dw[j]; \
+					if (keep && t == 0)                                      \
+						dw[j] = dj;                                      \
 					const __m256i yq = _mm256_loadu_si256(                   \
 						(const __m256i *)(xb + (XQS)));                  \
 					const __m256i s = SUMS(wr, j * (BYTES), yq);             \
 					const __m256 d = _mm256_mul_ps(                          \
-						halves_rows(wr, j * (BYTES)),                    \
-						_mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));        \
+						dj, _mm256_set1_ps(_cvtsh_ss(q42_ld16(xb))));    \
 					acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);    \
-					if (MIN)                                                 \
+					if (MIN) {                                               \
+						const __m256 mj = first ? halves_rows(wr, j * (BYTES) + Q4_1_M) \
+									: mw[j];                 \
+						if (keep && t == 0)                              \
+							mw[j] = mj;                              \
 						acc = _mm256_fmadd_ps(                           \
-							halves_rows(wr, j * (BYTES) + Q4_1_M),   \
+							mj,                                      \
 							_mm256_set1_ps(_cvtsh_ss(                \
 								q42_ld16(xb + Q8_1_S))), acc);   \
+					}                                                        \
 				}                                                                \
 				_mm256_storeu_ps(out, acc);                                      \
 				store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP); \
