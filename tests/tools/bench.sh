@@ -24,9 +24,15 @@
 # and llama-bench's default type; q42run --kv-type, llamapeer --kv).
 # llama.cpp keeps its other defaults (flash attention on for the CPU).
 #
+# BENCH_ISA (q42run --isa: best by default, scalar, avx2, avx512) picks
+# q42's kernels; with avx2, llama.cpp runs its AVX2 build too (the
+# "haswell" CPU variant in llamapeer's backend folder, loaded alone through
+# GGML_BACKEND_DIR), so that both are measured as on a CPU without
+# AVX-512. The table's first line names llama.cpp's variant.
+#
 # Environment (set by the Makefile): MODEL, Q42RUN, RUNSTAT, LLAMAPEER,
 # BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_CTX (empty: q42's
-# default), BENCH_KV, BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
+# default), BENCH_KV, BENCH_ISA, BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
 # pages and sources), BENCH_TOK_REPS, SRCDIR.
 set -u
 
@@ -34,7 +40,8 @@ die() { echo "make bench: $*" >&2; exit 1; }
 [ -n "${MODEL:-}" ] || die "set MODEL=path/to/model.gguf"
 [ -r "$MODEL" ] || die "$MODEL: cannot read"
 pp=${BENCH_PP:-128} tg=${BENCH_TG:-64} reps=${BENCH_REPS:-5} th=${BENCH_THREADS:-2}
-tok_reps=${BENCH_TOK_REPS:-3} kv=${BENCH_KV:-f16}
+tok_reps=${BENCH_TOK_REPS:-3} kv=${BENCH_KV:-f16} isa=${BENCH_ISA:-best}
+case $isa in best | scalar | avx2 | avx512) ;; *) die "BENCH_ISA=$isa: best, scalar, avx2 or avx512" ;; esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/q42-bench.XXXXXX") || die "cannot create a temporary folder"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -48,6 +55,21 @@ if [ -x "${LLAMAPEER:-}" ]; then peer=$LLAMAPEER
 elif [ -n "${LLAMAPEER:-}" ]; then echo "make bench: llama.cpp: $LLAMAPEER not found, q42 only" >&2
 fi
 
+# llama.cpp's AVX2 build for BENCH_ISA=avx2 (see above)
+if [ -n "$peer" ] && [ "$isa" = avx2 ]; then
+	bdir=$(LLAMAPEER_VERBOSE=1 "$peer" info "$MODEL" 2>&1 | sed -n 's/.*, backend dir \(.*\), cpu variant .*/\1/p' | head -n 1)
+	if [ -n "$bdir" ] && [ -r "$bdir/libggml-cpu-haswell.so" ]; then
+		mkdir "$tmp/ggml" && ln -s "$bdir/libggml-cpu-haswell.so" "$tmp/ggml/" || die "cannot link llama.cpp's AVX2 build"
+		GGML_BACKEND_DIR=$tmp/ggml
+		export GGML_BACKEND_DIR
+	else
+		echo "make bench: no AVX2 build of llama.cpp beside llamapeer (libggml-cpu-haswell.so), q42 only" >&2
+		peer=
+	fi
+fi
+variant=
+[ -n "$peer" ] && variant=$("$peer" info "$MODEL" 2>/dev/null | sed -n 's/^cpu_variant: //p')
+
 # 1. throughput, in rounds (see above); membw is built beside llamapeer
 ctxopt=
 [ -n "${BENCH_CTX:-}" ] && ctxopt="-c $BENCH_CTX"
@@ -59,7 +81,7 @@ r=0 ctx= l=
 membw() { [ -n "$peer" ] && [ -n "$mb" ] && field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps; }
 while [ "$r" -lt "$reps" ]; do
 	bw0=$(membw)
-	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" $ctxopt) ||
+	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" --isa "$isa" $ctxopt) ||
 		die "q42run --bench failed"
 	bw1=$(membw)
 	[ -n "$ctx" ] || ctx=$(field "$q" ctx)
@@ -95,7 +117,7 @@ fi
 r=0
 while [ "$r" -lt "$reps" ]; do
 	o=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg 0 --reps 1 -t "$th" \
-		--kv-type "$kv" -c "$ctx") || die "q42run --bench --tg 0 failed"
+		--kv-type "$kv" --isa "$isa" -c "$ctx") || die "q42run --bench --tg 0 failed"
 	field "$o" ttft_first_ms >>"$tmp/q_ttft"
 	field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/q_rss"
 	if [ -n "$peer" ]; then
@@ -151,7 +173,8 @@ if [ -n "$peer" ] && [ -n "$l" ]; then
 	lttft=$(median <"$tmp/l_ttft") lrss=$(median <"$tmp/l_rss") ltok=$(median <"$tmp/l_tok")
 fi
 echo
-echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, KV cache $kv, medians of $reps rounds" \
+echo "make bench: $(basename "$MODEL"), $th threads, context $ctx, KV cache $kv, q42 kernels $isa" \
+	"${variant:+(llama.cpp $variant) }medians of $reps rounds" \
 	"(ratios: of the rounds' ratios; tokenizer: $tok_reps runs over $bytes bytes; same ids: $same)"
 row() { # label q42 llama better [ratio, default q42 / llama]
 	awk -v lab="$1" -v a="$2" -v b="$3" -v good="$4" -v pr="${5:-}" 'BEGIN {
