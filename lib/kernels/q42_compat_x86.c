@@ -241,7 +241,81 @@ enum { Q32_SCALES = 128 };
 		}                                                                                \
 	}
 
-ROWS_Q32(q42_compat_rows_q8_0_avx2, A2, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(rows_q8_0_avx2, A2_INLINE, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+
+/* Two tokens' exact sums of block j of eight rows (token 0's in *s0):
+ * each row's bytes loaded and made absolute once for both, and the rows'
+ * vectors summed in pairs as they come (integer sums, exact in any order)
+ * so that sixteen registers hold them. */
+A2_INLINE void sums2_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y0, __m256i y1, __m256i *s0,
+			       __m256i *s1)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256i h0[4], h1[4];
+	UNROLL
+	for (int p = 0; p < 4; p++) {
+		__m256i v0[2], v1[2];
+		UNROLL
+		for (int i = 0; i < 2; i++) {
+			const __m256i wv = _mm256_loadu_si256((const __m256i *)(wr[2 * p + i] + off + Q8_0_QS));
+			const __m256i a = _mm256_sign_epi8(wv, wv);
+			v0[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(a, _mm256_sign_epi8(y0, wv)), ones);
+			v1[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(a, _mm256_sign_epi8(y1, wv)), ones);
+		}
+		h0[p] = _mm256_hadd_epi32(v0[0], v0[1]);
+		h1[p] = _mm256_hadd_epi32(v1[0], v1[1]);
+	}
+	const __m256i lo0 = _mm256_hadd_epi32(h0[0], h0[1]), hi0 = _mm256_hadd_epi32(h0[2], h0[3]);
+	const __m256i lo1 = _mm256_hadd_epi32(h1[0], h1[1]), hi1 = _mm256_hadd_epi32(h1[2], h1[3]);
+	*s0 = _mm256_add_epi32(_mm256_permute2x128_si256(lo0, hi0, 0x20), _mm256_permute2x128_si256(lo0, hi0, 0x31));
+	*s1 = _mm256_add_epi32(_mm256_permute2x128_si256(lo1, hi1, 0x20), _mm256_permute2x128_si256(lo1, hi1, 0x31));
+}
+
+/* Q8_0 for several tokens: tokens in pairs over each group of eight rows
+ * (sums2_q8_0_avx2), the rows' scales widened once per group; each
+ * (row, token) keeps the one-token chain acc = fma(sumi, d_w * d_x, acc),
+ * so the bits are rows_q8_0_avx2's. A lone last token and rows past
+ * Q32_SCALES blocks take rows_q8_0_avx2. */
+A2 void q42_compat_rows_q8_0_avx2(Q42_COMPAT_ROWS_ARGS)
+{
+	const int64_t nb = n / Q42_QK, pairs = n_tok / 2 * 2;
+	if (pairs == 0 || nb > Q32_SCALES) {
+		rows_q8_0_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
+	__m256 dw[Q32_SCALES];
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		for (int64_t j = 0; j < nb; j++) {
+			prefetch_rows(nx, j * Q8_0_BYTES, 1);
+			dw[j] = halves_rows(wr, j * Q8_0_BYTES);
+		}
+		for (int64_t t = 0; t < pairs; t += 2) {
+			const uint8_t *x0 = (const uint8_t *)x + (uint64_t)t * x_stride, *x1 = x0 + x_stride;
+			__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+			for (int64_t j = 0; j < nb; j++, x0 += Q8_0_BYTES, x1 += Q8_0_BYTES) {
+				__m256i s0, s1;
+				sums2_q8_0_avx2(wr, j * Q8_0_BYTES, _mm256_loadu_si256((const __m256i *)(x0 + Q8_0_QS)),
+						_mm256_loadu_si256((const __m256i *)(x1 + Q8_0_QS)), &s0, &s1);
+				acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0),
+						       _mm256_mul_ps(dw[j], _mm256_set1_ps(_cvtsh_ss(q42_ld16(x0)))), acc0);
+				acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1),
+						       _mm256_mul_ps(dw[j], _mm256_set1_ps(_cvtsh_ss(q42_ld16(x1)))), acc1);
+			}
+			float out[GROUP];
+			_mm256_storeu_ps(out, acc0);
+			store_group(y + (uint64_t)t * y_stride, r0, n_rows, out, GROUP);
+			_mm256_storeu_ps(out, acc1);
+			store_group(y + (uint64_t)(t + 1) * y_stride, r0, n_rows, out, GROUP);
+		}
+	}
+	if (pairs < n_tok)
+		rows_q8_0_avx2(n, n_rows, w, w_stride, 1, (const uint8_t *)x + (uint64_t)pairs * x_stride, x_stride,
+			       y + (uint64_t)pairs * y_stride, y_stride);
+}
+
 ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
 ROWS_Q32(q42_compat_rows_iq4_nl_avx2, A2, sums_iq4_nl_avx2, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)

@@ -109,6 +109,12 @@ static void test_rows_q8_0(void **state)
 {
 	(void)state;
 	check_rows(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32);
+	/* rows past the AVX2 kernels' widened scales (128 blocks): tokens one
+	 * at a time, scales widened per token; 4 and 5 tokens: pairs, and a
+	 * lone last one */
+	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 129, 9, 3);
+	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 7, 9, 4);
+	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 7, 9, 5);
 }
 
 /* The AVX-512 two-rows-per-register kernel of the eight-lane kinds: its
