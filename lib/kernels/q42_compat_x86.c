@@ -77,41 +77,62 @@ A2_INLINE __m256 halves_rows(const uint8_t *const wr[GROUP], int64_t off)
 
 /* ---- Q8_0 / Q4_0 against Q8_0 ------------------------------------------ */
 
-/* Exact integer sums of block j of eight rows (one per lane). */
+/* The totals of eight rows' vectors of int32 partial sums, given as the
+ * pairwise sums h[p] = hadd(v[2p], v[2p + 1]): callers add each pair as
+ * it comes, so that the rows' vectors never all live in registers at once
+ * (eight of them plus the operands spill on AVX2's sixteen; smol360 Q8_0
+ * --isa avx2 decode kernel 0.48-0.54 -> 0.69-0.82 of the stream loop).
+ * Integer sums: exact in any order. */
+A2_INLINE __m256i reduce_pairs8(const __m256i h[4])
+{
+	const __m256i lo = _mm256_hadd_epi32(h[0], h[1]), hi = _mm256_hadd_epi32(h[2], h[3]);
+	return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* Exact integer sums of block j of eight rows (one per lane); ROW(r) is
+ * row r's vector of partial sums. */
+#define SUMS_PAIRS8(ROW)                                                                          \
+	__m256i h[4];                                                                             \
+	UNROLL                                                                                    \
+	for (int p = 0; p < 4; p++)                                                               \
+		h[p] = _mm256_hadd_epi32(ROW(2 * p), ROW(2 * p + 1));                             \
+	return reduce_pairs8(h)
+
 A2_INLINE __m256i sums_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
-	__m256i v[GROUP];
-	for (int r = 0; r < GROUP; r++)
-		v[r] = x86_dot_i8(_mm256_loadu_si256((const __m256i *)(wr[r] + off + Q8_0_QS)), y);
-	return x86_reduce8(v);
+#define ROW(r) x86_dot_i8(_mm256_loadu_si256((const __m256i *)(wr[r] + off + Q8_0_QS)), y)
+	SUMS_PAIRS8(ROW);
+#undef ROW
 }
 
 /* q4_1's nibbles are the quants (no offset; the min is a float term) */
 A2_INLINE __m256i sums_q4_1_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
-	__m256i v[GROUP];
-	for (int r = 0; r < GROUP; r++)
-		v[r] = x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_1_QS), y);
-	return x86_reduce8(v);
+#define ROW(r) x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_1_QS), y)
+	SUMS_PAIRS8(ROW);
+#undef ROW
 }
 
+/* q4_0: the sums of the nibbles, less 8 times the sum of y */
 A2_INLINE __m256i sums_q4_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
-	__m256i v[GROUP];
-	const int32_t ys = x86_hsum_i32(x86_dot_u8(_mm256_set1_epi8(1), y));
-	for (int r = 0; r < GROUP; r++)
-		v[r] = x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_0_QS), y);
-	return _mm256_sub_epi32(x86_reduce8(v), _mm256_set1_epi32(8 * ys));
+	const __m256i ys8 = _mm256_set1_epi32(8 * x86_hsum_i32(x86_dot_u8(_mm256_set1_epi8(1), y)));
+#define ROW(r) x86_dot_u8(x86_nibbles32(wr[r] + off + Q4_0_QS), y)
+	__m256i h[4];
+	UNROLL
+	for (int p = 0; p < 4; p++)
+		h[p] = _mm256_hadd_epi32(ROW(2 * p), ROW(2 * p + 1));
+#undef ROW
+	return _mm256_sub_epi32(reduce_pairs8(h), ys8);
 }
 
 /* IQ4_NL: the nibbles index the grid (vpshufb) */
 A2_INLINE __m256i sums_iq4_nl_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y)
 {
 	const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
-	__m256i v[GROUP];
-	for (int r = 0; r < GROUP; r++)
-		v[r] = x86_dot_i8(_mm256_shuffle_epi8(lut, x86_nibbles32(wr[r] + off + IQ4_NL_QS)), y);
-	return x86_reduce8(v);
+#define ROW(r) x86_dot_i8(_mm256_shuffle_epi8(lut, x86_nibbles32(wr[r] + off + IQ4_NL_QS)), y)
+	SUMS_PAIRS8(ROW);
+#undef ROW
 }
 
 /* VNNI wants an unsigned operand: w + 128 (or the 0..15 nibble) times y,
@@ -244,9 +265,8 @@ enum { Q32_SCALES = 128 };
 ROWS_Q32(rows_q8_0_avx2, A2_INLINE, sums_q8_0_avx2, Q8_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 
 /* Two tokens' exact sums of block j of eight rows (token 0's in *s0):
- * each row's bytes loaded and made absolute once for both, and the rows'
- * vectors summed in pairs as they come (integer sums, exact in any order)
- * so that sixteen registers hold them. */
+ * each row's bytes loaded and made absolute once for both, the rows'
+ * vectors summed in pairs as they come (reduce_pairs8). */
 A2_INLINE void sums2_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m256i y0, __m256i y1, __m256i *s0,
 			       __m256i *s1)
 {
@@ -265,10 +285,8 @@ A2_INLINE void sums2_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m2
 		h0[p] = _mm256_hadd_epi32(v0[0], v0[1]);
 		h1[p] = _mm256_hadd_epi32(v1[0], v1[1]);
 	}
-	const __m256i lo0 = _mm256_hadd_epi32(h0[0], h0[1]), hi0 = _mm256_hadd_epi32(h0[2], h0[3]);
-	const __m256i lo1 = _mm256_hadd_epi32(h1[0], h1[1]), hi1 = _mm256_hadd_epi32(h1[2], h1[3]);
-	*s0 = _mm256_add_epi32(_mm256_permute2x128_si256(lo0, hi0, 0x20), _mm256_permute2x128_si256(lo0, hi0, 0x31));
-	*s1 = _mm256_add_epi32(_mm256_permute2x128_si256(lo1, hi1, 0x20), _mm256_permute2x128_si256(lo1, hi1, 0x31));
+	*s0 = reduce_pairs8(h0);
+	*s1 = reduce_pairs8(h1);
 }
 
 /* Q8_0 for several tokens: tokens in pairs over each group of eight rows
