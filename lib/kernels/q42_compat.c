@@ -778,10 +778,11 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		q42_compat_dot_f16_lanes_vrows, q42_compat_softmax,
 		q42_compat_swiglu, q42_compat_rope, q42_op_add, q42_op_rmsnorm_rows};
 #if defined(__x86_64__) || defined(__i386__)
-	/* AVX2: the attention products in two 8-lane halves, the other row
-	 * ops the scalar ones compiled with FMA (q42_compat_float.h) */
+	/* AVX2: the quantizers and the attention products in 8-lane vectors,
+	 * the other row ops the scalar ones compiled with FMA
+	 * (q42_compat_float.h) */
 	static const q42_compat_ops avx2 = {
-		Q42_ISA_AVX2, q42_compat_quantize_q8_0, q42_compat_quantize_q8_1, q42_compat_quantize_f16,
+		Q42_ISA_AVX2, q42_compat_quantize_q8_0_avx2, q42_compat_quantize_q8_1_avx2, q42_compat_quantize_f16_avx2,
 		q42_compat_dot_f32_avx2, q42_compat_dot_f32_lanes_avx2, q42_compat_dot_f32_rows_avx2,
 		q42_compat_dot_f32_lanes_rows_avx2, q42_compat_dot_f16_pad_avx2,
 		q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_pad_rows_avx2,

@@ -114,6 +114,9 @@ void q42_generic_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_quantize_q8_0_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_q8_1_avx512(const float *src, void *dst, int64_t n);
 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n);
+void q42_compat_quantize_q8_0_avx2(const float *src, void *dst, int64_t n);
+void q42_compat_quantize_q8_1_avx2(const float *src, void *dst, int64_t n);
+void q42_compat_quantize_f16_avx2(const float *src, void *dst, int64_t n);
 void q42_compat_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_compat_dot_f32_lanes_avx512(int64_t n, float *out, const void *w, const void *x);
 void q42_compat_dot_f32_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,

@@ -564,6 +564,9 @@ static void test_quantizers(void **state)
 			if (rep % 5 == 1) /* whole blocks of zeros, NaN, infinity */
 				for (int k = 0; k < 32; k++)
 					src[k] = 0.0f;
+			if (rep % 5 == 3) /* a block whose 127 / amax overflows, zeros in it */
+				for (int k = 32; k < 64; k++)
+					src[k] = k % 3 == 0 ? 0.0f : 1e-39f * (float)(k % 5 - 2);
 			if (rep % 5 == 2) {
 				src[40] = NAN;
 				src[100] = INFINITY;
