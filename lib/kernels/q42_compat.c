@@ -786,7 +786,7 @@ const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
 		q42_compat_dot_f32_avx2, q42_compat_dot_f32_lanes_avx2, q42_compat_dot_f32_rows_avx2,
 		q42_compat_dot_f32_lanes_rows_avx2, q42_compat_dot_f16_pad_avx2,
 		q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_pad_rows_avx2,
-		q42_compat_dot_f16_lanes_rows_avx2, q42_compat_dot_f16_rows, q42_compat_dot_f32_vrows_avx2,
+		q42_compat_dot_f16_lanes_rows_avx2, q42_compat_dot_f16_rows_avx2, q42_compat_dot_f32_vrows_avx2,
 		q42_compat_dot_f32_lanes_vrows_avx2, q42_compat_dot_f16_pad_vrows_avx2,
 		q42_compat_dot_f16_lanes_vrows_avx2, q42_compat_softmax_fma,
 		q42_compat_swiglu_fma, q42_compat_rope_fma, q42_op_add, q42_op_rmsnorm_rows};

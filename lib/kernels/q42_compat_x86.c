@@ -2800,10 +2800,13 @@ A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 		for (int64_t t = 0; t < n_tok; t++) {
 			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
 			__m256 s[4][2];
+			UNROLL
 			for (int j = 0; j < 4; j++)
 				s[j][0] = s[j][1] = _mm256_setzero_ps();
 			for (int64_t i = 0; i < np; i += 64)
+				UNROLL
 				for (int j = 0; j < 4; j++)
+					UNROLL
 					for (int h = 0; h < 2; h++) {
 						const int64_t o = 2 * (i + 16 * j + 8 * h);
 						s[j][h] = _mm256_fmadd_ps(
@@ -2812,6 +2815,7 @@ A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 							s[j][h]);
 					}
 			__m256 f[2];
+			UNROLL
 			for (int h = 0; h < 2; h++)
 				f[h] = _mm256_add_ps(_mm256_add_ps(s[0][h], s[2][h]),
 						     _mm256_add_ps(s[1][h], s[3][h]));
@@ -2821,6 +2825,13 @@ A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 			y[(uint64_t)t * y_stride + (uint64_t)r] = (float)sum;
 		}
 	}
+}
+
+/* The same products as attention's dots: one token, out[r] per row. */
+A2 void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+				     const void *x)
+{
+	q42_compat_rows_f16_avx2(n, n_rows, w, w_stride, 1, x, 0, out, 0);
 }
 
 /* ---- activations ------------------------------------------------------- */

@@ -159,6 +159,8 @@ void q42_compat_dot_f16_pad_rows_avx2(int64_t n, int64_t n_rows, float *out, con
 				      uint64_t w_stride, const void *x);
 void q42_compat_dot_f16_lanes_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
 					uint64_t w_stride, const void *x);
+void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+				  const void *x);
 void q42_compat_dot_f32_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
 				   const q42_compat_vlayout *lay, const void *x);
 void q42_compat_dot_f32_lanes_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,
