@@ -702,7 +702,7 @@ static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
 		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
 		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
 		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, q42_compat_rows_bf16_avx2,
-		q42_compat_rows_bf16_vd_avx2, rows_f32, rows_f32_vd};
+		q42_compat_rows_bf16_vd_avx2, q42_compat_rows_f32_avx2, q42_compat_rows_f32_vd_avx2};
 	static const q42_compat_rows_fn avx512[R_COUNT] = {
 		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
 		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,

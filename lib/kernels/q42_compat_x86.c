@@ -3253,39 +3253,46 @@ DOTS_AVX2(q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_lanes_rows_avx2, q42
 
 /* q42_compat_dot_f32_vd for n_rows rows and one token: the whole 64-steps
  * by the attention kernel, then each row's leftovers, product then sum,
- * each rounded (intrinsics, which the compiler never contracts). */
-A5 static void f32_vd_rows(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
-			   const float *x, float *y)
-{
-	const int64_t np = n & ~(int64_t)63;
-	q42_compat_dot_f32_rows_avx512(np, n_rows, y, w, w_stride, x);
-	for (int64_t r = 0; np < n && r < n_rows; r++) {
-		const float *a = (const float *)(const void *)(w + (uint64_t)r * w_stride);
-		float s = y[r];
-		for (int64_t i = np; i < n; i++)
-			s = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(s), _mm_mul_ss(_mm_set_ss(a[i]), _mm_set_ss(x[i]))));
-		y[r] = s;
+ * each rounded (intrinsics, which the compiler never contracts); several
+ * tokens take the tinyBLAS lanes. Built for AVX-512 and for AVX2 over
+ * their attention products. */
+#define F32_ROWS(SUFFIX, ATTR)                                                                    \
+	ATTR static void f32_vd_rows_##SUFFIX(int64_t n, int64_t n_rows, const uint8_t *w,        \
+					      uint64_t w_stride, const float *x, float *y)        \
+	{                                                                                         \
+		const int64_t np = n & ~(int64_t)63;                                              \
+		q42_compat_dot_f32_rows_##SUFFIX(np, n_rows, y, w, w_stride, x);                  \
+		for (int64_t r = 0; np < n && r < n_rows; r++) {                                  \
+			const float *a = (const float *)(const void *)(w + (uint64_t)r * w_stride); \
+			float s = y[r];                                                           \
+			for (int64_t i = np; i < n; i++)                                          \
+				s = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(s),                       \
+							     _mm_mul_ss(_mm_set_ss(a[i]), _mm_set_ss(x[i])))); \
+			y[r] = s;                                                                 \
+		}                                                                                 \
+	}                                                                                         \
+	ATTR void q42_compat_rows_f32_vd_##SUFFIX(Q42_COMPAT_ROWS_ARGS)                           \
+	{                                                                                         \
+		for (int64_t t = 0; t < n_tok; t++)                                               \
+			f32_vd_rows_##SUFFIX(n, n_rows, w, w_stride,                              \
+					     (const float *)(const void *)((const uint8_t *)x +   \
+									   (uint64_t)t * x_stride), \
+					     y + (uint64_t)t * y_stride);                         \
+	}                                                                                         \
+	ATTR void q42_compat_rows_f32_##SUFFIX(Q42_COMPAT_ROWS_ARGS)                              \
+	{                                                                                         \
+		if (n_tok == 1) {                                                                 \
+			f32_vd_rows_##SUFFIX(n, n_rows, w, w_stride, x, y);                       \
+			return;                                                                   \
+		}                                                                                 \
+		for (int64_t t = 0; t < n_tok; t++)                                               \
+			q42_compat_dot_f32_lanes_rows_##SUFFIX(n, n_rows, y + (uint64_t)t * y_stride, w, \
+							       w_stride,                          \
+							       (const uint8_t *)x + (uint64_t)t * x_stride); \
 	}
-}
 
-A5 void q42_compat_rows_f32_vd_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	for (int64_t t = 0; t < n_tok; t++)
-		f32_vd_rows(n, n_rows, w, w_stride,
-			    (const float *)(const void *)((const uint8_t *)x + (uint64_t)t * x_stride),
-			    y + (uint64_t)t * y_stride);
-}
-
-A5 void q42_compat_rows_f32_avx512(Q42_COMPAT_ROWS_ARGS)
-{
-	if (n_tok == 1) {
-		f32_vd_rows(n, n_rows, w, w_stride, x, y);
-		return;
-	}
-	for (int64_t t = 0; t < n_tok; t++)
-		q42_compat_dot_f32_lanes_rows_avx512(n, n_rows, y + (uint64_t)t * y_stride, w, w_stride,
-						     (const uint8_t *)x + (uint64_t)t * x_stride);
-}
+F32_ROWS(avx512, A5)
+F32_ROWS(avx2, A2)
 
 /* ---- BF16 weights (AVX-512 BF16) --------------------------------------- */
 

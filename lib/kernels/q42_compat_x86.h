@@ -61,6 +61,8 @@ void q42_compat_rows_bf16_vd_avx2(Q42_COMPAT_ROWS_ARGS);
 /* F32 weights (q42_compat_dot_f32_vd, and _lanes for the tokens of a
  * pass) */
 void q42_compat_rows_f32_avx512(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f32_avx2(Q42_COMPAT_ROWS_ARGS);
+void q42_compat_rows_f32_vd_avx2(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f32_vd_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS);
 

@@ -280,16 +280,22 @@ PY
 	[[ $output == *"--arith 'fast'"* ]]
 }
 
-@test "--isa: under --arith llamacpp every level this CPU runs gives the same logits, for every weight type family" {
+@test "--isa: under --arith llamacpp every level this CPU runs gives the same logits, for every weight type family, with either KV cache" {
 	all=$(seq -s, 0 511)
-	for m in e256-llama-q4_k_m e256-llama-tied-f16 e256-llama-q5_0 e256-llama-q2_k e256-llama-q3_k e256-llama-tq1_0 e256-llama-iq4_nl e256-llama-iq4_xs; do
-		ref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --isa scalar)
-		[ "$(printf '%s\n' "$ref" | wc -l)" -eq 512 ]
-		for isa in avx2 avx512; do
-			run "$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --isa "$isa"
-			# a level this CPU lacks is refused when the model loads
-			[ "$status" -ne 0 ] && continue
-			[ "$output" = "$ref" ]
+	for m in e256-llama-q4_k_m e256-llama-tied-f16 e256-llama-q5_0 e256-llama-q2_k e256-llama-q3_k e256-llama-tq1_0 \
+		e256-llama-iq4_nl e256-llama-iq4_xs e256-llama-q8_0 e256-llama-q4_0 e256-llama-q5_1 e256-llama-q6_k \
+		e256-llama-tq2_0 e256-llama-tied-bf16; do
+		for kv in f32 f16; do
+			ref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" \
+				--kv-type "$kv" --isa scalar)
+			[ "$(printf '%s\n' "$ref" | wc -l)" -eq 512 ]
+			for isa in avx2 avx512; do
+				run "$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" \
+					--kv-type "$kv" --isa "$isa"
+				# a level this CPU lacks is refused when the model loads
+				[ "$status" -ne 0 ] && continue
+				[ "$output" = "$ref" ]
+			done
 		done
 	done
 }
