@@ -265,7 +265,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->max_tokens = Q42_GEN_MAX_TOKENS_DEFAULT;
-	o->bench = (q42_bench_opts){128, 64, 5, 0};
+	o->bench = (q42_bench_opts){128, 64, 5, 0, false};
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
 	o->eo.device = -1;
@@ -1053,10 +1053,15 @@ static void print_bench_json(const struct opts *o, const q42_engine *e, const ch
 	       r->pp_device_ms, b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps,
 	       r->tg_device_ms);
 	if (r->tg_stream_gbps > 0.0)
-		printf("\"stream_gb_s\":%.3f,\"products_share\":%.4f,\"attention_share\":%.4f},",
+		printf("\"stream_gb_s\":%.3f,\"products_share\":%.4f,\"attention_share\":%.4f,",
 		       r->tg_stream_gbps, r->tg_products_share, r->tg_attention_share);
 	else
-		printf("\"stream_gb_s\":null,\"products_share\":null,\"attention_share\":null},");
+		printf("\"stream_gb_s\":null,\"products_share\":null,\"attention_share\":null,");
+	if (r->tg_read_gbps > 0.0)
+		printf("\"read_gb_s\":%.3f,\"vs_read\":%.4f,\"products_vs_read\":%.4f},", r->tg_read_gbps,
+		       r->tg_vs_read, r->tg_products_vs_read);
+	else
+		printf("\"read_gb_s\":null,\"vs_read\":null,\"products_vs_read\":null},");
 	if (b->n_pp > 0)
 		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
 		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
@@ -1116,7 +1121,10 @@ static int run_bench(const struct opts *o)
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
-	rc = q42_bench_run(e, &o->bench, &r, &err);
+	/* the weights a device pass reads are in device memory */
+	q42_bench_opts bo = o->bench;
+	bo.read_pass = q42_engine_backend(e) == Q42_BACKEND_CPU;
+	rc = q42_bench_run(e, &bo, &r, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
 		ex = rc == Q42_ENOMEM ? EXIT_NOMEM : rc == Q42_EARG ? EXIT_USAGE : EXIT_REQUEST;
@@ -1138,16 +1146,20 @@ static int run_bench(const struct opts *o)
 	if (r.tg_stream_gbps > 0.0)
 		snprintf(stream, sizeof stream, "tg_stream_gb_s=%.2f tg_mm_pct=%.1f tg_att_pct=%.1f",
 			 r.tg_stream_gbps, 100.0 * r.tg_products_share, 100.0 * r.tg_attention_share);
+	char read[96] = "tg_read_gb_s=- tg_vs_read=- tg_mm_vs_read=-";
+	if (r.tg_read_gbps > 0.0)
+		snprintf(read, sizeof read, "tg_read_gb_s=%.2f tg_vs_read=%.3f tg_mm_vs_read=%.3f",
+			 r.tg_read_gbps, r.tg_vs_read, r.tg_products_vs_read);
 	if (o->json)
 		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
 	else
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
-		       "tg_weight_gb_s=%.2f %s ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
+		       "tg_weight_gb_s=%.2f %s %s ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
 		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f huge_mib=%s kv_mib=%.1f "
 		       "act_mib=%.1f scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s "
 		       "backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
-		       stream, tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
+		       stream, read, tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
 		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()), huge_mib,
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
 		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),

@@ -57,6 +57,80 @@ static uint64_t weight_bytes(const q42_engine *e)
 	return sum;
 }
 
+/* ---- the read pass ------------------------------------------------------
+ *
+ * The machine's read bandwidth, measured on the same bytes a decode step
+ * streams, by the same threads, between one generation step and the next:
+ * membw's loop (llamapeer's membw.c: an integer sum over 8-byte words,
+ * each thread over one contiguous share) run over every weight matrix, with
+ * no hand-over between the matrices. A separate membw run reads other
+ * pages, in another process, seconds away; on a host whose bandwidth swings
+ * by a third from one second to the next that ratio is mostly noise, while
+ * a step and the pass after it see the same machine. */
+
+struct read_args {
+	const uint8_t **p;
+	const uint64_t *len;
+	uint32_t n;
+	uint64_t sink[Q42_POOL_MAX_THREADS];
+};
+
+typedef uint64_t read_vec __attribute__((vector_size(64)));
+
+/* membw's loop as its -march=native build runs it: one 64-byte load
+ * added to one accumulator per line (a single zmm load where the CPU has
+ * AVX-512, two ymm ones with AVX2). */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static uint64_t sum_words(const uint8_t *p, uint64_t bytes)
+{
+	read_vec acc = {0};
+	uint64_t i = 0, s = 0;
+	for (; i + 64 <= bytes; i += 64) {
+		read_vec v;
+		memcpy(&v, p + i, sizeof v);
+		acc += v;
+	}
+	for (uint32_t k = 0; k < 8; k++)
+		s += acc[k];
+	for (; i + 8 <= bytes; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, sizeof v);
+		s += v;
+	}
+	return s;
+}
+
+static void read_job(void *v, uint32_t ith, uint32_t nth)
+{
+	struct read_args *a = v;
+	uint64_t s = 0;
+	for (uint32_t i = 0; i < a->n; i++) {
+		/* shares start on a 64-byte line, as a thread's rows do */
+		const uint64_t lines = a->len[i] / 64;
+		const uint64_t b0 = lines * ith / nth * 64;
+		const uint64_t b1 = ith + 1 == nth ? a->len[i] : lines * (ith + 1) / nth * 64;
+		s += sum_words(a->p[i] + b0, b1 - b0);
+	}
+	a->sink[ith] = s;
+}
+
+/* The matrices weight_bytes counts, in the order a step reads them. */
+static uint32_t read_list(const q42_engine *e, const uint8_t **p, uint64_t *len)
+{
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < e->n_layer; l++)
+		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
+			const q42_weight *w = &e->layers[l].w[s];
+			if (w->data != NULL && w->k != NULL) {
+				p[n] = w->data;
+				len[n++] = w->row_bytes * (uint64_t)w->n_out;
+			}
+		}
+	p[n] = e->g[Q42_W_OUTPUT].data;
+	len[n++] = e->g[Q42_W_OUTPUT].row_bytes * (uint64_t)e->g[Q42_W_OUTPUT].n_out;
+	return n;
+}
+
 static void random_ids(int32_t *ids, uint32_t n, uint32_t n_vocab, uint64_t seed)
 {
 	uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -73,11 +147,13 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	const uint32_t n_ctx = q42_engine_n_ctx(e), n_vocab = q42_engine_n_vocab(e);
 	const uint32_t n_ids = o->n_pp > o->n_tg ? o->n_pp : o->n_tg;
 	int32_t *ids = NULL;
-	double *tps = NULL;
+	double *tps = NULL, *rd_s = NULL, *vs = NULL;
+	uint64_t *len = NULL;
+	struct read_args rd = {NULL, NULL, 0, {0}};
 	double dev0;
 	int rc = Q42_OK;
 
-	*out = (q42_bench_result){{0, 0, 0}, {0, 0, 0}, weight_bytes(e), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+	*out = (q42_bench_result){.weight_bytes = weight_bytes(e)};
 	if (o->reps < 1 || o->reps > Q42_BENCH_REPS_MAX)
 		return q42_err_set(err, Q42_EARG, "bench: %u repetitions, expected 1..%u", o->reps,
 				   Q42_BENCH_REPS_MAX);
@@ -111,19 +187,42 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		out->pp_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
 	}
 	if (o->n_tg > 0) {
-		double total = 0.0;
+		double total = 0.0, read_total = 0.0;
+		uint32_t n_read = 0;
+		if (o->read_pass && e->pool != NULL) {
+			const uint32_t cap = e->n_layer * Q42_W_COUNT_ + 1;
+			rd.p = malloc(cap * sizeof *rd.p);
+			rd.len = len = malloc(cap * sizeof *len);
+			rd_s = malloc((uint64_t)o->reps * o->n_tg * sizeof *rd_s);
+			vs = malloc((uint64_t)o->reps * o->n_tg * sizeof *vs);
+			if (rd.p == NULL || len == NULL || rd_s == NULL || vs == NULL) {
+				rc = q42_err_set(err, Q42_ENOMEM, "bench: out of memory");
+				goto fail;
+			}
+			rd.n = read_list(e, rd.p, len);
+		}
 		dev0 = q42_engine_device_ms(e);
 		memset(e->phase_ns, 0, sizeof e->phase_ns);
 		e->phase_clock = true;
 		for (uint32_t r = 0; r < o->reps; r++) {
+			double dt = 0.0;
 			q42_engine_reset(e);
-			const double t0 = now_s();
 			for (uint32_t i = 0; i < o->n_tg; i++) {
+				const double t0 = now_s();
 				rc = q42_engine_eval(e, ids + i, 1, err);
 				if (rc != Q42_OK)
 					goto fail;
+				const double step = now_s() - t0;
+				dt += step;
+				if (rd.n == 0)
+					continue;
+				const double t1 = now_s();
+				q42_pool_run(e->pool, read_job, &rd);
+				rd_s[n_read] = now_s() - t1;
+				read_total += rd_s[n_read];
+				vs[n_read] = rd_s[n_read] / step;
+				n_read++;
 			}
-			const double dt = now_s() - t0;
 			total += dt;
 			tps[r] = (double)o->n_tg / dt;
 		}
@@ -133,6 +232,14 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 			out->tg_stream_gbps = (double)out->weight_bytes * o->n_tg * o->reps / mm / 1e9;
 			out->tg_products_share = mm / total;
 			out->tg_attention_share = (double)e->phase_ns[Q42_PHASE_ATTENTION] * 1e-9 / total;
+			if (n_read > 0)
+				out->tg_products_vs_read = read_total / mm;
+		}
+		if (n_read > 0) {
+			for (uint32_t i = 0; i < n_read; i++)
+				rd_s[i] = (double)out->weight_bytes / rd_s[i] / 1e9;
+			out->tg_read_gbps = summarise(rd_s, n_read).median;
+			out->tg_vs_read = summarise(vs, n_read).median;
 		}
 		out->tg = summarise(tps, o->reps);
 		out->tg_device_ms = (q42_engine_device_ms(e) - dev0) / o->reps;
@@ -143,6 +250,10 @@ fail:
 	q42_engine_reset(e);
 	free(ids);
 	free(tps);
+	free((void *)rd.p);
+	free(len);
+	free(rd_s);
+	free(vs);
 	return rc;
 }
 

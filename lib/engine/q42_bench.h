@@ -10,6 +10,7 @@
 #ifndef Q42_BENCH_H
 #define Q42_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
 #include "engine/q42_engine.h"
@@ -21,6 +22,7 @@ typedef struct q42_bench_opts {
 	uint32_t n_tg;  /* generated tokens per repetition (0: skip) */
 	uint32_t reps;  /* 1..Q42_BENCH_REPS_MAX */
 	uint64_t seed;  /* for the random token ids */
+	bool read_pass; /* a read pass after each generation step (q42_bench_result) */
 } q42_bench_opts;
 
 typedef struct q42_bench_stat {
@@ -38,6 +40,13 @@ typedef struct q42_bench_result {
 	 * the cache stores); the rest is norms, quantization of the
 	 * activations, the embedding lookup and the thread hand-overs. */
 	double tg_stream_gbps, tg_products_share, tg_attention_share;
+	/* With read_pass (CPU backend; else 0): after every generation step,
+	 * one pass of membw's read loop over the same weight bytes, on the
+	 * same threads. The median over the passes of its rate, GB/s; the
+	 * median over the steps of (the pass's time / the step's time), that
+	 * is of the step's weight GB/s over the machine's read GB/s at that
+	 * moment; and all passes' time over the product jobs' time. */
+	double tg_read_gbps, tg_vs_read, tg_products_vs_read;
 	/* mean device time of one repetition (Vulkan timestamps; 0 on the CPU) */
 	double pp_device_ms, tg_device_ms;
 } q42_bench_result;

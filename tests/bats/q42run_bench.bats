@@ -109,6 +109,38 @@ PY
 	python3 -c 'import json, sys; t = json.loads(sys.argv[1])["tg"]; assert t["stream_gb_s"] is None, t' "$output"
 }
 
+@test "--bench: the read pass after each generation step (tg_read_gb_s, tg_vs_read)" {
+	need_model m stories260K.gguf
+	run "$Q42RUN" -m "$m" --bench --pp 0 --tg 48 --reps 2 -t 2 -c 256
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import sys
+f = dict(kv.split("=", 1) for kv in sys.argv[1].split())
+w, s = float(f["tg_weight_gb_s"]), float(f["tg_stream_gb_s"])
+r, v, mv = float(f["tg_read_gb_s"]), float(f["tg_vs_read"]), float(f["tg_mm_vs_read"])
+assert r > 0 and v > 0 and mv > 0, f
+# step / pass pairs against the whole run's rates: a median of ratios and a
+# ratio of medians differ, but not by a factor of 3 (a pass over other
+# bytes, or the ratio turned over, would be far off: this model's
+# weights sit in cache, so a pass is much faster than a step)
+assert w / r / 3 < v < w / r * 3, f
+assert s / r / 3 < mv < s / r * 3, f
+assert v < 1 and mv < 1, f
+PY
+	run "$Q42RUN" -m "$m" --bench --pp 0 --tg 8 --reps 1 -t 1 --json
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys
+t = json.loads(sys.argv[1])["tg"]
+assert t["read_gb_s"] > 0 and 0 < t["vs_read"] and 0 < t["products_vs_read"], t
+PY
+	run "$Q42RUN" -m "$m" --bench --pp 4 --tg 0 --reps 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" tg_read_gb_s=- tg_vs_read=- tg_mm_vs_read=- "* ]]
+	run "$Q42RUN" -m "$m" --bench --pp 4 --tg 0 --reps 1 --json
+	python3 -c 'import json, sys; t = json.loads(sys.argv[1])["tg"]; assert t["read_gb_s"] is None and t["vs_read"] is None, t' "$output"
+}
+
 # With --batch 1 the prompt is one-token passes, all but the last without
 # logits: their last layer stores its K and V and stops (q42_forward.c).
 # tiny-llama-spm's first token changes when that V column is left out.

@@ -14,7 +14,9 @@
 # --bench --reps 1, membw again, then llamapeer bench --reps 1: the memory
 # bandwidth of a shared VM moves by a third within minutes, and measuring
 # all of one program and then all of the other turned such a drift into
-# the ratio. The round's bandwidth is the mean of the two membw runs on
+# the ratio (q42run's read pass, tg_vs_read, pairs each generation step
+# with a read of the same bytes instead: its row beside membw's). The
+# round's bandwidth is the mean of the two membw runs on
 # either side of q42run (one run after llamapeer missed swings that came
 # and went within a round). Each round gives its own ratios (q42 /
 # llama.cpp, q42's weight stream / membw); the table shows the medians of
@@ -75,7 +77,7 @@ ctxopt=
 [ -n "${BENCH_CTX:-}" ] && ctxopt="-c $BENCH_CTX"
 mb=$(dirname "${peer:-/nonexistent}")/membw
 [ -x "$mb" ] || mb=
-: >"$tmp/rounds"; : >"$tmp/stream"
+: >"$tmp/rounds"; : >"$tmp/stream"; : >"$tmp/read"
 r=0 ctx= l=
 # the median bandwidth of one membw run, GB/s (empty without membw)
 membw() { [ -n "$peer" ] && [ -n "$mb" ] && field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps; }
@@ -98,6 +100,9 @@ while [ "$r" -lt "$reps" ]; do
 		"$(field "$l" pp_tok_s) $(field "$l" tg_tok_s) $bw" >>"$tmp/rounds"
 	st=$(field "$q" tg_stream_gb_s)
 	[ -n "$bw" ] && [ -n "$st" ] && [ "$st" != - ] && echo "$st $bw" >>"$tmp/stream"
+	rd=$(field "$q" tg_read_gb_s)
+	[ -n "$rd" ] && [ "$rd" != - ] && echo "$(field "$q" tg_weight_gb_s) $rd $(field "$q" tg_vs_read)" \
+		"$st $(field "$q" tg_mm_vs_read)" >>"$tmp/read"
 	r=$((r + 1))
 done
 # median of column c of the rounds (1..6), or of its ratio to column d
@@ -201,6 +206,13 @@ row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt" "$([ -n "$ltg" ] && ratio 2 5)"
 # steps between products
 [ -s "$tmp/stream" ] && row "tg products GB/s vs membw" "$(awk '{ print $1 }' "$tmp/stream" | median)" "$bw" \
 	"(kernels)" "$(awk '$2 + 0 > 0 { print $1 / $2 }' "$tmp/stream" | median)"
+# q42run's read pass (tg_read_gb_s): membw's loop over the same weight
+# bytes, in the same process, after every generation step; the ratio is the
+# median of the rounds' medians of step / pass pairs, so it holds still
+# where the host's bandwidth moves between one membw run and the next
+rcol() { awk -v c="$1" '{ print $c }' "$tmp/read" | median; }
+[ -s "$tmp/read" ] && row "tg GB/s vs read pass" "$(rcol 1)" "$(rcol 2)" ">= ${bwt:-?}" "$(rcol 3)"
+[ -s "$tmp/read" ] && row "tg products vs read pass" "$(rcol 4)" "$(rcol 2)" "(kernels)" "$(rcol 5)"
 row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
