@@ -1058,10 +1058,14 @@ static void print_bench_json(const struct opts *o, const q42_engine *e, const ch
 	else
 		printf("\"stream_gb_s\":null,\"products_share\":null,\"attention_share\":null,");
 	if (r->tg_read_gbps > 0.0)
-		printf("\"read_gb_s\":%.3f,\"vs_read\":%.4f,\"products_vs_read\":%.4f},", r->tg_read_gbps,
+		printf("\"read_gb_s\":%.3f,\"vs_read\":%.4f,\"products_vs_read\":%.4f,", r->tg_read_gbps,
 		       r->tg_vs_read, r->tg_products_vs_read);
 	else
-		printf("\"read_gb_s\":null,\"vs_read\":null,\"products_vs_read\":null},");
+		printf("\"read_gb_s\":null,\"vs_read\":null,\"products_vs_read\":null,");
+	if (r->tg_read_ops_gbps > 0.0)
+		printf("\"read_ops_gb_s\":%.3f},", r->tg_read_ops_gbps);
+	else
+		printf("\"read_ops_gb_s\":null},");
 	if (b->n_pp > 0)
 		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
 		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
@@ -1146,10 +1150,13 @@ static int run_bench(const struct opts *o)
 	if (r.tg_stream_gbps > 0.0)
 		snprintf(stream, sizeof stream, "tg_stream_gb_s=%.2f tg_mm_pct=%.1f tg_att_pct=%.1f",
 			 r.tg_stream_gbps, 100.0 * r.tg_products_share, 100.0 * r.tg_attention_share);
-	char read[96] = "tg_read_gb_s=- tg_vs_read=- tg_mm_vs_read=-";
+	char read[128] = "tg_read_gb_s=- tg_vs_read=- tg_mm_vs_read=- tg_read_ops_gb_s=-", ops[32] = "-";
+	if (r.tg_read_ops_gbps > 0.0)
+		snprintf(ops, sizeof ops, "%.2f", r.tg_read_ops_gbps);
 	if (r.tg_read_gbps > 0.0)
-		snprintf(read, sizeof read, "tg_read_gb_s=%.2f tg_vs_read=%.3f tg_mm_vs_read=%.3f",
-			 r.tg_read_gbps, r.tg_vs_read, r.tg_products_vs_read);
+		snprintf(read, sizeof read,
+			 "tg_read_gb_s=%.2f tg_vs_read=%.3f tg_mm_vs_read=%.3f tg_read_ops_gb_s=%s",
+			 r.tg_read_gbps, r.tg_vs_read, r.tg_products_vs_read, ops);
 	if (o->json)
 		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
 	else

@@ -40,13 +40,16 @@ typedef struct q42_bench_result {
 	 * the cache stores); the rest is norms, quantization of the
 	 * activations, the embedding lookup and the thread hand-overs. */
 	double tg_stream_gbps, tg_products_share, tg_attention_share;
-	/* With read_pass (CPU backend; else 0): after every generation step,
-	 * one pass of membw's read loop over the same weight bytes, on the
-	 * same threads. The median over the passes of its rate, GB/s; the
-	 * median over the steps of (the pass's time / the step's time), that
-	 * is of the step's weight GB/s over the machine's read GB/s at that
-	 * moment; and all passes' time over the product jobs' time. */
-	double tg_read_gbps, tg_vs_read, tg_products_vs_read;
+	/* With read_pass (CPU backend; else 0): after every other generation
+	 * step, one pass of membw's read loop over the same weight bytes, on
+	 * the same threads, in one job. The median over the passes of its
+	 * rate, GB/s; the median over those steps of (the pass's time / the
+	 * step's time), that is of the step's weight GB/s over the machine's
+	 * read GB/s at that moment; and the mean pass time over the mean
+	 * time of a step's product jobs. After the other steps the same pass
+	 * runs as one job per matrix: the median of its rate, GB/s (0 with
+	 * fewer than two steps). */
+	double tg_read_gbps, tg_vs_read, tg_products_vs_read, tg_read_ops_gbps;
 	/* mean device time of one repetition (Vulkan timestamps; 0 on the CPU) */
 	double pp_device_ms, tg_device_ms;
 } q42_bench_result;

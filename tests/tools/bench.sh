@@ -102,7 +102,7 @@ while [ "$r" -lt "$reps" ]; do
 	[ -n "$bw" ] && [ -n "$st" ] && [ "$st" != - ] && echo "$st $bw" >>"$tmp/stream"
 	rd=$(field "$q" tg_read_gb_s)
 	[ -n "$rd" ] && [ "$rd" != - ] && echo "$(field "$q" tg_weight_gb_s) $rd $(field "$q" tg_vs_read)" \
-		"$st $(field "$q" tg_mm_vs_read)" >>"$tmp/read"
+		"$st $(field "$q" tg_mm_vs_read) $(field "$q" tg_read_ops_gb_s)" >>"$tmp/read"
 	r=$((r + 1))
 done
 # median of column c of the rounds (1..6), or of its ratio to column d
@@ -213,6 +213,9 @@ row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt" "$([ -n "$ltg" ] && ratio 2 5)"
 rcol() { awk -v c="$1" '{ print $c }' "$tmp/read" | median; }
 [ -s "$tmp/read" ] && row "tg GB/s vs read pass" "$(rcol 1)" "$(rcol 2)" ">= ${bwt:-?}" "$(rcol 3)"
 [ -s "$tmp/read" ] && row "tg products vs read pass" "$(rcol 4)" "$(rcol 2)" "(kernels)" "$(rcol 5)"
+# the read pass again, one job per matrix: what the hand-overs alone cost
+[ -s "$tmp/read" ] && row "read per matrix vs one job" "$(rcol 6)" "$(rcol 2)" "(ceiling)" \
+	"$(awk '$2 + 0 > 0 && $6 + 0 > 0 { print $6 / $2 }' "$tmp/read" | median)"
 row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
