@@ -72,6 +72,10 @@ static uint64_t weight_bytes(const q42_engine *e)
  * each thread's stream starting afresh at every matrix, the ceiling of any
  * product kernel under them. */
 
+/* Steps followed by a pass: the first ones only, so that the samples of a
+ * long run (up to 1000 repetitions of a whole context) stay a few MB. */
+#define Q42_BENCH_READ_STEPS 65536u
+
 struct read_args {
 	const uint8_t **p;
 	const uint64_t *len;
@@ -196,7 +200,8 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		uint32_t n_read = 0, n_ops = 0;
 		if (o->read_pass && e->pool != NULL) {
 			const uint32_t cap = e->n_layer * Q42_W_COUNT_ + 1;
-			const uint64_t n_steps = (uint64_t)o->reps * o->n_tg;
+			const uint64_t all = (uint64_t)o->reps * o->n_tg;
+			const uint64_t n_steps = all < Q42_BENCH_READ_STEPS ? all : Q42_BENCH_READ_STEPS;
 			rd.p = malloc(cap * sizeof *rd.p);
 			rd.len = len = malloc(cap * sizeof *len);
 			rd_s = malloc(n_steps * sizeof *rd_s);
@@ -221,10 +226,11 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 					goto fail;
 				const double step = now_s() - t0;
 				dt += step;
-				if (n_mat == 0)
+				const uint64_t step_i = (uint64_t)r * o->n_tg + i;
+				if (n_mat == 0 || step_i >= Q42_BENCH_READ_STEPS)
 					continue;
 				const double t1 = now_s();
-				if ((r * o->n_tg + i) % 2 == 0) {
+				if (step_i % 2 == 0) {
 					rd.i0 = 0;
 					rd.i1 = n_mat;
 					q42_pool_run(e->pool, read_job, &rd);

@@ -41,7 +41,7 @@ typedef struct q42_bench_result {
 	 * activations, the embedding lookup and the thread hand-overs. */
 	double tg_stream_gbps, tg_products_share, tg_attention_share;
 	/* With read_pass (CPU backend; else 0): after every other generation
-	 * step, one pass of membw's read loop over the same weight bytes, on
+	 * step (of the first 65536), one pass of membw's read loop over the same weight bytes, on
 	 * the same threads, in one job. The median over the passes of its
 	 * rate, GB/s; the median over those steps of (the pass's time / the
 	 * step's time), that is of the step's weight GB/s over the machine's
