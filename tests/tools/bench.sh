@@ -207,9 +207,10 @@ row "tg$tg tok/s" "$qtg" "$ltg" ">= $tgt" "$([ -n "$ltg" ] && ratio 2 5)"
 [ -s "$tmp/stream" ] && row "tg products GB/s vs membw" "$(awk '{ print $1 }' "$tmp/stream" | median)" "$bw" \
 	"(kernels)" "$(awk '$2 + 0 > 0 { print $1 / $2 }' "$tmp/stream" | median)"
 # q42run's read pass (tg_read_gb_s): membw's loop over the same weight
-# bytes, in the same process, after every generation step; the ratio is the
-# median of the rounds' medians of step / pass pairs, so it holds still
-# where the host's bandwidth moves between one membw run and the next
+# bytes, in the same process, after every other generation step; the ratio
+# is the median of the rounds' medians of step / pass pairs, each step set
+# against the bandwidth of the same moment rather than of membw runs
+# seconds away
 rcol() { awk -v c="$1" '{ print $c }' "$tmp/read" | median; }
 [ -s "$tmp/read" ] && row "tg GB/s vs read pass" "$(rcol 1)" "$(rcol 2)" ">= ${bwt:-?}" "$(rcol 3)"
 [ -s "$tmp/read" ] && row "tg products vs read pass" "$(rcol 4)" "$(rcol 2)" "(kernels)" "$(rcol 5)"
