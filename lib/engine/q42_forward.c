@@ -219,9 +219,6 @@ struct mm_args {
 	 * then y0 = swiglu(y0, y1) over them */
 	bool swiglu;
 	q42_top1 *top1; /* per tile of part 0 (one token): its largest value */
-	/* one-token q, k and v of layer att_layer - 1 (0: another product):
-	 * each thread prefetches its attention's cache lines midway */
-	uint32_t att_layer;
 	atomic_uint next; /* several tokens: the next tile to hand out */
 	/* one token: thread i's range of tiles, front | back << 32, each on a
 	 * cache line of its own */
@@ -356,14 +353,11 @@ static bool mm_claim(struct mm_args *m, uint32_t ith, uint32_t nth, uint32_t *i,
 	return true;
 }
 
-static void att_prefetch(const q42_engine *e, uint32_t l, uint32_t ith, uint32_t nth);
-
 static void mm_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct mm_args *m = v;
 	const q42_engine *e = m->e;
 	uint32_t i, k, p, ti;
-	bool first = true;
 	while (mm_claim(m, ith, nth, &i, &k, &p, &ti)) {
 		const struct mm_part *pt = &m->part[p];
 		const int64_t r0 = (int64_t)ti * Q42_TILE_ROWS;
@@ -381,9 +375,6 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 				e->swiglu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
 			}
 		}
-		if (first && m->att_layer != 0)
-			att_prefetch(e, m->att_layer - 1, ith, nth);
-		first = false;
 		if (m->top1 != NULL)
 			for (uint32_t j = 0; j < k; j++) {
 				const int64_t a = r0 + (int64_t)j * Q42_TILE_ROWS;
@@ -627,75 +618,6 @@ static inline void spin_pause(void)
 #endif
 }
 
-/* The q heads h0..h1-1 that thread ith of nth computes in a one-token
- * attention job (att_one says why fixed runs). */
-static void att_heads(const q42_engine *e, uint32_t ith, uint32_t nth, uint32_t *h0, uint32_t *h1)
-{
-	*h0 = (ith * e->n_head + nth - 1) / nth;
-	*h1 = ((ith + 1) * e->n_head + nth - 1) / nth;
-}
-
-/* At most this many bytes of cache lines per thread and layer: about a
- * core's L2, where the lines must still be when attention reads them. */
-#define Q42_ATT_PREFETCH_BYTES (1u << 20)
-
-/* Thread ith's share of a one-token attention of layer l reads the K rows
- * and V runs of positions 0..n_past of its heads' kv heads and writes the
- * new K row and V column among them. A decode step's weight stream
- * evicts every one of those lines, and attention then meets them a few
- * misses at a time: smol360 Q8_0 at --tg 64 (AMD EPYC guest, TSC
- * cycles per layer on the caller), an attention job took 22-28k, the
- * same job run again at once 7-9k. So the q/k/v job calls this after
- * each thread's first run of tiles, when about half of its share of
- * weights is still to stream: the misses overlap the stream, and what
- * streams after them is too little to evict them from L2. Measured
- * (q42run --bench --pp 0 --tg 64 --reps 3, 2 threads, f16 cache, runs
- * alternating with the previous build): Q8_0 attention 4.7-5.2 -> 3.6-4.1
- * % of a step, 1.025-1.078x tok/s (4 pairs); Q4_K_M 3.6-5.6 -> 2.3-4.1 %;
- * F16 2.4-2.6 -> 1.9-2.2 %, tok/s the same within noise (8 pairs); at
- * --tg 1024 Q8_0 attention 18 -> 12.5 %, 1.03-1.055x. Only the most
- * recent positions when they exceed Q42_ATT_PREFETCH_BYTES: the older
- * ones would evict each other and are long sequential runs the hardware
- * prefetcher follows anyway. */
-static void att_prefetch(const q42_engine *e, uint32_t l, uint32_t ith, uint32_t nth)
-{
-	const uint32_t g = e->n_head / e->layers[l].n_head_kv, n = e->n_past + 1;
-	const uint64_t vrun = (uint64_t)Q42_V_BLOCK * e->v_elem_bytes;
-	uint32_t h0, h1;
-	att_heads(e, ith, nth, &h0, &h1);
-	if (h0 == h1)
-		return;
-	const uint32_t n_kv = (h1 - 1) / g - h0 / g + 1;
-	const uint64_t per_pos = n_kv * (e->k_row_bytes + (uint64_t)e->hd_v * e->v_elem_bytes);
-	const uint64_t fit = Q42_ATT_PREFETCH_BYTES / per_pos / Q42_V_BLOCK * Q42_V_BLOCK;
-	/* a whole number of V blocks, the last one partial */
-	const uint32_t p0 = n > fit ? (uint32_t)((n - fit + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK) : 0;
-	for (uint32_t kvh = h0 / g; kvh <= (h1 - 1) / g; kvh++) {
-		/* K rows run contiguously to the end of a chunk */
-		for (uint32_t p = p0; p < n;) {
-			const uint32_t left = e->kv_chunk - p % e->kv_chunk;
-			const uint32_t run = n - p < left ? n - p : left;
-			const uint8_t *k = k_row(e, l, kvh, p);
-			for (uint64_t o = 0; o < (uint64_t)run * e->k_row_bytes; o += 64)
-				__builtin_prefetch(k + o, 0, 3);
-			p += run;
-		}
-		/* a full V block is contiguous; the last one's runs are read
-		 * up to position n - 1 and written there */
-		for (uint32_t p = p0; p < n; p += Q42_V_BLOCK) {
-			const uint8_t *v = v_at(e, l, kvh, 0, p);
-			if (n - p >= Q42_V_BLOCK) {
-				for (uint64_t o = 0; o < vrun * e->hd_v; o += 64)
-					__builtin_prefetch(v + o, 0, 3);
-				continue;
-			}
-			for (uint32_t d = 0; d < e->hd_v; d++)
-				for (uint64_t o = 0; o < (uint64_t)(n - p) * e->v_elem_bytes; o += 64)
-					__builtin_prefetch(v + d * vrun + o, 1, 3);
-		}
-	}
-}
-
 /* Attention of a one-token pass. Each thread takes a fixed run of q
  * heads, the first threads one more where they do not divide evenly:
  * the caller starts first, the worker 0.3k-1.3k TSC cycles after the job
@@ -723,9 +645,8 @@ static void att_prefetch(const q42_engine *e, uint32_t l, uint32_t ith, uint32_t
 static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 {
 	q42_engine *e = a->e;
-	const uint32_t g = e->n_head / e->layers[a->l].n_head_kv, seq = e->att_seq;
-	uint32_t h0, h1;
-	att_heads(e, ith, nth, &h0, &h1);
+	const uint32_t H = e->n_head, g = H / e->layers[a->l].n_head_kv, seq = e->att_seq;
+	const uint32_t h0 = (ith * H + nth - 1) / nth, h1 = ((ith + 1) * H + nth - 1) / nth;
 	const uint32_t kv0 = (h0 + g - 1) / g, kv1 = (h1 + g - 1) / g;
 	float *cache = e->ts[ith].rope;
 	if (h0 == h1)
@@ -825,7 +746,6 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
 	mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
 	m.n_tok = n;
-	m.att_layer = n == 1 && keep > 0 ? l + 1 : 0;
 	mm_run(e, &m);
 	const uint64_t t0 = phase_start(e);
 	if (keep == 0) {
