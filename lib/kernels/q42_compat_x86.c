@@ -2561,7 +2561,16 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bo
  * of sixteen lanes, as f16_f32_one. Distances measured on Intel in
  * smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
  * 4 KiB into L2 29.3 -> 30.7 tok/s against the integer products' 8 KiB;
- * 512 bytes or 1 KiB into L1 the same. */
+ * 512 bytes or 1 KiB into L1 the same.
+ * Long rows stream worse. On AMD Zen 5 (EPYC guest, bench_rows --type
+ * r16-f16 --threads 2, row lengths alternating run by run, medians of 4-9
+ * runs) the product reads 0.98-1.00 of a plain read's bytes/s at k = 1024,
+ * 0.96 at 1280, 0.91 at 1536, 0.90 at 2048, 0.87 at 2560 (smol360's FFN
+ * down) and 4096. Part of it is x: a group of 2560 is 80 KB, so x's 10 KB
+ * has left L1 (48 KB) before the next group reads it again; x cut to its
+ * first 4 KiB (wrong sums, as a probe) took k = 2560 from 0.81 to 0.86.
+ * Prefetching x into L1 64-256 floats ahead, or the group 8 or 16 KiB
+ * ahead into L2, gained nothing there. */
 enum { F16_L1_AHEAD = 1024, F16_L2_AHEAD = 4096 };
 A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v, float *y)
 {
