@@ -73,6 +73,13 @@ static inline bool r16_fifth(enum r16_kind k)
 	return k == R16_Q5_0 || k == R16_Q5_1;
 }
 
+/* the kinds a one-token pass prefetches into L2 off Intel
+ * (q42_kernels_x86.c) */
+static inline bool r16_l2_prefetch(enum r16_kind k)
+{
+	return r16_fifth(k) || k == R16_Q4_0;
+}
+
 struct r16_type {
 	int bytes, qs, qh;   /* file block size, quants' and qh's offsets in it */
 	int xbytes, xqs;     /* activation block (Q8_0 or Q8_1) */
@@ -258,8 +265,8 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
 		UNROLL
 		for (int v = 0; v < 9; v++)
 			acc[t][v] = _mm512_setzero_ps();
-	/* the light kinds leave the stream to the hardware off Intel */
-	const bool l1 = q42_x86_prefetch_l1(), pf = T == 1 && (l1 || r16_fifth(k));
+	/* Q8_0 and Q4_1 leave the stream to the hardware off Intel */
+	const bool l1 = q42_x86_prefetch_l1(), pf = T == 1 && (l1 || r16_l2_prefetch(k));
 	int64_t j = 0;
 	for (; j + 2 <= nb; j += 2, g += pair) {
 		if (pf)
