@@ -54,8 +54,15 @@ static int has_f16c(void)
  *   rate with L1 and L2; Q8_0 with L2 alone (4 KiB) 0.876 (0.85-1.14) of
  *   the rate without prefetch, although alternating token by token had
  *   it 5-13 % faster. Runs are what users get, so the light kinds stay
- *   without. smol360 Q4_0 (llamapeer quantize), 4 pairs: 124-128 tok/s
- *   without, 142-154 with L2 alone (tg read share 0.67-0.69 -> 0.77-0.82).
+ *   without. Rechecked at 56-59 GB/s, 4 pairs: Q8_0 with L2 alone 93-100
+ *   tok/s, without 98-110. smol360 Q4_0 (llamapeer quantize), 4 pairs:
+ *   124-128 tok/s without, 142-154 with L2 alone (tg read share
+ *   0.67-0.69 -> 0.77-0.82).
+ * - The L2 distance at 50-60 GB/s: bench_rows r16-q5_0 reads 0.76-0.79
+ *   of a plain read at 2 KiB, 0.85-0.90 at 4, 0.89-0.92 at 8, 0.92-0.98
+ *   at 12, 0.87-0.91 at 16 and 24 (3 rounds); yet smol360 Q4_K_M decode,
+ *   4 rounds alternating, read 0.78-0.94 of the read pass at 4 KiB,
+ *   0.78-0.92 at 12 and 0.79-0.89 at 8: no difference there, so 4 stays.
  * On these cores requests into L1 wait for its few fill buffers and stall
  * the loop that issues them, and the hardware keeps a light stream fed on
  * its own. Asked once, like F16C. */
