@@ -46,7 +46,13 @@ enum { R16_T = 2 };
  * over the Q8_0 product's in the same run): 1.17-1.21 with 1 KiB into L1
  * and 8 KiB into L2, 1.26 with 4 KiB into L1 alone, 1.31 with 16 KiB into
  * L2 alone; no prefetch at all is 35-40 % slower. Q4_K's super-blocks
- * (K4_L2_ONLY) go further ahead alone. */
+ * (K4_L2_ONLY) go further ahead alone. Each call's first bytes are not
+ * requested ahead: prefetching the first 4 or 16 KiB of a call into L2
+ * before its first group changed no product's rate (AMD Zen 5 guest,
+ * smol360 Q4_K_M decode, per-product GB/s with and without, alternating
+ * token pairs in one run: the Q5_0 products of q/k/v 50-54 GB/s both
+ * ways, of the attention output 44-47, gate/up 54-59, against 62-69 for
+ * the Q8_0 output matrix, one long stream). */
 enum { R16_L1_AHEAD = 1024, R16_L2_AHEAD = 8192, R16_L2_ONLY = 4096, K4_L2_ONLY = 8192 };
 
 /* The prefetch of the bytes of one step at g, n bytes (a multiple of 64),
