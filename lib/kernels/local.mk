@@ -38,7 +38,9 @@ endif
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K").
 # The engine's row products (decode GB/s, against membw's loop over the
 # same bytes in the same run; prefill MAC/s): bench_rows,
-# options via BENCH_ROWS_ARGS (e.g. "--threads 2 --tok 128").
+# options via BENCH_ROWS_ARGS (e.g. "--threads 2 --tok 128", or
+# "--threads 2 --job-rows 960" for decode in jobs with barriers between
+# them, as a one-token pass runs a layer's products).
 noinst_PROGRAMS += tests/tools/bench_kernels tests/tools/bench_rows
 tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)
 tests_tools_bench_rows_LDADD = $(Q42_PROGRAM_LIBS)

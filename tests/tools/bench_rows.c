@@ -7,6 +7,13 @@
  * by the loop `membw` times (a sum of 64-bit words, each thread its own
  * rows), the two passes alternating so that both see the same memory
  * bandwidth; "vs stream" is the median of the passes' ratios.
+ * --job-rows N runs the decode pass as the engine runs a one-token pass:
+ * jobs of N rows with a barrier between them (a spin, as the pool's),
+ * each job's rows split between the threads in shares of 16 rows
+ * (--job-layout split, the engine's way), or each thread's rows one run
+ * of the buffer taken N / threads rows per job (--job-layout own); the
+ * read it is compared with stays one job. Jobs the size of a layer's
+ * products (smol360: 960-2560 rows) show what the barriers cost.
  * Prefill: --tok tokens (default 128) against a matrix of the model's
  * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
  * threads in shares of 16 rows; best of --reps passes. --isa (best,
@@ -15,6 +22,7 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +42,52 @@ struct job {
 	uint64_t rb, xb;
 	bool stream; /* membw's loop over the rows' bytes instead */
 	uint64_t sum;
+	int64_t job_rows; /* > 0: decode in jobs of this many rows */
+	bool own;         /* jobs from each thread's own run of rows */
+	int t, threads;
 };
+
+/* The barrier between jobs: the last thread in bumps the generation. */
+static _Atomic uint32_t bar_in, bar_gen;
+
+static void barrier(int threads)
+{
+	const uint32_t g = atomic_load(&bar_gen);
+	if (atomic_fetch_add(&bar_in, 1) + 1 == (uint32_t)threads) {
+		atomic_store(&bar_in, 0);
+		atomic_fetch_add(&bar_gen, 1);
+		return;
+	}
+	while (atomic_load(&bar_gen) == g)
+		;
+}
+
+static void rows_of(const struct job *j, int64_t r0, int64_t r1)
+{
+	if (r1 > r0)
+		j->rows(j->n, r1 - r0, j->w + (uint64_t)r0 * j->rb, j->rb, j->n_tok, j->x, j->xb, j->y + r0,
+			(uint64_t)j->n_rows);
+}
+
+/* Thread j->t's part of the decode pass in jobs of j->job_rows rows. */
+static void run_jobs(const struct job *j)
+{
+	const int64_t N = j->n_rows, T = j->threads, jr = j->job_rows;
+	for (int64_t a = 0; a < N; a += jr) {
+		if (j->own) {
+			const int64_t base = N * j->t / T / 16 * 16;
+			const int64_t end = j->t + 1 == T ? N : N * (j->t + 1) / T / 16 * 16;
+			const int64_t r0 = base + a / T / 16 * 16;
+			const int64_t r1 = a + jr >= N ? end : base + (a + jr) / T / 16 * 16;
+			rows_of(j, r0, r1 < end ? r1 : end);
+		} else {
+			const int64_t e = a + jr < N ? a + jr : N;
+			rows_of(j, a + (e - a) * j->t / T / 16 * 16,
+				j->t + 1 == T ? e : a + (e - a) * (j->t + 1) / T / 16 * 16);
+		}
+		barrier((int)T);
+	}
+}
 
 static uint64_t sum_words(const uint8_t *p, size_t bytes)
 {
@@ -58,9 +111,10 @@ static void *run(void *arg)
 	struct job *j = arg;
 	if (j->stream)
 		j->sum = sum_words(j->w + (uint64_t)j->r0 * j->rb, (size_t)((uint64_t)(j->r1 - j->r0) * j->rb));
-	else if (j->r1 > j->r0)
-		j->rows(j->n, j->r1 - j->r0, j->w + (uint64_t)j->r0 * j->rb, j->rb, j->n_tok, j->x, j->xb,
-			j->y + j->r0, (uint64_t)j->n_rows);
+	else if (j->job_rows > 0)
+		run_jobs(j);
+	else
+		rows_of(j, j->r0, j->r1);
 	return NULL;
 }
 
@@ -78,8 +132,11 @@ static double pass(struct job base, int threads)
 	struct job jobs[64];
 	pthread_t tid[64];
 	const double t0 = now();
+	atomic_store(&bar_in, 0);
 	for (int t = 0; t < threads; t++) {
 		jobs[t] = base;
+		jobs[t].t = t;
+		jobs[t].threads = threads;
 		jobs[t].r0 = base.n_rows * t / threads / 16 * 16;
 		jobs[t].r1 = t + 1 == threads ? base.n_rows : base.n_rows * (t + 1) / threads / 16 * 16;
 		if (t > 0 && pthread_create(&tid[t], NULL, run, &jobs[t]) != 0)
@@ -165,10 +222,12 @@ int main(int argc, char **argv)
 		{"tok", required_argument, NULL, 'n'},	 {"k", required_argument, NULL, 'k'},
 		{"threads", required_argument, NULL, 't'}, {"reps", required_argument, NULL, 'r'},
 		{"type", required_argument, NULL, 'y'},	 {"isa", required_argument, NULL, 'i'},
+		{"job-rows", required_argument, NULL, 'j'}, {"job-layout", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	long mib = 256, pmib = 4, tok = 128, kdim = 2560, threads = 1, reps = 5;
+	long mib = 256, pmib = 4, tok = 128, kdim = 2560, threads = 1, reps = 5, job_rows = 0;
+	bool own = false;
 	const char *only = NULL;
 	enum q42_isa isa = Q42_ISA_BEST;
 	int c;
@@ -181,6 +240,14 @@ int main(int argc, char **argv)
 		case 't': threads = strtol(optarg, NULL, 10); break;
 		case 'r': reps = strtol(optarg, NULL, 10); break;
 		case 'y': only = optarg; break;
+		case 'j': job_rows = strtol(optarg, NULL, 10); break;
+		case 'l':
+			if (strcmp(optarg, "split") != 0 && strcmp(optarg, "own") != 0) {
+				usage(stderr);
+				return 2;
+			}
+			own = strcmp(optarg, "own") == 0;
+			break;
 		case 'i':
 			if (strcmp(optarg, "best") == 0) {
 				isa = Q42_ISA_BEST;
@@ -200,7 +267,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (mib < 1 || mib > 4096 || pmib < 1 || pmib > mib || tok < 1 || tok > 4096 || reps < 1 ||
-	    threads < 1 || threads > 64 || reps > 256 || kdim < 256 || kdim % 256 != 0 || kdim > (1 << 16)) {
+	    threads < 1 || threads > 64 || reps > 256 || kdim < 256 || kdim % 256 != 0 || kdim > (1 << 16) ||
+	    job_rows < 0 || (job_rows > 0 && job_rows < 16 * threads)) {
 		usage(stderr);
 		return 2;
 	}
@@ -231,6 +299,9 @@ int main(int argc, char **argv)
 
 	printf("# k=%ld, %ld thread(s), best of %ld, %s kernels; decode: 1 token, %ld MiB of weights; "
 	       "prefill: %ld tokens, %ld MiB\n", kdim, threads, reps, q42_isa_name(isa), mib, tok, pmib);
+	if (job_rows > 0)
+		printf("# decode in jobs of %ld rows, %s\n", job_rows,
+		       own ? "each thread's from its own run of rows" : "each split between the threads");
 	printf("%-9s %-10s %12s %12s %10s %14s\n", "type", "kernel", "decode GB/s", "stream GB/s", "vs stream",
 	       "prefill GMAC/s");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -272,10 +343,11 @@ int main(int argc, char **argv)
 			else
 				memcpy(x + (uint64_t)t * xb, xf, (size_t)xb);
 		}
-		struct job j = {ck.rows, w, x, y, kdim, 0, 0, (int64_t)(wsize / rb), 1, rb, xb, false, 0};
+		struct job j = {ck.rows, w, x, y, kdim, 0, 0, (int64_t)(wsize / rb), 1, rb, xb, false, 0, job_rows, own, 0, 0};
 		double ss = 0, ratio = 0;
 		const double sd = bench(j, (int)threads, (int)reps, &ss, &ratio);
 		const double dbytes = (double)(wsize / rb * rb);
+		j.job_rows = 0;
 		j.n_rows = (int64_t)(((size_t)pmib << 20) / rb);
 		j.n_tok = tok;
 		const double sp = bench(j, (int)threads, (int)reps, NULL, NULL);
