@@ -197,7 +197,11 @@ PY
 	# stories260K's 10 MiB of V at 16384 positions: 20 layers and kv
 	# heads, 320 KiB a chunk; 32 tokens write into the first chunk only,
 	# and so into at most one span (laid out per layer and kv head, 512
-	# KiB apart, they would reach every span)
+	# KiB apart, they would reach every span). K's 10 MiB are chunked the
+	# same way, so K adds at most one span more: each first chunk reaches
+	# the first span advised when the allocation starts less than 320 KiB
+	# before a 2 MiB boundary (2 MiB one run in a few, 4 MiB one in about
+	# forty, which CI once met)
 	c=$("$Q42RUN" -m "$s" --bench --pp 32 --tg 4 --reps 1 -t 1 -c 16384 --json)
 	always=0
 	grep -q '\[always\]' "$thp" && always=1
@@ -210,7 +214,7 @@ ha, hb, hc = (x["memory"]["anon_huge_bytes"] for x in (a, b, c))
 # the positions reach
 assert ha - hb >= 2 << 20, (ha, hb)
 if sys.argv[4] == "0":
-    assert hc <= 2 << 20, hc
+    assert hc <= 4 << 20, hc
 assert a["ttft"]["first_token"] == b["ttft"]["first_token"], (a, b)
 PY
 	want=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 24 -c 16384)
