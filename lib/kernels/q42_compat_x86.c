@@ -2561,7 +2561,14 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bo
  * of sixteen lanes, as f16_f32_one. Distances measured on Intel in
  * smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
  * 4 KiB into L2 29.3 -> 30.7 tok/s against the integer products' 8 KiB;
- * 512 bytes or 1 KiB into L1 the same.
+ * 512 bytes or 1 KiB into L1 the same. Each line's two requests are one
+ * Q42_X86_PREFETCH_L2_L1, so that they are not issued back to back
+ * (q42_kernels_impl.h): on an Intel Xeon guest with AMX, weights on 2 MiB
+ * pages, --tg 64 --reps 3, builds alternating, 3 rounds, 35.3-36.0 ->
+ * 36.7-37.6 tok/s (the products 0.92 -> 0.94-0.96 of the read pass). On
+ * that host, with the distances read at run time (an experiment build),
+ * 2 KiB into L1 and 16 KiB into L2, or 6 KiB into L2, were 3-7 % slower
+ * than these.
  * Long rows stream worse. On AMD Zen 5 (EPYC guest, bench_rows --type
  * r16-f16 --threads 2, row lengths alternating run by run, medians of 4-9
  * runs) the product reads 0.98-1.00 of a plain read's bytes/s at k = 1024,
@@ -2588,10 +2595,8 @@ A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_
 		for (int64_t k = 0; k + 16 <= n; k += 16, g += 512) {
 			const __m512 xv = _mm512_loadu_ps(v + k);
 			UNROLL
-			for (int o = 0; pf && o < 512; o += 64) {
-				_mm_prefetch((const char *)(g + F16_L2_AHEAD + o), _MM_HINT_T1);
-				_mm_prefetch((const char *)(g + F16_L1_AHEAD + o), _MM_HINT_T0);
-			}
+			for (int o = 0; pf && o < 512; o += 64)
+				Q42_X86_PREFETCH_L2_L1(g + o, F16_L2_AHEAD, F16_L1_AHEAD);
 			UNROLL
 			for (int r = 0; r < 16; r++)
 				acc[r] = _mm512_fmadd_ps(

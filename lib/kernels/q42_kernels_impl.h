@@ -166,6 +166,23 @@ static inline bool q42_x86_prefetch_l1(void)
 	return atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed) == 2;
 }
 
+/* The line at p + l2 into L2, then the one at p + l1 into L1, for the
+ * one-stream products on Intel. Software prefetches issued back to back
+ * stream markedly worse there than the same ones with two other
+ * instructions between them (an Intel Xeon guest with AMX, smol360 Q8_0
+ * decode, 2 threads, weights on 2 MiB pages, q42run --bench --tg 128
+ * --reps 3, builds alternating run by run, 2 rounds: the products 0.85-0.87
+ * of the read pass back to back, 0.92-0.93 with two NOPs between the pair,
+ * 0.91 with six; as loops of L2 requests alone, or L2 then L1 passes,
+ * 0.81-0.86), so the pair is written out as one asm statement, where the
+ * compiler can neither merge nor reorder it. The loop around it puts its
+ * own two instructions (the add and the fused compare-and-branch) between
+ * one pair and the next. */
+#if defined(__x86_64__) || defined(__i386__)
+#define Q42_X86_PREFETCH_L2_L1(p, l2, l1)                                                        \
+	__asm__ volatile("prefetcht1 %c1(%0)\n\tnop\n\tnop\n\tprefetcht0 %c2(%0)" : : "r"(p), "i"(l2), "i"(l1))
+#endif
+
 /* Sub-block scale and min of a q4_K/q5_K block: 8 pairs of 6-bit values
  * packed into 12 bytes (ggml-common.h, block_q4_K). */
 static inline void q42_k4_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m)
