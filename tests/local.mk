@@ -1,37 +1,141 @@
-# tests: unit tests (cmocka, TAP), command-line tests (bats), tools, fuzzing.
-# Each area registers its own tests in its local.mk; this fragment holds the
-# GGUF reader's tests, the shared test-side GGUF writer and the fuzz driver.
+# tests: every test is registered here -- the unit tests (cmocka, TAP),
+# the command-line tests (bats), the tools the tests and benchmarks run, and
+# the fuzz harnesses. Golden data and test models travel as whole folders
+# (tests/golden/*/README says where each file came from).
+
+# Unit tests: tests/unit/test_NAME.c each. They share one set of flags:
+# the library's, cmocka's, and the whole internal library to link against.
+UNIT_TESTS = \
+	tests/unit/test_crc32c tests/unit/test_gguf tests/unit/test_p64 tests/unit/test_p64_flip \
+	tests/unit/test_safetensors tests/unit/test_hf tests/unit/test_profile \
+	tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
+	tests/unit/test_compat tests/unit/test_compat_simd tests/unit/test_compat_tiles \
+	tests/unit/test_tokenizer tests/unit/test_mount tests/unit/test_engine \
+	tests/unit/test_engine_golden tests/unit/test_sentinel tests/unit/test_sieve \
+	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
+	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
+	tests/unit/test_wal
+# built only with Vulkan; test_vk_forward above runs in every build (without
+# Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
+UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -Wno-missing-prototypes
+if HAVE_CMOCKA
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+if Q42_VULKAN
+check_PROGRAMS += $(UNIT_TESTS_VULKAN)
+TESTS += $(UNIT_TESTS_VULKAN)
+endif
+endif
+# Every program that names no LDADD of its own is a unit test.
+LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_crc32c_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gguf_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_p64_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_p64_flip_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_safetensors_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hf_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_profile_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kernels_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kernels_isa_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kernels_ops_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_compat_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_compat_simd_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_compat_tiles_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tokenizer_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_mount_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_engine_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_engine_golden_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sentinel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sieve_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_choices_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_quality_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_certify_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_vk_forward_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_quin_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_policy_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_grd_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_wal_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_vk_CFLAGS = $(UNIT_CFLAGS) $(CRYPTO_CFLAGS)
+tests_unit_test_vk_ops_CFLAGS = $(UNIT_CFLAGS)
+# test-side helpers some tests link
+tests_unit_test_p64_SOURCES = tests/unit/test_p64.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
+tests_unit_test_p64_flip_SOURCES = tests/unit/test_p64_flip.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
+tests_unit_test_compat_simd_SOURCES = tests/unit/test_compat_simd.c tests/unit/compat_testlib.h
+tests_unit_test_compat_tiles_SOURCES = tests/unit/test_compat_tiles.c tests/unit/compat_testlib.h
+tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
+tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(LDADD)
+
+# Command-line tests (bats-core); each skips what its build lacks.
+BATS_TESTS = \
+	tests/bats/p64c.bats tests/bats/p64check.bats tests/bats/q42run.bats \
+	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
+	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats
+if HAVE_BATS
+TESTS += $(BATS_TESTS)
+endif
+
+EXTRA_DIST += tests/golden tests/models tests/fuzz tests/bats tests/lsan.supp \
+	$(wildcard $(srcdir)/tests/tools/*.py) $(wildcard $(srcdir)/tests/tools/*.sh) \
+	tests/tools/compat_oracle.c
+
+# The test-side GGUF writer (test_gguf, the demo model).
 noinst_LTLIBRARIES += tests/tools/libggufbuild.la
 tests_tools_libggufbuild_la_SOURCES = tests/tools/gguf_build.c tests/tools/gguf_build.h
 
-if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test_gguf
-TESTS += tests/unit/test_gguf
-tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
-tests_unit_test_gguf_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -Wno-missing-prototypes
-tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
-tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
-endif
+# The demo model of the README's first command (`make demo`).
+noinst_PROGRAMS += tests/tools/gen_demo
+tests_tools_gen_demo_SOURCES = tests/tools/gen_demo.c
+tests_tools_gen_demo_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
+tests_tools_gen_demo_LDADD = tests/tools/libggufbuild.la $(Q42_PROGRAM_LIBS)
 
-# libFuzzer harnesses: built on request (`make fuzz`) with clang, from the
-# library sources directly, never as part of `make` or `make check`.
-# `make fuzz-run FUZZ_SECONDS=600` runs each harness for that long.
+# The crash driver: kills committing q42wal processes and checks recovery.
+# `make check` runs 200 kills (tests/bats/q42wal.bats); `make crashtest`
+# runs CRASH_KILLS of them.
+check_PROGRAMS += tests/tools/crashtest
+tests_tools_crashtest_LDADD = $(Q42_PROGRAM_LIBS)
+CRASH_KILLS = 1000
+crashtest: tests/tools/crashtest$(EXEEXT) bin/q42wal/q42wal$(EXEEXT)
+	@mkdir -p crashtest.d
+	tests/tools/crashtest --kills $(CRASH_KILLS) --q42wal bin/q42wal/q42wal --dir crashtest.d
+clean-local: clean-crashtest
+clean-crashtest:
+	rm -rf crashtest.d
+.PHONY: crashtest clean-crashtest
+
+# Kernel micro-benchmarks (not tests): `make bench-kernels`, options via
+# BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K") and BENCH_ROWS_ARGS
+# (bench_rows: the engine's row products against a plain read of the same
+# bytes; e.g. "--threads 2 --tok 128", or "--threads 2 --job-rows 960" for
+# decode in jobs with barriers between them, as a one-token pass runs them).
+noinst_PROGRAMS += tests/tools/bench_kernels tests/tools/bench_rows
+tests_tools_bench_kernels_LDADD = $(Q42_PROGRAM_LIBS)
+tests_tools_bench_rows_LDADD = $(Q42_PROGRAM_LIBS)
+bench-kernels: tests/tools/bench_kernels$(EXEEXT) tests/tools/bench_rows$(EXEEXT)
+	./tests/tools/bench_kernels$(EXEEXT) $(BENCH_KERNELS_ARGS)
+	./tests/tools/bench_rows$(EXEEXT) $(BENCH_ROWS_ARGS)
+.PHONY: bench-kernels
+
+# libFuzzer harnesses (one rule for all): tests/fuzz/fuzz_NAME.c, built on
+# request (`make fuzz`) with clang from the library's sources, never by
+# `make` or `make check`; `make fuzz-run FUZZ_SECONDS=600` runs each for
+# that long from its seed corpus (tests/fuzz/corpus-NAME, where there is one).
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION turns off checksum and signature
 # comparisons in the readers, so mutated inputs reach the structure checks.
-FUZZ_HARNESSES = gguf p64 volume quin policy record
+FUZZ_HARNESSES = $(basename $(notdir $(subst fuzz_,,$(wildcard $(srcdir)/tests/fuzz/fuzz_*.c))))
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	-D_GNU_SOURCE -I$(top_srcdir)/lib -I$(top_builddir) -DQ42_VERSION='"$(PACKAGE_VERSION)"'
 FUZZ_LIB_SRCS = $(filter %.c,$(lib_libq42core_la_SOURCES))
 FUZZ_SECONDS = 60
-EXTRA_DIST += $(wildcard $(srcdir)/tests/fuzz/*.c)
 
 fuzz-build/fuzz_%: $(srcdir)/tests/fuzz/fuzz_%.c $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS))
 	@test -n "$(CLANG)" || { echo "make fuzz needs clang (Debian package clang)"; exit 1; }
 	@mkdir -p fuzz-build
-	$(CLANG) $(FUZZ_CFLAGS) $(CRYPTO_CFLAGS) $(ARCHIVE_CFLAGS) $(JANSSON_CFLAGS) -o $@ \
-		$< $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) \
-		$(CRYPTO_LIBS) $(ARCHIVE_LIBS) $(JANSSON_LIBS) -pthread -lm
+	$(CLANG) $(FUZZ_CFLAGS) $(CRYPTO_CFLAGS) $(ARCHIVE_CFLAGS) $(JANSSON_CFLAGS) $(VULKAN_CFLAGS) \
+		-o $@ $< $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) \
+		$(CRYPTO_LIBS) $(ARCHIVE_LIBS) $(JANSSON_LIBS) $(VULKAN_LIBS) -pthread -lm
 
 fuzz: $(addprefix fuzz-build/fuzz_,$(FUZZ_HARNESSES))
 
@@ -48,20 +152,9 @@ clean-fuzz:
 	rm -rf fuzz-build
 .PHONY: fuzz fuzz-run clean-fuzz
 
-# The demo model of the README's first command (`make demo`).
-noinst_PROGRAMS += tests/tools/gen_demo
-tests_tools_gen_demo_SOURCES = tests/tools/gen_demo.c
-tests_tools_gen_demo_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
-tests_tools_gen_demo_LDADD = tests/tools/libggufbuild.la $(Q42_PROGRAM_LIBS)
-
-if HAVE_BATS
-TESTS += tests/bats/demo.bats
-endif
-EXTRA_DIST += tests/bats/demo.bats tests/golden/engine/demo.tsv
-
-# Whether the Vulkan backend was built (tests/vulkan.mk); LeakSanitizer
-# ignores leaks inside the Vulkan loader and Mesa's drivers only
-# (tests/lsan.supp), never in q42's own code.
+# Whether the Vulkan backend was built; LeakSanitizer ignores leaks inside
+# the Vulkan loader and Mesa's drivers only (tests/lsan.supp), never in
+# q42's own code.
 AM_TESTS_ENVIRONMENT += \
 	Q42_WITH_VULKAN='$(Q42_WITH_VULKAN)'; export Q42_WITH_VULKAN; \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \

@@ -23,7 +23,7 @@
 #include "formats/q42_profile.h"
 #include "formats/q42_safetensors.h"
 #include "formats/q42_source.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 

@@ -16,7 +16,7 @@
 #include "common/q42_le.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_roles.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 /* Array elements shown after an array's summary in --metadata. */
 #define ARRAY_PREVIEW 4u

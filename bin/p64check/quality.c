@@ -14,7 +14,7 @@
 #include "common/q42_file.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
-#include "engine/q42_quality.h"
+#include "measure/q42_quality.h"
 
 /* 0 passed, 1 a threshold missed or a model invalid, 2 usage, 3 I/O */
 static int status_of_rc(int rc)

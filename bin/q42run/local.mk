@@ -1,4 +1,4 @@
-# bin/q42run: run a model (generate, tokenize, detokenize); logic in lib/engine.
+# bin/q42run: run a model (generate, tokenize, detokenize); logic in lib/engine, lib/run and lib/measure.
 bin_PROGRAMS += bin/q42run/q42run
 bin_q42run_q42run_SOURCES = bin/q42run/q42run.c
 bin_q42run_q42run_LDADD = $(Q42_PROGRAM_LIBS)

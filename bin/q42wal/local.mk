@@ -5,7 +5,3 @@ bin_q42wal_q42wal_LDADD = $(Q42_PROGRAM_LIBS)
 dist_man_MANS += man/q42wal.1
 dist_bashcompletion_DATA += completions/q42wal
 dist_zshcompletion_DATA += completions/_q42wal
-EXTRA_DIST += tests/bats/q42wal.bats tests/tools/rfc6962.py
-if HAVE_BATS
-TESTS += tests/bats/q42wal.bats
-endif

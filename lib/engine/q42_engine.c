@@ -16,7 +16,7 @@
 #include "common/q42_ckd.h"
 #include "engine/q42_engine_impl.h"
 #include "engine/q42_sample.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
 #ifdef Q42_WITH_VULKAN

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "engine/q42_engine_impl.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
 

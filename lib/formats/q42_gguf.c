@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formats/q42_gguf.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "common/q42_ckd.h"
 #include "common/q42_le.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formats/q42_p64.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 static int put(FILE *out, const void *p, uint64_t n, uint64_t *pos, q42_err *err)
 {

@@ -18,7 +18,7 @@
 #include "common/q42_le.h"
 #include "formats/q42_p64.h"
 #include "formats/q42_roles.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 static const char *const section_tags[Q42_P64_MAX_SECTIONS] = {
 	"STRS", "HPAR", "Q42T", "TDSC", "MANI", "GGUF", "PROV",

@@ -13,7 +13,7 @@
 #include "common/q42_le.h"
 #include "formats/q42_p64_stats.h"
 #include "formats/q42_roles.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 
 #define CHUNK_TARGET 256u

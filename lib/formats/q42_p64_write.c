@@ -20,7 +20,7 @@
 #include "formats/q42_p64.h"
 #include "formats/q42_p64_stats.h"
 #include "formats/q42_roles.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 #ifndef Q42_VERSION
 #define Q42_VERSION "unknown"

@@ -17,7 +17,7 @@
 #include "formats/q42_profile.h"
 #include "formats/q42_roles.h"
 #include "formats/q42_safetensors.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 
 #define CHUNK 4096u /* a multiple of every block size used here */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formats/q42_source.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_ckd.h"
 

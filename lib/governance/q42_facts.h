@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/q42_err.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 
 #define Q42_FACTS_MAX 50000000u /* statements in one facts file */
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/q42_utf8.h"
+#include "common/q42_utf8.h"
 #include "formats/q42_digest.h"
 #include "governance/q42_thermal.h"
 

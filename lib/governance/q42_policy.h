@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/q42_err.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 
 #define Q42_POLICY_SCHEMA "q42-policy/1"
 #define Q42_POLICY_MAX_BYTES (16u << 20) /* policy file size */

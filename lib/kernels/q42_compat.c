@@ -20,7 +20,7 @@
 #include <string.h>
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "common/q42_le.h"
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_amx.h"

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/q42_err.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 /* Instruction sets with their own kernel table. Q42_ISA_BEST is not a
  * table: it asks for the best one this CPU runs (q42_isa_detect()). */

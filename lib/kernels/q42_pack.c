@@ -11,7 +11,7 @@
 #include "kernels/q42_amx.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_pack.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "common/q42_le.h"
 
 bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_compat_place place,

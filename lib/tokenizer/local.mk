@@ -5,5 +5,3 @@ lib_libq42core_la_SOURCES += \
 	lib/tokenizer/q42_tokenizer.h lib/tokenizer/q42_pretok.h lib/tokenizer/q42_unicode.h
 q42tokenizerdir = $(includedir)/q42/tokenizer
 q42tokenizer_HEADERS = lib/tokenizer/q42_tokenizer.h
-EXTRA_DIST += tests/tools/gen_unicode_table.py
-include tests/tokenizer.mk

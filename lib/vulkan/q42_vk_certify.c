@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/q42_certify_impl.h"
-#include "formats/q42_types.h"
+#include "measure/q42_certify_cases.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "kernels/q42_ops.h"
 #include "vulkan/q42_vk.h"

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_ckd.h"
-#include "engine/q42_certify_impl.h"
+#include "measure/q42_certify_cases.h"
 #include "engine/q42_engine_impl.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "vulkan/q42_vk_forward.h"
 #include "vulkan/q42_vk_ops.h"

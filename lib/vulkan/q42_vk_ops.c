@@ -10,7 +10,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "vulkan/q42_vk_ops.h"
 
 #define WG_MATMUL 64u

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "formats/q42_digest.h"
 #include "formats/q42_source.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 #include "wal/q42_wal.h"
 
 #define NS "https://q42.dev/ns/p64#"

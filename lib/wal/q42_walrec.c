@@ -13,7 +13,7 @@
 #include <string.h>
 #include "common/q42_le.h"
 #include "formats/q42_digest.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "governance/q42_facts.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 struct job {
 	const q42_type_kernels *k;

@@ -32,7 +32,7 @@
 
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 struct job {
 	q42_compat_rows_fn rows;

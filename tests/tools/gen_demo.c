@@ -15,7 +15,7 @@
 #include <string.h>
 #include "common/q42_err.h"
 #include "common/q42_file.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "gguf_build.h"
 #include "kernels/q42_kernels.h"
 

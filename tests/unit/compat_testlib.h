@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 
 #ifndef COMPAT_TEST_SEED

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "engine/q42_choices.h"
+#include "run/q42_choices.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
 

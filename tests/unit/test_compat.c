@@ -21,7 +21,7 @@
 
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 /* shapes of tests/tools/gen_compat_golden.py */
 enum {

@@ -20,7 +20,7 @@
 
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #define COMPAT_TEST_SEED 0x9E3779B97F4A7C15ULL
 #include "compat_testlib.h"
 

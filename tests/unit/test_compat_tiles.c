@@ -26,7 +26,7 @@
 #include "kernels/q42_compat_x86.h"
 #include "kernels/q42_amx.h"
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #define COMPAT_TEST_SEED 0x2545F4914F6CDD1DULL
 #include "compat_testlib.h"
 

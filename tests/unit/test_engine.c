@@ -19,11 +19,11 @@
 
 #include "engine/q42_arch.h"
 #include "engine/q42_engine.h"
-#include "engine/q42_generate.h"
+#include "run/q42_generate.h"
 #include "engine/q42_mount.h"
 #include "engine/q42_pool.h"
 #include "engine/q42_sample.h"
-#include "engine/q42_utf8.h"
+#include "common/q42_utf8.h"
 
 static void test_utf8_valid(void **state)
 {

@@ -25,7 +25,7 @@
 #include "engine/q42_sample.h"
 #include "formats/q42_gguf.h"
 #include "formats/q42_p64.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 #define N_GEN 32
 #define MAX_ROWS 64

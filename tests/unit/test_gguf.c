@@ -18,7 +18,7 @@
 #include "common/q42_le.h"
 #include "formats/q42_gguf.h"
 #include "formats/q42_model.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "gguf_build.h"
 
 /* ---- allocation watch ---- */

@@ -18,7 +18,7 @@
 #include <openssl/evp.h>
 
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 #define DOT_ROWS 4  /* tests/tools/gen_kernel_golden.py: DOT_ROWS */
 #define DOT_N 512   /* tests/tools/gen_kernel_golden.py: DOT_N */

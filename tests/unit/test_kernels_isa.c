@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "kernels/q42_kernels.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 
 static const enum q42_isa isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "common/q42_file.h"
-#include "engine/q42_bench.h"
+#include "measure/q42_bench.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
 #include "formats/q42_gguf.h"

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include "formats/q42_profile.h"
 #include "formats/q42_roles.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 
 #define N 8192

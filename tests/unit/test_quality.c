@@ -25,7 +25,7 @@
 #include "common/q42_le.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
-#include "engine/q42_quality.h"
+#include "measure/q42_quality.h"
 
 static const char *srcdir(void)
 {

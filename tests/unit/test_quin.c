@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include "common/q42_buf.h"
 #include "governance/q42_facts.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 
 /* Parse every statement of in and return the canonical text of all. */
 static char *canon(const char *in, size_t n, enum q42_quin_syntax syn)

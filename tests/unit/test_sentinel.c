@@ -24,8 +24,8 @@
 #include <cmocka.h>
 
 #include "engine/q42_mount.h"
-#include "engine/q42_ring.h"
-#include "engine/q42_sentinel.h"
+#include "sentinel/q42_ring.h"
+#include "sentinel/q42_sentinel.h"
 
 static void test_ring_init_errors(void **state)
 {

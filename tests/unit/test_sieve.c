@@ -20,10 +20,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "engine/q42_grammar.h"
+#include "constrain/q42_grammar.h"
 #include "engine/q42_mount.h"
-#include "engine/q42_sieve.h"
-#include "governance/q42_quin.h"
+#include "constrain/q42_sieve.h"
+#include "formats/q42_quin.h"
 
 /* 1: accepting, 0: a valid prefix, -1: dead */
 static int run_text(const q42_grammar *g, const char *s)

@@ -22,7 +22,7 @@
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
 #include "engine/q42_sample.h"
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #ifdef Q42_WITH_VULKAN
 #include "vulkan/q42_vk.h"
 #endif

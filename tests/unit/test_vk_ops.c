@@ -22,9 +22,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/q42_certify.h"
-#include "engine/q42_certify_impl.h"
-#include "formats/q42_types.h"
+#include "measure/q42_certify.h"
+#include "measure/q42_certify_cases.h"
+#include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "vulkan/q42_vk.h"
 #include "vulkan/q42_vk_ops.h"

@@ -15,7 +15,7 @@
 #include "common/q42_ckd.h"
 #include "common/q42_file.h"
 #include "common/q42_le.h"
-#include "engine/q42_quality.h"
+#include "measure/q42_quality.h"
 
 struct q42_klbase {
 	q42_map map;

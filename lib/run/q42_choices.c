@@ -8,8 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/q42_choices.h"
-#include "engine/q42_utf8.h"
+#include "run/q42_choices.h"
+#include "common/q42_utf8.h"
 
 int q42_choices_split(const char *s, size_t n, char sep, q42_choice **out, uint32_t *n_out,
 		      q42_err *err)

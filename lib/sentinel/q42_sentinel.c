@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include "common/q42_buf.h"
 #include "common/q42_file.h"
-#include "engine/q42_ring.h"
-#include "engine/q42_sentinel.h"
+#include "sentinel/q42_ring.h"
+#include "sentinel/q42_sentinel.h"
 
 struct banned {
 	bool ids;         /* an id sequence, else a string */

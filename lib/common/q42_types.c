@@ -4,7 +4,7 @@
  * id becomes a byte count.
  */
 #include <strings.h>
-#include "formats/q42_types.h"
+#include "common/q42_types.h"
 #include "common/q42_ckd.h"
 
 static const q42_dtype_info dtypes[Q42_DTYPE_COUNT_] = {

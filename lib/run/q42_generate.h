@@ -17,10 +17,10 @@
 #include "common/q42_err.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_sample.h"
-#include "engine/q42_sentinel.h"
-#include "engine/q42_sieve.h"
+#include "sentinel/q42_sentinel.h"
+#include "constrain/q42_sieve.h"
 #include "formats/q42_digest.h"
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 #include "tokenizer/q42_tokenizer.h"
 
 #define Q42_GEN_MAX_TOKENS_DEFAULT 256u

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_buf.h"
-#include "engine/q42_sieve.h"
+#include "constrain/q42_sieve.h"
 
 #define DIST_NONE Q42_SIEVE_UNBOUNDED         /* no completion */
 #define DIST_UNKNOWN (Q42_SIEVE_UNBOUNDED - 1) /* not computed yet */

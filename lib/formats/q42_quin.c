@@ -7,13 +7,13 @@
  * errors by line and column. It never reads past data[size), never keeps a
  * pointer into the buffer in a returned term, and never prints.
  */
-#include "governance/q42_quin.h"
+#include "formats/q42_quin.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/q42_utf8.h"
+#include "common/q42_utf8.h"
 
 void q42_term_init(q42_term *t)
 {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include "common/q42_err.h"
 #include "engine/q42_engine.h"
-#include "engine/q42_generate.h"
+#include "run/q42_generate.h"
 #include "tokenizer/q42_tokenizer.h"
 
 #define Q42_CHOICES_MAX 1024u          /* options per request */

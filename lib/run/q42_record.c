@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include "engine/q42_record.h"
-#include "engine/q42_utf8.h"
-#include "formats/q42_types.h"
+#include "run/q42_record.h"
+#include "common/q42_utf8.h"
+#include "common/q42_types.h"
 
 uint64_t q42_peak_rss_bytes(void)
 {

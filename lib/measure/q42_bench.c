@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "engine/q42_bench.h"
+#include "measure/q42_bench.h"
 #include "engine/q42_engine_impl.h"
 
 static double now_s(void)

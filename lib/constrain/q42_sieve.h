@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
-#include "engine/q42_grammar.h"
+#include "constrain/q42_grammar.h"
 #include "tokenizer/q42_tokenizer.h"
 
 /* No limit on the tokens (q42_sieve_reset), or no completion at all

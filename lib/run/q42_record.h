@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include "common/q42_buf.h"
 #include "common/q42_err.h"
-#include "engine/q42_choices.h"
+#include "run/q42_choices.h"
 #include "engine/q42_engine.h"
-#include "engine/q42_generate.h"
+#include "run/q42_generate.h"
 #include "engine/q42_mount.h"
 #include "engine/q42_sample.h"
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_le.h"
-#include "engine/q42_certify_impl.h"
-#include "formats/q42_types.h"
+#include "measure/q42_certify_cases.h"
+#include "common/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/q42_buf.h"
-#include "engine/q42_grammar.h"
+#include "constrain/q42_grammar.h"
 
 enum nkind { N_ALT, N_SEQ, N_REP, N_CLASS, N_STR, N_REF };
 

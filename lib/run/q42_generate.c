@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "engine/q42_generate.h"
-#include "engine/q42_utf8.h"
+#include "run/q42_generate.h"
+#include "common/q42_utf8.h"
 
 const char *q42_stop_name(enum q42_stop_reason r)
 {

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "engine/q42_ring.h"
+#include "sentinel/q42_ring.h"
 
 int q42_ring_init(q42_ring *r, uint32_t cap, uint32_t elem_size, q42_err *err)
 {

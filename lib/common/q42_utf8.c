@@ -4,7 +4,7 @@
  * ED 80..9F, F0 90..BF, F4 80..8F) are spelled out, which is the whole
  * difference between strict and lenient decoding.
  */
-#include "engine/q42_utf8.h"
+#include "common/q42_utf8.h"
 
 int q42_utf8_seq(const uint8_t *p, size_t n)
 {

@@ -1,4 +1,4 @@
-/* q42_certify_impl.h -- what the CPU and Vulkan certification share: the
+/* q42_certify_cases.h -- what the CPU and Vulkan certification share: the
  * seeded generator, random weight blocks, the per-case comparison, and the
  * Vulkan cases' entry point (lib/vulkan/q42_vk_certify.c, built only with
  * Vulkan). Internal to libq42; the tests use it to show a wrong result is
@@ -8,7 +8,7 @@
 #define Q42_CERTIFY_IMPL_H
 
 #include <stdint.h>
-#include "engine/q42_certify.h"
+#include "measure/q42_certify.h"
 
 /* The default floor of max_rel's denominator (q42run(1), CERTIFICATION). */
 #define Q42_CERTIFY_FLOOR 1e-6
