@@ -67,6 +67,10 @@ tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(LDADD)
 
+# libq42's one-way chain of folders (docs/ARCHITECTURE.md).
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh
+
 # Command-line tests (bats-core); each skips what its build lacks.
 BATS_TESTS = \
 	tests/bats/p64c.bats tests/bats/p64check.bats tests/bats/q42run.bats \

@@ -269,6 +269,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
 	o->eo.device = -1;
+	o->eo.backend_ops = q42_vk_backend();
 	q42_sampling_default(&o->sp);
 	while ((c = getopt_long(argc, argv, "m:p:f:n:t:b:c:hV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -1375,7 +1376,7 @@ static int run_certify(const struct opts *o)
 	struct certify_out c = {o->json, 0};
 	q42_err err = {0};
 	uint32_t n_fail = 0;
-	int rc = q42_certify_run(o->eo.backend, o->eo.device, o->sp.seed, certify_line, &c, &n_fail,
+	int rc = q42_certify_run(o->eo.backend_ops, o->eo.backend, o->eo.device, o->sp.seed, certify_line, &c, &n_fail,
 				 &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: --certify --backend %s: %s\n", q42_backend_name(o->eo.backend),
@@ -1411,7 +1412,7 @@ int main(int argc, char **argv)
 		return run_certify(&o);
 	/* a backend that cannot exist here is said before the model loads */
 	if (o.mode != MODE_TOKENIZE && o.mode != MODE_DETOKENIZE) {
-		rc = q42_backend_check(o.eo.backend, o.eo.device, &err);
+		rc = q42_backend_check(o.eo.backend_ops, o.eo.backend, o.eo.device, &err);
 		if (rc != Q42_OK) {
 			fprintf(stderr, "q42run: --backend %s: %s\n", q42_backend_name(o.eo.backend),
 				err.msg);

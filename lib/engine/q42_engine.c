@@ -13,17 +13,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
+#include <malloc.h>
 #include "common/q42_ckd.h"
 #include "engine/q42_engine_impl.h"
 #include "engine/q42_sample.h"
 #include "common/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_ops.h"
-#ifdef Q42_WITH_VULKAN
-#include "vulkan/q42_vk_forward.h"
-#endif
-
-#define Q42_NO_VULKAN_MSG "q42 was built without Vulkan (configure --with-vulkan)"
 
 #define Q42_MAX_EMBD (1u << 16)
 #define Q42_MAX_FF (1u << 20)
@@ -408,7 +404,7 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	q42_weight *w;
 	q42_compat_packed pk;
 	uint64_t total = 0, off = 0;
-	if (e->arith != Q42_ARITH_LLAMACPP || e->vkf != NULL)
+	if (e->arith != Q42_ARITH_LLAMACPP || e->be_state != NULL)
 		return Q42_OK;
 	/* the token embedding is read by row lookup, in its file layout */
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
@@ -540,7 +536,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 			     ((uint64_t)e->n_ctx + e->kv_chunk - 1) / e->kv_chunk * e->kv_chunk, &kvn) ||
 	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
 		failed = true;
-	e->kc = e->vkf ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
+	e->kc = e->be_state ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
 	if (!failed && e->kc != NULL)
 		advise_huge(e, e->kc, kvn * e->k_row_bytes);
 	if (!failed && q42_mul_overflow(kvn, e->hd_v, &vn))
@@ -552,7 +548,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->v_lay.per = (uint32_t)per;
 		e->v_lay.chunk = e->v_lay.step * per * e->n_layer * e->n_head_kv_max;
 	}
-	e->vc = e->vkf ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
+	e->vc = e->be_state ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
 		advise_huge(e, e->vc, vn * e->v_elem_bytes);
 
@@ -596,8 +592,39 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	return Q42_OK;
 }
 
-/* The backend of o: the CPU, or a Vulkan forward pass that uploads what
- * bind_tensors bound (AUTO without a GPU stays on the CPU). */
+/* What a backend is given: the binding, as the file holds it. */
+static int bind_for_backend(q42_engine *e, q42_err *err)
+{
+	q42_bound_model *b = &e->bound;
+	*b = (q42_bound_model){
+		.arch = e->arch, .n_vocab = e->n_vocab, .n_embd = e->n_embd, .n_layer = e->n_layer,
+		.n_head = e->n_head, .n_head_kv_max = e->n_head_kv_max, .n_ff_max = e->n_ff_max,
+		.hd_k = e->hd_k, .hd_v = e->hd_v, .n_rot = e->n_rot, .n_ctx = e->n_ctx,
+		.n_batch = e->n_batch, .kv_type = e->kv_type, .eps = e->eps,
+		.rope_base = e->rope_base, .rope_scale = e->rope_scale, .kq_scale = e->kq_scale,
+		.tied = e->tied};
+	e->bound_layers = calloc(e->n_layer ? e->n_layer : 1, sizeof *e->bound_layers);
+	if (e->bound_layers == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	for (uint32_t s = 0; s < Q42_W_COUNT_; s++)
+		for (uint32_t l = 0; l < (s < Q42_W_LAYER_FIRST_ ? 1 : e->n_layer); l++) {
+			const q42_weight *w = s < Q42_W_LAYER_FIRST_ ? &e->g[s] : &e->layers[l].w[s];
+			q42_bound_weight *bw = s < Q42_W_LAYER_FIRST_ ? &b->g[s] : &e->bound_layers[l].w[s];
+			*bw = (q42_bound_weight){.data = w->data, .dtype = w->dtype,
+						 .matrix = w->k != NULL, .n_in = w->n_in,
+						 .n_out = w->n_out, .row_bytes = w->row_bytes,
+						 .dequant = w->k != NULL ? w->k->dequant : NULL};
+		}
+	for (uint32_t l = 0; l < e->n_layer; l++) {
+		e->bound_layers[l].n_head_kv = e->layers[l].n_head_kv;
+		e->bound_layers[l].n_ff = e->layers[l].n_ff;
+	}
+	b->layers = e->bound_layers;
+	return Q42_OK;
+}
+
+/* The backend of o: the CPU, or o's backend given what bind_tensors bound
+ * (AUTO without a GPU stays on the CPU). */
 static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 {
 	e->dev_top1 = -1;
@@ -606,13 +633,16 @@ static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 	if (o->backend != Q42_BACKEND_VULKAN && o->backend != Q42_BACKEND_AUTO)
 		return q42_err_set(err, Q42_EARG, "backend %d: expected cpu, vulkan or auto",
 				   (int)o->backend);
-#ifdef Q42_WITH_VULKAN
-	return q42_vkf_open(&e->vkf, e, o->backend, o->device, err);
-#else
-	if (o->backend == Q42_BACKEND_AUTO)
-		return Q42_OK;
-	return q42_err_set(err, Q42_EUNSUPPORTED, Q42_NO_VULKAN_MSG);
-#endif
+	if (o->backend_ops == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "backend %s: none given",
+				   q42_backend_name(o->backend));
+	int rc = bind_for_backend(e, err);
+	if (rc != Q42_OK)
+		return rc;
+	rc = o->backend_ops->open(&e->be_state, &e->bound, o->backend, o->device, err);
+	if (rc == Q42_OK && e->be_state != NULL)
+		e->be = o->backend_ops;
+	return rc;
 }
 
 /* The attention products llama.cpp's x86 build runs on an f16 cache
@@ -752,9 +782,9 @@ void q42_engine_close(q42_engine *e)
 {
 	if (e == NULL)
 		return;
-#ifdef Q42_WITH_VULKAN
-	q42_vkf_close(e->vkf);
-#endif
+	if (e->be_state != NULL)
+		e->be->close(e->be_state);
+	free(e->bound_layers);
 	q42_pool_close(e->pool);
 	for (uint32_t i = 0; i < e->n_ts; i++) {
 		free(e->ts[i].scores);
@@ -816,11 +846,10 @@ static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q4
 					   ids[i], i, e->n_vocab - 1);
 	for (uint32_t i = 0; i < n; i += e->n_batch) {
 		uint32_t c = n - i < e->n_batch ? n - i : e->n_batch;
-#ifdef Q42_WITH_VULKAN
-		if (e->vkf != NULL) {
+		if (e->be_state != NULL) {
 			const uint32_t pos0 = e->n_past;
-			int rc = q42_vkf_eval(e->vkf, ids + i, c, pos0, i + c == n, e->logits,
-					      &e->dev_top1, err);
+			int rc = e->be->eval(e->be_state, ids + i, c, pos0, i + c == n, e->logits,
+					     &e->dev_top1, err);
 			if (rc != Q42_OK) {
 				e->n_past = pos0 - i; /* as before this call */
 				return rc;
@@ -830,7 +859,6 @@ static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q4
 				*top1 = e->dev_top1;
 			continue;
 		}
-#endif
 		q42_forward(e, ids + i, c, i + c == n, i + c == n ? top1 : NULL);
 	}
 	return Q42_OK;
@@ -865,17 +893,12 @@ const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
 
 enum q42_backend q42_engine_backend(const q42_engine *e)
 {
-	return e->vkf != NULL ? Q42_BACKEND_VULKAN : Q42_BACKEND_CPU;
+	return e->be_state != NULL ? Q42_BACKEND_VULKAN : Q42_BACKEND_CPU;
 }
 
 const char *q42_engine_device_name(const q42_engine *e)
 {
-#ifdef Q42_WITH_VULKAN
-	if (e->vkf != NULL)
-		return q42_vkf_device(e->vkf)->name;
-#endif
-	(void)e;
-	return "cpu";
+	return e->be_state != NULL ? e->be->device_name(e->be_state) : "cpu";
 }
 
 const char *q42_backend_name(enum q42_backend b)
@@ -888,46 +911,25 @@ const char *q42_backend_name(enum q42_backend b)
 	return "unknown";
 }
 
-int q42_backend_check(enum q42_backend b, int32_t device, q42_err *err)
+int q42_backend_check(const q42_backend_ops *ops, enum q42_backend b, int32_t device,
+		      q42_err *err)
 {
 	if (b != Q42_BACKEND_VULKAN)
 		return Q42_OK;
-#ifdef Q42_WITH_VULKAN
-	uint32_t n = 0;
-	int rc = q42_vk_devices(NULL, 0, &n, err);
-	if (rc != Q42_OK)
-		return rc;
-	if (n == 0)
-		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan: no device");
-	if (device >= 0 && (uint32_t)device >= n)
-		return q42_err_set(err, Q42_EARG,
-				   "vulkan: device %d: there %s %u device%s (q42run --list-devices)",
-				   device, n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
-	return Q42_OK;
-#else
-	(void)device;
-	return q42_err_set(err, Q42_EUNSUPPORTED, Q42_NO_VULKAN_MSG);
-#endif
+	if (ops == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "backend %s: none given",
+				   q42_backend_name(b));
+	return ops->check(device, err);
 }
 
 uint32_t q42_engine_n_fallbacks(const q42_engine *e)
 {
-#ifdef Q42_WITH_VULKAN
-	if (e->vkf != NULL)
-		return q42_vkf_n_fallbacks(e->vkf);
-#endif
-	(void)e;
-	return 0;
+	return e->be_state != NULL ? e->be->n_fallbacks(e->be_state) : 0;
 }
 
 const char *q42_engine_fallback_note(const q42_engine *e)
 {
-#ifdef Q42_WITH_VULKAN
-	if (e->vkf != NULL)
-		return q42_vkf_fallback_note(e->vkf);
-#endif
-	(void)e;
-	return NULL;
+	return e->be_state != NULL ? e->be->fallback_note(e->be_state) : NULL;
 }
 
 int32_t q42_engine_top1(const q42_engine *e)
@@ -937,11 +939,69 @@ int32_t q42_engine_top1(const q42_engine *e)
 
 double q42_engine_device_ms(const q42_engine *e)
 {
-#ifdef Q42_WITH_VULKAN
-	if (e->vkf != NULL)
-		return q42_vkf_device_ms(e->vkf);
-#endif
-	(void)e;
-	return 0.0;
+	return e->be_state != NULL ? e->be->device_ms(e->be_state) : 0.0;
 }
 uint64_t q42_engine_n_params(const q42_engine *e) { return e->n_params; }
+
+void q42_engine_phase_clock(q42_engine *e, bool on)
+{
+	if (on)
+		memset(e->phase_ns, 0, sizeof e->phase_ns);
+	e->phase_clock = on;
+}
+
+uint64_t q42_engine_phase_ns(const q42_engine *e, enum q42_phase p)
+{
+	return p < Q42_PHASE_N_ ? e->phase_ns[p] : 0;
+}
+
+uint32_t q42_engine_n_spans_max(const q42_engine *e)
+{
+	return e->n_layer * Q42_W_COUNT_ + 1;
+}
+
+uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_t *len,
+				 uint32_t cap)
+{
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < e->n_layer; l++)
+		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
+			const q42_weight *w = &e->layers[l].w[s];
+			if (w->data != NULL && w->k != NULL) {
+				if (n < cap) {
+					p[n] = w->data;
+					len[n] = w->row_bytes * (uint64_t)w->n_out;
+				}
+				n++;
+			}
+		}
+	if (n < cap) {
+		p[n] = e->g[Q42_W_OUTPUT].data;
+		len[n] = e->g[Q42_W_OUTPUT].row_bytes * (uint64_t)e->g[Q42_W_OUTPUT].n_out;
+	}
+	return n + 1;
+}
+
+q42_pool *q42_engine_pool(const q42_engine *e) { return e->pool; }
+
+static uint64_t usable(const void *p)
+{
+	return p != NULL ? (uint64_t)malloc_usable_size((void *)(uintptr_t)p) : 0;
+}
+
+/* Checklist: the buffers alloc_buffers() allocates. */
+void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, uint64_t *scratch)
+{
+	const void *a[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
+			   e->top1, e->logits};
+	*kv = usable(e->kc) + usable(e->vc);
+	*act = 0;
+	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+		*act += usable(a[i]);
+	for (uint32_t i = 0; i < e->n_act; i++)
+		*act += usable(e->act[i].buf);
+	*scratch = usable(e->ts);
+	for (uint32_t i = 0; i < e->n_ts; i++)
+		*scratch += usable(e->ts[i].scores) + usable(e->ts[i].qq) + usable(e->ts[i].pq) +
+			    usable(e->ts[i].rope);
+}

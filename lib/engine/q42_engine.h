@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "common/q42_err.h"
 #include "engine/q42_arch.h"
+#include "engine/q42_backend.h"
 #include "engine/q42_mount.h"
 #include "kernels/q42_kernels.h"
 
@@ -35,15 +36,6 @@ enum q42_arith {
 	Q42_ARITH_GGML = 1,
 };
 
-/* Where the forward pass runs. Q42_BACKEND_AUTO: Vulkan when a discrete
- * or integrated GPU is present, the CPU otherwise (a software Vulkan
- * device such as lavapipe only when asked for by name: Q42_BACKEND_VULKAN). */
-enum q42_backend {
-	Q42_BACKEND_CPU = 0,
-	Q42_BACKEND_VULKAN = 1,
-	Q42_BACKEND_AUTO = 2,
-};
-
 typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
@@ -53,6 +45,9 @@ typedef struct q42_engine_opts {
 	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0) or Q42_ARITH_GGML */
 	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
 	int32_t device;     /* Vulkan device index; only read when backend != CPU; -1 = choose */
+	/* the backend that runs backend VULKAN or AUTO (e.g. q42_vk_backend(),
+	 * vulkan/q42_vk_forward.h); NULL refuses them */
+	const q42_backend_ops *backend_ops;
 	bool small_pages;   /* repacked weights and KV cache on 4 KiB pages only (default:
 			     * transparent huge pages where the kernel grants them) */
 } q42_engine_opts;
@@ -108,10 +103,11 @@ Q42_API enum q42_backend q42_engine_backend(const q42_engine *e);
 Q42_API const char *q42_engine_device_name(const q42_engine *e);
 Q42_API const char *q42_backend_name(enum q42_backend b);
 /* Whether b can run at all before a model is opened: Q42_OK for CPU and
- * AUTO; for VULKAN, Q42_EUNSUPPORTED when q42 was built without Vulkan or
- * no Vulkan device exists, Q42_EARG when device (>= 0) is not an index of
- * one. */
-Q42_API int q42_backend_check(enum q42_backend b, int32_t device, q42_err *err);
+ * AUTO; for VULKAN, ops's check (Q42_EUNSUPPORTED when q42 was built
+ * without Vulkan or no Vulkan device exists, Q42_EARG when device (>= 0)
+ * is not an index of one), Q42_EUNSUPPORTED when ops is NULL. */
+Q42_API int q42_backend_check(const q42_backend_ops *ops, enum q42_backend b, int32_t device,
+			      q42_err *err);
 /* Weight matrices the backend could not use as stored and converted at
  * open (Vulkan: dequantized to F16), and one line naming their types
  * (NULL when none). A caller that promised strictness refuses them. */
@@ -125,6 +121,32 @@ Q42_API int32_t q42_engine_top1(const q42_engine *e);
  * the CPU or where the queue has no timestamps). */
 Q42_API double q42_engine_device_ms(const q42_engine *e);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
+
+/* For measurement (measure/q42_bench.h). The two timed phases of a pass:
+ * the matrix-product jobs, and attention with the RoPE and K/V stores
+ * before it. */
+enum q42_phase {
+	Q42_PHASE_PRODUCTS,
+	Q42_PHASE_ATTENTION,
+	Q42_PHASE_N_
+};
+/* Start (zeroing the sums) or stop summing each phase's wall time; two
+ * clock reads a phase while on. */
+Q42_API void q42_engine_phase_clock(q42_engine *e, bool on);
+Q42_API uint64_t q42_engine_phase_ns(const q42_engine *e, enum q42_phase p);
+/* The weight matrices a decode step streams, in the order it reads them:
+ * every layer matrix, then the output matrix (the token embedding is only
+ * looked up). Fills at most cap spans and returns how many there are;
+ * q42_engine_n_spans_max bounds that number. */
+Q42_API uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_t *len,
+					 uint32_t cap);
+Q42_API uint32_t q42_engine_n_spans_max(const q42_engine *e);
+/* Bytes the engine's buffers hold as allocated (malloc_usable_size): the
+ * KV cache, the activations, the per-thread attention scratch. */
+Q42_API void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act,
+				     uint64_t *scratch);
+/* The engine's worker threads (NULL when it runs on one thread). */
+Q42_API struct q42_pool *q42_engine_pool(const q42_engine *e);
 Q42_API uint64_t q42_engine_n_params(const q42_engine *e);
 
 #endif

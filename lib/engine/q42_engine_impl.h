@@ -1,7 +1,7 @@
 /* q42_engine_impl.h -- internal to lib/engine: the engine's state, shared
  * by q42_engine.c (binding and allocation) and q42_forward.c (the forward
- * pass); lib/vulkan/q42_vk_forward.c reads the binding to upload it. Never
- * installed; nothing else includes it.
+ * pass). Never installed; nothing outside lib/engine includes it (a
+ * backend sees the binding as q42_bound_model, q42_backend.h).
  */
 #ifndef Q42_ENGINE_IMPL_H
 #define Q42_ENGINE_IMPL_H
@@ -80,8 +80,6 @@ typedef struct q42_tscratch {
  * product, so that the threads finish within a small tile of each other. */
 #define Q42_TILE_ROWS 16u
 #define Q42_TILE_RUN 4u
-
-enum { Q42_PHASE_PRODUCTS, Q42_PHASE_ATTENTION, Q42_PHASE_N_ };
 
 /* The largest logit of one tile of the output rows (NaN never counts). */
 typedef struct q42_top1 {
@@ -169,10 +167,13 @@ struct q42_engine {
 	_Atomic uint32_t *v_ready;
 	uint32_t att_seq;
 
-	/* the Vulkan forward pass (lib/vulkan/q42_vk_forward.h) when the
-	 * backend is Vulkan: it owns the cache and activations then, and
-	 * fills logits and top1; NULL on the CPU */
-	struct q42_vkf *vkf;
+	/* the backend that runs the forward pass when it is not this CPU
+	 * (q42_backend.h): it owns the cache and activations then, and fills
+	 * logits and top1; be_state NULL on the CPU */
+	const q42_backend_ops *be;
+	void *be_state;
+	q42_bound_model bound;        /* what be was opened with */
+	q42_bound_layer *bound_layers;
 	int32_t dev_top1; /* device argmax of logits; -1 when not computed there */
 };
 

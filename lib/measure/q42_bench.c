@@ -8,16 +8,16 @@
  * for waking the thread pool. Time is CLOCK_MONOTONIC around
  * q42_engine_eval only, except for time to first token, which covers the
  * whole load; during generation the forward pass also clocks its product
- * jobs and its attention (q42_engine_impl.h), to say how fast the
+ * jobs and its attention (q42_engine_phase_ns), to say how fast the
  * products alone stream the weights and what the rest of a step costs. Allocates the id buffer once per call; the throughput loops
  * allocate nothing per repetition.
  */
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "measure/q42_bench.h"
-#include "engine/q42_engine_impl.h"
+#include "engine/q42_engine.h"
+#include "engine/q42_pool.h"
 
 static double now_s(void)
 {
@@ -42,18 +42,19 @@ static q42_bench_stat summarise(double *v, uint32_t n)
 	return s;
 }
 
-/* Bytes of weight matrices a decode step streams: every layer matrix and
- * the output matrix (the token embedding is only looked up). */
+/* Bytes of weight matrices a decode step streams (q42_engine_stream_spans). */
 static uint64_t weight_bytes(const q42_engine *e)
 {
-	uint64_t sum = 0;
-	for (uint32_t l = 0; l < e->n_layer; l++)
-		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
-			const q42_weight *w = &e->layers[l].w[s];
-			if (w->data != NULL && w->k != NULL)
-				sum += w->row_bytes * (uint64_t)w->n_out;
-		}
-	sum += e->g[Q42_W_OUTPUT].row_bytes * (uint64_t)e->g[Q42_W_OUTPUT].n_out;
+	const uint32_t cap = q42_engine_n_spans_max(e);
+	const uint8_t **p = malloc(cap * sizeof *p);
+	uint64_t *len = malloc(cap * sizeof *len), sum = 0;
+	if (p != NULL && len != NULL) {
+		const uint32_t n = q42_engine_stream_spans(e, p, len, cap);
+		for (uint32_t i = 0; i < n && i < cap; i++)
+			sum += len[i];
+	}
+	free(p);
+	free(len);
 	return sum;
 }
 
@@ -135,23 +136,6 @@ static void read_job(void *v, uint32_t ith, uint32_t nth)
 	a->sink[ith] = s;
 }
 
-/* The matrices weight_bytes counts, in the order a step reads them. */
-static uint32_t read_list(const q42_engine *e, const uint8_t **p, uint64_t *len)
-{
-	uint32_t n = 0;
-	for (uint32_t l = 0; l < e->n_layer; l++)
-		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
-			const q42_weight *w = &e->layers[l].w[s];
-			if (w->data != NULL && w->k != NULL) {
-				p[n] = w->data;
-				len[n++] = w->row_bytes * (uint64_t)w->n_out;
-			}
-		}
-	p[n] = e->g[Q42_W_OUTPUT].data;
-	len[n++] = e->g[Q42_W_OUTPUT].row_bytes * (uint64_t)e->g[Q42_W_OUTPUT].n_out;
-	return n;
-}
-
 static void random_ids(int32_t *ids, uint32_t n, uint32_t n_vocab, uint64_t seed)
 {
 	uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -166,6 +150,7 @@ static void random_ids(int32_t *ids, uint32_t n, uint32_t n_vocab, uint64_t seed
 int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out, q42_err *err)
 {
 	const uint32_t n_ctx = q42_engine_n_ctx(e), n_vocab = q42_engine_n_vocab(e);
+	q42_pool *const pool = q42_engine_pool(e);
 	const uint32_t n_ids = o->n_pp > o->n_tg ? o->n_pp : o->n_tg;
 	int32_t *ids = NULL;
 	double *tps = NULL, *rd_s = NULL, *vs = NULL, *ops_s = NULL;
@@ -211,8 +196,8 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	if (o->n_tg > 0) {
 		double total = 0.0, read_total = 0.0;
 		uint32_t n_read = 0, n_ops = 0;
-		if (o->read_pass && e->pool != NULL) {
-			const uint32_t cap = e->n_layer * Q42_W_COUNT_ + 1;
+		if (o->read_pass && pool != NULL) {
+			const uint32_t cap = q42_engine_n_spans_max(e);
 			const uint64_t all = (uint64_t)o->reps * o->n_tg;
 			const uint64_t n_steps = all < Q42_BENCH_READ_STEPS ? all : Q42_BENCH_READ_STEPS;
 			rd.p = malloc(cap * sizeof *rd.p);
@@ -224,11 +209,10 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 				rc = q42_err_set(err, Q42_ENOMEM, "bench: out of memory");
 				goto fail;
 			}
-			n_mat = read_list(e, rd.p, len);
+			n_mat = q42_engine_stream_spans(e, rd.p, len, cap);
 		}
 		dev0 = q42_engine_device_ms(e);
-		memset(e->phase_ns, 0, sizeof e->phase_ns);
-		e->phase_clock = true;
+		q42_engine_phase_clock(e, true);
 		for (uint32_t r = 0; r < o->reps; r++) {
 			double dt = 0.0;
 			q42_engine_reset(e);
@@ -246,30 +230,30 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 				if (step_i % 2 == 0) {
 					rd.i0 = 0;
 					rd.i1 = n_mat;
-					q42_pool_run(e->pool, read_job, &rd);
+					q42_pool_run(pool, read_job, &rd);
 					rd_s[n_read] = now_s() - t1;
 					read_total += rd_s[n_read];
 					vs[n_read] = rd_s[n_read] / step;
 					n_read++;
-					q42_pool_run(e->pool, wake_job, NULL);
+					q42_pool_run(pool, wake_job, NULL);
 					continue;
 				}
 				for (rd.i0 = 0; rd.i0 < n_mat; rd.i0++) {
 					rd.i1 = rd.i0 + 1;
-					q42_pool_run(e->pool, read_job, &rd);
+					q42_pool_run(pool, read_job, &rd);
 				}
 				ops_s[n_ops++] = (double)out->weight_bytes / (now_s() - t1) / 1e9;
-				q42_pool_run(e->pool, wake_job, NULL);
+				q42_pool_run(pool, wake_job, NULL);
 			}
 			total += dt;
 			tps[r] = (double)o->n_tg / dt;
 		}
-		e->phase_clock = false;
-		if (e->phase_ns[Q42_PHASE_PRODUCTS] > 0 && total > 0.0) {
-			const double mm = (double)e->phase_ns[Q42_PHASE_PRODUCTS] * 1e-9;
+		q42_engine_phase_clock(e, false);
+		if (q42_engine_phase_ns(e, Q42_PHASE_PRODUCTS) > 0 && total > 0.0) {
+			const double mm = (double)q42_engine_phase_ns(e, Q42_PHASE_PRODUCTS) * 1e-9;
 			out->tg_stream_gbps = (double)out->weight_bytes * o->n_tg * o->reps / mm / 1e9;
 			out->tg_products_share = mm / total;
-			out->tg_attention_share = (double)e->phase_ns[Q42_PHASE_ATTENTION] * 1e-9 / total;
+			out->tg_attention_share = (double)q42_engine_phase_ns(e, Q42_PHASE_ATTENTION) * 1e-9 / total;
 			if (n_read > 0)
 				out->tg_products_vs_read =
 					read_total / n_read / (mm / ((double)o->n_tg * o->reps));
@@ -287,7 +271,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		out->tg_gbps = (double)out->weight_bytes * out->tg.median / 1e9;
 	}
 fail:
-	e->phase_clock = false;
+	q42_engine_phase_clock(e, false);
 	q42_engine_reset(e);
 	free(ids);
 	free(tps);
@@ -384,24 +368,7 @@ done:
 	return rc;
 }
 
-static uint64_t usable(const void *p)
-{
-	return p != NULL ? (uint64_t)malloc_usable_size((void *)(uintptr_t)p) : 0;
-}
-
-/* Checklist: the buffers alloc_buffers() in q42_engine.c allocates. */
 void q42_bench_mem_measure(const q42_engine *e, q42_bench_mem *out)
 {
-	const void *act[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
-			     e->top1, e->logits};
-	out->kv_bytes = usable(e->kc) + usable(e->vc);
-	out->act_bytes = 0;
-	for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
-		out->act_bytes += usable(act[i]);
-	for (uint32_t i = 0; i < e->n_act; i++)
-		out->act_bytes += usable(e->act[i].buf);
-	out->scratch_bytes = usable(e->ts);
-	for (uint32_t i = 0; i < e->n_ts; i++)
-		out->scratch_bytes += usable(e->ts[i].scores) + usable(e->ts[i].qq) +
-				      usable(e->ts[i].pq) + usable(e->ts[i].rope);
+	q42_engine_buffer_bytes(e, &out->kv_bytes, &out->act_bytes, &out->scratch_bytes);
 }

@@ -415,8 +415,8 @@ out:
 	return rc;
 }
 
-int q42_certify_run(enum q42_backend backend, int32_t device, uint64_t seed, q42_certify_fn fn,
-		    void *arg, uint32_t *n_fail, q42_err *err)
+int q42_certify_run(const q42_backend_ops *ops, enum q42_backend backend, int32_t device,
+		    uint64_t seed, q42_certify_fn fn, void *arg, uint32_t *n_fail, q42_err *err)
 {
 	*n_fail = 0;
 	if (backend == Q42_BACKEND_CPU) {
@@ -427,10 +427,8 @@ int q42_certify_run(enum q42_backend backend, int32_t device, uint64_t seed, q42
 	}
 	if (backend != Q42_BACKEND_VULKAN)
 		return q42_err_set(err, Q42_EARG, "certify: name the backend to certify (cpu or vulkan)");
-#ifdef Q42_WITH_VULKAN
-	return q42_vk_certify_run(device, seed, fn, arg, n_fail, err);
-#else
-	(void)device;
-	return q42_err_set(err, Q42_EUNSUPPORTED, "q42 was built without Vulkan (configure --with-vulkan)");
-#endif
+	if (ops == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "certify: no %s backend given",
+				   q42_backend_name(backend));
+	return ops->certify(device, seed, fn, arg, n_fail, err);
 }

@@ -16,23 +16,16 @@
 #include "common/q42_err.h"
 #include "engine/q42_engine.h"
 
-typedef struct q42_certify_result {
-	char kernel[48];   /* e.g. "matmul.q4_k", "rmsnorm", "attention.f16" */
-	char shape[64];    /* e.g. "n_in=4096 n_out=33 n_tok=7" */
-	double max_abs;    /* largest |got - want| */
-	double max_rel;    /* largest |got - want| / max(|want|, floor) */
-	double tol_abs, tol_rel; /* a case passes when either bound holds per element */
-	bool pass;
-} q42_certify_result;
+/* q42_certify_result and q42_certify_fn: engine/q42_backend.h */
 
-typedef void (*q42_certify_fn)(const q42_certify_result *r, void *arg);
-
-/* Run every case of backend (CPU or VULKAN; device as in
- * q42_engine_opts) with inputs drawn from seed; fn is called once per case
+/* Run every case of backend (CPU, or VULKAN through ops -- e.g.
+ * q42_vk_backend(); device as in q42_engine_opts) with inputs drawn from
+ * seed; fn is called once per case
  * in a fixed order. *n_fail counts failed cases. Returns Q42_OK when the
  * cases ran (whatever their outcome), Q42_EUNSUPPORTED when the backend
  * is not available (built without Vulkan, no device). */
-Q42_API int q42_certify_run(enum q42_backend backend, int32_t device, uint64_t seed,
+Q42_API int q42_certify_run(const q42_backend_ops *ops, enum q42_backend backend, int32_t device,
+			    uint64_t seed,
 			    q42_certify_fn fn, void *arg, uint32_t *n_fail, q42_err *err);
 
 #endif

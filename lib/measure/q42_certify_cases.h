@@ -1,11 +1,11 @@
-/* q42_certify_cases.h -- what the CPU and Vulkan certification share: the
- * seeded generator, random weight blocks, the per-case comparison, and the
- * Vulkan cases' entry point (lib/vulkan/q42_vk_certify.c, built only with
- * Vulkan). Internal to libq42; the tests use it to show a wrong result is
+/* q42_certify_cases.h -- what the CPU and backend certification share:
+ * the seeded generator, random weight blocks and the per-case comparison
+ * (lib/vulkan/q42_vk_certify.c builds its cases on them). Internal to
+ * libq42, not installed; the tests use it to show a wrong result is
  * caught.
  */
-#ifndef Q42_CERTIFY_IMPL_H
-#define Q42_CERTIFY_IMPL_H
+#ifndef Q42_CERTIFY_CASES_H
+#define Q42_CERTIFY_CASES_H
 
 #include <stdint.h>
 #include "measure/q42_certify.h"
@@ -35,13 +35,5 @@ void q42_certify_compare(q42_certify_result *r, const float *got, const double *
 void q42_certify_begin(q42_certify_result *r, const char *kernel, double tol_abs, double tol_rel,
 		       const char *shape_fmt, ...) __attribute__((format(printf, 5, 6)));
 
-#ifdef Q42_WITH_VULKAN
-#include "vulkan/q42_vk_ops.h"
-int q42_vk_certify_run(int32_t device, uint64_t seed, q42_certify_fn fn, void *arg,
-		       uint32_t *n_fail, q42_err *err);
-/* The same cases on a device already open (the Vulkan forward pass's gate). */
-int q42_vk_certify_device(q42_vk *vk, q42_vk_ops *ops, uint64_t seed, q42_certify_fn fn,
-			  void *arg, uint32_t *n_fail, q42_err *err);
-#endif
 
 #endif

@@ -108,4 +108,11 @@ Q42_API int q42_vk_submit(q42_vk *vk, q42_err *err);
  * (label of the later stamp, ns). */
 Q42_API uint32_t q42_vk_stamps(const q42_vk *vk, const char **labels, double *ns, uint32_t cap);
 
+/* The Vulkan backend, for q42_engine_opts.backend_ops and
+ * q42_certify_run (engine/q42_backend.h). In a build without Vulkan it
+ * exists too and says so: check and certify fail with Q42_EUNSUPPORTED,
+ * open with it for Q42_BACKEND_VULKAN and leaves AUTO on the CPU. */
+struct q42_backend_ops;
+Q42_API const struct q42_backend_ops *q42_vk_backend(void);
+
 #endif

@@ -17,6 +17,7 @@
 #include "kernels/q42_kernels.h"
 #include "kernels/q42_ops.h"
 #include "vulkan/q42_vk.h"
+#include "vulkan/q42_vk_forward.h"
 #include "vulkan/q42_vk_ops.h"
 
 #define MAX_BUFS 6

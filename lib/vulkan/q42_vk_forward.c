@@ -2,7 +2,7 @@
  * sequence of operations as q42_forward.c, each one a kernel of
  * q42_vk_ops.h recorded into one command buffer per pass.
  *
- * The engine's binding (q42_engine_impl.h: e->g, e->layers, shapes and
+ * The engine's binding (q42_bound_model, engine/q42_backend.h: shapes and
  * types already checked) is the single description of the model; this file
  * uploads it once, keeps weights, KV cache and activations in device memory
  * and allocates everything at open, so a pass allocates nothing. Only the
@@ -15,7 +15,7 @@
 #include <string.h>
 #include "common/q42_ckd.h"
 #include "measure/q42_certify_cases.h"
-#include "engine/q42_engine_impl.h"
+#include "engine/q42_backend.h"
 #include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 #include "vulkan/q42_vk_forward.h"
@@ -35,7 +35,7 @@ typedef struct vk_weight {
 } vk_weight;
 
 struct q42_vkf {
-	const q42_engine *e;
+	const q42_bound_model *e;
 	q42_vk *vk;
 	q42_vk_ops *ops;
 	vk_weight g[Q42_W_LAYER_FIRST_];
@@ -73,7 +73,7 @@ static int buf_new(q42_vkf *f, uint64_t n, uint64_t elem, enum q42_vk_mem mem, q
 
 /* A matrix of a type the kernels cannot read: dequantize each row (the
  * engine's kernels) and upload it as F16, a chunk of rows at a time. */
-static int upload_f16(q42_vkf *f, const q42_weight *w, vk_weight *out, const char *name,
+static int upload_f16(q42_vkf *f, const q42_bound_weight *w, vk_weight *out, const char *name,
 		      q42_err *err)
 {
 	const uint64_t n_in = (uint64_t)w->n_in, n_out = (uint64_t)w->n_out;
@@ -83,7 +83,7 @@ static int upload_f16(q42_vkf *f, const q42_weight *w, vk_weight *out, const cha
 	uint16_t *h = NULL;
 	int rc;
 
-	if (w->k == NULL || w->k->dequant == NULL)
+	if (!w->matrix || w->dequant == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "tensor %s: type %s has no Vulkan kernel and cannot be dequantized",
 				   name, q42_dtype_get(w->dtype)->name);
@@ -103,7 +103,7 @@ static int upload_f16(q42_vkf *f, const q42_weight *w, vk_weight *out, const cha
 	for (uint64_t r0 = 0; r0 < n_out; r0 += rows) {
 		const uint64_t nr = n_out - r0 < rows ? n_out - r0 : rows;
 		for (uint64_t r = 0; r < nr; r++) {
-			w->k->dequant(w->data + (r0 + r) * w->row_bytes, tmp, (int64_t)n_in);
+			w->dequant(w->data + (r0 + r) * w->row_bytes, tmp, (int64_t)n_in);
 			for (uint64_t i = 0; i < n_in; i++)
 				h[r * n_in + i] = q42_f32_to_f16(tmp[i]);
 		}
@@ -122,7 +122,7 @@ done:
 	return rc;
 }
 
-static int upload_weight(q42_vkf *f, const q42_weight *w, enum q42_wslot s, uint32_t l,
+static int upload_weight(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s, uint32_t l,
 			 vk_weight *out, q42_err *err)
 {
 	char name[128];
@@ -132,9 +132,9 @@ static int upload_weight(q42_vkf *f, const q42_weight *w, enum q42_wslot s, uint
 	if (w->data == NULL)
 		return Q42_OK;
 	q42_wslot_format(s, l, name, sizeof name);
-	if (w->k != NULL && !q42_vk_ops_has_matmul(w->dtype))
+	if (w->matrix && !q42_vk_ops_has_matmul(w->dtype))
 		return upload_f16(f, w, out, name, err);
-	/* vectors are f32 (q42_engine.c checks it); matrices keep their bytes */
+	/* vectors are f32 (the engine checks it); matrices keep their bytes */
 	if (q42_mul_overflow(w->row_bytes, (uint64_t)w->n_out, &bytes))
 		return q42_err_set(err, Q42_EFORMAT, "tensor %s: size overflows", name);
 	rc = q42_vk_buf_create(f->vk, bytes, Q42_VK_MEM_DEVICE, &out->buf, err);
@@ -149,7 +149,7 @@ static int upload_weight(q42_vkf *f, const q42_weight *w, enum q42_wslot s, uint
 
 static int upload_weights(q42_vkf *f, q42_err *err)
 {
-	const q42_engine *e = f->e;
+	const q42_bound_model *e = f->e;
 	int rc = Q42_OK;
 
 	for (uint32_t s = 0; s < Q42_W_LAYER_FIRST_ && rc == Q42_OK; s++)
@@ -177,7 +177,7 @@ static int upload_weights(q42_vkf *f, q42_err *err)
 
 static int alloc_device(q42_vkf *f, q42_err *err)
 {
-	const q42_engine *e = f->e;
+	const q42_bound_model *e = f->e;
 	const uint64_t B = e->n_batch, E = e->n_embd, F = sizeof(float);
 	const uint64_t kve = e->kv_type == Q42_DTYPE_F16 ? 2 : 4;
 	int rc = Q42_OK;
@@ -305,7 +305,7 @@ static int certify_gate(q42_vkf *f, q42_err *err)
 	return rc;
 }
 
-static int open_device(q42_vkf **out, const q42_engine *e, int32_t device, bool allow_cpu,
+static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, bool allow_cpu,
 		       q42_err *err)
 {
 	static const int32_t tok0 = 0;
@@ -349,7 +349,7 @@ fail:
 	return rc;
 }
 
-int q42_vkf_open(q42_vkf **out, const q42_engine *e, enum q42_backend b, int32_t device,
+int q42_vkf_open(q42_vkf **out, const q42_bound_model *e, enum q42_backend b, int32_t device,
 		 q42_err *err)
 {
 	bool use = true;
@@ -398,7 +398,7 @@ void q42_vkf_close(q42_vkf *f)
 /* ---- the pass ---------------------------------------------------------- */
 
 /* y (n x n_out) = x (n x n_in) W^T, plus the bias when the model has one. */
-static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_weight *cw, q42_vk_buf *x,
+static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_bound_weight *cw, q42_vk_buf *x,
 		     uint32_t n, q42_vk_buf *y, const vk_weight *bias, q42_err *err)
 {
 	const uint32_t n_out = (uint32_t)cw->n_out;
@@ -412,8 +412,8 @@ static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_weight *cw, q42_v
 
 static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err *err)
 {
-	const q42_engine *e = f->e;
-	const q42_weight *W = e->layers[l].w;
+	const q42_bound_model *e = f->e;
+	const q42_bound_weight *W = e->layers[l].w;
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t kvh = e->layers[l].n_head_kv;
 	const bool neox = e->arch->rope == Q42_ROPE_NEOX;
@@ -456,8 +456,8 @@ static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q4
 
 static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
 {
-	const q42_engine *e = f->e;
-	const q42_weight *W = e->layers[l].w;
+	const q42_bound_model *e = f->e;
+	const q42_bound_weight *W = e->layers[l].w;
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t ff = e->layers[l].n_ff;
 	int rc;
@@ -485,7 +485,7 @@ static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
  * offset, which would have to meet the device's offset alignment. */
 static int head(q42_vkf *f, uint32_t n, q42_err *err)
 {
-	const q42_engine *e = f->e;
+	const q42_bound_model *e = f->e;
 	const vk_weight *out = &f->g[Q42_W_OUTPUT];
 	int rc;
 
@@ -508,7 +508,7 @@ static int head(q42_vkf *f, uint32_t n, q42_err *err)
 int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
 		 float *logits, int32_t *top1, q42_err *err)
 {
-	const q42_engine *e = f->e;
+	const q42_bound_model *e = f->e;
 	const vk_weight *emb = &f->g[Q42_W_TOK_EMBD];
 	const char *labels[4];
 	double ns[4];
@@ -555,3 +555,57 @@ const char *q42_vkf_fallback_note(const q42_vkf *f)
 	return f->n_fallbacks > 0 ? f->note : NULL;
 }
 double q42_vkf_device_ms(const q42_vkf *f) { return f->device_ms; }
+
+/* ---- the backend interface (engine/q42_backend.h) ---------------------- */
+
+static int be_check(int32_t device, q42_err *err)
+{
+	uint32_t n = 0;
+	int rc = q42_vk_devices(NULL, 0, &n, err);
+	if (rc != Q42_OK)
+		return rc;
+	if (n == 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan: no device");
+	if (device >= 0 && (uint32_t)device >= n)
+		return q42_err_set(err, Q42_EARG,
+				   "vulkan: device %d: there %s %u device%s (q42run --list-devices)",
+				   device, n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+	return Q42_OK;
+}
+
+static int be_open(void **state, const q42_bound_model *m, enum q42_backend want, int32_t device,
+		   q42_err *err)
+{
+	q42_vkf *f = NULL;
+	const int rc = q42_vkf_open(&f, m, want, device, err);
+	*state = f;
+	return rc;
+}
+
+static void be_close(void *state) { q42_vkf_close(state); }
+
+static int be_eval(void *state, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
+		   float *logits, int32_t *top1, q42_err *err)
+{
+	return q42_vkf_eval(state, ids, n, pos0, want_logits, logits, top1, err);
+}
+
+static const char *be_device_name(const void *state) { return q42_vkf_device(state)->name; }
+static uint32_t be_n_fallbacks(const void *state) { return q42_vkf_n_fallbacks(state); }
+static const char *be_fallback_note(const void *state) { return q42_vkf_fallback_note(state); }
+static double be_device_ms(const void *state) { return q42_vkf_device_ms(state); }
+
+static const q42_backend_ops vk_backend = {
+	.name = "vulkan",
+	.check = be_check,
+	.open = be_open,
+	.close = be_close,
+	.eval = be_eval,
+	.device_name = be_device_name,
+	.n_fallbacks = be_n_fallbacks,
+	.fallback_note = be_fallback_note,
+	.device_ms = be_device_ms,
+	.certify = q42_vk_certify_run,
+};
+
+const q42_backend_ops *q42_vk_backend(void) { return &vk_backend; }

@@ -1,8 +1,9 @@
 /* q42_vk_forward.h -- internal to libq42: the forward pass on a Vulkan
  * device, as the engine (lib/engine/q42_engine.c) drives it.
  *
- * The engine binds and checks the model once (q42_engine_impl.h); this
- * part uploads what it bound -- weights, norms, biases -- to device memory,
+ * The engine binds and checks the model once and hands the binding over
+ * through the backend interface (engine/q42_backend.h, q42_vk_backend()
+ * in q42_vk.h); this part uploads what it bound -- weights, norms, biases -- to device memory,
  * allocates the KV cache and every activation there, and then runs each
  * pass as one command buffer. Compiled only with Q42_WITH_VULKAN; never
  * installed.
@@ -13,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_err.h"
-#include "engine/q42_engine.h"
+#include "engine/q42_backend.h"
+#include "vulkan/q42_vk_ops.h"
 #include "vulkan/q42_vk.h"
 
-struct q42_engine;
 typedef struct q42_vkf q42_vkf;
 
 /* Open the device of backend (Q42_BACKEND_VULKAN: device as q42_vk_open
@@ -28,7 +29,7 @@ typedef struct q42_vkf q42_vkf;
  * (Q42_EUNSUPPORTED: no device qualifies; Q42_EARG: bad index;
  * Q42_ENOMEM: device memory), Q42_EUNSUPPORTED for a weight type that can
  * neither be used nor dequantized. e must outlive *out. */
-int q42_vkf_open(q42_vkf **out, const struct q42_engine *e, enum q42_backend backend,
+int q42_vkf_open(q42_vkf **out, const q42_bound_model *e, enum q42_backend backend,
 		 int32_t device, q42_err *err);
 void q42_vkf_close(q42_vkf *f);
 
@@ -46,5 +47,13 @@ const char *q42_vkf_fallback_note(const q42_vkf *f);
 /* Device time of every pass since open, from timestamps (0 when the
  * queue has none). */
 double q42_vkf_device_ms(const q42_vkf *f);
+
+
+/* Certification of the Vulkan kernels (q42_vk_certify.c): every case on
+ * device, or on a device already open (the forward pass's gate). */
+int q42_vk_certify_run(int32_t device, uint64_t seed, q42_certify_fn fn, void *arg,
+		       uint32_t *n_fail, q42_err *err);
+int q42_vk_certify_device(q42_vk *vk, q42_vk_ops *ops, uint64_t seed, q42_certify_fn fn,
+			  void *arg, uint32_t *n_fail, q42_err *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include "common/q42_types.h"
 #include "kernels/q42_compat.h"
 #include "kernels/q42_kernels.h"
+#include "vulkan/q42_vk.h"
 
 #define MAX_CASES 512
 
@@ -51,7 +52,7 @@ static void test_cpu_passes(void **state)
 	q42_err err = {0};
 	uint32_t n_fail = 99;
 	c.n = 0;
-	assert_int_equal(q42_certify_run(Q42_BACKEND_CPU, -1, 7, collect_fn, &c, &n_fail, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_CPU, -1, 7, collect_fn, &c, &n_fail, &err), Q42_OK);
 	assert_true(c.n > 100 && c.n <= MAX_CASES);
 	for (uint32_t i = 0; i < c.n; i++)
 		if (!c.r[i].pass)
@@ -80,9 +81,9 @@ static void test_cpu_deterministic(void **state)
 	q42_err err = {0};
 	uint32_t fa = 0, fb = 0, fn = 0;
 	a.n = b.n = 0;
-	assert_int_equal(q42_certify_run(Q42_BACKEND_CPU, -1, 3, collect_fn, &a, &fa, &err), Q42_OK);
-	assert_int_equal(q42_certify_run(Q42_BACKEND_CPU, -1, 3, collect_fn, &b, &fb, &err), Q42_OK);
-	assert_int_equal(q42_certify_run(Q42_BACKEND_CPU, -1, 3, NULL, NULL, &fn, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_CPU, -1, 3, collect_fn, &a, &fa, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_CPU, -1, 3, collect_fn, &b, &fb, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_CPU, -1, 3, NULL, NULL, &fn, &err), Q42_OK);
 	assert_int_equal(a.n, b.n);
 	assert_int_equal(fa, fn);
 	assert_memory_equal(a.r, b.r, sizeof a.r[0] * a.n);
@@ -172,10 +173,10 @@ static void test_backend_refused(void **state)
 	(void)state;
 	q42_err err = {0};
 	uint32_t n_fail = 5;
-	assert_int_equal(q42_certify_run(Q42_BACKEND_AUTO, -1, 0, NULL, NULL, &n_fail, &err), Q42_EARG);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_AUTO, -1, 0, NULL, NULL, &n_fail, &err), Q42_EARG);
 	assert_int_equal(n_fail, 0);
 #ifndef Q42_WITH_VULKAN
-	assert_int_equal(q42_certify_run(Q42_BACKEND_VULKAN, -1, 0, NULL, NULL, &n_fail, &err),
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, 0, NULL, NULL, &n_fail, &err),
 			 Q42_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "built without Vulkan"));
 #endif

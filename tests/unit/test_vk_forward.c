@@ -45,7 +45,7 @@ static bool vk_ready(void)
 	q42_err err = {0};
 	if (strcmp(env_or("Q42_WITH_VULKAN", "no"), "yes") != 0)
 		return false;
-	if (q42_backend_check(Q42_BACKEND_VULKAN, -1, &err) == Q42_OK)
+	if (q42_backend_check(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, &err) == Q42_OK)
 		return true;
 	if (ci())
 		fail_msg("no Vulkan device under CI=true: %s", err.msg);
@@ -127,7 +127,7 @@ static bool golden_row(const char *model, const char *prompt, struct golden *g)
 static q42_engine *open_engine(q42_mount *m, enum q42_backend b, uint32_t kv, uint32_t batch)
 {
 	q42_engine_opts o = {.n_threads = 2, .kv_type = kv, .n_batch = batch, .backend = b,
-			     .device = -1};
+			     .device = -1, .backend_ops = q42_vk_backend()};
 	q42_engine *e = NULL;
 	q42_err err = {0};
 	int rc = q42_engine_open(&e, m, &o, &err);
@@ -183,8 +183,8 @@ static void test_backend_names(void **state)
 	assert_string_equal(q42_backend_name(Q42_BACKEND_CPU), "cpu");
 	assert_string_equal(q42_backend_name(Q42_BACKEND_VULKAN), "vulkan");
 	assert_string_equal(q42_backend_name(Q42_BACKEND_AUTO), "auto");
-	assert_int_equal(q42_backend_check(Q42_BACKEND_CPU, -1, NULL), Q42_OK);
-	assert_int_equal(q42_backend_check(Q42_BACKEND_AUTO, -1, NULL), Q42_OK);
+	assert_int_equal(q42_backend_check(q42_vk_backend(), Q42_BACKEND_CPU, -1, NULL), Q42_OK);
+	assert_int_equal(q42_backend_check(q42_vk_backend(), Q42_BACKEND_AUTO, -1, NULL), Q42_OK);
 }
 
 /* What every build must do: a bogus backend is an argument error, AUTO
@@ -196,7 +196,7 @@ static void test_backend_choice(void **state)
 	q42_mount *m = NULL;
 	q42_engine *e = NULL;
 	q42_err err = {0};
-	q42_engine_opts o = {.n_threads = 1, .device = -1};
+	q42_engine_opts o = {.n_threads = 1, .device = -1, .backend_ops = q42_vk_backend()};
 	(void)state;
 	if (p == NULL)
 		skip();
@@ -236,11 +236,11 @@ static void test_backend_choice(void **state)
 	if (strcmp(env_or("Q42_WITH_VULKAN", "no"), "yes") != 0) {
 		assert_int_equal(q42_engine_open(&e, m, &o, &err), Q42_EUNSUPPORTED);
 		assert_non_null(strstr(err.msg, "built without Vulkan"));
-		assert_int_equal(q42_backend_check(Q42_BACKEND_VULKAN, -1, &err), Q42_EUNSUPPORTED);
+		assert_int_equal(q42_backend_check(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, &err), Q42_EUNSUPPORTED);
 		assert_non_null(strstr(err.msg, "built without Vulkan"));
 	} else if (vk_ready()) {
 		o.device = 99;
-		assert_int_equal(q42_backend_check(Q42_BACKEND_VULKAN, 99, &err), Q42_EARG);
+		assert_int_equal(q42_backend_check(q42_vk_backend(), Q42_BACKEND_VULKAN, 99, &err), Q42_EARG);
 		assert_int_equal(q42_engine_open(&e, m, &o, &err), Q42_EARG);
 		assert_null(e);
 		assert_non_null(strstr(err.msg, "99"));

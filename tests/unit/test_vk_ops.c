@@ -392,7 +392,7 @@ static void test_certify_vulkan(void **state)
 	static struct tally t;
 	q42_err err = {0};
 	uint32_t n_fail = 99;
-	if (q42_certify_run(Q42_BACKEND_VULKAN, -1, 1, tally_fn, &t, &n_fail, &err) != Q42_OK)
+	if (q42_certify_run(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, 1, tally_fn, &t, &n_fail, &err) != Q42_OK)
 		fail_msg("certify: %s", err.msg);
 	assert_int_equal(n_fail, 0);
 	/* matmul and get_rows x 6 types, rmsnorm, rope, softmax, swiglu, add,
@@ -418,8 +418,8 @@ static void test_certify_deterministic(void **state)
 	static struct tally a, b;
 	q42_err err = {0};
 	uint32_t fa = 0, fb = 0;
-	assert_int_equal(q42_certify_run(Q42_BACKEND_VULKAN, -1, 5, keep_fn, &a, &fa, &err), Q42_OK);
-	assert_int_equal(q42_certify_run(Q42_BACKEND_VULKAN, -1, 5, keep_fn, &b, &fb, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, 5, keep_fn, &a, &fa, &err), Q42_OK);
+	assert_int_equal(q42_certify_run(q42_vk_backend(), Q42_BACKEND_VULKAN, -1, 5, keep_fn, &b, &fb, &err), Q42_OK);
 	assert_int_equal(a.n, b.n);
 	assert_memory_equal(a.kernels, b.kernels, sizeof a.kernels);
 }

@@ -1,0 +1,103 @@
+/* q42_backend.h -- the interface between the engine and a backend that runs
+ * the forward pass somewhere other than this CPU (lib/vulkan).
+ *
+ * The engine binds and checks a model once; a backend receives that
+ * binding as a q42_bound_model (file bytes, types, shapes) and keeps
+ * weights, cache and activations wherever it runs. Backends sit above the
+ * engine in libq42's chain: the engine never names one, the program picks
+ * one (q42_engine_opts.backend_ops) and the engine calls it through this
+ * table. A backend's cache is positional (eval names its first position),
+ * so taking tokens back (q42_engine_truncate) needs no call into it.
+ */
+#ifndef Q42_BACKEND_H
+#define Q42_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/q42_err.h"
+#include "engine/q42_arch.h"
+
+/* Where the forward pass runs. Q42_BACKEND_AUTO: the backend's device when
+ * it is a discrete or integrated GPU, the CPU otherwise (a software device
+ * such as lavapipe only when asked for by name: Q42_BACKEND_VULKAN). */
+enum q42_backend {
+	Q42_BACKEND_CPU = 0,
+	Q42_BACKEND_VULKAN = 1,
+	Q42_BACKEND_AUTO = 2,
+};
+
+/* One bound tensor as the file holds it. */
+typedef struct q42_bound_weight {
+	const uint8_t *data;   /* NULL when the slot is empty */
+	uint32_t dtype;
+	bool matrix;           /* a weight matrix (else an f32 vector) */
+	int64_t n_in;          /* ne[0] */
+	int64_t n_out;         /* ne[1] (1 for vectors) */
+	uint64_t row_bytes;
+	/* matrices: one row to f32 (the CPU's scalar reference; NULL when the
+	 * type has none) */
+	void (*dequant)(const void *src, float *dst, int64_t n);
+} q42_bound_weight;
+
+typedef struct q42_bound_layer {
+	q42_bound_weight w[Q42_W_COUNT_]; /* only the per-layer slots are used */
+	uint32_t n_head_kv;
+	uint32_t n_ff;
+} q42_bound_layer;
+
+/* The model as the engine bound it, valid while the engine is open. */
+typedef struct q42_bound_model {
+	const q42_arch *arch;
+	uint32_t n_vocab, n_embd, n_layer, n_head, n_head_kv_max, n_ff_max;
+	uint32_t hd_k, hd_v, n_rot, n_ctx, n_batch;
+	uint32_t kv_type;     /* Q42_DTYPE_F32 or Q42_DTYPE_F16 */
+	float eps, rope_base, rope_scale, kq_scale;
+	bool tied;            /* output = token embedding */
+	q42_bound_weight g[Q42_W_LAYER_FIRST_]; /* global tensors */
+	const q42_bound_layer *layers;          /* n_layer */
+} q42_bound_model;
+
+/* What certification reports for one case (measure/q42_certify.h runs the
+ * cases; a backend certifies its own kernels through the same type). */
+typedef struct q42_certify_result {
+	char kernel[48];   /* e.g. "matmul.q4_k", "rmsnorm", "attention.f16" */
+	char shape[64];    /* e.g. "n_in=4096 n_out=33 n_tok=7" */
+	double max_abs;    /* largest |got - want| */
+	double max_rel;    /* largest |got - want| / max(|want|, floor) */
+	double tol_abs, tol_rel; /* a case passes when either bound holds per element */
+	bool pass;
+} q42_certify_result;
+
+typedef void (*q42_certify_fn)(const q42_certify_result *r, void *arg);
+
+/* A backend. check, open and certify are always there; the others are
+ * called only with a state open returned. state is the backend's own. */
+typedef struct q42_backend_ops {
+	const char *name; /* "vulkan" */
+	/* Whether it can run before a model is opened: Q42_OK, or
+	 * Q42_EUNSUPPORTED (not built, no device), Q42_EARG (device >= 0 is
+	 * not an index of one). */
+	int (*check)(int32_t device, q42_err *err);
+	/* Open for m (want: Q42_BACKEND_VULKAN or Q42_BACKEND_AUTO; with AUTO
+	 * and no device that qualifies, *state stays NULL and Q42_OK: the CPU
+	 * runs the model). m outlives the state. */
+	int (*open)(void **state, const q42_bound_model *m, enum q42_backend want, int32_t device,
+		    q42_err *err);
+	void (*close)(void *state);
+	/* One pass over n tokens (1 <= n <= n_batch) at positions pos0..; with
+	 * want_logits the last token's n_vocab logits go to logits and their
+	 * argmax (lowest id on ties) to *top1. */
+	int (*eval)(void *state, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
+		    float *logits, int32_t *top1, q42_err *err);
+	const char *(*device_name)(const void *state);
+	/* Matrices converted at open, and a line naming their types (NULL). */
+	uint32_t (*n_fallbacks)(const void *state);
+	const char *(*fallback_note)(const void *state);
+	/* Device time of every pass since open (0 without timestamps). */
+	double (*device_ms)(const void *state);
+	/* Run the backend's certification cases (measure/q42_certify.h). */
+	int (*certify)(int32_t device, uint64_t seed, q42_certify_fn fn, void *arg, uint32_t *n_fail,
+		       q42_err *err);
+} q42_backend_ops;
+
+#endif
