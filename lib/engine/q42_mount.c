@@ -1,10 +1,9 @@
-/* q42_mount.c -- open a model file as P64 or GGUF and expose it uniformly.
- *
- * The container is chosen by magic bytes only ("p64\0" or "GGUF"); its own
- * reader validates the whole file before the mount hands out a single
- * pointer. Relies on q42_p64_open / q42_gguf_parse for every bound check;
- * must never read tensor bytes itself or fall back from one container to
- * the other.
+/* q42_mount.c -- a model file opened for running: the validated source
+ * (formats/q42_source.h: magic sniff, reader, tensor index -- the same
+ * path p64c and p64check open files by) plus what running needs on top:
+ * hyperparameters, vocabulary, tokenizer, tensor views for the engine and
+ * the mapping's read-ahead advice. Must never read tensor bytes itself or
+ * fall back from one container to the other.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +11,11 @@
 #include <unistd.h>
 #include "common/q42_file.h"
 #include "engine/q42_mount.h"
-#include "formats/q42_gguf.h"
-#include "formats/q42_p64.h"
+#include "formats/q42_source.h"
 
 struct q42_mount {
-	q42_map map;
-	enum q42_container container;
-	q42_gguf gguf;      /* GGUF mounts */
-	q42_p64 p64;        /* P64 mounts */
+	q42_source src;     /* the map, its kind, and the GGUF or P64 reader */
+	unsigned flags;
 	bool has_hparams;
 	q42_hparams hp;
 	q42_vocab gguf_vocab; /* owned copy for GGUF mounts */
@@ -29,32 +25,18 @@ struct q42_mount {
 	q42_model_ident ident;
 };
 
-const char *q42_container_name(enum q42_container c)
-{
-	switch (c) {
-	case Q42_CONTAINER_GGUF:
-		return "gguf";
-	case Q42_CONTAINER_P64:
-		return "p64";
-	}
-	return "?";
-}
-
 static int mount_gguf(q42_mount *m, unsigned flags, q42_err *err)
 {
-	int rc = q42_gguf_parse(&m->gguf, m->map.data, m->map.size, m->map.path, err);
-	if (rc != Q42_OK)
-		return rc;
-	rc = q42_hparams_from_gguf(&m->hp, &m->gguf, err);
+	int rc = q42_hparams_from_gguf(&m->hp, &m->src.gguf, err);
 	if (rc == Q42_OK) {
 		m->has_hparams = true;
 	} else if (!(flags & Q42_MOUNT_VOCAB_ONLY)) {
-		q42_err_prefix(err, "%s", m->map.path);
+		q42_err_prefix(err, "%s", m->src.map.path);
 		return rc;
 	}
-	rc = q42_vocab_from_gguf(&m->gguf_vocab, &m->gguf, err);
+	rc = q42_vocab_from_gguf(&m->gguf_vocab, &m->src.gguf, err);
 	if (rc != Q42_OK) {
-		q42_err_prefix(err, "%s", m->map.path);
+		q42_err_prefix(err, "%s", m->src.map.path);
 		return rc;
 	}
 	m->vocab = &m->gguf_vocab;
@@ -63,21 +45,18 @@ static int mount_gguf(q42_mount *m, unsigned flags, q42_err *err)
 
 static int mount_p64(q42_mount *m, unsigned flags, q42_err *err)
 {
-	int rc = q42_p64_open(&m->p64, m->map.data, m->map.size, m->map.path, err);
-	if (rc != Q42_OK)
-		return rc;
-	if (m->p64.has_hparams) {
-		m->hp = m->p64.hparams;
+	if (m->src.p64.has_hparams) {
+		m->hp = m->src.p64.hparams;
 		m->has_hparams = true;
 	} else if (!(flags & Q42_MOUNT_VOCAB_ONLY)) {
 		return q42_err_set(err, Q42_ENOTFOUND,
 				   "%s: P64 has no hyperparameter section (HPAR): not a runnable model",
-				   m->map.path);
+				   m->src.map.path);
 	}
-	if (!m->p64.has_vocab)
+	if (!m->src.p64.has_vocab)
 		return q42_err_set(err, Q42_ENOTFOUND,
-				   "%s: tokenizer: P64 has no tokenizer section (Q42T)", m->map.path);
-	m->vocab = &m->p64.vocab;
+				   "%s: tokenizer: P64 has no tokenizer section (Q42T)", m->src.map.path);
+	m->vocab = &m->src.p64.vocab;
 	return Q42_OK;
 }
 
@@ -95,18 +74,19 @@ static int mount_p64(q42_mount *m, unsigned flags, q42_err *err)
  * entries (FilePmdMapped in smaps) and cut faults 3x; where the kernel or
  * file system cannot do that it refuses the advice and nothing changes.
  * None of this copies a byte: the weights stay in the read-only mapping. */
-static void advise_map(const q42_mount *m, unsigned flags)
+static void advise_map(const q42_map *map, uint32_t kind, void *arg)
 {
+	const unsigned flags = *(const unsigned *)arg;
 	const long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	const uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
 
 #ifdef MADV_HUGEPAGE
-	(void)q42_map_advise(&m->map, 0, m->map.size, MADV_HUGEPAGE);
+	(void)q42_map_advise(map, 0, map->size, MADV_HUGEPAGE);
 #endif
-	if ((flags & Q42_MOUNT_VOCAB_ONLY) && m->container == Q42_CONTAINER_GGUF)
+	if ((flags & Q42_MOUNT_VOCAB_ONLY) && kind == Q42_SOURCE_GGUF)
 		return;
-	if (ram == 0 || m->map.size <= ram / 2)
-		(void)q42_map_advise(&m->map, 0, m->map.size, MADV_WILLNEED);
+	if (ram == 0 || map->size <= ram / 2)
+		(void)q42_map_advise(map, 0, map->size, MADV_WILLNEED);
 }
 
 /* llama.cpp adjusts a few special-token attributes by model name and
@@ -120,17 +100,17 @@ static int open_tokenizer(q42_mount *m, q42_err *err)
 	int rc;
 
 	memset(&to, 0, sizeof to);
-	if (m->container == Q42_CONTAINER_GGUF) {
-		q42_gguf_get_str(&m->gguf, "general.name", &to.general_name);
-		q42_gguf_get_str(&m->gguf, "general.architecture", &to.general_arch);
+	if (m->src.kind == Q42_SOURCE_GGUF) {
+		q42_gguf_get_str(&m->src.gguf, "general.name", &to.general_name);
+		q42_gguf_get_str(&m->src.gguf, "general.architecture", &to.general_arch);
 	} else {
 		if (m->has_hparams) {
 			to.general_arch.p = m->hp.arch;
 			to.general_arch.len = strlen(m->hp.arch);
 		}
-		if (m->p64.source_header != NULL &&
-		    q42_gguf_parse_meta(&meta, m->p64.source_header, m->p64.source_header_len,
-					m->map.path, NULL) == Q42_OK) {
+		if (m->src.p64.source_header != NULL &&
+		    q42_gguf_parse_meta(&meta, m->src.p64.source_header, m->src.p64.source_header_len,
+					m->src.map.path, NULL) == Q42_OK) {
 			have_meta = true;
 			q42_gguf_get_str(&meta, "general.name", &to.general_name);
 		}
@@ -150,30 +130,11 @@ int q42_mount_open(q42_mount **out, const char *path, unsigned flags, q42_err *e
 	m = calloc(1, sizeof *m);
 	if (m == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory", path);
-	m->map.fd = -1;
-	rc = q42_map_open(&m->map, path, 0, err);
+	m->flags = flags;
+	rc = q42_source_open_ex(&m->src, path, advise_map, &m->flags, err);
 	if (rc != Q42_OK)
 		goto fail;
-	if (m->map.size < 4) {
-		rc = q42_err_set(err, Q42_EFORMAT,
-				 "%s: truncated: %llu bytes, too short for a model file (need the 4-byte magic)",
-				 path, (unsigned long long)m->map.size);
-		goto fail;
-	}
-	if (memcmp(m->map.data, Q42_P64_MAGIC, 4) == 0) {
-		m->container = Q42_CONTAINER_P64;
-		advise_map(m, flags);
-		rc = mount_p64(m, flags, err);
-	} else if (memcmp(m->map.data, Q42_GGUF_MAGIC, 4) == 0) {
-		m->container = Q42_CONTAINER_GGUF;
-		advise_map(m, flags);
-		rc = mount_gguf(m, flags, err);
-	} else {
-		const uint8_t *d = m->map.data;
-		rc = q42_err_set(err, Q42_EFORMAT,
-				 "%s: not a model file: magic %02x %02x %02x %02x at offset 0, expected \"GGUF\" or \"p64\\0\"",
-				 path, d[0], d[1], d[2], d[3]);
-	}
+	rc = m->src.kind == Q42_SOURCE_P64 ? mount_p64(m, flags, err) : mount_gguf(m, flags, err);
 	if (rc != Q42_OK)
 		goto fail;
 	rc = open_tokenizer(m, err);
@@ -193,24 +154,20 @@ void q42_mount_close(q42_mount *m)
 	if (m == NULL)
 		return;
 	q42_tokenizer_close(m->tok);
-	if (m->container == Q42_CONTAINER_GGUF) {
+	if (m->src.kind == Q42_SOURCE_GGUF)
 		q42_vocab_free(&m->gguf_vocab);
-		q42_gguf_free(&m->gguf);
-	} else if (m->container == Q42_CONTAINER_P64) {
-		q42_p64_close(&m->p64);
-	}
-	q42_map_close(&m->map);
+	q42_source_close(&m->src);
 	free(m);
 }
 
-enum q42_container q42_mount_container(const q42_mount *m)
+uint32_t q42_mount_container(const q42_mount *m)
 {
-	return m->container;
+	return m->src.kind;
 }
 
 const char *q42_mount_path(const q42_mount *m)
 {
-	return m->map.path;
+	return m->src.map.path;
 }
 
 const q42_hparams *q42_mount_hparams(const q42_mount *m)
@@ -230,55 +187,36 @@ const q42_tokenizer *q42_mount_tokenizer(const q42_mount *m)
 
 uint64_t q42_mount_n_tensors(const q42_mount *m)
 {
-	return m->container == Q42_CONTAINER_P64 ? m->p64.n_tensors : m->gguf.n_tensors;
+	return q42_source_tensor_count(&m->src);
 }
 
-static void view_p64(const q42_p64_tensor *t, q42_tensor_view *tv)
+static void view_of(const q42_source_tensor *t, q42_tensor_view *tv)
 {
 	tv->name = t->name;
 	tv->dtype = t->dtype;
 	tv->n_dims = t->rank;
 	for (uint32_t i = 0; i < 4; i++)
-		tv->ne[i] = i < Q42_P64_MAX_RANK ? t->dims[i] : 1;
-	tv->nbytes = t->nbytes;
-	tv->data = t->data;
-}
-
-static void view_gguf(const q42_gguf_tensor *t, q42_tensor_view *tv)
-{
-	tv->name = t->name;
-	tv->dtype = t->type;
-	tv->n_dims = t->n_dims;
-	for (uint32_t i = 0; i < 4; i++)
-		tv->ne[i] = i < Q42_GGUF_MAX_DIMS ? t->ne[i] : 1;
+		tv->ne[i] = i < t->rank ? t->dims[i] : 1;
 	tv->nbytes = t->nbytes;
 	tv->data = t->data;
 }
 
 bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view *tv)
 {
+	q42_source_tensor t;
 	if (i >= q42_mount_n_tensors(m))
 		return false;
-	if (m->container == Q42_CONTAINER_P64)
-		view_p64(&m->p64.tensors[i], tv);
-	else
-		view_gguf(&m->gguf.tensors[i], tv);
+	q42_source_tensor_get(&m->src, i, &t);
+	view_of(&t, tv);
 	return true;
 }
 
 bool q42_mount_tensor(const q42_mount *m, const char *name, q42_tensor_view *tv)
 {
-	if (m->container == Q42_CONTAINER_P64) {
-		const q42_p64_tensor *t = q42_p64_find_tensor(&m->p64, name);
-		if (t == NULL)
-			return false;
-		view_p64(t, tv);
-	} else {
-		const q42_gguf_tensor *t = q42_gguf_find_tensor(&m->gguf, name);
-		if (t == NULL)
-			return false;
-		view_gguf(t, tv);
-	}
+	q42_source_tensor t;
+	if (q42_source_find_tensor(&m->src, name, &t, NULL) != Q42_OK)
+		return false;
+	view_of(&t, tv);
 	return true;
 }
 
@@ -290,15 +228,15 @@ int q42_mount_ident(q42_mount *m, const q42_model_ident **out, q42_err *err)
 	if (!m->have_ident) {
 		q42_model_ident *id = &m->ident;
 		memset(id, 0, sizeof *id);
-		id->container = m->container;
-		id->size = m->map.size;
-		rc = q42_sha256(m->map.data, m->map.size, d, err);
+		id->container = m->src.kind;
+		id->size = m->src.map.size;
+		rc = q42_sha256(m->src.map.data, m->src.map.size, d, err);
 		if (rc != Q42_OK)
 			return rc;
 		q42_hex_encode(d, sizeof d, id->sha256);
-		if (m->container == Q42_CONTAINER_P64) {
-			if (m->p64.prov.source_format != 0)
-				q42_hex_encode(m->p64.prov.source_sha256, Q42_SHA256_LEN,
+		if (m->src.kind == Q42_SOURCE_P64) {
+			if (m->src.p64.prov.source_format != 0)
+				q42_hex_encode(m->src.p64.prov.source_sha256, Q42_SHA256_LEN,
 					       id->source_sha256);
 		} else {
 			memcpy(id->source_sha256, id->sha256, sizeof id->sha256);
@@ -311,8 +249,8 @@ int q42_mount_ident(q42_mount *m, const q42_model_ident **out, q42_err *err)
 
 void q42_mount_release(const q42_mount *m, const uint8_t *p, uint64_t len)
 {
-	const uintptr_t base = (uintptr_t)m->map.data, at = (uintptr_t)p;
-	if (m->map.data == NULL || at < base || at - base >= m->map.size)
+	const uintptr_t base = (uintptr_t)m->src.map.data, at = (uintptr_t)p;
+	if (m->src.map.data == NULL || at < base || at - base >= m->src.map.size)
 		return;
-	(void)q42_map_advise(&m->map, (uint64_t)(at - base), len, MADV_DONTNEED);
+	(void)q42_map_advise(&m->src.map, (uint64_t)(at - base), len, MADV_DONTNEED);
 }

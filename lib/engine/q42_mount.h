@@ -1,8 +1,9 @@
 /* q42_mount.h -- a model file opened for running: container, description,
  * tokenizer and tensor lookup, whatever the container.
  *
- * A mount maps the file, tells P64 from GGUF by its first four bytes only,
- * and lets the container layer validate it before anything is exposed. The
+ * A mount opens the file as every program does (formats/q42_source.h:
+ * P64 or GGUF by its first four bytes only, validated by that container's
+ * reader before anything is exposed). The
  * engine sees only q42_hparams, q42_vocab, the tokenizer and tensor views
  * whose data points into the mapping (weights are never copied). A file
  * that fails validation is refused; it is never retried as the other
@@ -16,12 +17,8 @@
 #include "common/q42_err.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_model.h"
+#include "formats/q42_source.h"
 #include "tokenizer/q42_tokenizer.h"
-
-enum q42_container {
-	Q42_CONTAINER_GGUF = 1,
-	Q42_CONTAINER_P64 = 2,
-};
 
 enum q42_mount_flags {
 	/* Only the tokenizer is needed: hyperparameters and tensors may be
@@ -43,7 +40,7 @@ typedef struct q42_tensor_view {
 
 /* Identity of the mounted file, for records (q42-record(5), "model"). */
 typedef struct q42_model_ident {
-	enum q42_container container;
+	uint32_t container;   /* enum q42_source_kind (formats/q42_source.h) */
 	uint64_t size;
 	char sha256[Q42_SHA256_HEX_LEN + 1];        /* of the file itself */
 	char source_sha256[Q42_SHA256_HEX_LEN + 1]; /* P64 provenance, or = sha256 for GGUF */
@@ -56,8 +53,9 @@ typedef struct q42_model_ident {
 Q42_API int q42_mount_open(q42_mount **out, const char *path, unsigned flags, q42_err *err);
 Q42_API void q42_mount_close(q42_mount *m);
 
-Q42_API enum q42_container q42_mount_container(const q42_mount *m);
-Q42_API const char *q42_container_name(enum q42_container c);
+/* enum q42_source_kind: Q42_SOURCE_GGUF or Q42_SOURCE_P64 (its name:
+ * q42_source_kind_name). */
+Q42_API uint32_t q42_mount_container(const q42_mount *m);
 Q42_API const char *q42_mount_path(const q42_mount *m);
 /* NULL when the file carries no hyperparameters (vocab-only mounts). */
 Q42_API const q42_hparams *q42_mount_hparams(const q42_mount *m);

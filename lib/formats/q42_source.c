@@ -18,17 +18,30 @@
 
 int q42_source_open(q42_source *s, const char *path, q42_err *err)
 {
+	return q42_source_open_ex(s, path, NULL, NULL, err);
+}
+
+int q42_source_open_ex(q42_source *s, const char *path, q42_source_advise_fn advise, void *arg,
+		       q42_err *err)
+{
 	int rc;
+	uint32_t kind = Q42_SOURCE_NONE;
 
 	memset(s, 0, sizeof *s);
 	rc = q42_map_open(&s->map, path, 0, err);
 	if (rc != Q42_OK)
 		return rc;
-	if (q42_p64_is_p64(s->map.data, s->map.size)) {
+	if (q42_p64_is_p64(s->map.data, s->map.size))
+		kind = Q42_SOURCE_P64;
+	else if (s->map.size >= 4 && memcmp(s->map.data, Q42_GGUF_MAGIC, 4) == 0)
+		kind = Q42_SOURCE_GGUF;
+	if (kind != Q42_SOURCE_NONE && advise != NULL)
+		advise(&s->map, kind, arg);
+	if (kind == Q42_SOURCE_P64) {
 		rc = q42_p64_open(&s->p64, s->map.data, s->map.size, path, err);
 		if (rc == Q42_OK)
 			s->kind = Q42_SOURCE_P64;
-	} else if (s->map.size >= 4 && memcmp(s->map.data, Q42_GGUF_MAGIC, 4) == 0) {
+	} else if (kind == Q42_SOURCE_GGUF) {
 		rc = q42_gguf_parse(&s->gguf, s->map.data, s->map.size, path, err);
 		if (rc == Q42_OK)
 			s->kind = Q42_SOURCE_GGUF;
@@ -37,7 +50,7 @@ int q42_source_open(q42_source *s, const char *path, q42_err *err)
 		for (uint64_t i = 0; i < 4 && i < s->map.size; i++)
 			snprintf(found + 4 * i, sizeof found - 4 * i, "\\x%02x", s->map.data[i]);
 		rc = q42_err_set(err, Q42_EFORMAT,
-				 "%s: header: magic at offset 0: expected \"GGUF\" or \"p64\\0\", found %s",
+				 "%s: not a model file: header: magic at offset 0: expected \"GGUF\" or \"p64\\0\", found %s",
 				 path, s->map.size ? found : "an empty file");
 	}
 	if (rc != Q42_OK)
@@ -141,12 +154,19 @@ void q42_source_tensor_get(const q42_source *s, uint64_t i, q42_source_tensor *o
 int q42_source_find_tensor(const q42_source *s, const char *name, q42_source_tensor *out,
 			   q42_err *err)
 {
-	uint64_t n = q42_source_tensor_count(s);
-
-	for (uint64_t i = 0; i < n; i++) {
-		q42_source_tensor_get(s, i, out);
-		if (q42_str_eq(out->name, name))
+	/* the readers' own lookups (P64: by name hash) */
+	if (s->kind == Q42_SOURCE_GGUF) {
+		const q42_gguf_tensor *t = q42_gguf_find_tensor(&s->gguf, name);
+		if (t != NULL) {
+			q42_source_tensor_get(s, (uint64_t)(t - s->gguf.tensors), out);
 			return Q42_OK;
+		}
+	} else if (s->kind == Q42_SOURCE_P64) {
+		const q42_p64_tensor *t = q42_p64_find_tensor(&s->p64, name);
+		if (t != NULL) {
+			q42_source_tensor_get(s, (uint64_t)(t - s->p64.tensors), out);
+			return Q42_OK;
+		}
 	}
 	memset(out, 0, sizeof *out);
 	return q42_err_set(err, Q42_ENOTFOUND, "%s: no tensor named \"%s\"", s->map.path, name);

@@ -1,7 +1,7 @@
 /* q42_source.h -- one model file, GGUF or P64, told apart by magic only.
  *
- * Programs that accept either container (p64check's inspection, p64c's
- * input) open it here: the file is mapped, its first four bytes pick the
+ * Every program opens a model file here (p64check's inspection, p64c's
+ * input, q42run's mount, engine/q42_mount.h): the file is mapped, its first four bytes pick the
  * reader, and that reader validates the whole file before anything is
  * exposed. A file that fails its reader is never retried as the other
  * format, and the file name is never consulted. Nothing here prints.
@@ -50,6 +50,12 @@ typedef struct q42_source_tensor {
  * "GGUF" nor "p64\0" or the reader rejects it. *s is safe to close after
  * any result. */
 Q42_API int q42_source_open(q42_source *s, const char *path, q42_err *err);
+/* As q42_source_open, and advise(map, kind, arg) runs once the magic has
+ * named a reader and before that reader touches the file (q42_mount's
+ * madvise, which only helps before the first read). */
+typedef void (*q42_source_advise_fn)(const q42_map *map, uint32_t kind, void *arg);
+Q42_API int q42_source_open_ex(q42_source *s, const char *path, q42_source_advise_fn advise,
+			       void *arg, q42_err *err);
 Q42_API void q42_source_close(q42_source *s);
 
 /* "gguf" or "p64". */

@@ -230,7 +230,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"memory",
 		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
 		"model",
-		"container", q42_container_name(id->container),
+		"container", q42_source_kind_name(id->container),
 		"path", jstr_lossy(ri->model_path),
 		"size", (json_int_t)id->size,
 		"sha256", id->sha256,

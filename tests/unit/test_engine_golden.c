@@ -538,7 +538,7 @@ static void test_p64_mount(void **state)
 	q42_mount *m;
 	int32_t got[N_GEN];
 	q42_engine *e = open_engine(&m, tmp, 2, 0, 0);
-	assert_int_equal(q42_mount_container(m), Q42_CONTAINER_P64);
+	assert_int_equal(q42_mount_container(m), Q42_SOURCE_P64);
 	greedy(e, r, got);
 	assert_memory_equal(got, r->out, sizeof got);
 	q42_engine_close(e);
