@@ -490,102 +490,15 @@ static int cmd_consistency(const char *vol, const char *a, const char *b)
 	return EXIT_OK;
 }
 
-/* verify --head: the head's size and root must be those of this volume's
- * first `size` entries, and its signature (when present) must verify. */
-static int check_head(const opts *o, const q42_volume *v)
+static void print_binding(void *arg, uint64_t entry, enum q42_wal_bound state, uint64_t binding,
+			  const char *src)
 {
-	json_error_t je;
-	q42_err err;
-	json_t *h = json_load_file(o->head, 0, &je);
-	int status = EXIT_INVALID;
-	uint8_t root[32], want[32], key[32], sig[64];
-	if (!h) {
-		fprintf(stderr, "%s: verify: %s: line %d: %s\n", prog, o->head, je.line, je.text);
-		return EXIT_INVALID;
-	}
-	json_t *js = json_object_get(h, "size"), *jr = json_object_get(h, "root");
-	json_t *jk = json_object_get(h, "key"), *jg = json_object_get(h, "signature");
-	if (!json_is_integer(js) || json_integer_value(js) < 0 || !json_is_string(jr) ||
-	    q42_hex_decode(json_string_value(jr), want, 32, NULL) != Q42_OK) {
-		fprintf(stderr, "%s: verify: %s: needs \"size\" (integer) and \"root\" (64 hex)\n",
-			prog, o->head);
-		goto out;
-	}
-	uint64_t size = (uint64_t)json_integer_value(js);
-	if (size > v->n_leaves) {
-		fprintf(stderr, "%s: verify: head size %" PRIu64 " exceeds the volume's %" PRIu64
-			" entries\n", prog, size, v->n_leaves);
-		goto out;
-	}
-	if (q42_volume_root(v, size, root, &err) != Q42_OK || memcmp(root, want, 32) != 0) {
-		fprintf(stderr, "%s: verify: head root differs from the root of the first %" PRIu64
-			" entries\n", prog, size);
-		goto out;
-	}
-	if (jg || o->pub) {
-		uint8_t msg[Q42_VOL_HEAD_MSG_LEN];
-		if (!json_is_string(jk) || !json_is_string(jg) ||
-		    q42_hex_decode(json_string_value(jk), key, 32, NULL) != Q42_OK ||
-		    q42_hex_decode(json_string_value(jg), sig, 64, NULL) != Q42_OK) {
-			fprintf(stderr, "%s: verify: %s: unsigned, or key/signature malformed\n", prog,
-				o->head);
-			goto out;
-		}
-		if (o->pub) {
-			uint8_t pk[32];
-			int rc = q42_vol_ed25519_pubkey(o->pub, pk, &err);
-			if (rc != Q42_OK) {
-				status = fail(rc, &err);
-				goto out;
-			}
-			if (memcmp(pk, key, 32) != 0) {
-				fprintf(stderr, "%s: verify: head signed by another key than %s\n", prog,
-					o->pub);
-				goto out;
-			}
-		}
-		q42_vol_head_message(v->id, size, root, msg);
-		if (q42_vol_ed25519_verify_raw(key, msg, sizeof msg, sig, &err) != Q42_OK) {
-			fprintf(stderr, "%s: verify: head signature: %s\n", prog, err.msg);
-			goto out;
-		}
-	}
-	status = EXIT_OK;
-out:
-	json_decref(h);
-	return status;
-}
-
-/* verify --outputs: every record must refer to a binding whose P64 (or
- * source) digest is the model the record names. */
-static int check_outputs(const q42_volume *v)
-{
-	int status = EXIT_OK;
-	for (uint64_t i = 0; i < v->n_leaves; i++) {
-		if (v->leaf_kind[i] != Q42_VOL_K_RECORD)
-			continue;
-		q42_vol_entry e, b;
-		q42_volume_entry(v, &v->frames[v->leaf_frame[i]], &e);
-		if (e.ref == Q42_VOL_NONE) {
-			printf("%" PRIu64 "\tunbound\t-\t-\n", i);
-			status = EXIT_INVALID;
-			continue;
-		}
-		q42_volume_entry(v, &v->frames[v->leaf_frame[e.ref]], &b);
-		char p64[65], src[65];
-		hex32(b.body, p64);
-		hex32(b.body + 32, src);
-		json_t *rec = json_loadb((const char *)e.body, (size_t)e.body_len, 0, NULL);
-		json_t *m = rec ? json_object_get(rec, "model") : NULL;
-		const char *ms = json_string_value(json_object_get(m, "sha256"));
-		const char *ss = json_string_value(json_object_get(m, "source_sha256"));
-		bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
-		json_decref(rec);
-		printf("%" PRIu64 "\t%s\t%" PRIu64 "\t%s\n", i, ok ? "bound" : "mismatch", e.ref, src);
-		if (!ok)
-			status = EXIT_INVALID;
-	}
-	return status;
+	(void)arg;
+	if (state == Q42_WAL_UNBOUND)
+		printf("%" PRIu64 "\tunbound\t-\t-\n", entry);
+	else
+		printf("%" PRIu64 "\t%s\t%" PRIu64 "\t%s\n", entry,
+		       state == Q42_WAL_BOUND ? "bound" : "mismatch", binding, src);
 }
 
 static int cmd_verify(const opts *o, const char *vol)
@@ -607,10 +520,12 @@ static int cmd_verify(const opts *o, const char *vol)
 	}
 	char h[65];
 	hex32(root, h);
-	if (o->head)
-		status = check_head(o, &r.vol);
-	if (status == EXIT_OK && o->outputs)
-		status = check_outputs(&r.vol);
+	if (o->head && (rc = q42_wal_check_head(&r.vol, o->head, o->pub, &err)) != Q42_OK) {
+		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
+		status = status_of(rc);
+	}
+	if (status == EXIT_OK && o->outputs && q42_wal_check_bindings(&r.vol, print_binding, NULL))
+		status = EXIT_INVALID;
 	if (status == EXIT_OK)
 		printf("ok\t%" PRIu64 " frames\t%" PRIu64 " entries\t%s\n", r.vol.n_frames,
 		       r.vol.n_leaves, h);

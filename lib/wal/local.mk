@@ -4,7 +4,7 @@ lib_libq42core_la_SOURCES += \
 	lib/wal/q42_merkle.c lib/wal/q42_merkle.h \
 	lib/wal/q42_volume.c lib/wal/q42_volume.h \
 	lib/wal/q42_wal.c lib/wal/q42_wal.h lib/wal/q42_wal_impl.h \
-	lib/wal/q42_walrec.c lib/wal/q42_walarc.c lib/wal/q42_walbind.c
+	lib/wal/q42_walrec.c lib/wal/q42_walarc.c lib/wal/q42_walbind.c lib/wal/q42_walcheck.c
 q42waldir = $(includedir)/q42/wal
 q42wal_HEADERS = lib/wal/q42_merkle.h lib/wal/q42_volume.h lib/wal/q42_wal.h
 dist_man_MANS += man/q42-volume.5

@@ -169,4 +169,27 @@ Q42_API int q42_wal_import(const char *archive_path, const char *dest, uint64_t 
  * model. The P64 is validated completely first (Q42_EFORMAT otherwise). */
 Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err);
 
+/* verify --head (q42_walcheck.c): the tree head in the JSON file head_path
+ * ({"size", "root"[, "key", "signature"]}, q42-volume(5)) must be the
+ * size and root of v's first size entries, and its Ed25519 signature, when
+ * present or when pub_pem names the key that must have made it, must
+ * verify. Q42_OK, Q42_EFORMAT naming what differs, or the error of reading
+ * pub_pem. */
+Q42_API int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+			       q42_err *err);
+
+/* verify --outputs: each record names a binding (by ref) whose P64 or
+ * source digest must be the model the record names. fn is called once per
+ * record in order, with the binding's entry and source digest (hex; NULL
+ * and Q42_VOL_NONE when unbound); returns the records that are not
+ * bound. */
+enum q42_wal_bound {
+	Q42_WAL_BOUND = 0,
+	Q42_WAL_UNBOUND = 1,
+	Q42_WAL_MISMATCH = 2,
+};
+typedef void (*q42_wal_binding_fn)(void *arg, uint64_t entry, enum q42_wal_bound state,
+				   uint64_t binding, const char *source_sha256);
+Q42_API uint64_t q42_wal_check_bindings(const q42_volume *v, q42_wal_binding_fn fn, void *arg);
+
 #endif

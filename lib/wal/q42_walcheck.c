@@ -1,0 +1,102 @@
+/* q42_walcheck.c -- checks of a volume against what lies outside it: a tree
+ * head (q42wal verify --head: size, root and Ed25519 signature) and the
+ * model bindings its records name (verify --outputs). They live in the
+ * library, not in q42wal, so any reader of a volume checks them the same
+ * way; the program only prints.
+ */
+#include <jansson.h>
+#include <string.h>
+#include "formats/q42_digest.h"
+#include "wal/q42_wal.h"
+
+int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+		       q42_err *err)
+{
+	json_error_t je;
+	uint8_t root[32], want[32], key[32], sig[64];
+	int rc = Q42_EFORMAT;
+	json_t *h = json_load_file(head_path, 0, &je);
+	if (!h)
+		return q42_err_set(err, Q42_EFORMAT, "%s: line %d: %s", head_path, je.line, je.text);
+	json_t *js = json_object_get(h, "size"), *jr = json_object_get(h, "root");
+	json_t *jk = json_object_get(h, "key"), *jg = json_object_get(h, "signature");
+	if (!json_is_integer(js) || json_integer_value(js) < 0 || !json_is_string(jr) ||
+	    q42_hex_decode(json_string_value(jr), want, 32, NULL) != Q42_OK) {
+		q42_err_set(err, Q42_EFORMAT, "%s: needs \"size\" (integer) and \"root\" (64 hex)",
+			    head_path);
+		goto out;
+	}
+	const uint64_t size = (uint64_t)json_integer_value(js);
+	if (size > v->n_leaves) {
+		q42_err_set(err, Q42_EFORMAT, "head size %llu exceeds the volume's %llu entries",
+			    (unsigned long long)size, (unsigned long long)v->n_leaves);
+		goto out;
+	}
+	if (q42_volume_root(v, size, root, NULL) != Q42_OK || memcmp(root, want, 32) != 0) {
+		q42_err_set(err, Q42_EFORMAT,
+			    "head root differs from the root of the first %llu entries",
+			    (unsigned long long)size);
+		goto out;
+	}
+	if (jg || pub_pem) {
+		uint8_t msg[Q42_VOL_HEAD_MSG_LEN];
+		if (!json_is_string(jk) || !json_is_string(jg) ||
+		    q42_hex_decode(json_string_value(jk), key, 32, NULL) != Q42_OK ||
+		    q42_hex_decode(json_string_value(jg), sig, 64, NULL) != Q42_OK) {
+			q42_err_set(err, Q42_EFORMAT, "%s: unsigned, or key/signature malformed",
+				    head_path);
+			goto out;
+		}
+		if (pub_pem) {
+			uint8_t pk[32];
+			rc = q42_vol_ed25519_pubkey(pub_pem, pk, err);
+			if (rc != Q42_OK)
+				goto out;
+			rc = Q42_EFORMAT;
+			if (memcmp(pk, key, 32) != 0) {
+				q42_err_set(err, Q42_EFORMAT, "head signed by another key than %s",
+					    pub_pem);
+				goto out;
+			}
+		}
+		q42_vol_head_message(v->id, size, root, msg);
+		if (q42_vol_ed25519_verify_raw(key, msg, sizeof msg, sig, err) != Q42_OK) {
+			q42_err_prefix(err, "head signature");
+			goto out;
+		}
+	}
+	rc = Q42_OK;
+out:
+	json_decref(h);
+	return rc;
+}
+
+uint64_t q42_wal_check_bindings(const q42_volume *v, q42_wal_binding_fn fn, void *arg)
+{
+	uint64_t bad = 0;
+	for (uint64_t i = 0; i < v->n_leaves; i++) {
+		if (v->leaf_kind[i] != Q42_VOL_K_RECORD)
+			continue;
+		q42_vol_entry e, b;
+		q42_volume_entry(v, &v->frames[v->leaf_frame[i]], &e);
+		if (e.ref == Q42_VOL_NONE) {
+			fn(arg, i, Q42_WAL_UNBOUND, Q42_VOL_NONE, NULL);
+			bad++;
+			continue;
+		}
+		q42_volume_entry(v, &v->frames[v->leaf_frame[e.ref]], &b);
+		char p64[65], src[65];
+		q42_hex_encode(b.body, 32, p64);
+		q42_hex_encode(b.body + 32, 32, src);
+		json_t *rec = json_loadb((const char *)e.body, (size_t)e.body_len, 0, NULL);
+		json_t *m = rec ? json_object_get(rec, "model") : NULL;
+		const char *ms = json_string_value(json_object_get(m, "sha256"));
+		const char *ss = json_string_value(json_object_get(m, "source_sha256"));
+		const bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
+		json_decref(rec);
+		fn(arg, i, ok ? Q42_WAL_BOUND : Q42_WAL_MISMATCH, e.ref, src);
+		if (!ok)
+			bad++;
+	}
+	return bad;
+}
