@@ -63,7 +63,7 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   own 4 KiB page; on 2 MiB pages, in chunks, attention is faster for a
  *   few MiB more resident.
  * - The matrices are streamed once per token: huge pages decode faster
- *   (up to a fifth on an AMD EPYC guest) and load faster. Under a
+ *   (up to a fifth) and load faster. Under a
  *   balloon driver that hands free 2 MiB blocks back to the host,
  *   faulting huge pages in is several times slower: small_pages is the
  *   way out there. The measurements: docs/perf/huge-pages.md. */

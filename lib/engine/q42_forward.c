@@ -489,8 +489,8 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
  * cache: sixteen dimensions converted at a time (the cache types convert
  * element by element, so the bytes are v_store_row's), then each element
  * to its row, Q42_V_BLOCK elements after the previous dimension's. Why
- * not a conversion call and a v_at per element: that took about a third
- * longer, most of what is left being the stores' misses
+ * not a conversion call and a v_at per element: that was slower, most of
+ * what is left being the stores' misses
  * (docs/perf/scheduling.md). */
 static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
 {
@@ -627,8 +627,8 @@ static inline void spin_pause(void)
  * all its q heads, and when the product job stored the V column, from
  * whichever thread computed that tile, and the caller rotated and stored
  * every k row, and heads were claimed from a counter, most heads read
- * cache lines just written on the other core, at about five times the
- * cost of reading cached rows. Owner-stored V and owner-rotated k rows
+ * cache lines just written on the other core, far slower than reading
+ * cached rows. Owner-stored V and owner-rotated k rows
  * decoded faster (docs/perf/scheduling.md). */
 static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 {

@@ -42,8 +42,8 @@ enum { R16_T = 2 };
  * pair is multiplied, the lines R16_L2_AHEAD bytes on are requested into
  * L2 and those R16_L1_AHEAD on into L1 (Intel), or those R16_L2_ONLY on
  * into L2 alone (other CPUs: q42_kernels_x86.c). On Intel 1 KiB into L1
- * and 8 KiB into L2 beat L1 alone and L2 alone; no prefetch at all is
- * 35-40 % slower. Q4_K's super-blocks (K4_L2_ONLY) go further ahead
+ * and 8 KiB into L2 beat L1 alone and L2 alone (no prefetch at all:
+ * q42_kernels_x86.c). Q4_K's super-blocks (K4_L2_ONLY) go further ahead
  * alone. Each call's first bytes are not requested ahead: that changed
  * no product's rate. On Intel each line's two requests are one
  * Q42_X86_PREFETCH_L2_L1, which keeps them from being issued back to back
