@@ -51,29 +51,18 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   reads, a few bytes from each dimension's row of every layer and kv
  *   head. When the rows were n_ctx positions long (before the blocks of
  *   q42_forward.c) that was one 4 KiB page per row at the default
- *   context, far more pages per token than the TLB holds; measured then
- *   on smol360 Q4_K_M decode: the V stores' share of cycles 1.4 -> 0.7
- *   %, the attention products' 3.9 -> 3.2 %. In blocks it is still one
- *   or two 4 KiB pages per layer and kv head: smol360 Q8_0 decode, --tg
- *   256, attention 22.6-25.1 us per layer on huge pages against
- *   26.0-26.4 on 4 KiB ones. The chunks of q42_forward.c keep the
+ *   context, far more pages per token than the TLB holds. In blocks it
+ *   is still one or two 4 KiB pages per layer and kv head, and attention
+ *   is faster on huge pages. The chunks of q42_forward.c keep the
  *   positions not yet reached off the committed pages.
  * - K rows: a decode step stores one per layer and kv head, each on its
- *   own 4 KiB page. On 2 MiB pages, in chunks, smol360 Q8_0 decode (--tg
- *   256, three runs alternating): attention 22.6-24.4 -> 20.0-20.6 us
- *   per layer, for 7 MiB more resident.
- * - The matrices are streamed once per token. On an AMD EPYC (Zen 5)
- *   guest, smol360 decode as huge pages against 4 KiB pages (q42run
- *   --bench --tg 128, runs alternating): F16 58.8-59.5 against 48.7-49.8
- *   tok/s, Q8_0 101-108 against 86-99, Q4_K_M 108-117 against 89-93, and
- *   the load was faster too (F16 ttft_load 840-870 against 1060-1120
- *   ms). On an Intel Xeon guest under a balloon driver that hands free
- *   2 MiB blocks back to the host, faulting in 470 MiB as huge pages took
- *   1.0-1.1 s against 0.17-0.27 s as 4 KiB pages, for about 3 % faster
- *   decode: small_pages is the way out there. Rechecked on such a guest
- *   (Intel Xeon with AMX, virtio_balloon, smol360 Q8_0, --pp 128 --tg
- *   128, runs alternating): load 0.84-1.00 s against 0.19-0.20 s, decode
- *   64.6-66.0 against 59.3-61.1 tok/s. */
+ *   own 4 KiB page; on 2 MiB pages, in chunks, attention is faster for a
+ *   few MiB more resident.
+ * - The matrices are streamed once per token: huge pages decode faster
+ *   (up to a fifth) and load faster. Under a
+ *   balloon driver that hands free 2 MiB blocks back to the host,
+ *   faulting huge pages in is several times slower: small_pages is the
+ *   way out there. The measurements: docs/perf/huge-pages.md. */
 static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 {
 #ifdef MADV_HUGEPAGE
@@ -309,8 +298,8 @@ struct pack_job {
  * Each thread first maps its share's fresh arena pages in one call
  * (MADV_POPULATE_WRITE, Linux 5.14; older kernels refuse it and the stores
  * fault the pages in as before). A fault per 4 KiB page is what loading
- * costs most: smol360 F16 (875 MB packed, 2 threads, AMD EPYC guest)
- * ttft_load 1550-1570 -> 930-975 ms, Q8_0 1020-1040 -> 690-710 ms. */
+ * costs most; mapping in one call cut the load by about a third
+ * (docs/perf/huge-pages.md). */
 static void pack_part(void *v, uint32_t ith, uint32_t nth)
 {
 	const struct pack_job *j = v;

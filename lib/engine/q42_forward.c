@@ -266,26 +266,11 @@ static q42_top1 tile_top1(const float *y, int64_t r0, int64_t r1)
  * Why not one shared counter (guided self-scheduling, a claim 1/(2 nth)
  * of what was left): the two threads' claims then alternate through the
  * matrix, about 12 runs per thread and product, each a fresh stream for
- * the hardware prefetcher. Measured against it in smol360 decode (AMD
- * EPYC guest, 2 threads, q42run --bench --tg 128 --kv-type f16, runs
- * alternating in pairs, median of the pairs' ratios): Q4_K_M 1.100x
- * (8 pairs, 1.06-1.23), Q8_0 1.033x (6, 1.02-1.08), F16 1.00x (4, noise);
- * claiming half of what is left against a quarter 1.038x (8 pairs), the
- * whole range at once (no stealing) against half 0.97x.
- * Between the jobs of a one-token pass the worker idles while the caller
- * alone prepares the next input: smol360 Q8_0, 2 threads, per step of
- * 8.3 ms, 237 us on the caller alone (155 of them norms and quantization,
- * about 1.2 us a call, half that when its lines are warm) and 200 us of
- * the caller waiting at the ends of jobs. Having the idle worker prefetch
- * the first 16-64 KiB of its share of the next product into L2 meanwhile
- * (a hint the pool ran between jobs, stopping when the job came) gave
- * step times of 0.99-1.03x against none, token pairs alternating within
- * each run; prefetching during attention, or as each thread finished its
- * last claim, 0.99-1.03x too. Nor does it help to let one thread's
- * stream run on from one product into the next (the matrices are packed
- * in the order they are used, so giving the second thread the first half
- * of every other product makes its share start where its last one
- * ended): 0.98-1.015x, Q8_0, Q4_K_M and F16, alternating token pairs. */
+ * the hardware prefetcher; ranges decoded Q4_K_M about 10 % faster.
+ * Half of what is left beats a quarter and beats no stealing. Having the
+ * idle worker prefetch its next share between jobs, or letting one
+ * thread's stream run on from one product into the next, gained nothing
+ * and is not done (docs/perf/scheduling.md). */
 #define Q42_RANGE_DIV 2u
 /* Runs per thread and part of a product of several tokens: the row kernels
  * rearrange the whole activation matrix once per call (AMX tile layout),
@@ -448,20 +433,16 @@ static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t po
  * - Why blocks, not one row of n_ctx positions per dimension: a decode
  *   step stores one element in each of hd_v rows of each kv head, and
  *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
- *   about one line at a time -- 9-15 us per layer and thread for
- *   smol360's 2-3 kv heads (64 stores each) on an AMD EPYC guest, where
- *   192 stores 64 or 128 bytes apart take 2 us. In blocks the new column
- *   lies in one block (8 KiB in f16), and a head's V reads run through
- *   whole blocks in address order. smol360 Q8_0 decode, f16 cache, --tg
- *   256, four runs alternating with rows: attention 24.1-25.4 -> 20.2 us
- *   per layer, 1.024-1.033x tokens/s.
+ *   about one line at a time. In blocks the new column lies in one
+ *   block (8 KiB in f16), and a head's V reads run through whole blocks
+ *   in address order; attention took about a fifth less time
+ *   (docs/perf/huge-pages.md).
  * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
  *   whole as they are first written; with each layer and kv head's blocks
  *   n_ctx long, the first token touched every page. In chunks the pages
- *   of positions not yet reached stay uncommitted: smol360 at the
- *   default context, 10 MiB of f16 V per 512 positions instead of all 80
- *   MiB at once (peak RSS 562 -> 494 MiB, time to first token 630-1390
- *   -> 490-545 ms, decode the same). K rows go in the same chunks. */
+ *   of positions not yet reached stay uncommitted, which lowers peak RSS
+ *   and the time to first token and leaves decode as it was
+ *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
 static uint8_t *v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
 {
 	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
@@ -508,9 +489,9 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
  * cache: sixteen dimensions converted at a time (the cache types convert
  * element by element, so the bytes are v_store_row's), then each element
  * to its row, Q42_V_BLOCK elements after the previous dimension's. Why
- * not a conversion call and a v_at per element: 7.3-7.6k -> 5.3-6.1k TSC
- * cycles per layer for the caller's three kv heads of smol360 (AMD EPYC
- * guest), most of what is left being the stores' misses. */
+ * not a conversion call and a v_at per element: that was slower, most of
+ * what is left being the stores' misses
+ * (docs/perf/scheduling.md). */
 static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
 {
 	const uint64_t eb = e->v_elem_bytes, step = (uint64_t)Q42_V_BLOCK * eb;
@@ -634,10 +615,8 @@ static inline void spin_pause(void)
 
 /* Attention of a one-token pass. Each thread takes a fixed run of q
  * heads, the first threads one more where they do not divide evenly:
- * the caller starts first, the worker 0.3k-1.3k TSC cycles after the job
- * is published (smol360's 15 heads on 2 threads, 8 and 7 against 7 and
- * 8, attention jobs timed alternately every 4 tokens in one run:
- * 0.90-0.98x the time at --tg 64, 0.87-0.96x at --tg 400). It owns the kv heads whose first q head is in its run: it
+ * the caller starts first, the worker some time after the job is
+ * published (docs/perf/scheduling.md). It owns the kv heads whose first q head is in its run: it
  * rotates their k rows and stores them and their new V column in the
  * cache, and flags each. Then it computes its heads, each after rotating
  * its q row: those of kv heads it owns first, then the others once their
@@ -648,14 +627,9 @@ static inline void spin_pause(void)
  * all its q heads, and when the product job stored the V column, from
  * whichever thread computed that tile, and the caller rotated and stored
  * every k row, and heads were claimed from a counter, most heads read
- * cache lines just written on the other core: a (token, head) pair's
- * value products took 0.92 us at 3.5 cached positions, where the same
- * kernel on cached rows takes 0.17. Owner-stored V, smol360 decode (AMD
- * EPYC guest, 2 threads, q42run --bench --tg 128, 8 runs alternating with
- * the previous build): Q8_0 1.085x (1.04-1.14), Q4_K_M 1.038x, F16
- * 1.030x. RoPE and the k rows moved here from the caller, against
- * that: Q8_0 1.054x (20 pairs, 0.92-1.22), F16 1.019x, Q4_K_M 0.991x
- * (0.86-1.04, noise). */
+ * cache lines just written on the other core, far slower than reading
+ * cached rows. Owner-stored V and owner-rotated k rows
+ * decoded faster (docs/perf/scheduling.md). */
 static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 {
 	q42_engine *e = a->e;

@@ -63,15 +63,14 @@ static int mount_p64(q42_mount *m, unsigned flags, q42_err *err)
 /* How the mapping is read: the metadata once at mount, then (unless only
  * the tokenizer is wanted from a GGUF) every weight on the first forward
  * pass, roughly in file order; a P64 mount reads every blob for its CRC.
- * Measured on a 465 MB GGUF whose pages were evicted (ext4, Linux 6.18):
- * MADV_RANDOM turns readahead off and costs one major fault per 4 KiB page
- * -- 4.1 s to touch the file, 4.8 s to mount the P64 -- against 0.27-0.4 s
- * with the default readahead. MADV_WILLNEED starts reading the whole file
+ * MADV_RANDOM would turn readahead off and cost one major fault per 4 KiB
+ * page, ten times slower on a file whose pages were evicted
+ * (docs/perf/loading.md), so the default readahead stays. MADV_WILLNEED starts reading the whole file
  * in the background at mount, so the I/O overlaps tokenizer and engine
  * set-up; it is skipped for files larger than half of physical memory,
  * where it would only evict what it read before. MADV_HUGEPAGE lets the
  * page cache read the file into 2 MiB folios, which then map with PMD
- * entries (FilePmdMapped in smaps) and cut faults 3x; where the kernel or
+ * entries (FilePmdMapped in smaps) and cut faults; where the kernel or
  * file system cannot do that it refuses the advice and nothing changes.
  * None of this copies a byte: the weights stay in the read-only mapping. */
 static void advise_map(const q42_map *map, uint32_t kind, void *arg)

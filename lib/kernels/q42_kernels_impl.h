@@ -169,12 +169,8 @@ static inline bool q42_x86_prefetch_l1(void)
 /* The line at p + l2 into L2, then the one at p + l1 into L1, for the
  * one-stream products on Intel. Software prefetches issued back to back
  * stream markedly worse there than the same ones with two other
- * instructions between them (an Intel Xeon guest with AMX, smol360 Q8_0
- * decode, 2 threads, weights on 2 MiB pages, q42run --bench --tg 128
- * --reps 3, builds alternating run by run, 2 rounds: the products 0.85-0.87
- * of the read pass back to back, 0.92-0.93 with two NOPs between the pair,
- * 0.91 with six; as loops of L2 requests alone, or L2 then L1 passes,
- * 0.81-0.86), so the pair is written out as one asm statement, where the
+ * instructions between them (two NOPs; more gain nothing:
+ * docs/perf/prefetch.md), so the pair is written out as one asm statement, where the
  * compiler can neither merge nor reorder it. The loop around it puts its
  * own two instructions (the add and the fused compare-and-branch) between
  * one pair and the next. */

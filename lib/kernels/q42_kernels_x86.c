@@ -18,7 +18,7 @@
 /* F16C has no __builtin_cpu_supports name in every compiler; CPUID leaf
  * 1, ECX bit 29. Every AVX2 CPU has it. Asked once: the ISA checks run on
  * every kernel-table lookup, and in a virtual machine CPUID traps to the
- * hypervisor (measured: 0.4 % of a decode, 3 % of a load). */
+ * hypervisor (docs/perf/loading.md). */
 static int has_f16c(void)
 {
 	static _Atomic int known; /* 0: not asked yet, 1: no, 2: yes */
@@ -32,37 +32,14 @@ static int has_f16c(void)
 }
 
 /* How the one-stream (R16) decode products prefetch. On Intel cores all
- * of them prefetch into L1 and L2 (a Xeon with AMX, smol360 decode, 2
- * threads: without it 35-40 % slower). Elsewhere the heavy ones (Q5_0,
+ * of them prefetch into L1 and L2 (without it 35-40 % slower).
+ * Elsewhere the heavy ones (Q5_0,
  * Q5_1, Q4_K: the most work per byte) and Q4_0 prefetch into L2 alone,
- * and the light ones (Q8_0, Q4_1, F16) not at all. Measured on AMD Zen 5
- * (EPYC guest, 2 threads, weights on 2 MiB pages):
- * - bench_rows (256 MiB, k=1024, two settings alternating pass by pass):
- *   r16-q5_0 with L2 alone takes 0.82-0.83 of the time it takes with L1
- *   (1 KiB ahead) and L2 (8 KiB), r16-q4_K 0.96; without prefetch r16-q4_K
- *   takes 2.4 times as long, r16-f16 0.75 times. r16-q4_0 without
- *   prefetch reads 0.65-0.73 of a plain read's bytes/s, with L2 alone
- *   0.90-0.96 (3 pairs of runs); r16-q4_1 0.90-0.92 without, 0.87-0.93
- *   with (no gain).
- * - q42run --bench decode, settings alternating token by token: Q4_K_M
- *   0.96-0.97 of the time with L2 alone against L1 and L2, 4 KiB ahead
- *   1-5 % faster than 2, 3, 6 or 8 KiB (Q4_K's own product, 144-byte
- *   blocks, 8 % faster at 8 KiB in bench_rows); F16 0.87-0.94 without
- *   prefetch against L1 and L2.
- * - Whole q42run --bench --tg 128 runs alternating, 10 pairs, median of the
- *   pairs' tok/s ratios: Q4_K_M with L2 alone 1.048 (0.96-1.12) of the
- *   rate with L1 and L2; Q8_0 with L2 alone (4 KiB) 0.876 (0.85-1.14) of
- *   the rate without prefetch, although alternating token by token had
- *   it 5-13 % faster. Runs are what users get, so the light kinds stay
- *   without. Rechecked at 56-59 GB/s, 4 pairs: Q8_0 with L2 alone 93-100
- *   tok/s, without 98-110. smol360 Q4_0 (llamapeer quantize), 4 pairs:
- *   124-128 tok/s without, 142-154 with L2 alone (tg read share
- *   0.67-0.69 -> 0.77-0.82).
- * - The L2 distance at 50-60 GB/s: bench_rows r16-q5_0 reads 0.76-0.79
- *   of a plain read at 2 KiB, 0.85-0.90 at 4, 0.89-0.92 at 8, 0.92-0.98
- *   at 12, 0.87-0.91 at 16 and 24 (3 rounds); yet smol360 Q4_K_M decode,
- *   4 rounds alternating, read 0.78-0.94 of the read pass at 4 KiB,
- *   0.78-0.92 at 12 and 0.79-0.89 at 8: no difference there, so 4 stays.
+ * and the light ones (Q8_0, Q4_1, F16) not at all: on AMD Zen 5, L2
+ * alone streams the heavy kinds faster than L1 and L2, and whole decode
+ * runs of the light kinds are faster without prefetch. The L2 distance
+ * is 4 KiB; longer ones gained nothing in decode. The measurements
+ * (bench_rows and q42run --bench): docs/perf/prefetch.md.
  * On these cores requests into L1 wait for its few fill buffers and stall
  * the loop that issues them, and the hardware keeps a light stream fed on
  * its own. Asked once, like F16C. */

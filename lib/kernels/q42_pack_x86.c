@@ -12,8 +12,8 @@
  * its own block, so a register holding two rows needs a shuffle per block
  * to line the scales up with the lanes, a row's integer sum must be
  * reduced across lanes per block, and (Q5_0) every row's fifth bits must
- * be moved into a mask register on their own; measured compute-bound in
- * cache (Q5_0 10-17 GB/s, Q4_0 9.5 GB/s per thread). Packed, one
+ * be moved into a mask register on their own; that was compute-bound
+ * even in cache (docs/perf/r16-layout.md). Packed, one
  * conversion gives the scales of sixteen rows, masks load straight into
  * mask registers, and a dword of every row's block is one register: per
  * block and sixteen rows a few nibble splits, VNNI steps, one convert and
@@ -41,24 +41,13 @@ enum { R16_T = 2 };
 /* A one-token pass streams the packed groups front to back; as each block
  * pair is multiplied, the lines R16_L2_AHEAD bytes on are requested into
  * L2 and those R16_L1_AHEAD on into L1 (Intel), or those R16_L2_ONLY on
- * into L2 alone (other CPUs: q42_kernels_x86.c). Measured on Intel in
- * smol360 Q4_K_M decode (2 threads, perf: the Q5_0 product's time per MB
- * over the Q8_0 product's in the same run): 1.17-1.21 with 1 KiB into L1
- * and 8 KiB into L2, 1.26 with 4 KiB into L1 alone, 1.31 with 16 KiB into
- * L2 alone; no prefetch at all is 35-40 % slower. Q4_K's super-blocks
- * (K4_L2_ONLY) go further ahead alone. Each call's first bytes are not
- * requested ahead: prefetching the first 4 or 16 KiB of a call into L2
- * before its first group changed no product's rate (AMD Zen 5 guest,
- * smol360 Q4_K_M decode, per-product GB/s with and without, alternating
- * token pairs in one run: the Q5_0 products of q/k/v 50-54 GB/s both
- * ways, of the attention output 44-47, gate/up 54-59, against 62-69 for
- * the Q8_0 output matrix, one long stream). On Intel each line's two
- * requests are one Q42_X86_PREFETCH_L2_L1, which keeps them from being
- * issued back to back (q42_kernels_impl.h says why): smol360 decode,
- * builds alternating run by run, 3 rounds, Q8_0 62.1-62.9 -> 66.6-68.3
- * tok/s, Q4_K_M 79.3-81.1 -> 83.9-85.7, Q4_0 95.5-97.4 -> 99.6-104.6.
- * With them spaced, 2 KiB into L1 and 16 KiB into L2 decode as these
- * distances do (within 2 %, 3 rounds). */
+ * into L2 alone (other CPUs: q42_kernels_x86.c). On Intel 1 KiB into L1
+ * and 8 KiB into L2 beat L1 alone and L2 alone (no prefetch at all:
+ * q42_kernels_x86.c). Q4_K's super-blocks (K4_L2_ONLY) go further ahead
+ * alone. Each call's first bytes are not requested ahead: that changed
+ * no product's rate. On Intel each line's two requests are one
+ * Q42_X86_PREFETCH_L2_L1, which keeps them from being issued back to back
+ * (q42_kernels_impl.h says why). The measurements: docs/perf/prefetch.md. */
 enum { R16_L1_AHEAD = 1024, R16_L2_AHEAD = 8192, R16_L2_ONLY = 4096, K4_L2_ONLY = 8192 };
 
 /* The prefetch of the bytes of one step at g, n bytes (a multiple of 64),
@@ -307,7 +296,7 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
  * registers) and the qh nibbles by a byte permute and a GF(2) affine step
  * per half (mask v is one qword: even v takes each byte's low nibble, odd
  * v its high one). About four times faster than the same loops in plain
- * C (54 MB: 13 ms against 55), which added a third to a model's load. */
+ * C, which added a third to a model's load (docs/perf/loading.md). */
 A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_in, int64_t n_out)
 {
 	const struct r16_type ty = r16_type_of(k);

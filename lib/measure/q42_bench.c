@@ -110,11 +110,10 @@ static uint64_t sum_words(const uint8_t *p, uint64_t bytes)
 }
 
 /* Run after each read pass: a worker that finished its share of the pass
- * long before the caller (more than the pool's spin, 60 us) is asleep on
- * its futex, and without this the next step's first product would wait
- * for it to wake -- 40-160 us per step on an AMD EPYC guest (TSC at the
- * worker's entry into the q/k/v job of layer 0, smol360 Q8_0, --tg 64),
- * where steps following each other wait 1-5 us. */
+ * long before the caller (more than the pool's spin) is asleep on its
+ * futex, and without this the next step's first product would wait for
+ * it to wake, far longer than steps following each other wait
+ * (docs/perf/scheduling.md). */
 static void wake_job(void *v, uint32_t ith, uint32_t nth)
 {
 	(void)v;
