@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "bin/cli/q42_cli.h"
 #include "common/q42_file.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_p64.h"
@@ -66,21 +67,6 @@ static void help(void)
 	       "Exit status: 0 success, 1 invalid or unsupported input, 2 usage error,\n"
 	       "3 I/O error. See p64c(1).\n",
 	       prog, Q42_P64_PAGE_LOG2_MIN, Q42_P64_PAGE_LOG2_MAX, Q42_P64_PAGE_LOG2_DEFAULT);
-}
-
-static int status_of(int rc)
-{
-	switch (rc) {
-	case Q42_OK:
-		return EXIT_OK;
-	case Q42_EIO:
-	case Q42_ENOMEM:
-		return EXIT_IO;
-	case Q42_EARG:
-		return EXIT_USAGE;
-	default:
-		return EXIT_INVALID;
-	}
 }
 
 static double now_ms(void)
@@ -540,7 +526,7 @@ int main(int argc, char **argv)
 			help();
 			return EXIT_OK;
 		case 'V':
-			printf("%s (q42) %s\n", prog, Q42_VERSION);
+			q42_cli_version("p64c (q42)");
 			return EXIT_OK;
 		default:
 			if (optopt != 0 && optopt < 256)
@@ -604,5 +590,5 @@ int main(int argc, char **argv)
 	if (rc != Q42_OK)
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	free(output);
-	return status_of(rc);
+	return q42_cli_status(rc);
 }

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bin/cli/q42_cli.h"
 #include "p64check.h"
 #include "rows.h"
 #include "common/q42_buf.h"
@@ -641,20 +642,6 @@ int list_manifold(q42_source *s, FILE *out, bool json, q42_err *err)
 
 /* ---- values ----------------------------------------------------------- */
 
-static bool parse_u64(const char *p, uint64_t *out)
-{
-	char *end;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(p, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
-}
-
 /* Split NAME[:FIRST[:COUNT]]. A tensor name may itself contain ':', so the
  * numbers are taken from the right and only when they are all digits. */
 static int parse_spec(const char *spec, char **name, uint64_t *first, uint64_t *count,
@@ -668,10 +655,10 @@ static int parse_spec(const char *spec, char **name, uint64_t *first, uint64_t *
 	if (copy == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
 	c2 = strrchr(copy, ':');
-	if (c2 != NULL && parse_u64(c2 + 1, &b)) {
+	if (c2 != NULL && q42_cli_u64(c2 + 1, &b)) {
 		*c2 = '\0';
 		c1 = strrchr(copy, ':');
-		if (c1 != NULL && parse_u64(c1 + 1, &a)) {
+		if (c1 != NULL && q42_cli_u64(c1 + 1, &a)) {
 			*c1 = '\0';
 			*first = a;
 			*count = b;

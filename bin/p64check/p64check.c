@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bin/cli/q42_cli.h"
 #include "p64check.h"
 #include "rows.h"
 #include "common/q42_buf.h"
@@ -100,17 +101,11 @@ static void help(void)
 	       prog, prog);
 }
 
+/* As every program (q42_cli_status), except that a bad argument found in a
+ * file's contents is the file's fault: 1, not 2. */
 static int status_of(int rc)
 {
-	switch (rc) {
-	case Q42_OK:
-		return EXIT_OK;
-	case Q42_EIO:
-	case Q42_ENOMEM:
-		return EXIT_IO;
-	default:
-		return EXIT_INVALID;
-	}
+	return rc == Q42_EARG ? EXIT_INVALID : q42_cli_status(rc);
 }
 
 /* ---- sha256sum files -------------------------------------------------- */
@@ -600,7 +595,7 @@ int main(int argc, char **argv)
 			help();
 			return EXIT_OK;
 		case 'V':
-			printf("%s (q42) %s\n", prog, Q42_VERSION);
+			q42_cli_version("p64check (q42)");
 			return EXIT_OK;
 		case '?':
 		default:

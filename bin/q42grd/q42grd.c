@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bin/cli/q42_cli.h"
 #include "common/q42_buf.h"
 #include "common/q42_file.h"
 #include "governance/q42_facts.h"
@@ -277,7 +278,7 @@ int main(int argc, char **argv)
 		case OPT_SYSFS_ROOT: cfg.sysfs_root = optarg; break;
 		case OPT_CHECK: check_only = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("%s %s\n", prog, Q42_VERSION); return EXIT_OK;
+		case 'V': q42_cli_version(prog); return EXIT_OK;
 		default: fprintf(stderr, "Try '%s --help'.\n", prog); return EXIT_USAGE;
 		}
 	}

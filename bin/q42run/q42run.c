@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bin/cli/q42_cli.h"
 #include "common/q42_buf.h"
 #include "common/q42_file.h"
 #include "measure/q42_bench.h"
@@ -231,32 +232,6 @@ static int bad_usage(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
-static bool parse_f64(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -277,12 +252,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p': o->prompt = optarg; break;
 		case 'f': o->file = optarg; break;
 		case 'n':
-			if (!parse_u32(optarg, 0, MAX_TOKENS_LIMIT, &o->max_tokens))
+			if (!q42_cli_u32(optarg, 0, MAX_TOKENS_LIMIT, &o->max_tokens))
 				return bad_usage("--max-tokens '%s': expected an integer in 0..%u", optarg,
 						 MAX_TOKENS_LIMIT);
 			break;
 		case OPT_DEADLINE:
-			if (!parse_f64(optarg, 0, 1e9, &o->deadline))
+			if (!q42_cli_f64(optarg, 0, 1e9, &o->deadline))
 				return bad_usage("--deadline '%s': expected seconds >= 0", optarg);
 			break;
 		case OPT_STOP:
@@ -295,17 +270,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->stops[o->n_stops++] = optarg;
 			break;
 		case 't':
-			if (!parse_u32(optarg, 1, 256, &o->eo.n_threads))
+			if (!q42_cli_u32(optarg, 1, 256, &o->eo.n_threads))
 				return bad_usage("--threads '%s': expected an integer in 1..%s", optarg,
 						 "256");
 			break;
 		case 'b':
-			if (!parse_u32(optarg, 1, Q42_ENGINE_BATCH_MAX, &o->eo.n_batch))
+			if (!q42_cli_u32(optarg, 1, Q42_ENGINE_BATCH_MAX, &o->eo.n_batch))
 				return bad_usage("--batch '%s': expected an integer in 1..%u", optarg,
 						 Q42_ENGINE_BATCH_MAX);
 			break;
 		case 'c':
-			if (!parse_u32(optarg, 1, Q42_ENGINE_CTX_MAX, &o->eo.n_ctx))
+			if (!q42_cli_u32(optarg, 1, Q42_ENGINE_CTX_MAX, &o->eo.n_ctx))
 				return bad_usage("--ctx '%s': expected an integer in 1..%u", optarg,
 						 Q42_ENGINE_CTX_MAX);
 			break;
@@ -349,38 +324,38 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad_usage("--backend '%s': expected cpu, vulkan or auto", optarg);
 			break;
 		case OPT_DEVICE:
-			if (!parse_u32(optarg, 0, INT32_MAX, &u))
+			if (!q42_cli_u32(optarg, 0, INT32_MAX, &u))
 				return bad_usage("--device '%s': expected a device index >= 0", optarg);
 			o->eo.device = (int32_t)u;
 			break;
 		case OPT_TEMP:
-			if (!parse_f64(optarg, 0, 100, &d))
+			if (!q42_cli_f64(optarg, 0, 100, &d))
 				return bad_usage("--temp '%s': expected a number in 0..%s", optarg, "100");
 			o->sp.temp = (float)d;
 			break;
 		case OPT_TOP_K:
-			if (!parse_u32(optarg, 0, INT32_MAX, &u))
+			if (!q42_cli_u32(optarg, 0, INT32_MAX, &u))
 				return bad_usage("--top-k '%s': expected an integer >= 0", optarg);
 			o->sp.top_k = (int32_t)u;
 			break;
 		case OPT_TOP_P:
-			if (!parse_f64(optarg, 0, 1, &d) || d == 0)
+			if (!q42_cli_f64(optarg, 0, 1, &d) || d == 0)
 				return bad_usage("--top-p '%s': expected a number in (0, 1]", optarg);
 			o->sp.top_p = (float)d;
 			break;
 		case OPT_MIN_P:
-			if (!parse_f64(optarg, 0, 1, &d))
+			if (!q42_cli_f64(optarg, 0, 1, &d))
 				return bad_usage("--min-p '%s': expected a number in [0, 1]", optarg);
 			o->sp.min_p = (float)d;
 			break;
 		case OPT_REPEAT_PENALTY:
-			if (!parse_f64(optarg, 0, 100, &d) || d == 0)
+			if (!q42_cli_f64(optarg, 0, 100, &d) || d == 0)
 				return bad_usage("--repeat-penalty '%s': expected a number in (0, %s]",
 						 optarg, "100");
 			o->sp.repeat_penalty = (float)d;
 			break;
 		case OPT_REPEAT_LAST_N:
-			if (!parse_u32(optarg, 0, Q42_SAMPLE_LAST_N_MAX, &o->sp.repeat_last_n))
+			if (!q42_cli_u32(optarg, 0, Q42_SAMPLE_LAST_N_MAX, &o->sp.repeat_last_n))
 				return bad_usage("--repeat-last-n '%s': expected an integer in 0..%u",
 						 optarg, Q42_SAMPLE_LAST_N_MAX);
 			break;
@@ -443,7 +418,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_KL_BASE: o->kl_base = optarg; break;
 		case OPT_KL_DIVERGENCE: o->kl_div = optarg; o->mode = MODE_QUALITY; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
-		case 'V': printf("q42run (q42) %s\n", Q42_VERSION); exit(EXIT_OK);
+		case 'V': q42_cli_version("q42run (q42)"); exit(EXIT_OK);
 		default:
 			fputs("Try 'q42run --help'.\n", stderr);
 			return EXIT_USAGE;
@@ -493,14 +468,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return EXIT_OK;
 }
 
+/* As every program (q42_cli_status), with q42run's own status for memory. */
 static int exit_for_load(int rc)
 {
-	switch (rc) {
-	case Q42_EIO: return EXIT_IO;
-	case Q42_ENOMEM: return EXIT_NOMEM;
-	case Q42_EARG: return EXIT_USAGE;
-	default: return EXIT_MODEL;
-	}
+	return rc == Q42_ENOMEM ? EXIT_NOMEM : q42_cli_status(rc);
 }
 
 /* Open the engine of o on m, printing what went wrong: an error, or a

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bin/cli/q42_cli.h"
 #include "formats/q42_digest.h"
 #include "wal/q42_wal.h"
 
@@ -56,21 +57,10 @@ static void help(void)
 	       prog);
 }
 
-static int status_of(int rc)
-{
-	switch (rc) {
-	case Q42_OK: return EXIT_OK;
-	case Q42_EIO:
-	case Q42_ENOMEM: return EXIT_IO;
-	case Q42_EARG: return EXIT_USAGE;
-	default: return EXIT_INVALID;
-	}
-}
-
 static int fail(int rc, const q42_err *err)
 {
 	fprintf(stderr, "%s: %s\n", prog, err->msg);
-	return status_of(rc);
+	return q42_cli_status(rc);
 }
 
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,19 +73,6 @@ static int usage(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog);
 	return EXIT_USAGE;
-}
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
 }
 
 static void hex32(const uint8_t *h, char out[65])
@@ -220,7 +197,7 @@ static int cmd_commit(const opts *o, const char *vol)
 			if (in_batch > 0) {
 				if ((rc = q42_wal_flush(&w, &err)) != Q42_OK) {
 					fprintf(stderr, "%s: commit: %s\n", prog, err.msg);
-					status = status_of(rc);
+					status = q42_cli_status(rc);
 					break;
 				}
 				print_acks(staged, (uint32_t)n_staged);
@@ -252,7 +229,7 @@ static int cmd_commit(const opts *o, const char *vol)
 		}
 		if (rc != Q42_OK) {
 			fprintf(stderr, "%s: commit: stdin line %" PRIu64 ": %s\n", prog, lineno, err.msg);
-			status = status_of(rc);
+			status = q42_cli_status(rc);
 			q42_wal_discard(&w);
 			break;
 		}
@@ -277,7 +254,7 @@ out:
 	if (rc != Q42_OK) {
 		fprintf(stderr, "%s: commit: %s\n", prog, err.msg);
 		if (status == EXIT_OK)
-			status = status_of(rc);
+			status = q42_cli_status(rc);
 	}
 	free(acks);
 	free(staged);
@@ -356,7 +333,7 @@ static int cmd_show(const char *vol, const char *arg)
 {
 	q42_wal_view r;
 	uint64_t i;
-	if (!parse_u64(arg, &i))
+	if (!q42_cli_u64(arg, &i))
 		return usage("show: ENTRY must be a non-negative integer, got '%s'", arg);
 	int st = open_view(&r, vol);
 	if (st)
@@ -432,7 +409,7 @@ static int cmd_prove(const opts *o, const char *vol, const char *arg)
 	q42_hash root, path[Q42_MERKLE_MAX_PATH];
 	uint32_t len;
 	uint64_t i;
-	if (!parse_u64(arg, &i))
+	if (!q42_cli_u64(arg, &i))
 		return usage("prove: ENTRY must be a non-negative integer, got '%s'", arg);
 	int st = open_view(&r, vol), rc;
 	if (st)
@@ -465,7 +442,7 @@ static int cmd_consistency(const char *vol, const char *a, const char *b)
 	q42_hash r1, r2, proof[Q42_MERKLE_MAX_CONSISTENCY];
 	uint32_t len;
 	uint64_t m, n;
-	if (!parse_u64(a, &m) || !parse_u64(b, &n))
+	if (!q42_cli_u64(a, &m) || !q42_cli_u64(b, &n))
 		return usage("consistency: OLD and NEW must be non-negative integers, got '%s' '%s'", a, b);
 	int st = open_view(&r, vol), rc;
 	if (st)
@@ -509,7 +486,7 @@ static int cmd_verify(const opts *o, const char *vol)
 	int rc = q42_wal_view_open(&r, vol, &err), status = EXIT_OK;
 	if (rc != Q42_OK) {
 		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
-		return status_of(rc);
+		return q42_cli_status(rc);
 	}
 	if (r.in_progress)
 		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
@@ -522,7 +499,7 @@ static int cmd_verify(const opts *o, const char *vol)
 	hex32(root, h);
 	if (o->head && (rc = q42_wal_check_head(&r.vol, o->head, o->pub, &err)) != Q42_OK) {
 		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
-		status = status_of(rc);
+		status = q42_cli_status(rc);
 	}
 	if (status == EXIT_OK && o->outputs && q42_wal_check_bindings(&r.vol, print_binding, NULL))
 		status = EXIT_INVALID;
@@ -562,7 +539,7 @@ static int cmd_vote(const opts *o, const char *vol, const char *arg, uint32_t de
 	uint64_t seq;
 	uint32_t state = 0, na = 0;
 	int rc;
-	if (!parse_u64(arg, &seq))
+	if (!q42_cli_u64(arg, &seq))
 		return usage("SEQ must be a non-negative integer, got '%s'", arg);
 	if (!o->key)
 		return usage("%s needs --key KEY.pem", o->cmd);
@@ -707,7 +684,7 @@ int main(int argc, char **argv)
 			help();
 			return EXIT_OK;
 		case 'V':
-			printf("%s %s\n", prog, Q42_VERSION);
+			q42_cli_version(prog);
 			return EXIT_OK;
 		case OPT_SYNC:
 			if (!strcmp(optarg, "full"))
@@ -720,7 +697,7 @@ int main(int argc, char **argv)
 				return usage("--sync takes full, normal or off, not '%s'", optarg);
 			break;
 		case OPT_BATCH:
-			if (!parse_u64(optarg, &o.batch) || o.batch == 0 || o.batch > 1000000)
+			if (!q42_cli_u64(optarg, &o.batch) || o.batch == 0 || o.batch > 1000000)
 				return usage("--batch takes 1..1000000, not '%s'", optarg);
 			break;
 		case OPT_REVIEW: o.review = true; break;
@@ -730,7 +707,7 @@ int main(int argc, char **argv)
 		case OPT_HEAD: o.head = optarg; break;
 		case OPT_PUB: o.pub = optarg; break;
 		case OPT_SIZE:
-			if (!parse_u64(optarg, &o.size))
+			if (!q42_cli_u64(optarg, &o.size))
 				return usage("--size takes a non-negative integer, not '%s'", optarg);
 			o.have_size = true;
 			break;
@@ -745,7 +722,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_QUORUM: {
 			uint64_t q;
-			if (!parse_u64(optarg, &q) || q > Q42_VOL_MAX_KEYS)
+			if (!q42_cli_u64(optarg, &q) || q > Q42_VOL_MAX_KEYS)
 				return usage("--quorum takes 1..16, not '%s'", optarg);
 			o.quorum = (int64_t)q;
 			break;
