@@ -1,7 +1,7 @@
-/* q42_x86_quantize.c -- activation quantizers: f32 rows to Q8_0 / Q8_1 /
- * Q8_K style blocks and to F16, AVX2 and AVX-512, bit-identical with the
- * scalar quantizers of q42_compat.c (NaN/inf blocks go to them). Split out
- * of q42_compat_x86.c, the code unchanged.
+/* q42_x86_quantize.c -- activation quantizers: f32 rows to Q8_0 and Q8_1
+ * blocks and to F16, AVX2 and AVX-512, bit-identical with the scalar
+ * quantizers of q42_compat.c (NaN/inf blocks go to them). Split out of
+ * q42_compat_x86.c, the code unchanged.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
