@@ -56,13 +56,8 @@ bool q42_amx_usable(void)
 	return pthread_once(&amx_once, amx_probe) == 0 && amx_ok;
 }
 
-#define AMX                                                                                   \
-	__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi," \
-			      "amx-tile,amx-int8")))
-#define AMX_INLINE                                                                            \
-	static inline __attribute__((always_inline,                                          \
-				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni," \
-					    "avx512vbmi,amx-tile,amx-int8")))
+#define AMX Q42_TARGET_AMX
+#define AMX_INLINE Q42_TARGET_AMX_INLINE
 
 /* GCC's tile intrinsics are asm statements without memory operands: this
  * orders plain stores and loads around them. */

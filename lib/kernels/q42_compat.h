@@ -71,7 +71,7 @@ Q42_API bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 			       enum q42_compat_place place, q42_compat_kernels *out);
 /* The same with the instruction set chosen: Q42_ISA_SCALAR gives the
  * scalar functions below (the definition), Q42_ISA_AVX2 / Q42_ISA_AVX512
- * their SIMD versions (kernels/q42_compat_x86.c), bit-identical to them;
+ * their SIMD versions (kernels/x86/q42_x86_*.c), bit-identical to them;
  * an ISA this CPU lacks falls back to the best one it has, and
  * q42_compat_select uses Q42_ISA_BEST. */
 Q42_API bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,

@@ -1,7 +1,7 @@
 /* q42_compat_float.h -- internal to lib/kernels: the float row operations
  * of q42_compat (f32 dot products, softmax, SwiGLU, RoPE) written once and
  * compiled twice: plainly in q42_compat.c (the scalar definitions) and with
- * FMA enabled in q42_compat_x86.c (the AVX2 table), where each fmaf is one
+ * FMA enabled in x86/q42_x86_rowops.c (the AVX2 table), where each fmaf is one
  * instruction instead of a libm call. fmaf is exact, so both give the same
  * bits; the including file turns floating-point contraction off.
  *

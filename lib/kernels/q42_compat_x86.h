@@ -1,5 +1,5 @@
 /* q42_compat_x86.h -- internal to lib/kernels: the AVX2 and AVX-512
- * versions of the q42_compat kernels (q42_compat_x86.c), which
+ * versions of the q42_compat kernels (x86/q42_x86_*.c), which
  * q42_compat.c hands out by CPUID.
  *
  * Each one returns the same bits as its scalar namesake in q42_compat.c for
@@ -98,7 +98,7 @@ void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, i
 void q42_compat_rows_q6_k_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 /* F16 x F32 of the AMX buffer (q42_compat_rows_f16_f32_avx512) in the R16
- * layout, and its packer (q42_compat_x86.c) */
+ * layout, and its packer (x86/q42_x86_products_f16.c) */
 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS);
 void q42_compat_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out);
 

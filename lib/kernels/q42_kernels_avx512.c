@@ -14,7 +14,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 
-#define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+#define AVX512 Q42_TARGET_AVX512
 
 #define HALF_CHUNK 1024
 
@@ -83,8 +83,7 @@ AVX512 void q42_dot_bf16_avx512(int64_t n, float *out, const void *w, const void
 
 /* Eight int32 partials of one q8_0 block pair with VNNI; y must hold no
  * -128 (see x86_dot_i8). */
-static inline __attribute__((always_inline, target(
-	"avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+Q42_TARGET_AVX512_INLINE
 __m256i q8_0_vnni(const uint8_t *a, const uint8_t *b)
 {
 	const __m256i w = _mm256_loadu_si256((const __m256i *)(a + Q8_0_QS));
@@ -131,8 +130,7 @@ AVX512 static __m512i k4_perm(void)
 
 /* yp: the activation's 64-byte chunks already permuted (four per
  * super-block), or NULL to permute them here. */
-static inline __attribute__((always_inline, target(
-	"avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+Q42_TARGET_AVX512_INLINE
 float dot_k4_512(int64_t n, const uint8_t *a, const uint8_t *b, const __m512i *yp, __m512i perm,
 		 int bytes, int qs_off, int qh_off)
 {
@@ -194,8 +192,7 @@ AVX512 void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void
  * the next row fetched into L2 while this one is multiplied. */
 enum { K4_PRE = 32 };
 
-static inline __attribute__((always_inline, target(
-	"avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+Q42_TARGET_AVX512_INLINE
 void rows_k4_512(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride, int64_t n_tok,
 		 const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride, int bytes, int qs_off,
 		 int qh_off)

@@ -10,6 +10,7 @@
  */
 #include <stdatomic.h>
 #include "kernels/q42_kernels_impl.h"
+#include "kernels/x86/q42_x86_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -86,8 +87,8 @@ int q42_cpu_has_avx512bf16(void)
 	return q42_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
 }
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw")))
+#define AVX2 Q42_TARGET_AVX2_FMA
+#define AVX512 Q42_TARGET_AVX512_BW
 
 AVX2 static float hsum8(__m256 v)
 {

@@ -14,12 +14,13 @@
 
 #include "kernels/q42_kernels_impl.h"
 #include "common/q42_le.h"
+#include "kernels/x86/q42_x86_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#define Q42_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define Q42_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+#define Q42_AVX2 Q42_TARGET_AVX2
+#define Q42_AVX2_INLINE Q42_TARGET_AVX2_INLINE
 
 /* Eight f16 fields found every stride bytes from p, widened exactly. */
 Q42_AVX2_INLINE __m256 x86_halves8(const uint8_t *p, int stride)
@@ -332,8 +333,7 @@ Q42_AVX2_INLINE __m256i x86_tq1_lanes(const uint8_t *a, const uint8_t *b)
 
 /* The same lanes with AVX-512 (BW, VNNI): two chunks per 64-byte step,
  * whose sixteen dword sums fold onto eight. */
-#define Q42_AVX512_INLINE \
-	static inline __attribute__((always_inline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define Q42_AVX512_INLINE Q42_TARGET_AVX512_VNNI_INLINE
 
 Q42_AVX512_INLINE __m256i x86_tq_fold(__m512i acc, const uint8_t *b)
 {

@@ -30,10 +30,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#define A5_INLINE                                                                       \
-	static inline __attribute__((always_inline,                                     \
-				     target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni")))
-#define A5 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni")))
+#define A5_INLINE Q42_TARGET_AVX512_GFNI_INLINE
+#define A5 Q42_TARGET_AVX512_GFNI
 #define UNROLL _Pragma("GCC unroll 16")
 
 /* Tokens per pass over a group: their 8 T accumulators stay in registers. */

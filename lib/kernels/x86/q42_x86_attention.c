@@ -1,0 +1,253 @@
+/* q42_x86_attention.c -- f32 and f16 dot products over many rows (the KV
+ * cache of attention, also used by the F32 weight products): ggml's
+ * ggml_vec_dot_f32 / _f16 step and lane orders, AVX-512 and AVX2. Split
+ * out of q42_compat_x86.c, the code unchanged.
+ */
+#include "kernels/x86/q42_x86_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+/* ---- f32 and f16 products (attention) ---------------------------------- */
+
+/* Sixteen elements of an f32 (h false) or f16 (h true) row from element
+ * k; the masked form zeroes the lanes m leaves out. */
+A5_INLINE __m512 ld_row16(const void *p, int64_t k, bool h)
+{
+	return h ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)((const uint8_t *)p + 2 * k)))
+		 : _mm512_loadu_ps((const float *)p + k);
+}
+
+A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
+{
+	return h ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint8_t *)p + 2 * k))
+		 : _mm512_maskz_loadu_ps(m, (const float *)p + k);
+}
+
+/* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
+ * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
+ * tinyBLAS); a partial last step adds its elements to their lanes. R rows
+ * against one x, the accumulators in registers (the step index is static
+ * in the unrolled loops), each row's sums in exactly the one-row order.
+ * The rows are stepped (q42_compat_vlayout); x is contiguous. */
+A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
+			 const q42_compat_vlayout *lay, const void *b)
+{
+	__m512 s[4][4];
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int j = 0; j < 4; j++)
+			s[i][j] = _mm512_setzero_ps();
+	int64_t k = 0;
+	uint64_t o = 0, c = 0; /* byte offsets of the rows' step k / 64 and of its chunk */
+	uint32_t si = 0;       /* the step within its chunk */
+	for (; k + 64 <= n; k += 64) {
+		UNROLL
+		for (int j = 0; j < 4; j++) {
+			const __m512 x = ld_row16(b, k + 16 * j, h);
+			UNROLL
+			for (int i = 0; i < R; i++)
+				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16((const uint8_t *)a[i] + o, 16 * j, h), x,
+								s[i][j % ACC]);
+		}
+		if (++si == lay->per) {
+			si = 0;
+			c += lay->chunk;
+			o = c;
+		} else {
+			o += lay->step;
+		}
+	}
+	UNROLL
+	for (int j = 0; j < 4; j++)
+		if (k + 16 * j < n) {
+			const __mmask16 m = tail_mask(n - k - 16 * j);
+			const __m512 x = ld_row16_mask(b, k + 16 * j, h, m);
+			UNROLL
+			for (int i = 0; i < R; i++)
+				s[i][j % ACC] = _mm512_mask3_fmadd_ps(
+					ld_row16_mask((const uint8_t *)a[i] + o, 16 * j, h, m), x, s[i][j % ACC], m);
+		}
+	UNROLL
+	for (int i = 0; i < R; i++)
+		f[i] = ACC == 1 ? s[i][0]
+				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
+}
+
+A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+		    const q42_compat_vlayout *lay, const void *b)
+{
+	__m512 f[4];
+	dots_fold(R, ACC, h, n, f, a, lay, b);
+	UNROLL
+	for (int i = 0; i < R; i++)
+		out[i] = reduce16(f[i]);
+}
+
+/* The f32 (H 0) or f16 (H 1) attention products: one row, or n_rows
+ * rows sixteen at a time (their sums reduced together), then four, then
+ * one; the rows of a contiguous matrix (one 64-element step per chunk),
+ * or stepped rows. */
+/* The one-row form and the contiguous rows of a vrows form; ATTR and
+ * FOLD (dots or dots_avx2) say which instruction set. */
+#define DOTS_ONE_ROWS(ATTR, FOLD, NAME, ROWS_NAME, VROWS_NAME, ACC, H)                            \
+	ATTR void NAME(int64_t n, float *out, const void *w, const void *x)                       \
+	{                                                                                         \
+		const q42_compat_vlayout lay = {0, 0, (H) ? 128u : 256u, 1};                      \
+		FOLD(1, ACC, H, n, out, &w, &lay, x);                                             \
+	}                                                                                         \
+	ATTR void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
+			    const void *x)                                                        \
+	{                                                                                         \
+		const q42_compat_vlayout lay = {w_stride, 0, (H) ? 128u : 256u, 1};               \
+		VROWS_NAME(n, n_rows, out, w, &lay, x);                                           \
+	}
+
+/* A vrows form's rows from r on: four at a time while FOUR, then one. */
+#define DOTS_REST(FOLD, FOUR, ACC, H)                                                             \
+	for (; (FOUR) && r + 4 <= n_rows; r += 4) {                                               \
+		const void *a[4];                                                                 \
+		for (int i = 0; i < 4; i++)                                                       \
+			a[i] = w8 + (uint64_t)(r + i) * lay->stride;                              \
+		FOLD(4, ACC, H, n, out + r, a, lay, x);                                           \
+	}                                                                                         \
+	for (; r < n_rows; r++) {                                                                 \
+		const void *a = w8 + (uint64_t)r * lay->stride;                                   \
+		FOLD(1, ACC, H, n, out + r, &a, lay, x);                                          \
+	}
+
+#define DOTS(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                                 \
+	A5 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
+			   const q42_compat_vlayout *lay, const void *x)                          \
+	{                                                                                         \
+		const uint8_t *w8 = w;                                                            \
+		int64_t r = 0;                                                                    \
+		for (; r + 16 <= n_rows; r += 16) {                                               \
+			__m512 f[16];                                                             \
+			for (int q = 0; q < 4; q++) {                                             \
+				const void *a[4];                                                 \
+				for (int i = 0; i < 4; i++)                                       \
+					a[i] = w8 + (uint64_t)(r + 4 * q + i) * lay->stride;      \
+				dots_fold(4, ACC, H, n, f + 4 * q, a, lay, x);                    \
+			}                                                                         \
+			_mm512_storeu_ps(out + r, reduce16x16(f));                                \
+		}                                                                                 \
+		DOTS_REST(dots, true, ACC, H)                                                     \
+	}                                                                                         \
+	DOTS_ONE_ROWS(A5, dots, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
+
+DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_vrows_avx512, 4, false)
+DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, q42_compat_dot_f32_lanes_vrows_avx512, 1,
+     false)
+DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, q42_compat_dot_f16_pad_vrows_avx512, 4, true)
+DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, q42_compat_dot_f16_lanes_vrows_avx512, 1,
+     true)
+
+/* The same attention products on AVX2: each 16-lane accumulator of the
+ * AVX-512 forms is two 8-lane halves (lanes 0-7, 8-15), added lane by
+ * lane as before and reduced by reduce16_halves, so the bits are the
+ * scalar definition's. A partial last step loads its missing elements as
+ * zeros on both sides: an accumulator that starts at +0 is never -0, so
+ * adding 0 * 0 leaves it as it is (the AVX-512 forms mask those lanes).
+ * Sixteen registers hold one row's four accumulators (ACC = 4) or four
+ * rows' one (ACC = 1). */
+A2_INLINE __m256 ld_row8(const void *p, int64_t k, bool h)
+{
+	return h ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)p + 2 * k)))
+		 : _mm256_loadu_ps((const float *)p + k);
+}
+
+/* The first left elements (1..7) from element k, zeros after them. */
+A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, bool h, int64_t left)
+{
+	if (h) {
+		uint16_t t[8] = {0};
+		memcpy(t, (const uint8_t *)p + 2 * k, 2 * (size_t)left);
+		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)t));
+	}
+	const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+	return _mm256_maskload_ps((const float *)p + k, m);
+}
+
+A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2], const void *const *a,
+			      const q42_compat_vlayout *lay, const void *b)
+{
+	__m256 s[4][4][2];
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int j = 0; j < ACC; j++)
+			s[i][j][0] = s[i][j][1] = _mm256_setzero_ps();
+	int64_t k = 0;
+	uint64_t o = 0, c = 0; /* as dots_fold */
+	uint32_t si = 0;
+	for (; k + 64 <= n; k += 64) {
+		UNROLL
+		for (int j = 0; j < 4; j++)
+			UNROLL
+			for (int e = 0; e < 2; e++) {
+				const __m256 x = ld_row8(b, k + 16 * j + 8 * e, h);
+				UNROLL
+				for (int i = 0; i < R; i++)
+					s[i][j % ACC][e] = _mm256_fmadd_ps(
+						ld_row8((const uint8_t *)a[i] + o, 16 * j + 8 * e, h), x, s[i][j % ACC][e]);
+			}
+		if (++si == lay->per) {
+			si = 0;
+			c += lay->chunk;
+			o = c;
+		} else {
+			o += lay->step;
+		}
+	}
+	for (int j = 0; j < 4; j++)
+		for (int e = 0; e < 2; e++) {
+			const int64_t at = 16 * j + 8 * e, left = n - k - at;
+			if (left <= 0)
+				continue;
+			const bool full = left >= 8;
+			const __m256 x = full ? ld_row8(b, k + at, h) : ld_row8_part(b, k + at, h, left);
+			UNROLL
+			for (int i = 0; i < R; i++) {
+				const void *wi = (const uint8_t *)a[i] + o;
+				s[i][j % ACC][e] = _mm256_fmadd_ps(full ? ld_row8(wi, at, h) : ld_row8_part(wi, at, h, left),
+								   x, s[i][j % ACC][e]);
+			}
+		}
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int e = 0; e < 2; e++)
+			f[i][e] = ACC == 1 ? s[i][0][e]
+					   : _mm256_add_ps(_mm256_add_ps(s[i][0][e], s[i][2][e]),
+							   _mm256_add_ps(s[i][1][e], s[i][3][e]));
+}
+
+A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+			 const q42_compat_vlayout *lay, const void *b)
+{
+	__m256 f[4][2];
+	dots_fold_avx2(R, ACC, h, n, f, a, lay, b);
+	UNROLL
+	for (int i = 0; i < R; i++)
+		out[i] = reduce16_halves(f[i][0], f[i][1]);
+}
+
+#define DOTS_AVX2(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                            \
+	A2 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
+			   const q42_compat_vlayout *lay, const void *x)                          \
+	{                                                                                         \
+		const uint8_t *w8 = w;                                                            \
+		int64_t r = 0;                                                                    \
+		DOTS_REST(dots_avx2, (ACC) == 1, ACC, H)                                          \
+	}                                                                                         \
+	DOTS_ONE_ROWS(A2, dots_avx2, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
+
+DOTS_AVX2(q42_compat_dot_f32_avx2, q42_compat_dot_f32_rows_avx2, q42_compat_dot_f32_vrows_avx2, 4, false)
+DOTS_AVX2(q42_compat_dot_f32_lanes_avx2, q42_compat_dot_f32_lanes_rows_avx2, q42_compat_dot_f32_lanes_vrows_avx2, 1,
+	  false)
+DOTS_AVX2(q42_compat_dot_f16_pad_avx2, q42_compat_dot_f16_pad_rows_avx2, q42_compat_dot_f16_pad_vrows_avx2, 4, true)
+DOTS_AVX2(q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_lanes_rows_avx2, q42_compat_dot_f16_lanes_vrows_avx2, 1,
+	  true)
+
+#endif
