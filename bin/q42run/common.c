@@ -1,0 +1,108 @@
+/* common.c -- what q42run's modes share: opening the engine with the
+ * warnings --strict turns into errors, the input as one request or one per
+ * line, writing stdout and the exit status of a load failure.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "bin/q42run/q42run.h"
+#include "bin/cli/q42_cli.h"
+
+/* As every program (q42_cli_status), with q42run's own status for memory. */
+int exit_for_load(int rc)
+{
+	return rc == Q42_ENOMEM ? EXIT_NOMEM : q42_cli_status(rc);
+}
+
+/* Open the engine of o on m, printing what went wrong: an error, or a
+ * weight the backend had to convert -- a warning, an error under
+ * --strict. */
+int engine_open(const struct opts *o, q42_mount *m, q42_engine **e)
+{
+	q42_err err = {0};
+	int rc = q42_engine_open(e, m, &o->eo, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	if (q42_engine_n_fallbacks(*e) > 0) {
+		fprintf(stderr, "q42run: %s%s\n", o->strict ? "--strict: " : "warning: ",
+			q42_engine_fallback_note(*e));
+		if (o->strict) {
+			q42_engine_close(*e);
+			*e = NULL;
+			return EXIT_REQUEST;
+		}
+	}
+	return EXIT_OK;
+}
+
+double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int input_open(struct input *in, const struct opts *o, q42_err *err)
+{
+	memset(in, 0, sizeof *in);
+	in->map.fd = -1;
+	if (o->prompt != NULL) {
+		in->data = o->prompt;
+		in->len = strlen(o->prompt);
+		return Q42_OK;
+	}
+	int rc = q42_map_open(&in->map, o->file ? o->file : "-", 0, err);
+	if (rc != Q42_OK)
+		return rc;
+	in->data = (const char *)in->map.data;
+	in->len = (size_t)in->map.size;
+	return Q42_OK;
+}
+
+void input_close(struct input *in)
+{
+	if (in->map.path != NULL)
+		q42_map_close(&in->map);
+}
+
+/* Next request; false at the end. Lines split on '\n' only; a final
+ * newline does not start an empty request. */
+bool input_next(struct input *in, bool lines, const char **p, size_t *n)
+{
+	if (in->done)
+		return false;
+	if (!lines) {
+		in->done = true;
+		*p = in->data ? in->data : "";
+		*n = in->len;
+		return true;
+	}
+	if (in->pos >= in->len) {
+		in->done = true;
+		return false;
+	}
+	const char *s = in->data + in->pos;
+	const char *nl = memchr(s, '\n', in->len - in->pos);
+	*p = s;
+	*n = nl ? (size_t)(nl - s) : in->len - in->pos;
+	in->pos += *n + (nl ? 1 : 0);
+	return true;
+}
+
+int write_out(const void *p, size_t n)
+{
+	if (n > 0 && fwrite(p, 1, n, stdout) != n)
+		return EXIT_IO;
+	return EXIT_OK;
+}
+
+int finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "q42run: standard output: write failed: %s\n", strerror(errno));
+		return EXIT_IO;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,94 @@
+/* q42run.h -- what q42run's files share: the parsed options, the exit
+ * statuses of q42run(1), the input as requests, and one entry point per
+ * mode. q42run.c parses and dispatches; each mode lives in its own file
+ * (text.c, generate.c, score.c, bench.c, quality.c, devices.c), common.c
+ * holds what several modes use. Nothing here computes: libq42 does.
+ */
+#ifndef Q42RUN_H
+#define Q42RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "common/q42_err.h"
+#include "common/q42_file.h"
+#include "engine/q42_engine.h"
+#include "engine/q42_mount.h"
+#include "engine/q42_sample.h"
+#include "measure/q42_bench.h"
+#include "run/q42_generate.h"
+
+enum exit_status {
+	EXIT_OK = 0,
+	EXIT_MODEL = 1,   /* the model file is invalid or unsupported */
+	EXIT_USAGE = 2,   /* bad options */
+	EXIT_IO = 3,      /* a file could not be read, or output could not be written */
+	EXIT_REQUEST = 4, /* a request could not be served (prompt, ids, sentinel, sieve) */
+	EXIT_NOMEM = 5,   /* out of memory, or threads could not start */
+};
+
+#define MAX_TOKENS_LIMIT (1u << 24)
+
+enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
+	MODE_QUALITY, MODE_DEVICES, MODE_CERTIFY };
+
+struct opts {
+	const char *model;
+	const char *prompt;
+	const char *file;
+	enum mode mode;
+	bool lines, record, strict, timings, no_bos, no_special;
+	uint32_t max_tokens;
+	double deadline;
+	const char *stops[Q42_GEN_MAX_STOPS];
+	uint32_t n_stops;
+	q42_engine_opts eo;
+	q42_sampling sp;
+	const char *sentinel;     /* --sentinel rules */
+	const char *choices;      /* --choices list */
+	const char *choices_file; /* --choices-file */
+	const char *logits_for;   /* --logits-for ids */
+	const char *sieve;        /* --sieve quin */
+	const char *grammar;      /* --grammar FILE */
+	q42_bench_opts bench;     /* --bench: --pp, --tg, --reps */
+	bool json;                /* --bench --json */
+	const char *intent;       /* --intent, recorded for q42grd */
+	const char *scope;        /* --scope */
+	bool record_prompt;       /* --record-prompt */
+	const char *perplexity;   /* --perplexity TEXT */
+	const char *kl_base;      /* --kl-base OUT */
+	const char *kl_div;       /* --kl-divergence BASE */
+};
+
+
+/* The requests of the input: the whole input, or each of its lines. */
+struct input {
+	q42_map map;
+	const char *data;
+	size_t len;
+	size_t pos;
+	bool done;
+};
+
+/* common.c */
+int exit_for_load(int rc);
+int engine_open(const struct opts *o, q42_mount *m, q42_engine **e);
+double now_ms(void);
+int input_open(struct input *in, const struct opts *o, q42_err *err);
+void input_close(struct input *in);
+bool input_next(struct input *in, bool lines, const char **p, size_t *n);
+int write_out(const void *p, size_t n);
+int finish_stdout(void);
+
+/* One per mode; each returns the exit status. */
+int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);
+int run_detokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);
+int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_start);
+int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_start);
+int run_bench(const struct opts *o);
+int run_quality(struct opts *o, q42_mount *m);
+int run_list_devices(bool json);
+int run_certify(const struct opts *o);
+
+#endif
