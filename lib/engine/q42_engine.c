@@ -229,7 +229,7 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_p
 		w->rows = q42_compat_generic_rows(w->dtype, e->isa);
 }
 
-static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, uint32_t l,
+static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s, uint32_t l,
 		    q42_weight *w, q42_err *err)
 {
 	uint64_t n0, n1, rb, total;
@@ -238,11 +238,11 @@ static int bind_one(q42_engine *e, const q42_tensor_view *tv, enum q42_wslot s, 
 	int nl = (int)(tv->name.len > 200 ? 200 : tv->name.len);
 
 	slot_shape(e, s, l, &n0, &n1);
-	if (tv->ne[2] != 1 || tv->ne[3] != 1 || tv->ne[0] != n0 || tv->ne[1] != (n1 ? n1 : 1))
+	if (tv->dims[2] != 1 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1))
 		return q42_err_set(err, Q42_EFORMAT,
 				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
-				   nl, nm, (unsigned long long)tv->ne[0], (unsigned long long)tv->ne[1],
-				   (unsigned long long)tv->ne[2], (unsigned long long)tv->ne[3],
+				   nl, nm, (unsigned long long)tv->dims[0], (unsigned long long)tv->dims[1],
+				   (unsigned long long)tv->dims[2], (unsigned long long)tv->dims[3],
 				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1));
 	if (di == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: unknown type id %u", nl, nm,
@@ -435,7 +435,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 	bool ok = true;
 
 	for (uint64_t i = 0; i < nt; i++) {
-		q42_tensor_view tv;
+		q42_source_tensor tv;
 		enum q42_wslot s;
 		uint32_t l;
 		q42_weight *w;
@@ -459,7 +459,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		rc = bind_one(e, &tv, s, l, w, err);
 		if (rc != Q42_OK)
 			return rc;
-		e->n_params += tv.ne[0] * tv.ne[1];
+		e->n_params += tv.dims[0] * tv.dims[1];
 	}
 	/* required slots */
 	for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {

@@ -189,34 +189,17 @@ uint64_t q42_mount_n_tensors(const q42_mount *m)
 	return q42_source_tensor_count(&m->src);
 }
 
-static void view_of(const q42_source_tensor *t, q42_tensor_view *tv)
+bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_source_tensor *t)
 {
-	tv->name = t->name;
-	tv->dtype = t->dtype;
-	tv->n_dims = t->rank;
-	for (uint32_t i = 0; i < 4; i++)
-		tv->ne[i] = i < t->rank ? t->dims[i] : 1;
-	tv->nbytes = t->nbytes;
-	tv->data = t->data;
-}
-
-bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view *tv)
-{
-	q42_source_tensor t;
 	if (i >= q42_mount_n_tensors(m))
 		return false;
-	q42_source_tensor_get(&m->src, i, &t);
-	view_of(&t, tv);
+	q42_source_tensor_get(&m->src, i, t);
 	return true;
 }
 
-bool q42_mount_tensor(const q42_mount *m, const char *name, q42_tensor_view *tv)
+bool q42_mount_tensor(const q42_mount *m, const char *name, q42_source_tensor *t)
 {
-	q42_source_tensor t;
-	if (q42_source_find_tensor(&m->src, name, &t, NULL) != Q42_OK)
-		return false;
-	view_of(&t, tv);
-	return true;
+	return q42_source_find_tensor(&m->src, name, t, NULL) == Q42_OK;
 }
 
 int q42_mount_ident(q42_mount *m, const q42_model_ident **out, q42_err *err)

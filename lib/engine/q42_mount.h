@@ -28,16 +28,6 @@ enum q42_mount_flags {
 
 typedef struct q42_mount q42_mount;
 
-/* A tensor as the engine sees it. ne[0] varies fastest (the row length). */
-typedef struct q42_tensor_view {
-	q42_str name;
-	uint32_t dtype;       /* ggml type id */
-	uint32_t n_dims;
-	uint64_t ne[4];       /* unused dims are 1 */
-	uint64_t nbytes;
-	const uint8_t *data;  /* in the mapping */
-} q42_tensor_view;
-
 /* Identity of the mounted file, for records (q42-record(5), "model"). */
 typedef struct q42_model_ident {
 	uint32_t container;   /* enum q42_source_kind (formats/q42_source.h) */
@@ -64,7 +54,7 @@ Q42_API const q42_tokenizer *q42_mount_tokenizer(const q42_mount *m);
 
 Q42_API uint64_t q42_mount_n_tensors(const q42_mount *m);
 /* Tensor i in file order; false when i is out of range. */
-Q42_API bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view *tv);
+Q42_API bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_source_tensor *t);
 /* The caller no longer reads bytes [p, p + len) of the mapping (it keeps a
  * copy of its own): their pages are dropped from the process. The mapping
  * stays valid; a later read faults them in again from the file. Pages
@@ -72,7 +62,7 @@ Q42_API bool q42_mount_tensor_at(const q42_mount *m, uint64_t i, q42_tensor_view
  * the same way. Ranges outside the mapping are ignored. */
 Q42_API void q42_mount_release(const q42_mount *m, const uint8_t *p, uint64_t len);
 /* Tensor by name; false when absent. */
-Q42_API bool q42_mount_tensor(const q42_mount *m, const char *name, q42_tensor_view *tv);
+Q42_API bool q42_mount_tensor(const q42_mount *m, const char *name, q42_source_tensor *t);
 
 /* Compute (once; the digest reads the whole mapping) and return the
  * identity of the mounted file. */

@@ -33,12 +33,13 @@ typedef struct q42_source {
 	q42_gguf meta;
 } q42_source;
 
-/* A tensor of either container, with the fields both formats have. */
+/* A tensor of either container, with the fields both formats have: what
+ * p64check lists, p64c converts and the engine binds. */
 typedef struct q42_source_tensor {
 	q42_str name;
 	uint32_t dtype;      /* ggml type id; may be unknown to libq42 */
 	uint32_t rank;
-	uint64_t dims[Q42_GGUF_MAX_DIMS]; /* dims[0] varies fastest */
+	uint64_t dims[Q42_GGUF_MAX_DIMS]; /* dims[0] varies fastest; unused dims are 1 */
 	uint64_t n_elems;
 	uint64_t offset;     /* absolute file offset of the bytes */
 	uint64_t nbytes;

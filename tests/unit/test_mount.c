@@ -90,7 +90,7 @@ static void check_in_mapping(const char *path)
 	assert_true(r[n - 1].hi - r[0].lo >= (uintptr_t)st.st_size);
 	assert_true(q42_mount_n_tensors(m) > 0);
 	for (uint64_t i = 0; i < q42_mount_n_tensors(m); i++) {
-		q42_tensor_view tv;
+		q42_source_tensor tv;
 		assert_true(q42_mount_tensor_at(m, i, &tv));
 		assert_true((uintptr_t)tv.data >= r[0].lo);
 		assert_true((uintptr_t)tv.data + tv.nbytes <= r[0].lo + (uintptr_t)st.st_size);
