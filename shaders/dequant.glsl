@@ -4,7 +4,7 @@
  * bytes are extracted from words by hand: the shaders need neither 8-bit
  * storage nor 8-bit arithmetic. Every 16-bit field sits at an even offset
  * (block sizes are even), so it never straddles a word. Element values
- * follow the scalar dequantizers of lib/kernels/q42_quants.c, which are the
+ * follow the scalar dequantizers of lib/kernels/ref/q42_quants.c, which are the
  * definition. The including shader defines WORD(i), the i-th uint32 of the
  * weight buffer, and DTYPE (a ggml type id) before including this file.
  */

@@ -9,7 +9,7 @@ UNIT_TESTS = \
 	tests/unit/test_crc32c tests/unit/test_gguf tests/unit/test_p64 tests/unit/test_p64_flip \
 	tests/unit/test_safetensors tests/unit/test_hf tests/unit/test_profile \
 	tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
-	tests/unit/test_compat tests/unit/test_compat_simd tests/unit/test_compat_tiles \
+	tests/unit/test_llamacpp tests/unit/test_llamacpp_simd tests/unit/test_llamacpp_tiles \
 	tests/unit/test_tokenizer tests/unit/test_mount tests/unit/test_engine \
 	tests/unit/test_engine_golden tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
@@ -39,9 +39,9 @@ tests_unit_test_profile_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_kernels_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_kernels_isa_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_kernels_ops_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_compat_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_compat_simd_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_compat_tiles_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_llamacpp_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_llamacpp_simd_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_llamacpp_tiles_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tokenizer_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_mount_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_engine_CFLAGS = $(UNIT_CFLAGS)
@@ -61,8 +61,8 @@ tests_unit_test_vk_ops_CFLAGS = $(UNIT_CFLAGS)
 # test-side helpers some tests link
 tests_unit_test_p64_SOURCES = tests/unit/test_p64.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
 tests_unit_test_p64_flip_SOURCES = tests/unit/test_p64_flip.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
-tests_unit_test_compat_simd_SOURCES = tests/unit/test_compat_simd.c tests/unit/compat_testlib.h
-tests_unit_test_compat_tiles_SOURCES = tests/unit/test_compat_tiles.c tests/unit/compat_testlib.h
+tests_unit_test_llamacpp_simd_SOURCES = tests/unit/test_llamacpp_simd.c tests/unit/llamacpp_testlib.h
+tests_unit_test_llamacpp_tiles_SOURCES = tests/unit/test_llamacpp_tiles.c tests/unit/llamacpp_testlib.h
 tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(LDADD)
@@ -82,7 +82,7 @@ endif
 
 EXTRA_DIST += tests/golden tests/models tests/fuzz tests/bats tests/lsan.supp \
 	$(wildcard $(srcdir)/tests/tools/*.py) $(wildcard $(srcdir)/tests/tools/*.sh) \
-	tests/tools/compat_oracle.c
+	tests/tools/llamacpp_oracle.c
 
 # The test-side GGUF writer (test_gguf, the demo model).
 noinst_LTLIBRARIES += tests/tools/libggufbuild.la

@@ -18,7 +18,7 @@
 #include "engine/q42_engine_impl.h"
 #include "engine/q42_sample.h"
 #include "common/q42_types.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_ops.h"
 
 #define Q42_MAX_EMBD (1u << 16)
@@ -209,15 +209,15 @@ static uint32_t act_slot(q42_engine *e, const q42_weight *w, bool *ok)
 /* The product a matrix uses: generic ggml kernels, or with
  * Q42_ARITH_LLAMACPP the llama.cpp x86 ones where libq42 has them for the
  * type, shape and buffer llama.cpp would give the matrix. */
-static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_place place)
+static void choose_product(const q42_engine *e, q42_weight *w, enum q42_llamacpp_place place)
 {
-	q42_compat_kernels ck;
+	q42_llamacpp_kernels ck;
 	w->dot = w->k->vec_dot;
 	w->rows = NULL;
 	w->vdt = w->k->vec_dot_type;
 	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, e->isa)->quantize;
 	if (e->arith == Q42_ARITH_LLAMACPP &&
-	    q42_compat_select_isa(w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
+	    q42_llamacpp_select_isa(w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
 		w->dot = ck.vec_dot;
 		w->rows = ck.rows;
 		w->vdt = ck.vec_dot_type;
@@ -226,7 +226,7 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_compat_p
 	/* generic products: the multi-row form of the same vec_dot (NULL
 	 * where the ISA has none) */
 	if (w->rows == NULL)
-		w->rows = q42_compat_generic_rows(w->dtype, e->isa);
+		w->rows = q42_llamacpp_generic_rows(w->dtype, e->isa);
 }
 
 static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s, uint32_t l,
@@ -277,7 +277,7 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	if (s == Q42_W_TOK_EMBD && w->k->dequant == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: type %s cannot be dequantized",
 				   nl, nm, di->name);
-	choose_product(e, w, s == Q42_W_TOK_EMBD ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL);
+	choose_product(e, w, s == Q42_W_TOK_EMBD ? Q42_LLAMACPP_CPU : Q42_LLAMACPP_MATMUL);
 	return Q42_OK;
 }
 
@@ -286,7 +286,7 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
  * repacked once here, for the CPU forward pass only (a device backend
  * uploads the file's bytes). */
 struct pack_job {
-	const q42_compat_packed *pk;
+	const q42_llamacpp_packed *pk;
 	uint8_t *dst;
 	const uint8_t *src;
 	int64_t n_in, n_out;
@@ -319,15 +319,15 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 
 /* Bytes w takes in the packed arena (0: it has no packed form; pk its
  * form otherwise): its size rounded up to a cache line. */
-static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_compat_packed *pk)
+static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
 	if (w->data == NULL || w->n_out <= 1 ||
-	    !q42_compat_select_packed(w->dtype, w->n_out, w->n_in, Q42_COMPAT_MATMUL, e->isa, pk))
+	    !q42_llamacpp_select_packed(w->dtype, w->n_out, w->n_in, Q42_LLAMACPP_MATMUL, e->isa, pk))
 		return 0;
 	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
 }
 
-static void pack_one(q42_engine *e, q42_weight *w, const q42_compat_packed *pk, uint8_t *p)
+static void pack_one(q42_engine *e, q42_weight *w, const q42_llamacpp_packed *pk, uint8_t *p)
 {
 	struct pack_job j = {pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
 	q42_pool_run(e->pool, pack_part, &j);
@@ -391,7 +391,7 @@ static int pack_weights(q42_engine *e, q42_err *err)
 {
 	int rc;
 	q42_weight *w;
-	q42_compat_packed pk;
+	q42_llamacpp_packed pk;
 	uint64_t total = 0, off = 0;
 	if (e->arith != Q42_ARITH_LLAMACPP || e->be_state != NULL)
 		return Q42_OK;
@@ -484,7 +484,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		 * and the copy goes to its AMX buffer where the shape allows
 		 * (measured: Q8_0, Q4_1 and Q5_K_M models' logits equal its
 		 * bits only so) */
-		choose_product(e, &e->g[Q42_W_OUTPUT], Q42_COMPAT_MATMUL);
+		choose_product(e, &e->g[Q42_W_OUTPUT], Q42_LLAMACPP_MATMUL);
 		e->tied = true;
 	}
 	/* activation slots: one per (vec_dot_type, quantizer) in use */
@@ -635,19 +635,19 @@ static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 }
 
 /* The attention products llama.cpp's x86 build runs on an f16 cache
- * (q42_compat.h): ggml_vec_dot_f16 for passes of one token, tinyBLAS for
+ * (q42_llamacpp.h): ggml_vec_dot_f16 for passes of one token, tinyBLAS for
  * longer ones where its shape rules allow it (the cache length it pads to
  * is a multiple of 256, so only head_dim decides). K rows are head_dim
  * long and unpadded, V rows padded. */
 static void att_f16_products(q42_engine *e)
 {
-	const q42_compat_ops *c = e->cops;
+	const q42_llamacpp_ops *c = e->cops;
 	const bool k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
-	e->att_kq_one = q42_compat_dot_f16;
+	e->att_kq_one = q42_llamacpp_dot_f16;
 	/* whole 64-steps: the padded form is the same sum, sixteen rows
 	 * reduced at once */
 	e->att_kq_one_rows = e->hd_k % 64 == 0 ? c->dot_f16_pad_rows : c->dot_f16_rows;
-	e->att_kq = k_tb ? c->dot_f16_lanes : q42_compat_dot_f16;
+	e->att_kq = k_tb ? c->dot_f16_lanes : q42_llamacpp_dot_f16;
 	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
 	e->att_kqv_one = c->dot_f16_pad;
 	e->att_kqv_one_rows = c->dot_f16_pad_vrows;
@@ -720,7 +720,7 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
 	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
-	e->cops = q42_compat_ops_get(e->isa);
+	e->cops = q42_llamacpp_ops_get(e->isa);
 	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
 	e->add = e->cops->add;
@@ -728,7 +728,7 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
 		 * length (the padded form only where they are whole 64-steps) */
 		const bool k_whole = e->hd_k % 64 == 0;
-		e->att_kq = e->att_kq_one = k_whole ? e->cops->dot_f32 : q42_compat_dot_f32_vd;
+		e->att_kq = e->att_kq_one = k_whole ? e->cops->dot_f32 : q42_llamacpp_dot_f32_vd;
 		e->att_kq_rows = e->att_kq_one_rows = k_whole ? e->cops->dot_f32_rows : NULL;
 		e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;

@@ -28,7 +28,7 @@
 /* How matrix products round. Q42_ARITH_LLAMACPP (the default): as
  * llama.cpp runs on an x86 CPU with AVX-512 and AMX -- its AMX-buffer
  * kernels for Q4_0, Q8_0, Q4_K, Q6_K and F16 matrices and its AVX-512 F16
- * vec_dot (kernels/q42_compat.h); every other type and shape keeps the
+ * vec_dot (kernels/q42_llamacpp.h); every other type and shape keeps the
  * generic arithmetic. Q42_ARITH_GGML: ggml's generic (scalar C) arithmetic
  * everywhere. Either way a result does not depend on threads or batch. */
 enum q42_arith {

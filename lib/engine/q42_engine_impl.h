@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "engine/q42_engine.h"
 #include "engine/q42_pool.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 
 /* One bound weight: a view into the mapping plus its kernels. */
 typedef struct q42_weight {
@@ -18,12 +18,12 @@ typedef struct q42_weight {
 	uint32_t dtype;
 	const q42_type_kernels *k;   /* matrices: kernels of dtype */
 	/* matrices: the product actually used -- k's vec_dot, or the
-	 * llama.cpp x86 kernel (kernels/q42_compat.h) -- and the quantizer of
+	 * llama.cpp x86 kernel (kernels/q42_llamacpp.h) -- and the quantizer of
 	 * its activations (NULL: f32 rows are read as they are) */
 	void (*dot)(int64_t n, float *out, const void *w, const void *x);
 	/* many rows and tokens per call, each element rounded as dot (NULL:
 	 * the product has only dot) */
-	q42_compat_rows_fn rows;
+	q42_llamacpp_rows_fn rows;
 	void (*aq)(const float *src, void *dst, int64_t n);
 	uint32_t vdt;                /* matrices: vec_dot_type of dot */
 	uint32_t act;                /* matrices: index of the activation slot for vdt */
@@ -35,7 +35,7 @@ typedef struct q42_weight {
 	 * the matrix lies in the mapping */
 	void *packed;
 	const uint8_t *file;
-	/* packed: row r back in the file's bytes (q42_compat_packed.row) */
+	/* packed: row r back in the file's bytes (q42_llamacpp_packed.row) */
 	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 } q42_weight;
 
@@ -118,11 +118,11 @@ struct q42_engine {
 	 * [chunk][layer][kv head][block][dim][pos % 64], both of kv_type */
 	uint32_t kv_type;
 	uint32_t kv_chunk;            /* cache positions per chunk (q42_forward.c) */
-	q42_compat_vlayout v_lay;     /* a kv head's V rows, for the products */
+	q42_llamacpp_vlayout v_lay;     /* a kv head's V rows, for the products */
 	const q42_type_kernels *kvk;   /* kernels of kv_type (vec_dot) */
 	const q42_type_kernels *kvq;   /* kernels of its vec_dot_type (quantize) */
 	/* f32 rows into kv_type (K, V, and q and the softmax row for the
-	 * products): kvq->quantize, or the compat table's SIMD f16
+	 * products): kvq->quantize, or the llamacpp table's SIMD f16
 	 * conversion, which gives the same bits faster */
 	void (*kv_quantize)(const float *src, void *dst, int64_t n);
 	uint64_t k_row_bytes, v_elem_bytes;
@@ -134,14 +134,14 @@ struct q42_engine {
 	void (*att_kqv_one)(int64_t n, float *out, const void *w, const void *x);
 	/* the same over many rows per call where a kernel exists (llama.cpp
 	 * arithmetic), else NULL and the one-row functions run per row */
-	q42_compat_dots_fn att_kq_rows, att_kq_one_rows;
-	q42_compat_vdots_fn att_kqv_rows, att_kqv_one_rows; /* over the V cache's blocks */
+	q42_llamacpp_dots_fn att_kq_rows, att_kq_one_rows;
+	q42_llamacpp_vdots_fn att_kqv_rows, att_kqv_one_rows; /* over the V cache's blocks */
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
-	 * kernels/q42_compat.h) */
+	 * kernels/q42_llamacpp.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*add)(int64_t n, float *y, const float *a, const float *b);
-	const q42_compat_ops *cops; /* llama.cpp row ops for isa (RoPE) */
+	const q42_llamacpp_ops *cops; /* llama.cpp row ops for isa (RoPE) */
 	uint8_t *kc, *vc;
 	uint32_t n_past;
 

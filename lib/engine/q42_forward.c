@@ -7,7 +7,7 @@
  * products are vec_dot calls from the kernel tables on activations
  * quantized to the weight's vec_dot_type -- with ggml's generic
  * arithmetic or, by default, llama.cpp's x86 one (q42_engine.c chooses per
- * weight, kernels/q42_compat.h says what it does). Relies on q42_engine_open for
+ * weight, kernels/q42_llamacpp.h says what it does). Relies on q42_engine_open for
  * every shape and type check; must never allocate.
  */
 #include <math.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include "engine/q42_engine_impl.h"
 #include "common/q42_types.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_ops.h"
 
 /* ---- RoPE -------------------------------------------------------------- */
@@ -428,7 +428,7 @@ static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t po
  * dimension, dimension d's run of them at element 64 d. The blocks go in
  * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
  * c of every layer and kv head, those of one layer and kv head adjacent.
- * The products read a dimension's row step by step (q42_compat_vlayout:
+ * The products read a dimension's row step by step (q42_llamacpp_vlayout:
  * a step is one run).
  * - Why blocks, not one row of n_ctx positions per dimension: a decode
  *   step stores one element in each of hd_v rows of each kv head, and
@@ -548,7 +548,7 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
  * Only this one row of scores exists at a time. */
 /* out[r] = row r . x for n_rows rows stride bytes apart: the many-row
  * kernel when there is one, else the one-row product per row. */
-static void att_dots(q42_compat_dots_fn rows, void (*one)(int64_t, float *, const void *, const void *),
+static void att_dots(q42_llamacpp_dots_fn rows, void (*one)(int64_t, float *, const void *, const void *),
 		     int64_t n, uint32_t n_rows, float *out, const uint8_t *w, uint64_t stride,
 		     const void *x)
 {
@@ -569,12 +569,12 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 	float *s = ts->scores;
 	/* llama.cpp's products round differently for passes of one token and
-	 * of several (q42_compat.h); the same functions outside that mode */
+	 * of several (q42_llamacpp.h); the same functions outside that mode */
 	const bool one = a->n_tok == 1;
 	void (*kq)(int64_t, float *, const void *, const void *) = one ? e->att_kq_one : e->att_kq;
 	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
-	const q42_compat_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
-	const q42_compat_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	const q42_llamacpp_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
+	const q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
 
 
 	/* an F32 cache's "quantization" is a copy: the products read q and

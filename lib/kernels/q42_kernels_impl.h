@@ -8,7 +8,6 @@
 #ifndef Q42_KERNELS_IMPL_H
 #define Q42_KERNELS_IMPL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "kernels/q42_kernels.h"
@@ -27,7 +26,7 @@
 #define Q42_QK_K 256 /* elements per k-quant super-block */
 
 /* Block sizes in bytes, and the byte offsets of each field. */
-/* The eight-lane products of ggml's x86 vec_dot (q42_compat.c's
+/* The eight-lane products of ggml's x86 vec_dot (llamacpp/q42_llamacpp.c's
  * dot_lanes8 and its SIMD row versions): Q4_1 and Q5_1 against Q8_1, Q5_0
  * against Q8_0. */
 enum lanes8_kind { L8_Q4_1, L8_Q5_1, L8_Q5_0 };
@@ -116,69 +115,6 @@ void q42_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
 void q42_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
 
-/* x86 variants (q42_kernels_x86.c, q42_kernels_avx2.c,
- * q42_kernels_avx512.c); only called after q42_isa_detect() confirmed the
- * CPU runs them. */
-void q42_dot_f32_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_f16_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_bf16_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q4_0_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q4_1_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q5_0_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_iq4_nl_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_iq4_xs_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q5_1_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q8_0_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q3_k_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q4_k_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q5_k_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q6_k_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_tq1_0_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_tq2_0_avx2(int64_t n, float *out, const void *w, const void *x);
-void q42_qz_q8_0_avx2(const float *src, void *dst, int64_t n);
-void q42_qz_q8_1_avx2(const float *src, void *dst, int64_t n);
-void q42_qz_q8_k_avx2(const float *src, void *dst, int64_t n);
-void q42_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_f16_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_bf16_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q8_0_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q4_k_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_q6_k_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_tq1_0_avx512(int64_t n, float *out, const void *w, const void *x);
-void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
-int q42_cpu_has_avx2(void);
-int q42_cpu_has_avx512(void);
-int q42_cpu_has_avx512bf16(void);
-/* Whether a one-token product that reads its weights as one front-to-back
- * stream (the R16 layouts) prefetches them into L1 and L2 (Intel) or, on
- * other CPUs, the heavy kinds (Q5_0, Q5_1, Q4_K) into L2 alone, nearer,
- * and the light ones (Q8_0, Q4_0, Q4_1, F16) not at all;
- * q42_kernels_x86.c says why. The products over the file's layout (eight or more rows side by
- * side) prefetch the same way on every CPU. q42_x86_prefetch_ask decides
- * (CPUID, once) and is called by the x86 ISA checks, so the kernels, which
- * run only after one of those, read the answer with q42_x86_prefetch_l1. */
-extern _Atomic int q42_x86_stream_pf; /* 0: not asked yet, 1: no, 2: yes */
-int q42_x86_prefetch_ask(void);
-static inline bool q42_x86_prefetch_l1(void)
-{
-	return atomic_load_explicit(&q42_x86_stream_pf, memory_order_relaxed) == 2;
-}
-
-/* The line at p + l2 into L2, then the one at p + l1 into L1, for the
- * one-stream products on Intel. Software prefetches issued back to back
- * stream markedly worse there than the same ones with two other
- * instructions between them (two NOPs; more gain nothing:
- * docs/perf/prefetch.md), so the pair is written out as one asm statement, where the
- * compiler can neither merge nor reorder it. The loop around it puts its
- * own two instructions (the add and the fused compare-and-branch) between
- * one pair and the next. */
-#if defined(__x86_64__) || defined(__i386__)
-#define Q42_X86_PREFETCH_L2_L1(p, l2, l1)                                                        \
-	__asm__ volatile("prefetcht1 %c1(%0)\n\tnop\n\tnop\n\tprefetcht0 %c2(%0)" : : "r"(p), "i"(l2), "i"(l1))
-#endif
-
 /* Sub-block scale and min of a q4_K/q5_K block: 8 pairs of 6-bit values
  * packed into 12 bytes (ggml-common.h, block_q4_K). */
 static inline void q42_k4_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m)
@@ -223,5 +159,9 @@ static inline int q42_tq1_value(const uint8_t *b, int e)
 		return q42_tq1_trit(b[TQ1_0_QS + 32 + (e - 160) % 16], (e - 160) / 16) - 1;
 	return q42_tq1_trit(b[TQ1_0_QH + (e - 240) % 4], (e - 240) / 4) - 1;
 }
+
+/* The instruction set this CPU runs that is closest to the one asked
+ * for (Q42_ISA_BEST: the best one); q42_dispatch.c. */
+enum q42_isa q42_isa_usable(enum q42_isa isa);
 
 #endif

@@ -1,6 +1,6 @@
 /* q42_pack.h -- internal to lib/kernels: the R16 layouts of Q5_0, Q5_1,
- * Q4_0, Q4_1, Q8_0, Q4_K, Q6_K and F16 weights (q42_pack_x86.c packs and
- * multiplies the quantized ones, q42_amx.c multiplies them on tiles,
+ * Q4_0, Q4_1, Q8_0, Q4_K, Q6_K and F16 weights (x86/q42_x86_pack.c packs and
+ * multiplies the quantized ones, x86/q42_x86_amx.c multiplies them on tiles,
  * x86/q42_x86_products_f16.c packs and multiplies F16), shared so that packers and
  * kernels agree on one set of offsets.
  *

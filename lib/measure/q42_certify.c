@@ -14,7 +14,7 @@
 #include "common/q42_le.h"
 #include "measure/q42_certify_cases.h"
 #include "common/q42_types.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 
 uint64_t q42_certify_next(uint64_t *state)
@@ -230,12 +230,12 @@ static void case_type(struct run *run, struct bufs *s, uint32_t dtype, enum q42_
 
 /* The llama.cpp-x86 products: vec_dot and the many-rows form of the best
  * ISA against the scalar definition, both bit-identical. */
-static void case_compat(struct run *run, struct bufs *s, uint32_t dtype, enum q42_compat_place pl)
+static void case_llamacpp(struct run *run, struct bufs *s, uint32_t dtype, enum q42_llamacpp_place pl)
 {
 	const int64_t n_in = 768, n_out = CPU_ROWS - 5; /* 32: AMX shapes */
-	q42_compat_kernels ref, cand;
-	if (!q42_compat_select_isa(dtype, n_out, n_in, pl, Q42_ISA_SCALAR, &ref) ||
-	    !q42_compat_select_isa(dtype, n_out, n_in, pl, Q42_ISA_BEST, &cand))
+	q42_llamacpp_kernels ref, cand;
+	if (!q42_llamacpp_select_isa(dtype, n_out, n_in, pl, Q42_ISA_SCALAR, &ref) ||
+	    !q42_llamacpp_select_isa(dtype, n_out, n_in, pl, Q42_ISA_BEST, &cand))
 		return;
 	const q42_dtype_info *ti = q42_dtype_get(dtype);
 	const uint64_t rb = (uint64_t)(n_in / ti->block_elems) * ti->block_bytes;
@@ -257,7 +257,7 @@ static void case_compat(struct run *run, struct bufs *s, uint32_t dtype, enum q4
 	cand.vec_dot(n_in, &got, s->w, xq);
 	ref.vec_dot(n_in, &want, s->w, xq);
 	const double w1 = (double)want;
-	snprintf(name, sizeof name, "compat.%s", ref.name);
+	snprintf(name, sizeof name, "llamacpp.%s", ref.name);
 	q42_certify_begin(&r, name, 0.0, 0.0, "vec_dot n=%lld", (long long)n_in);
 	q42_certify_compare(&r, &got, &w1, NULL, 1);
 	emit(run, &r);
@@ -273,15 +273,15 @@ static void case_compat(struct run *run, struct bufs *s, uint32_t dtype, enum q4
 
 	/* the repacked form the engine loads such a matrix into, if any
 	 * (a failed allocation skips it: certify reports what it ran) */
-	q42_compat_packed pk;
+	q42_llamacpp_packed pk;
 	void *pw = NULL;
-	if (!q42_compat_select_packed(dtype, n_out, n_in, pl, Q42_ISA_BEST, &pk) ||
+	if (!q42_llamacpp_select_packed(dtype, n_out, n_in, pl, Q42_ISA_BEST, &pk) ||
 	    posix_memalign(&pw, 64, (size_t)(rb * (uint64_t)n_out)) != 0)
 		return;
 	pk.pack(pw, s->w, n_in, n_out);
 	pk.rows(n_in, n_out, pw, rb, CPU_TOK, xq, xs, s->a, (uint64_t)n_out);
 	free(pw);
-	snprintf(name, sizeof name, "compat.%s", pk.name);
+	snprintf(name, sizeof name, "llamacpp.%s", pk.name);
 	q42_certify_begin(&r, name, 0.0, 0.0, "rows n_in=%lld n_out=%lld n_tok=%d (repacked)",
 			  (long long)n_in, (long long)n_out, CPU_TOK);
 	q42_certify_compare(&r, s->a, s->want, NULL, (uint64_t)(n_out * CPU_TOK));
@@ -305,10 +305,10 @@ static void exact(struct run *run, struct bufs *s, const char *kernel, const cha
 }
 
 /* The llama.cpp-x86 row operations of the best ISA, bit-identical. */
-static void case_compat_ops(struct run *run, struct bufs *s)
+static void case_llamacpp_ops(struct run *run, struct bufs *s)
 {
-	const q42_compat_ops *ref = q42_compat_ops_get(Q42_ISA_SCALAR);
-	const q42_compat_ops *cand = q42_compat_ops_get(Q42_ISA_BEST);
+	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get(Q42_ISA_SCALAR);
+	const q42_llamacpp_ops *cand = q42_llamacpp_ops_get(Q42_ISA_BEST);
 	const int64_t n = 192; /* a multiple of 64, as llama.cpp pads rows */
 	float *x = s->x, *g = s->x + n, *a = s->a, *b = s->b;
 	for (int64_t i = 0; i < 2 * n; i++)
@@ -318,7 +318,7 @@ static void case_compat_ops(struct run *run, struct bufs *s)
 	cand->quantize_q8_0(x, s->xq2, n);
 	q42_dequant(Q42_DTYPE_Q8_0, s->xq, b, n);
 	q42_dequant(Q42_DTYPE_Q8_0, s->xq2, a, n);
-	exact(run, s, "compat.quantize_q8_0", "n=192", a, b, n);
+	exact(run, s, "llamacpp.quantize_q8_0", "n=192", a, b, n);
 	ref->quantize_q8_1(x, s->xq, n);
 	cand->quantize_q8_1(x, s->xq2, n);
 	q42_dequant(Q42_DTYPE_Q8_1, s->xq, b, n);
@@ -329,32 +329,32 @@ static void case_compat_ops(struct run *run, struct bufs *s)
 		a[n + i] = q42_f16_to_f32(q42_ld16(s->xq2 + 36 * i + 2));
 		b[n + i] = q42_f16_to_f32(q42_ld16(s->xq + 36 * i + 2));
 	}
-	exact(run, s, "compat.quantize_q8_1", "n=192", a, b, n + n / 32);
+	exact(run, s, "llamacpp.quantize_q8_1", "n=192", a, b, n + n / 32);
 	ref->quantize_f16(x, s->xq, n);
 	cand->quantize_f16(x, s->xq2, n);
 	q42_dequant(Q42_DTYPE_F16, s->xq, b, n);
 	q42_dequant(Q42_DTYPE_F16, s->xq2, a, n);
-	exact(run, s, "compat.quantize_f16", "n=192", a, b, n);
+	exact(run, s, "llamacpp.quantize_f16", "n=192", a, b, n);
 
 	ref->dot_f32(n, &b[0], x, g);
 	cand->dot_f32(n, &a[0], x, g);
 	ref->dot_f32_lanes(n, &b[1], x, g);
 	cand->dot_f32_lanes(n, &a[1], x, g);
-	exact(run, s, "compat.dot_f32", "n=192 (plain, lanes)", a, b, 2);
+	exact(run, s, "llamacpp.dot_f32", "n=192 (plain, lanes)", a, b, 2);
 	/* the f16 cache's products: x (in xq by now) and g rounded to f16 */
 	ref->quantize_f16(g, s->xq2, n);
 	ref->dot_f16_pad(n, &b[0], s->xq, s->xq2);
 	cand->dot_f16_pad(n, &a[0], s->xq, s->xq2);
 	ref->dot_f16_lanes(n, &b[1], s->xq, s->xq2);
 	cand->dot_f16_lanes(n, &a[1], s->xq, s->xq2);
-	exact(run, s, "compat.dot_f16", "n=192 (plain, lanes)", a, b, 2);
+	exact(run, s, "llamacpp.dot_f16", "n=192 (plain, lanes)", a, b, 2);
 
 	ref->softmax(n, b, x);
 	cand->softmax(n, a, x);
-	exact(run, s, "compat.softmax", "n=192", a, b, n);
+	exact(run, s, "llamacpp.softmax", "n=192", a, b, n);
 	ref->swiglu(n - 5, b, x, g);
 	cand->swiglu(n - 5, a, x, g);
-	exact(run, s, "compat.swiglu", "n=187", a, b, n - 5);
+	exact(run, s, "llamacpp.swiglu", "n=187", a, b, n - 5);
 
 	float cache[64];
 	for (int i = 0; i < 64; i += 2) {
@@ -367,7 +367,7 @@ static void case_compat_ops(struct run *run, struct bufs *s)
 		memcpy(b, x, 64 * sizeof *b);
 		ref->rope(64, b, cache, neox);
 		cand->rope(64, a, cache, neox);
-		exact(run, s, "compat.rope", neox ? "n_rot=64 neox" : "n_rot=64 normal", a, b, 64);
+		exact(run, s, "llamacpp.rope", neox ? "n_rot=64 neox" : "n_rot=64 normal", a, b, 64);
 	}
 }
 
@@ -393,16 +393,16 @@ static int cpu_run(struct run *run, q42_err *err)
 	for (size_t t = 0; t < sizeof cpu_types / sizeof cpu_types[0]; t++)
 		for (size_t c = 0; c < sizeof nbs / sizeof nbs[0]; c++)
 			case_type(run, &s, cpu_types[t], isa, nbs[c]);
-	/* every type q42_compat_select has a llama.cpp form of */
-	static const uint32_t compat_types[] = {Q42_DTYPE_F16,	 Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1, Q42_DTYPE_Q5_0,
+	/* every type q42_llamacpp_select has a llama.cpp form of */
+	static const uint32_t llamacpp_types[] = {Q42_DTYPE_F16,	 Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1, Q42_DTYPE_Q5_0,
 						Q42_DTYPE_Q5_1,	 Q42_DTYPE_Q8_0, Q42_DTYPE_Q4_K, Q42_DTYPE_Q5_K,
 						Q42_DTYPE_Q6_K,	 Q42_DTYPE_TQ1_0, Q42_DTYPE_TQ2_0, Q42_DTYPE_Q3_K,
 						Q42_DTYPE_Q2_K,	 Q42_DTYPE_IQ4_NL, Q42_DTYPE_IQ4_XS};
-	for (size_t t = 0; t < sizeof compat_types / sizeof compat_types[0]; t++) {
-		case_compat(run, &s, compat_types[t], Q42_COMPAT_MATMUL);
-		case_compat(run, &s, compat_types[t], Q42_COMPAT_CPU);
+	for (size_t t = 0; t < sizeof llamacpp_types / sizeof llamacpp_types[0]; t++) {
+		case_llamacpp(run, &s, llamacpp_types[t], Q42_LLAMACPP_MATMUL);
+		case_llamacpp(run, &s, llamacpp_types[t], Q42_LLAMACPP_CPU);
 	}
-	case_compat_ops(run, &s);
+	case_llamacpp_ops(run, &s);
 out:
 	free(s.w);
 	free(s.xq);

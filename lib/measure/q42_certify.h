@@ -6,7 +6,7 @@
  * refuses a device whose certification fails (every case, seed 0, once
  * per device and process: lib/vulkan/q42_vk_forward.c).
  * For the CPU backend the candidates are the SIMD tables of the best ISA
- * (kernels/q42_kernels.h, kernels/q42_compat.h) against Q42_ISA_SCALAR.
+ * (kernels/q42_kernels.h, kernels/q42_llamacpp.h) against Q42_ISA_SCALAR.
  */
 #ifndef Q42_CERTIFY_H
 #define Q42_CERTIFY_H

@@ -152,9 +152,9 @@ for r in rows[:-1]:
 	run "$Q42RUN" --certify
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" == "certify: backend=cpu seed=0 cases="*" failed=0: PASS" ]]
-	certify_cases vec_dot.q4_K vec_dot.tq1_0 dequant.q6_K quantize.q8_0 compat.softmax compat.cpu-q5_0 \
-		compat.cpu-tq1_0 compat.cpu-tq2_0 compat.amx-q5_K vec_dot.iq4_nl compat.repack-iq4_nl compat.cpu-iq4_nl \
-		vec_dot.iq4_xs compat.amx-iq4_xs
+	certify_cases vec_dot.q4_K vec_dot.tq1_0 dequant.q6_K quantize.q8_0 llamacpp.softmax llamacpp.cpu-q5_0 \
+		llamacpp.cpu-tq1_0 llamacpp.cpu-tq2_0 llamacpp.amx-q5_K vec_dot.iq4_nl llamacpp.repack-iq4_nl llamacpp.cpu-iq4_nl \
+		vec_dot.iq4_xs llamacpp.amx-iq4_xs
 	run "$Q42RUN" --certify --backend cpu --seed 7
 	[ "$status" -eq 0 ]
 }

@@ -1,6 +1,6 @@
 /* bench_rows.c -- how fast the engine's row products run: the llama.cpp
- * arithmetic ones (q42_compat_select) and the generic Q8_0/Q5_0 ones
- * (q42_compat_generic_rows), as the forward pass calls them.
+ * arithmetic ones (q42_llamacpp_select) and the generic Q8_0/Q5_0 ones
+ * (q42_llamacpp_generic_rows), as the forward pass calls them.
  *
  * Decode: one token against a weight matrix larger than the caches
  * (--mib, default 256), in GB/s of weight bytes, and the same bytes read
@@ -30,12 +30,12 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_types.h"
 
 struct job {
-	q42_compat_rows_fn rows;
+	q42_llamacpp_rows_fn rows;
 	const uint8_t *w, *x;
 	float *y;
 	int64_t n, r0, r1, n_rows, n_tok;
@@ -188,21 +188,21 @@ struct kind {
 	const char *name;
 	uint32_t dtype;
 	/* the file's layout and llama.cpp's arithmetic, the generic ggml
-	 * arithmetic, or the layout q42_compat_select_packed repacks to */
-	enum { F_COMPAT, F_GENERIC, F_PACKED } form;
+	 * arithmetic, or the layout q42_llamacpp_select_packed repacks to */
+	enum { F_LLAMACPP, F_GENERIC, F_PACKED } form;
 };
 
 static const struct kind kinds[] = {
-	{"q8_0", Q42_DTYPE_Q8_0, F_COMPAT}, {"q4_0", Q42_DTYPE_Q4_0, F_COMPAT},
-	{"q4_K", Q42_DTYPE_Q4_K, F_COMPAT}, {"q6_K", Q42_DTYPE_Q6_K, F_COMPAT},
-	{"f16", Q42_DTYPE_F16, F_COMPAT},	 {"gen-q8_0", Q42_DTYPE_Q8_0, F_GENERIC},
-	{"gen-q5_0", Q42_DTYPE_Q5_0, F_GENERIC},	 {"q5_1", Q42_DTYPE_Q5_1, F_COMPAT},
-	{"q5_K", Q42_DTYPE_Q5_K, F_COMPAT},	 {"gen-q5_1", Q42_DTYPE_Q5_1, F_GENERIC},
+	{"q8_0", Q42_DTYPE_Q8_0, F_LLAMACPP}, {"q4_0", Q42_DTYPE_Q4_0, F_LLAMACPP},
+	{"q4_K", Q42_DTYPE_Q4_K, F_LLAMACPP}, {"q6_K", Q42_DTYPE_Q6_K, F_LLAMACPP},
+	{"f16", Q42_DTYPE_F16, F_LLAMACPP},	 {"gen-q8_0", Q42_DTYPE_Q8_0, F_GENERIC},
+	{"gen-q5_0", Q42_DTYPE_Q5_0, F_GENERIC},	 {"q5_1", Q42_DTYPE_Q5_1, F_LLAMACPP},
+	{"q5_K", Q42_DTYPE_Q5_K, F_LLAMACPP},	 {"gen-q5_1", Q42_DTYPE_Q5_1, F_GENERIC},
 	{"gen-q4_K", Q42_DTYPE_Q4_K, F_GENERIC},	 {"gen-q5_K", Q42_DTYPE_Q5_K, F_GENERIC},
-	{"q5_0", Q42_DTYPE_Q5_0, F_COMPAT},	 {"tq1_0", Q42_DTYPE_TQ1_0, F_COMPAT},
-	{"tq2_0", Q42_DTYPE_TQ2_0, F_COMPAT},	 {"q3_K", Q42_DTYPE_Q3_K, F_COMPAT},
-	{"q2_K", Q42_DTYPE_Q2_K, F_COMPAT},	 {"q4_1", Q42_DTYPE_Q4_1, F_COMPAT},
-	{"iq4_nl", Q42_DTYPE_IQ4_NL, F_COMPAT},	 {"iq4_xs", Q42_DTYPE_IQ4_XS, F_COMPAT},
+	{"q5_0", Q42_DTYPE_Q5_0, F_LLAMACPP},	 {"tq1_0", Q42_DTYPE_TQ1_0, F_LLAMACPP},
+	{"tq2_0", Q42_DTYPE_TQ2_0, F_LLAMACPP},	 {"q3_K", Q42_DTYPE_Q3_K, F_LLAMACPP},
+	{"q2_K", Q42_DTYPE_Q2_K, F_LLAMACPP},	 {"q4_1", Q42_DTYPE_Q4_1, F_LLAMACPP},
+	{"iq4_nl", Q42_DTYPE_IQ4_NL, F_LLAMACPP},	 {"iq4_xs", Q42_DTYPE_IQ4_XS, F_LLAMACPP},
 	{"r16-q5_0", Q42_DTYPE_Q5_0, F_PACKED}, {"r16-q4_0", Q42_DTYPE_Q4_0, F_PACKED},
 	{"r16-q4_1", Q42_DTYPE_Q4_1, F_PACKED}, {"r16-q5_1", Q42_DTYPE_Q5_1, F_PACKED},
 	{"r16-q8_0", Q42_DTYPE_Q8_0, F_PACKED}, {"r16-f16", Q42_DTYPE_F16, F_PACKED},
@@ -308,23 +308,23 @@ int main(int argc, char **argv)
 		const struct kind *k = &kinds[i];
 		if (only != NULL && strcmp(only, k->name) != 0)
 			continue;
-		q42_compat_kernels ck;
+		q42_llamacpp_kernels ck;
 		if (k->form == F_GENERIC) {
 			const q42_type_kernels *tk = q42_kernels_get(k->dtype, isa);
-			ck.rows = q42_compat_generic_rows(k->dtype, isa);
+			ck.rows = q42_llamacpp_generic_rows(k->dtype, isa);
 			ck.vec_dot_type = tk->vec_dot_type;
 			ck.quantize = q42_kernels_get(tk->vec_dot_type, isa)->quantize;
 			ck.name = "generic";
 		} else if (k->form == F_PACKED) {
 			/* random bytes are as good a packed matrix as a file's */
-			q42_compat_packed pk;
+			q42_llamacpp_packed pk;
 			ck.rows = NULL;
-			if (q42_compat_select_packed(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &pk) &&
-			    q42_compat_select_isa(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &ck)) {
+			if (q42_llamacpp_select_packed(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &pk) &&
+			    q42_llamacpp_select_isa(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
 				ck.rows = pk.rows;
 				ck.name = pk.name;
 			}
-		} else if (!q42_compat_select_isa(k->dtype, 32, kdim, Q42_COMPAT_MATMUL, isa, &ck)) {
+		} else if (!q42_llamacpp_select_isa(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
 			ck.rows = NULL;
 		}
 		if (ck.rows == NULL) {

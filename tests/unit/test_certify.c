@@ -18,7 +18,7 @@
 #include "measure/q42_certify.h"
 #include "measure/q42_certify_cases.h"
 #include "common/q42_types.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 #include "vulkan/q42_vk.h"
 
@@ -61,16 +61,16 @@ static void test_cpu_passes(void **state)
 	assert_int_equal(n_fail, 0);
 	static const char *const names[] = {"vec_dot.q4_0", "vec_dot.q4_K", "vec_dot.q6_K",
 					    "vec_dot.f16", "dequant.q8_0", "quantize.q8_0",
-					    "quantize.q8_K", "compat.softmax", "compat.rope",
-					    "compat.dot_f16"};
+					    "quantize.q8_K", "llamacpp.softmax", "llamacpp.rope",
+					    "llamacpp.dot_f16"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!has_kernel(&c, names[i]))
 			fail_msg("no case for %s", names[i]);
 	/* where the engine would repack Q5_0, certify runs that form too */
-	q42_compat_packed pk;
-	if (q42_compat_select_packed(Q42_DTYPE_Q5_0, 32, 768, Q42_COMPAT_MATMUL, Q42_ISA_BEST, &pk) &&
-	    !has_kernel(&c, "compat.r16-q5_0"))
-		fail_msg("no case for compat.r16-q5_0");
+	q42_llamacpp_packed pk;
+	if (q42_llamacpp_select_packed(Q42_DTYPE_Q5_0, 32, 768, Q42_LLAMACPP_MATMUL, Q42_ISA_BEST, &pk) &&
+	    !has_kernel(&c, "llamacpp.r16-q5_0"))
+		fail_msg("no case for llamacpp.r16-q5_0");
 }
 
 /* Same seed, same cases and errors; the callback may be NULL. */

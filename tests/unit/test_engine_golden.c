@@ -128,7 +128,7 @@ static int load_golden(void **state)
 
 /* How far a greedy comparison is meaningful: up to the first step whose
  * top-1/top-2 gap in llama.cpp is below this. With the default llama.cpp
- * x86 arithmetic (kernels/q42_compat.h, including its fused RoPE) every
+ * x86 arithmetic (kernels/q42_llamacpp.h, including its fused RoPE) every
  * model here follows llama.cpp to ~1e-6 or bit for bit. */
 static double gap_tolerance(const char *model)
 {
@@ -472,7 +472,7 @@ static void test_kv_f16(void **state)
 
 /* With an f16 cache llama.cpp rounds q and the softmax row to f16 and
  * takes tinyBLAS for the prompt, ggml_vec_dot_f16 one token at a time
- * (q42_compat.h); the same bits here, for the whole prompt and step by
+ * (q42_llamacpp.h); the same bits here, for the whole prompt and step by
  * step. F16 weights, because a quantized output projection would round
  * the attention output to 8 bits and hide the difference (README). */
 static void test_logits_kv_f16(void **state)

@@ -1,7 +1,6 @@
 /* q42_x86_attention.c -- f32 and f16 dot products over many rows (the KV
  * cache of attention, also used by the F32 weight products): ggml's
- * ggml_vec_dot_f32 / _f16 step and lane orders, AVX-512 and AVX2. Split
- * out of q42_compat_x86.c, the code unchanged.
+ * ggml_vec_dot_f32 / _f16 step and lane orders, AVX-512 and AVX2.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -28,9 +27,9 @@ A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
  * against one x, the accumulators in registers (the step index is static
  * in the unrolled loops), each row's sums in exactly the one-row order.
- * The rows are stepped (q42_compat_vlayout); x is contiguous. */
+ * The rows are stepped (q42_llamacpp_vlayout); x is contiguous. */
 A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
-			 const q42_compat_vlayout *lay, const void *b)
+			 const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m512 s[4][4];
 	UNROLL
@@ -75,7 +74,7 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 }
 
 A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
-		    const q42_compat_vlayout *lay, const void *b)
+		    const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m512 f[4];
 	dots_fold(R, ACC, h, n, f, a, lay, b);
@@ -93,13 +92,13 @@ A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *c
 #define DOTS_ONE_ROWS(ATTR, FOLD, NAME, ROWS_NAME, VROWS_NAME, ACC, H)                            \
 	ATTR void NAME(int64_t n, float *out, const void *w, const void *x)                       \
 	{                                                                                         \
-		const q42_compat_vlayout lay = {0, 0, (H) ? 128u : 256u, 1};                      \
+		const q42_llamacpp_vlayout lay = {0, 0, (H) ? 128u : 256u, 1};                      \
 		FOLD(1, ACC, H, n, out, &w, &lay, x);                                             \
 	}                                                                                         \
 	ATTR void ROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride, \
 			    const void *x)                                                        \
 	{                                                                                         \
-		const q42_compat_vlayout lay = {w_stride, 0, (H) ? 128u : 256u, 1};               \
+		const q42_llamacpp_vlayout lay = {w_stride, 0, (H) ? 128u : 256u, 1};               \
 		VROWS_NAME(n, n_rows, out, w, &lay, x);                                           \
 	}
 
@@ -118,7 +117,7 @@ A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *c
 
 #define DOTS(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                                 \
 	A5 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
-			   const q42_compat_vlayout *lay, const void *x)                          \
+			   const q42_llamacpp_vlayout *lay, const void *x)                          \
 	{                                                                                         \
 		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
@@ -136,11 +135,11 @@ A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *c
 	}                                                                                         \
 	DOTS_ONE_ROWS(A5, dots, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 
-DOTS(q42_compat_dot_f32_avx512, q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_vrows_avx512, 4, false)
-DOTS(q42_compat_dot_f32_lanes_avx512, q42_compat_dot_f32_lanes_rows_avx512, q42_compat_dot_f32_lanes_vrows_avx512, 1,
+DOTS(q42_llamacpp_dot_f32_avx512, q42_llamacpp_dot_f32_rows_avx512, q42_llamacpp_dot_f32_vrows_avx512, 4, false)
+DOTS(q42_llamacpp_dot_f32_lanes_avx512, q42_llamacpp_dot_f32_lanes_rows_avx512, q42_llamacpp_dot_f32_lanes_vrows_avx512, 1,
      false)
-DOTS(q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_pad_rows_avx512, q42_compat_dot_f16_pad_vrows_avx512, 4, true)
-DOTS(q42_compat_dot_f16_lanes_avx512, q42_compat_dot_f16_lanes_rows_avx512, q42_compat_dot_f16_lanes_vrows_avx512, 1,
+DOTS(q42_llamacpp_dot_f16_pad_avx512, q42_llamacpp_dot_f16_pad_rows_avx512, q42_llamacpp_dot_f16_pad_vrows_avx512, 4, true)
+DOTS(q42_llamacpp_dot_f16_lanes_avx512, q42_llamacpp_dot_f16_lanes_rows_avx512, q42_llamacpp_dot_f16_lanes_vrows_avx512, 1,
      true)
 
 /* The same attention products on AVX2: each 16-lane accumulator of the
@@ -170,7 +169,7 @@ A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, bool h, int64_t left)
 }
 
 A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2], const void *const *a,
-			      const q42_compat_vlayout *lay, const void *b)
+			      const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m256 s[4][4][2];
 	UNROLL
@@ -224,7 +223,7 @@ A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2],
 }
 
 A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
-			 const q42_compat_vlayout *lay, const void *b)
+			 const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m256 f[4][2];
 	dots_fold_avx2(R, ACC, h, n, f, a, lay, b);
@@ -235,7 +234,7 @@ A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const vo
 
 #define DOTS_AVX2(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                            \
 	A2 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
-			   const q42_compat_vlayout *lay, const void *x)                          \
+			   const q42_llamacpp_vlayout *lay, const void *x)                          \
 	{                                                                                         \
 		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
@@ -243,11 +242,11 @@ A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const vo
 	}                                                                                         \
 	DOTS_ONE_ROWS(A2, dots_avx2, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 
-DOTS_AVX2(q42_compat_dot_f32_avx2, q42_compat_dot_f32_rows_avx2, q42_compat_dot_f32_vrows_avx2, 4, false)
-DOTS_AVX2(q42_compat_dot_f32_lanes_avx2, q42_compat_dot_f32_lanes_rows_avx2, q42_compat_dot_f32_lanes_vrows_avx2, 1,
+DOTS_AVX2(q42_llamacpp_dot_f32_avx2, q42_llamacpp_dot_f32_rows_avx2, q42_llamacpp_dot_f32_vrows_avx2, 4, false)
+DOTS_AVX2(q42_llamacpp_dot_f32_lanes_avx2, q42_llamacpp_dot_f32_lanes_rows_avx2, q42_llamacpp_dot_f32_lanes_vrows_avx2, 1,
 	  false)
-DOTS_AVX2(q42_compat_dot_f16_pad_avx2, q42_compat_dot_f16_pad_rows_avx2, q42_compat_dot_f16_pad_vrows_avx2, 4, true)
-DOTS_AVX2(q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_lanes_rows_avx2, q42_compat_dot_f16_lanes_vrows_avx2, 1,
+DOTS_AVX2(q42_llamacpp_dot_f16_pad_avx2, q42_llamacpp_dot_f16_pad_rows_avx2, q42_llamacpp_dot_f16_pad_vrows_avx2, 4, true)
+DOTS_AVX2(q42_llamacpp_dot_f16_lanes_avx2, q42_llamacpp_dot_f16_lanes_rows_avx2, q42_llamacpp_dot_f16_lanes_vrows_avx2, 1,
 	  true)
 
 #endif

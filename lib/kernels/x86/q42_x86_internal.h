@@ -2,13 +2,12 @@
  * share: the headers they all include, their target attribute short
  * spellings (A2 / A5 / their always-inline forms, from q42_x86_target.h),
  * and the row-group helpers of the quantized products (static inline, so
- * that each file inlines them as the single q42_compat_x86.c did). Not
- * installed. Every function carries its own target attribute (no -m build
- * flags); nothing here may run before q42_cpu_has_avx2() /
- * q42_cpu_has_avx512() said yes.
+ * that each file inlines its own copy). Not installed. Every function
+ * carries its own target attribute (no -m build flags); nothing here may
+ * run before q42_cpu_has_avx2() / q42_cpu_has_avx512() said yes.
  *
- * The kernels are the same bits as the scalar definitions in q42_compat.c,
- * faster. Integer block sums are exact in any order, so they are formed
+ * The kernels are the same bits as the scalar definitions in
+ * llamacpp/q42_llamacpp.c, faster. Integer block sums are exact in any order, so they are formed
  * with whatever instructions are quickest (VNNI where there is one). The
  * float steps are kept exactly: the row products compute eight (or four)
  * output rows at once with one row per SIMD lane, so each row still gets
@@ -25,9 +24,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernels/q42_compat.h"
-#include "kernels/q42_compat_x86.h"
-#include "kernels/q42_kernels_x86.h"
+#include "kernels/q42_llamacpp.h"
+#include "kernels/x86/q42_x86.h"
+#include "kernels/x86/q42_x86_generic.h"
 #include "kernels/q42_ops.h"
 #include "kernels/x86/q42_x86_target.h"
 

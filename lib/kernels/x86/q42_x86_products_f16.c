@@ -1,7 +1,6 @@
 /* q42_x86_products_f16.c -- float-weight row products: F16 (llama.cpp's
  * and the r16-repacked tinyBLAS-like tiles), F32 and BF16 (VDPBF16PS and
- * the AVX2 emulation), with the float reductions they share. Split out of
- * q42_compat_x86.c, the code and its order unchanged.
+ * the AVX2 emulation), with the float reductions they share.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -80,7 +79,7 @@ static void f16_rows(const void *w, uint64_t stride, int64_t r0, int64_t n_rows,
  * F16_TOK tokens per pass (each widened weight vector serves every token
  * of the pass); each (row, token) keeps its own lanes, so the order per
  * output element is the single-product one. For decode and short calls. */
-A5 static void f16_f32_few(Q42_COMPAT_ROWS_ARGS, bool r16)
+A5 static void f16_f32_few(Q42_LLAMACPP_ROWS_ARGS, bool r16)
 {
 	const int64_t cs = F16_CS(r16);
 	for (int64_t r0 = 0; r0 < n_rows; r0 += F16_GROUP) {
@@ -154,7 +153,7 @@ enum {
  * chunks and run through k in the scalar order, so the bytes do not
  * change. acc holds F16_PANEL * ntp * 16 floats, ntp = n_tok rounded up
  * to F16_NT (the padding tokens repeat the last one, never stored). */
-A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bool r16)
+A5 static void f16_f32_blocked(Q42_LLAMACPP_ROWS_ARGS, float *acc, int64_t ntp, bool r16)
 {
 	float panel[F16_PANEL * F16_KC] __attribute__((aligned(64)));
 	const int64_t n16 = n & ~(int64_t)15, cs = F16_CS(r16);
@@ -217,7 +216,7 @@ A5 static void f16_f32_blocked(Q42_COMPAT_ROWS_ARGS, float *acc, int64_t ntp, bo
 /* Decode over the R16 layout: a group's sixteen rows are one stream, read
  * front to back 512 bytes (one chunk of every row) per step, with lines
  * requested ahead into L2 and L1 as the R16 integer products do on Intel
- * (none on other CPUs: q42_kernels_x86.c); each row keeps its one chain
+ * (none on other CPUs: x86/q42_x86_cpu.c); each row keeps its one chain
  * of sixteen lanes, as f16_f32_one. Distances measured on Intel in
  * smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
  * 4 KiB into L2 29.3 -> 30.7 tok/s against the integer products' 8 KiB;
@@ -269,7 +268,7 @@ A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_
 	}
 }
 
-A5_INLINE void f16_f32_rows(Q42_COMPAT_ROWS_ARGS, bool r16)
+A5_INLINE void f16_f32_rows(Q42_LLAMACPP_ROWS_ARGS, bool r16)
 {
 	const int64_t ntp = (n_tok + F16_NT - 1) / F16_NT * F16_NT;
 	/* without the accumulator memory the short-call kernel gives the
@@ -292,14 +291,14 @@ A5_INLINE void f16_f32_rows(Q42_COMPAT_ROWS_ARGS, bool r16)
 	free(acc);
 }
 
-A5 void q42_compat_rows_f16_f32_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_f16_f32_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	f16_f32_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
 }
 
 /* F16 rows in the R16 layout (whole groups; the rows past them in the
  * file's): the same products, bit for bit. */
-A5 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_f16_f32_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t full = n_rows - n_rows % 16;
 	if (full > 0)
@@ -309,7 +308,7 @@ A5 void q42_compat_rows_f16_f32_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 			     x_stride, y + full, y_stride, false);
 }
 
-void q42_compat_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+void q42_llamacpp_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
 {
 	const uint64_t rb = 2 * (uint64_t)n_in, rr = (uint64_t)(r % 16);
 	const uint8_t *g = (const uint8_t *)p + (uint64_t)(r / 16) * 16 * rb;
@@ -322,7 +321,7 @@ void q42_compat_row_f16_r16(void *dst, const void *p, int64_t n_in, int64_t n_ou
 }
 
 /* The R16 packer of F16 rows: each 32-byte chunk moves as it is. */
-A5 void q42_compat_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+A5 void q42_llamacpp_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
 {
 	const uint64_t rb = 2 * (uint64_t)n_in, full = (uint64_t)(n_out - n_out % 16);
 	for (uint64_t g = 0; g < full; g += 16)
@@ -375,7 +374,7 @@ A2 static void f16_f32_one_avx2(int64_t n, int64_t n_rows, const void *w, uint64
 	}
 }
 
-A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_f16_f32_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	if (n_tok == 1) {
 		f16_f32_one_avx2(n, n_rows, w, w_stride, x, y);
@@ -412,7 +411,7 @@ A2 void q42_compat_rows_f16_f32_avx2(Q42_COMPAT_ROWS_ARGS)
 /* ggml_vec_dot_f16: four 16-lane accumulators per 64-element step, folded
  * (s0 + s2) + (s1 + s3), reduced, leftovers added in double. Four rows per
  * group (sixteen accumulators in registers); decode prefetches the next. */
-A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_f16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	enum { R = 4 }; /* rows per group: 16 accumulators in registers */
 	const int64_t np = n & ~(int64_t)63;
@@ -464,13 +463,13 @@ A5 void q42_compat_rows_f16_avx512(Q42_COMPAT_ROWS_ARGS)
 }
 
 /* The same products as attention's dots: one token, out[r] per row. */
-A5 void q42_compat_dot_f16_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
+A5 void q42_llamacpp_dot_f16_rows_avx512(int64_t n, int64_t n_rows, float *out, const void *w,
 				       uint64_t w_stride, const void *x)
 {
-	q42_compat_rows_f16_avx512(n, n_rows, w, w_stride, 1, x, 0, out, 0);
+	q42_llamacpp_rows_f16_avx512(n, n_rows, w, w_stride, 1, x, 0, out, 0);
 }
 
-A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_f16_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t np = n & ~(int64_t)63;
 	for (int64_t r = 0; r < n_rows; r++) {
@@ -506,16 +505,16 @@ A2 void q42_compat_rows_f16_avx2(Q42_COMPAT_ROWS_ARGS)
 }
 
 /* The same products as attention's dots: one token, out[r] per row. */
-A2 void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
 				     const void *x)
 {
-	q42_compat_rows_f16_avx2(n, n_rows, w, w_stride, 1, x, 0, out, 0);
+	q42_llamacpp_rows_f16_avx2(n, n_rows, w, w_stride, 1, x, 0, out, 0);
 }
 
 
 /* ---- F32 weights -------------------------------------------------------- */
 
-/* q42_compat_dot_f32_vd for n_rows rows and one token: the whole 64-steps
+/* q42_llamacpp_dot_f32_vd for n_rows rows and one token: the whole 64-steps
  * by the attention kernel, then each row's leftovers, product then sum,
  * each rounded (intrinsics, which the compiler never contracts); several
  * tokens take the tinyBLAS lanes. Built for AVX-512 and for AVX2 over
@@ -525,7 +524,7 @@ A2 void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, cons
 					      uint64_t w_stride, const float *x, float *y)        \
 	{                                                                                         \
 		const int64_t np = n & ~(int64_t)63;                                              \
-		q42_compat_dot_f32_rows_##SUFFIX(np, n_rows, y, w, w_stride, x);                  \
+		q42_llamacpp_dot_f32_rows_##SUFFIX(np, n_rows, y, w, w_stride, x);                  \
 		for (int64_t r = 0; np < n && r < n_rows; r++) {                                  \
 			const float *a = (const float *)(const void *)(w + (uint64_t)r * w_stride); \
 			float s = y[r];                                                           \
@@ -535,7 +534,7 @@ A2 void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, cons
 			y[r] = s;                                                                 \
 		}                                                                                 \
 	}                                                                                         \
-	ATTR void q42_compat_rows_f32_vd_##SUFFIX(Q42_COMPAT_ROWS_ARGS)                           \
+	ATTR void q42_llamacpp_rows_f32_vd_##SUFFIX(Q42_LLAMACPP_ROWS_ARGS)                           \
 	{                                                                                         \
 		for (int64_t t = 0; t < n_tok; t++)                                               \
 			f32_vd_rows_##SUFFIX(n, n_rows, w, w_stride,                              \
@@ -543,14 +542,14 @@ A2 void q42_compat_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, cons
 									   (uint64_t)t * x_stride), \
 					     y + (uint64_t)t * y_stride);                         \
 	}                                                                                         \
-	ATTR void q42_compat_rows_f32_##SUFFIX(Q42_COMPAT_ROWS_ARGS)                              \
+	ATTR void q42_llamacpp_rows_f32_##SUFFIX(Q42_LLAMACPP_ROWS_ARGS)                              \
 	{                                                                                         \
 		if (n_tok == 1) {                                                                 \
 			f32_vd_rows_##SUFFIX(n, n_rows, w, w_stride, x, y);                       \
 			return;                                                                   \
 		}                                                                                 \
 		for (int64_t t = 0; t < n_tok; t++)                                               \
-			q42_compat_dot_f32_lanes_rows_##SUFFIX(n, n_rows, y + (uint64_t)t * y_stride, w, \
+			q42_llamacpp_dot_f32_lanes_rows_##SUFFIX(n, n_rows, y + (uint64_t)t * y_stride, w, \
 							       w_stride,                          \
 							       (const uint8_t *)x + (uint64_t)t * x_stride); \
 	}
@@ -560,9 +559,9 @@ F32_ROWS(avx2, A2)
 
 /* ---- BF16 weights (AVX-512 BF16) --------------------------------------- */
 
-/* VDPBF16PS is the rounding q42_compat_dot_bf16 and _tb define, so these
+/* VDPBF16PS is the rounding q42_llamacpp_dot_bf16 and _tb define, so these
  * kernels run it as llama.cpp's AVX-512 BF16 build does; CPUs without it
- * take the AVX2 kernels below (q42_compat.c asks q42_cpu_has_avx512bf16). */
+ * take the AVX2 kernels below (llamacpp/q42_llamacpp.c asks q42_cpu_has_avx512bf16). */
 #define A5B Q42_TARGET_AVX512_BF16
 #define A5B_INLINE Q42_TARGET_AVX512_BF16_INLINE
 
@@ -659,7 +658,7 @@ A5B_INLINE void bf16_tb_tile(int R, int T, int64_t n, const uint8_t *w, uint64_t
 
 /* Tiles of 4 rows x 4 tokens; a rest of rows or tokens goes one at a
  * time. */
-A5B static void bf16_tb_rows(Q42_COMPAT_ROWS_ARGS)
+A5B static void bf16_tb_rows(Q42_LLAMACPP_ROWS_ARGS)
 {
 	for (int64_t t = 0; t < n_tok; t += n_tok - t >= 4 ? 4 : 1)
 		for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {
@@ -749,7 +748,7 @@ A2 static void bf16_vd_rows_avx2(int64_t n, int64_t n_rows, const uint8_t *w, ui
 
 /* bf16_tb_rows in tiles of 2 rows x 2 tokens (odd ends paired with
  * themselves) */
-A2 static void bf16_tb_rows_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 static void bf16_tb_rows_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const unsigned csr = _mm_getcsr();
 	for (int64_t t = 0; t < n_tok; t += 2)
@@ -777,7 +776,7 @@ A2 static void bf16_tb_rows_avx2(Q42_COMPAT_ROWS_ARGS)
 		}
 }
 
-A2 void q42_compat_rows_bf16_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_bf16_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	if (n_tok == 1)
 		bf16_vd_rows_avx2(n, n_rows, w, w_stride, x, y);
@@ -785,23 +784,23 @@ A2 void q42_compat_rows_bf16_avx2(Q42_COMPAT_ROWS_ARGS)
 		bf16_tb_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 }
 
-A2 void q42_compat_rows_bf16_vd_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_bf16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	for (int64_t t = 0; t < n_tok; t++)
 		bf16_vd_rows_avx2(n, n_rows, w, w_stride, (const uint8_t *)x + (uint64_t)t * x_stride,
 				  y + (uint64_t)t * y_stride);
 }
 
-/* q42_compat.c's rows_bf16_vd: vec_dot for every token */
-A5B void q42_compat_rows_bf16_vd_avx512(Q42_COMPAT_ROWS_ARGS)
+/* llamacpp/q42_llamacpp.c's rows_bf16_vd: vec_dot for every token */
+A5B void q42_llamacpp_rows_bf16_vd_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	for (int64_t t = 0; t < n_tok; t++)
 		bf16_vd_rows(n, n_rows, w, w_stride, (const uint8_t *)x + (uint64_t)t * x_stride,
 			     y + (uint64_t)t * y_stride);
 }
 
-/* q42_compat.c's rows_bf16: vec_dot for a lone token, tinyBLAS for more */
-A5B void q42_compat_rows_bf16_avx512(Q42_COMPAT_ROWS_ARGS)
+/* llamacpp/q42_llamacpp.c's rows_bf16: vec_dot for a lone token, tinyBLAS for more */
+A5B void q42_llamacpp_rows_bf16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	if (n_tok == 1)
 		bf16_vd_rows(n, n_rows, w, w_stride, x, y);

@@ -1,7 +1,6 @@
 /* q42_x86_products_k.c -- AVX2 / AVX-512 row products of the 256-element
  * super-block types against Q8_K: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS and
- * the ternary TQ1_0 / TQ2_0, as llama.cpp's x86 kernels round them. Split
- * out of q42_compat_x86.c, the code and its order unchanged.
+ * the ternary TQ1_0 / TQ2_0, as llama.cpp's x86 kernels round them.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -21,7 +20,7 @@ A2_INLINE __m128i q3k_scales(const uint8_t *a)
 }
 
 /* llama.cpp's int32 lanes of one Q3_K super-block (the order of
- * q42_compat_dot_q3_k): per 32-element chunk c, the values (low two bits
+ * q42_llamacpp_dot_q3_k): per 32-element chunk c, the values (low two bits
  * plus 4 x the hmask bit, 0..7) times y, less 4 x y (maddubs pairs), then
  * each pair sum times the scale of its half of the chunk (madd). */
 A2_INLINE __m256i q3k_lanes(const uint8_t *a, const uint8_t *b)
@@ -114,10 +113,10 @@ A5_INLINE __m256i q3k_lanes512(const struct q3u *u, const uint8_t *b)
 	return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
 }
 
-/* Q2_K in llama.cpp's CPU_REPACK order (q42_compat_dot_q2_k, _x4 for
+/* Q2_K in llama.cpp's CPU_REPACK order (q42_llamacpp_dot_q2_k, _x4 for
  * the tokens in whole groups of four) on AVX2: the exact sums of
- * q42_kernels_x86.h per (row, token, super-block), then the fmas. */
-A2 void q42_compat_rows_q2_k_avx2(Q42_COMPAT_ROWS_ARGS)
+ * x86/q42_x86_generic.h per (row, token, super-block), then the fmas. */
+A2 void q42_llamacpp_rows_q2_k_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++) {
@@ -143,13 +142,13 @@ A2 void q42_compat_rows_q2_k_avx2(Q42_COMPAT_ROWS_ARGS)
 		}
 }
 
-/* Q3_K, TQ1_0 and TQ2_0 in llama.cpp's x86 order (q42_compat_dot_q3_k,
- * q42_compat_dot_tq1_0 / tq2_0): eight int32 lanes per super-block, one
+/* Q3_K, TQ1_0 and TQ2_0 in llama.cpp's x86 order (q42_llamacpp_dot_q3_k,
+ * q42_llamacpp_dot_tq1_0 / tq2_0): eight int32 lanes per super-block, one
  * fma per lane with d_x * d_w, hsum_float_8 at the end; every (row,
  * token) on its own. (The AVX-512 rows below unpack a row's block once
  * for a tile of up to TQ_T tokens instead.) */
 #define LANES_ROWS(NAME, TGT, LANES, BYTES, DOFF)                                                         \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                \
+	TGT void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                                \
 	{                                                                                                  \
 		for (int64_t r = 0; r < n_rows; r++)                                                       \
 			for (int64_t t = 0; t < n_tok; t++) {                                              \
@@ -164,9 +163,9 @@ A2 void q42_compat_rows_q2_k_avx2(Q42_COMPAT_ROWS_ARGS)
 				y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);                \
 			}                                                                                  \
 	}
-LANES_ROWS(q42_compat_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
-LANES_ROWS(q42_compat_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
-LANES_ROWS(q42_compat_rows_q3_k_avx2, A2, q3k_lanes, Q3_K_BYTES, Q3_K_D)
+LANES_ROWS(q42_llamacpp_rows_tq1_0_avx2, A2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
+LANES_ROWS(q42_llamacpp_rows_tq2_0_avx2, A2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
+LANES_ROWS(q42_llamacpp_rows_q3_k_avx2, A2, q3k_lanes, Q3_K_BYTES, Q3_K_D)
 
 enum { TQ_T = 8 };
 
@@ -207,7 +206,7 @@ A5_INLINE void lanes_tile(int T, enum lanes_kind kind, int64_t n, int64_t n_rows
 	}
 }
 
-/* Q2_K's tiles: the sums of q42_compat_dot_q2_k per (row, token), a
+/* Q2_K's tiles: the sums of q42_llamacpp_dot_q2_k per (row, token), a
  * row's block unpacked once for up to TQ_T tokens; the tile's first n_x4
  * tokens lie in whole groups of four of the pass (gemm order). */
 A5_INLINE void q2k_tile(int T, int64_t n_x4, int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
@@ -361,7 +360,7 @@ A5_INLINE void q2k_rows1(int64_t n, int64_t n_rows, const void *w, uint64_t w_st
 		q2k_tile(1, 0, n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride, x, 0, y + full, 0);
 }
 
-A5_INLINE void lanes_rows512(Q42_COMPAT_ROWS_ARGS, enum lanes_kind kind)
+A5_INLINE void lanes_rows512(Q42_LLAMACPP_ROWS_ARGS, enum lanes_kind kind)
 {
 	for (int64_t t0 = 0; t0 < n_tok; t0 += TQ_T) {
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
@@ -389,22 +388,22 @@ A5_INLINE void lanes_rows512(Q42_COMPAT_ROWS_ARGS, enum lanes_kind kind)
 	}
 }
 
-A5 void q42_compat_rows_tq1_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_tq1_0_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_TQ1);
 }
 
-A5 void q42_compat_rows_tq2_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_tq2_0_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_TQ2);
 }
 
-A5 void q42_compat_rows_q3_k_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q3_k_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes_rows512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, LK_Q3K);
 }
 
-A5 void q42_compat_rows_q2_k_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q2_k_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	if (n_tok == 1)
 		q2k_rows1(n, n_rows, w, w_stride, x, y);
@@ -425,11 +424,11 @@ A2_INLINE __m256i iq4xs_scales(const uint8_t *a)
 	return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
 }
 
-/* IQ4_XS on AVX2 (q42_compat_dot_iq4_xs), one (row, token) at a time: a
+/* IQ4_XS on AVX2 (q42_llamacpp_dot_iq4_xs), one (row, token) at a time: a
  * 32-byte quant group holds sub-blocks 2c | 2c + 1, whose low nibbles pair
  * with the first 16 of each sub-block's y and high nibbles with the last
  * 16; signed products (exact), times the lanes' scales, summed exactly. */
-A2 void q42_compat_rows_iq4_xs_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_iq4_xs_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const __m256i grid = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q42_iq4nl_values));
 	const __m256i m15 = _mm256_set1_epi8(0x0F);
@@ -461,7 +460,7 @@ A2 void q42_compat_rows_iq4_xs_avx2(Q42_COMPAT_ROWS_ARGS)
 		}
 }
 
-/* IQ4_XS (llama.cpp's AMX buffer, q42_compat_dot_iq4_xs) for up to XS_T
+/* IQ4_XS (llama.cpp's AMX buffer, q42_llamacpp_dot_iq4_xs) for up to XS_T
  * tokens per pass over a row: a super-block's 32-byte quant groups c hold
  * sub-blocks 2c and 2c + 1; copied as [A A B B] and split by pair_nibbles
  * they are 64 elements in y's order, looked up in the grid plus 128. Per
@@ -517,7 +516,7 @@ A5_INLINE void xs_tile(int T, int64_t n, int64_t n_rows, const void *w, uint64_t
 	}
 }
 
-A5 void q42_compat_rows_iq4_xs_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_iq4_xs_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	for (int64_t t0 = 0; t0 < n_tok; t0 += XS_T) {
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t0 * x_stride;
@@ -600,7 +599,7 @@ A2_INLINE int32_t isum_q6_k(const uint8_t *a, const uint8_t *b)
 /* Integer sums per row first (exact), then the scalar kernel's float
  * chain with the eight rows in lanes. */
 #define ROWS_QK(NAME, TGT, BYTES, IS_Q4K, QS, QH)                                                            \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                                  \
+	TGT void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                                  \
 	{                                                                                                    \
 		const int64_t nb = n / Q42_QK_K;                                                             \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                             \
@@ -659,7 +658,7 @@ A2_INLINE __m256 kq_fmas(__m256 acc, __m256i isum, __m256i summ, __m256 yd, cons
 
 /* The entry points: the one-token kernel for one token, else TOK. */
 #define KQ_ENTRY(NAME, TGT, TOK, ONE, KIND)                                                       \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                       \
+	TGT void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                       \
 	{                                                                                         \
 		if (n_tok > 1)                                                                    \
 			TOK(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KIND);       \
@@ -731,7 +730,7 @@ A2_INLINE __m256i kq2_isum(const struct kq2 *u, const uint8_t *b, int kind)
 	return acc;
 }
 
-A2_INLINE void kq2_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
+A2_INLINE void kq2_rows_tok(Q42_LLAMACPP_ROWS_ARGS, int kind)
 {
 	const int64_t nb = n / Q42_QK_K, bytes = kind == 0 ? Q4_K_BYTES : kind == 1 ? Q5_K_BYTES : Q6_K_BYTES;
 	for (int64_t t0 = 0; t0 < n_tok; t0 += GROUP) {
@@ -765,9 +764,9 @@ A2_INLINE void kq2_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 	}
 }
 
-KQ_ENTRY(q42_compat_rows_q4_k_avx2, A2, kq2_rows_tok, rows1_q4_k_avx2, 0)
-KQ_ENTRY(q42_compat_rows_q5_k_avx2, A2, kq2_rows_tok, rows1_q5_k_avx2, 1)
-KQ_ENTRY(q42_compat_rows_q6_k_avx2, A2, kq2_rows_tok, rows1_q6_k_avx2, 2)
+KQ_ENTRY(q42_llamacpp_rows_q4_k_avx2, A2, kq2_rows_tok, rows1_q4_k_avx2, 0)
+KQ_ENTRY(q42_llamacpp_rows_q5_k_avx2, A2, kq2_rows_tok, rows1_q5_k_avx2, 1)
+KQ_ENTRY(q42_llamacpp_rows_q6_k_avx2, A2, kq2_rows_tok, rows1_q6_k_avx2, 2)
 
 /* AVX-512 VNNI: one 512-bit int32 accumulator per row and super-block
  * (the exact total split over sixteen lanes), quants times y by
@@ -899,7 +898,7 @@ A5_INLINE __m512i isum16_q6_k(const uint8_t *a, const uint8_t *b)
 
 /* The float chain of ROWS_QK, on sums from the 512-bit integer parts. */
 #define ROWS_QK512(NAME, BYTES, IS_Q4K, QS, QH)                                                               \
-	A5_INLINE void NAME(Q42_COMPAT_ROWS_ARGS)                                                                   \
+	A5_INLINE void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                                   \
 	{                                                                                                    \
 		const int64_t nb = n / Q42_QK_K;                                                             \
 		for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {                                             \
@@ -1023,7 +1022,7 @@ A5_INLINE __m512i kq_isum(const struct kq *u, const uint8_t *b, bool q6)
 enum { KQ_T = 8 };
 
 /* kind: 0 q4_K, 1 q5_K, 2 q6_K */
-A5_INLINE void kq_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
+A5_INLINE void kq_rows_tok(Q42_LLAMACPP_ROWS_ARGS, int kind)
 {
 	const bool q6 = kind == 2;
 	const int64_t nb = n / Q42_QK_K, bytes = kind == 0 ? Q4_K_BYTES : kind == 1 ? Q5_K_BYTES : Q6_K_BYTES;
@@ -1064,8 +1063,8 @@ A5_INLINE void kq_rows_tok(Q42_COMPAT_ROWS_ARGS, int kind)
 	}
 }
 
-KQ_ENTRY(q42_compat_rows_q4_k_avx512, A5, kq_rows_tok, rows1_q4_k_avx512, 0)
-KQ_ENTRY(q42_compat_rows_q5_k_avx512, A5, kq_rows_tok, rows1_q5_k_avx512, 1)
-KQ_ENTRY(q42_compat_rows_q6_k_avx512, A5, kq_rows_tok, rows1_q6_k_avx512, 2)
+KQ_ENTRY(q42_llamacpp_rows_q4_k_avx512, A5, kq_rows_tok, rows1_q4_k_avx512, 0)
+KQ_ENTRY(q42_llamacpp_rows_q5_k_avx512, A5, kq_rows_tok, rows1_q5_k_avx512, 1)
+KQ_ENTRY(q42_llamacpp_rows_q6_k_avx512, A5, kq_rows_tok, rows1_q6_k_avx512, 2)
 
 #endif

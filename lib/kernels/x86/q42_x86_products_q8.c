@@ -2,8 +2,7 @@
  * legacy families against Q8_0 / Q8_1 activations: Q8_0, Q4_0, Q4_1 (both
  * llama.cpp's and the CPU-repack forms), Q5_0, Q5_1, IQ4_NL, in llama.cpp's
  * exact x86 arithmetic and ggml's generic one (q42_generic_*). One file
- * because these kernels share the pair/lanes8 unpack machinery; split out
- * of q42_compat_x86.c, the code and its order unchanged.
+ * because these kernels share the pair/lanes8 unpack machinery.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -151,7 +150,7 @@ A5_INLINE __m256i sums_q4_1_avx512(const uint8_t *const wr[GROUP], int64_t off, 
  * token only. */
 enum { Q32_SCALES = 128 };
 #define ROWS_Q32(NAME, TGT, SUMS, BYTES, XBYTES, XQS, MIN)                                       \
-	TGT void NAME(Q42_COMPAT_ROWS_ARGS)                                                      \
+	TGT void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                      \
 	{                                                                                        \
 		const int64_t nb = n / Q42_QK;                                                   \
 		const bool keep = n_tok > 1 && nb <= Q32_SCALES;                                 \
@@ -228,7 +227,7 @@ A2_INLINE void sums2_q8_0_avx2(const uint8_t *const wr[GROUP], int64_t off, __m2
  * (row, token) keeps the one-token chain acc = fma(sumi, d_w * d_x, acc),
  * so the bits are rows_q8_0_avx2's. A lone last token and rows past
  * Q32_SCALES blocks take rows_q8_0_avx2. */
-A2 void q42_compat_rows_q8_0_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_q8_0_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK, pairs = n_tok / 2 * 2;
 	if (pairs == 0 || nb > Q32_SCALES) {
@@ -268,9 +267,9 @@ A2 void q42_compat_rows_q8_0_avx2(Q42_COMPAT_ROWS_ARGS)
 			       y + (uint64_t)pairs * y_stride, y_stride);
 }
 
-ROWS_Q32(q42_compat_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
-ROWS_Q32(q42_compat_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
-ROWS_Q32(q42_compat_rows_iq4_nl_avx2, A2, sums_iq4_nl_avx2, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_llamacpp_rows_q4_0_avx2, A2, sums_q4_0_avx2, Q4_0_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
+ROWS_Q32(q42_llamacpp_rows_q4_1_avx2, A2, sums_q4_1_avx2, Q4_1_BYTES, Q8_1_BYTES, Q8_1_QS, 1)
+ROWS_Q32(q42_llamacpp_rows_iq4_nl_avx2, A2, sums_iq4_nl_avx2, IQ4_NL_BYTES, Q8_0_BYTES, Q8_0_QS, 0)
 
 /* ---- generic ggml arithmetic: Q8_0 / Q5_0 against Q8_0 ----------------- */
 
@@ -443,7 +442,7 @@ A5_INLINE __m256 hi256(__m512 v)
 /* The generic Q5_0 (q42_dot_q5_0: sum += (d_w * d_x) * sumi) and Q5_1
  * (q42_dot_q5_1: sum += (d_w * d_x) * sumi + m_w * s_x, against Q8_1,
  * whose s is d times its quants' sum) row products. */
-A5_INLINE void q5_rows(Q42_COMPAT_ROWS_ARGS, bool q51)
+A5_INLINE void q5_rows(Q42_LLAMACPP_ROWS_ARGS, bool q51)
 {
 	const int bytes = q51 ? Q5_1_BYTES : Q5_0_BYTES, qh = q51 ? Q5_1_QH : Q5_0_QH;
 	const int qs = q51 ? Q5_1_QS : Q5_0_QS, xbytes = q51 ? Q8_1_BYTES : Q8_0_BYTES;
@@ -510,17 +509,17 @@ A5_INLINE void q5_rows(Q42_COMPAT_ROWS_ARGS, bool q51)
 	}
 }
 
-A5 void q42_generic_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_generic_rows_q5_0_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	q5_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
 }
 
-A5 void q42_generic_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_generic_rows_q5_1_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	q5_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }
 
-/* llama.cpp's Q5_1 (q42_compat_dot_q5_1): each row keeps its eight float
+/* llama.cpp's Q5_1 (q42_llamacpp_dot_q5_1): each row keeps its eight float
  * lanes (dword l of a block's VNNI sum is lane l: elements 4l..4l+3 in
  * the nibble order the pair unpack gives), one fma per block and lane, no
  * reduction per block; the eight rows' min sums ride in one vector; at
@@ -546,10 +545,10 @@ static inline struct l8 l8_layout(enum lanes8_kind kind)
 
 /* Rows longer than the SIMD kernels' token tables: the scalar definition
  * per element (k > 65536; no model has such rows). */
-static void lanes8_rows_scalar(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
+static void lanes8_rows_scalar(Q42_LLAMACPP_ROWS_ARGS, enum lanes8_kind kind)
 {
 	void (*dot)(int64_t, float *, const void *, const void *) =
-		kind == L8_Q5_0 ? q42_compat_dot_q5_0 : kind == L8_Q5_1 ? q42_compat_dot_q5_1 : q42_compat_dot_q4_1_cpu;
+		kind == L8_Q5_0 ? q42_llamacpp_dot_q5_0 : kind == L8_Q5_1 ? q42_llamacpp_dot_q5_1 : q42_llamacpp_dot_q4_1_cpu;
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++)
 			dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
@@ -611,7 +610,7 @@ A2_INLINE void l8_tile_avx2(int T, struct l8 L, int64_t n, int64_t n_rows, const
 	}
 }
 
-A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
+A2_INLINE void lanes8_rows_avx2(Q42_LLAMACPP_ROWS_ARGS, enum lanes8_kind kind)
 {
 	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
@@ -649,17 +648,17 @@ A2_INLINE void lanes8_rows_avx2(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 	}
 }
 
-A2 void q42_compat_rows_q5_1_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_q5_1_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
 }
 
-A2 void q42_compat_rows_q4_1_cpu_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_q4_1_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
 
-A2 void q42_compat_rows_q5_0_avx2(Q42_COMPAT_ROWS_ARGS)
+A2 void q42_llamacpp_rows_q5_0_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
 }
@@ -898,7 +897,7 @@ A5_INLINE void two_rows1(struct l8 L, int64_t n, int64_t n_rows, const void *w, 
 			      0, tab, dx, sx, 1);
 }
 
-A5_INLINE void two_rows(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
+A5_INLINE void two_rows(Q42_LLAMACPP_ROWS_ARGS, enum lanes8_kind kind)
 {
 	const struct l8 L = l8_layout(kind);
 	const int64_t nb = n / Q42_QK;
@@ -929,17 +928,17 @@ A5_INLINE void two_rows(Q42_COMPAT_ROWS_ARGS, enum lanes8_kind kind)
 	}
 }
 
-A5 void q42_compat_rows_q5_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q5_0_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
 }
 
-A5 void q42_compat_rows_q5_1_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q5_1_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_1);
 }
 
-A5 void q42_compat_rows_q4_1_cpu_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q4_1_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
 }
@@ -984,7 +983,7 @@ A5_INLINE __m512i q41_dm(const __m512i l[GROUP], const struct q41_dm_tabs *t)
 	return _mm512_mask_blend_epi16((__mmask32)0xF0F0F0F0u, v0, v1);
 }
 
-A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q4_1_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK;
 	const __m512i perm = q5_pair_perm(Q4_1_BYTES, Q4_1_QS);
@@ -1045,7 +1044,7 @@ A5 void q42_compat_rows_q4_1_avx512(Q42_COMPAT_ROWS_ARGS)
  * register (w + 128 for VNNI, the bias undoes it), the same reduction and
  * scale gather as Q5_0 above, then the float steps of block j and j+1 in
  * order. The step is the only difference between the two arithmetics:
- * llama.cpp's fma chain (compat) and ggml's generic product-then-add. */
+ * llama.cpp's fma chain (llamacpp) and ggml's generic product-then-add. */
 A5_INLINE __m256 step_fma(__m256 acc, __m256 s, __m256 d)
 {
 	return _mm256_fmadd_ps(s, d, acc);
@@ -1065,7 +1064,7 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 }
 
 #define ROWS_Q8_0_PAIR(NAME, STEP)                                                                 \
-	A5 void NAME(Q42_COMPAT_ROWS_ARGS)                                                         \
+	A5 void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                         \
 	{                                                                                          \
 		const int64_t nb = n / Q42_QK;                                                     \
 		const __m512i dperm = dperm_gap(Q8_0_BYTES / 2);                                   \
@@ -1117,7 +1116,7 @@ A5_INLINE __m512i q8_0_pair(const uint8_t *p)
 		}                                                                                  \
 	}
 
-ROWS_Q8_0_PAIR(q42_compat_rows_q8_0_avx512, step_fma)
+ROWS_Q8_0_PAIR(q42_llamacpp_rows_q8_0_avx512, step_fma)
 ROWS_Q8_0_PAIR(q42_generic_rows_q8_0_avx512, step_gen)
 
 /* Q4_0 (llama.cpp's AMX buffer) and IQ4_NL (its CPU_REPACK buffer): per
@@ -1125,7 +1124,7 @@ ROWS_Q8_0_PAIR(q42_generic_rows_q8_0_avx512, step_gen)
  * above, the pair unpacked as Q4_1's; IQ4_NL
  * then looks its nibbles up in the grid plus 128 (unsigned for VNNI; the
  * bias takes 128 x y off, as Q4_0's takes 8 x y). */
-A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
+A5_INLINE void nib_pair_rows(Q42_LLAMACPP_ROWS_ARGS, bool nl)
 {
 	const int64_t nb = n / Q42_QK;
 	const char k = nl ? (char)0x80 : 8;
@@ -1175,12 +1174,12 @@ A5_INLINE void nib_pair_rows(Q42_COMPAT_ROWS_ARGS, bool nl)
 	}
 }
 
-A5 void q42_compat_rows_q4_0_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q4_0_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
 }
 
-A5 void q42_compat_rows_iq4_nl_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_iq4_nl_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }

@@ -1,7 +1,6 @@
 /* q42_x86_quantize.c -- activation quantizers: f32 rows to Q8_0 and Q8_1
  * blocks and to F16, AVX2 and AVX-512, bit-identical with the scalar
- * quantizers of q42_compat.c (NaN/inf blocks go to them). Split out of
- * q42_compat_x86.c, the code unchanged.
+ * quantizers of llamacpp/q42_llamacpp.c (NaN/inf blocks go to them).
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -9,7 +8,7 @@
 
 /* ---- activations ------------------------------------------------------- */
 
-/* One block as quant_block_x86 in q42_compat.c: the quants into qs, d
+/* One block as quant_block_x86 in llamacpp/q42_llamacpp.c: the quants into qs, d
  * (unrounded) in *d, their sum in *sum; false (nothing written) for a
  * block holding a NaN or an infinity, whose rounding is the scalar
  * code's own. */
@@ -42,7 +41,7 @@ A5_INLINE bool quant_block_avx512(const float *src, uint8_t *qs, float *d, int32
 /* The Q8_0 and Q8_1 quantizers over a block function (blocks holding an
  * infinity or NaN, or too small for 127 / amax, take the scalar code). */
 #define QUANT_Q8(SUFFIX, ATTR, BLOCK)                                                            \
-	ATTR void q42_compat_quantize_q8_0_##SUFFIX(const float *src, void *dst, int64_t n)      \
+	ATTR void q42_llamacpp_quantize_q8_0_##SUFFIX(const float *src, void *dst, int64_t n)      \
 	{                                                                                        \
 		uint8_t *b = dst;                                                                \
 		for (int64_t i = 0; i < n / Q42_QK; i++, src += Q42_QK, b += Q8_0_BYTES) {       \
@@ -51,10 +50,10 @@ A5_INLINE bool quant_block_avx512(const float *src, uint8_t *qs, float *d, int32
 			if (BLOCK(src, b + Q8_0_QS, &d, &sum))                                   \
 				q42_st16(b, q42_f32_to_f16(d));                                  \
 			else                                                                     \
-				q42_compat_quantize_q8_0(src, b, Q42_QK);                        \
+				q42_llamacpp_quantize_q8_0(src, b, Q42_QK);                        \
 		}                                                                                \
 	}                                                                                        \
-	ATTR void q42_compat_quantize_q8_1_##SUFFIX(const float *src, void *dst, int64_t n)      \
+	ATTR void q42_llamacpp_quantize_q8_1_##SUFFIX(const float *src, void *dst, int64_t n)      \
 	{                                                                                        \
 		uint8_t *b = dst;                                                                \
 		for (int64_t i = 0; i < n / Q42_QK; i++, src += Q42_QK, b += Q8_1_BYTES) {       \
@@ -64,7 +63,7 @@ A5_INLINE bool quant_block_avx512(const float *src, uint8_t *qs, float *d, int32
 				q42_st16(b, q42_f32_to_f16(d));                                  \
 				q42_st16(b + Q8_1_S, q42_f32_to_f16(d * (float)sum));            \
 			} else {                                                                 \
-				q42_compat_quantize_q8_1(src, b, Q42_QK);                        \
+				q42_llamacpp_quantize_q8_1(src, b, Q42_QK);                        \
 			}                                                                        \
 		}                                                                                \
 	}
@@ -111,38 +110,38 @@ A2_INLINE bool quant_block_avx2(const float *src, uint8_t *qs, float *d, int32_t
 
 QUANT_Q8(avx2, A2, quant_block_avx2)
 
-A2 void q42_compat_quantize_f16_avx2(const float *src, void *dst, int64_t n)
+A2 void q42_llamacpp_quantize_f16_avx2(const float *src, void *dst, int64_t n)
 {
 	uint8_t *p = dst;
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		const __m256 v = _mm256_loadu_ps(src + i);
 		if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-			q42_compat_quantize_f16(src + i, p + 2 * i, 8);
+			q42_llamacpp_quantize_f16(src + i, p + 2 * i, 8);
 			continue;
 		}
 		_mm_storeu_si128((__m128i *)(void *)(p + 2 * i),
 				 _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 	}
-	q42_compat_quantize_f16(src + i, p + 2 * i, n - i);
+	q42_llamacpp_quantize_f16(src + i, p + 2 * i, n - i);
 }
 
 /* F16C rounds to nearest even as the software conversion does, but keeps
  * NaN payloads; chunks holding a NaN take the scalar path. */
-A5 void q42_compat_quantize_f16_avx512(const float *src, void *dst, int64_t n)
+A5 void q42_llamacpp_quantize_f16_avx512(const float *src, void *dst, int64_t n)
 {
 	uint8_t *p = dst;
 	int64_t i = 0;
 	for (; i + 16 <= n; i += 16) {
 		const __m512 v = _mm512_loadu_ps(src + i);
 		if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
-			q42_compat_quantize_f16(src + i, p + 2 * i, 16);
+			q42_llamacpp_quantize_f16(src + i, p + 2 * i, 16);
 			continue;
 		}
 		_mm256_storeu_si256((__m256i *)(p + 2 * i),
 				    _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 	}
-	q42_compat_quantize_f16(src + i, p + 2 * i, n - i);
+	q42_llamacpp_quantize_f16(src + i, p + 2 * i, n - i);
 }
 
 #endif

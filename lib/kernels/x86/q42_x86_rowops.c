@@ -1,7 +1,7 @@
 /* q42_x86_rowops.c -- float row operations of the forward pass in
  * llama.cpp's x86 rounding: softmax, SwiGLU, RMSNorm, add, RoPE (AVX-512),
- * and the FMA build of q42_compat_float.h with contraction off. Split out
- * of q42_compat_x86.c, the code unchanged.
+ * and the FMA build of llamacpp/q42_llamacpp_float.h with contraction
+ * off.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
@@ -51,11 +51,11 @@ A5_INLINE bool has_nan(int64_t n, const float *x)
 	return false;
 }
 
-A5 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x)
+A5 void q42_llamacpp_softmax_avx512(int64_t n, float *y, const float *x)
 {
 	/* the scalar max lets a NaN through in an order-dependent way */
 	if (has_nan(n, x)) {
-		q42_compat_softmax(n, y, x);
+		q42_llamacpp_softmax(n, y, x);
 		return;
 	}
 	__m512 mv = _mm512_set1_ps(-INFINITY);
@@ -78,7 +78,7 @@ A5 void q42_compat_softmax_avx512(int64_t n, float *y, const float *x)
 	}
 }
 
-A5 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const float *g)
+A5 void q42_llamacpp_swiglu_avx512(int64_t n, float *y, const float *x, const float *g)
 {
 	const int64_t nv = n - n % 16;
 	const __m512 one = _mm512_set1_ps(1.0f);
@@ -88,7 +88,7 @@ A5 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const floa
 		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_div_ps(xv, _mm512_add_ps(one, e)),
 						      _mm512_loadu_ps(g + i)));
 	}
-	q42_compat_swiglu(n - nv, y + nv, x + nv, g + nv);
+	q42_llamacpp_swiglu(n - nv, y + nv, x + nv, g + nv);
 }
 
 /* q42_op_rmsnorm_rows with the scaling sixteen lanes at a time: the sums
@@ -96,7 +96,7 @@ A5 void q42_compat_swiglu_avx512(int64_t n, float *y, const float *x, const floa
  * then * w are two roundings per element in any width. The scalar
  * scaling loop took about as long as the chain (smol360's 960 values: 1.2
  * us a norm in all, two per layer). */
-A5 void q42_compat_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+A5 void q42_llamacpp_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
 				       float eps)
 {
 	for (int64_t r = 0; r < n_rows; r += 4) {
@@ -120,7 +120,7 @@ A5 void q42_compat_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, cons
 
 /* The engine adds bias and residual rows a tile (sixteen values per token)
  * at a time: one masked step each. */
-A5 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *b)
+A5 void q42_llamacpp_add_avx512(int64_t n, float *y, const float *a, const float *b)
 {
 	for (int64_t i = 0; i < n; i += 16) {
 		const __mmask16 m = tail_mask(n - i);
@@ -131,7 +131,7 @@ A5 void q42_compat_add_avx512(int64_t n, float *y, const float *a, const float *
 
 /* Sixteen pairs per step: cos/sin (and, in the normal mode, x) are
  * de-interleaved into even and odd lanes, rotated, and put back. */
-A5 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox)
+A5 void q42_llamacpp_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox)
 {
 	const int64_t np = n_rot / 2;
 	int32_t ev[16], od[16], il[16], ih[16];
@@ -175,19 +175,19 @@ A5 void q42_compat_rope_avx512(int64_t n_rot, float *x, const float *cache, bool
 
 /* ---- float row operations, FMA ------------------------------------------ */
 
-/* q42_compat_float.h compiled with FMA for the AVX2 table (fmaf one
- * instruction, not a libm call), contraction off as in q42_compat.c */
+/* llamacpp/q42_llamacpp_float.h compiled with FMA for the AVX2 table (fmaf one
+ * instruction, not a libm call), contraction off as in llamacpp/q42_llamacpp.c */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
 #endif
-#define CF(name) q42_compat_##name##_fma
+#define CF(name) q42_llamacpp_##name##_fma
 #define CF_ATTR A2
 #define CF_STATIC A2_INLINE
 #define CF_NO_DOTS /* the AVX2 dots above */
-#include "kernels/q42_compat_float.h"
+#include "kernels/llamacpp/q42_llamacpp_float.h"
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif

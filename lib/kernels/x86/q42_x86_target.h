@@ -6,12 +6,12 @@
  * compiler may emit and what may be inlined into it, so merging two lists
  * would change code generation). Internal to lib/kernels, not installed.
  *
- *   Q42_TARGET_AVX2_FMA     avx2, fma               (q42_kernels_x86.c)
+ *   Q42_TARGET_AVX2_FMA     avx2, fma               (x86/q42_x86_generic_avx2.c)
  *   Q42_TARGET_AVX2         + f16c                  (the AVX2 kernels)
- *   Q42_TARGET_AVX512_BW    avx2, fma, avx512f/bw   (q42_kernels_x86.c)
+ *   Q42_TARGET_AVX512_BW    avx2, fma, avx512f/bw   (x86/q42_x86_generic_avx512.c)
  *   Q42_TARGET_AVX512_VNNI  AVX2 + avx512f/bw/vl/vnni
- *   Q42_TARGET_AVX512       + avx512vbmi            (q42_kernels_avx512.c)
- *   Q42_TARGET_AVX512_GFNI  + gfni                  (q42_compat, packers)
+ *   Q42_TARGET_AVX512       + avx512vbmi            (x86/q42_x86_generic_avx512.c)
+ *   Q42_TARGET_AVX512_GFNI  + gfni                  (q42_llamacpp, packers)
  *   Q42_TARGET_AVX512_BF16  + gfni, avx512bf16      (BF16 products)
  *   Q42_TARGET_AMX          AVX512 + amx-tile, amx-int8
  *

@@ -1,7 +1,7 @@
-/* q42_kernels_avx512.c -- AVX-512 (F, BW, VL, VNNI, VBMI: Ice Lake and
+/* x86/q42_x86_generic_avx512.c -- AVX-512 (F, BW, VL, VNNI, VBMI: Ice Lake and
  * later) dot products for the types where 512-bit vectors or VNNI pay off:
  * F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0 (and the many-row Q4_K / Q5_K forms
- * of q42_compat_generic_rows). Other types use the AVX2 kernels in the
+ * of q42_llamacpp_generic_rows). Other types use the AVX2 kernels in the
  * AVX-512 table.
  *
  * Same rules as the AVX2 file: quantized dots are bit-identical to the
@@ -9,8 +9,8 @@
  * sum in float lanes within the tolerance of q42_kernels.h. Nothing here
  * may run before q42_cpu_has_avx512() said yes.
  */
-#include "kernels/q42_kernels_x86.h"
-#include "kernels/q42_compat_x86.h"
+#include "kernels/x86/q42_x86_generic.h"
+#include "kernels/x86/q42_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -186,7 +186,7 @@ AVX512 void q42_dot_q5_k_avx512(int64_t n, float *out, const void *w, const void
 	*out = dot_k4_512(n, w, x, NULL, k4_perm(), Q5_K_BYTES, Q5_K_QS, Q5_K_QH);
 }
 
-/* The same dots for many rows and tokens (q42_compat_rows_fn): the
+/* The same dots for many rows and tokens (q42_llamacpp_rows_fn): the
  * permutation table once per call, each token's activation permuted once
  * for all rows (up to K4_PRE super-blocks; beyond, per row as above), and
  * the next row fetched into L2 while this one is multiplied. */
@@ -220,12 +220,12 @@ void rows_k4_512(int64_t n, int64_t n_rows, const uint8_t *w, uint64_t w_stride,
 	}
 }
 
-AVX512 void q42_generic_rows_q4_k_avx512(Q42_COMPAT_ROWS_ARGS)
+AVX512 void q42_generic_rows_q4_k_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k4_512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, Q4_K_BYTES, Q4_K_QS, -1);
 }
 
-AVX512 void q42_generic_rows_q5_k_avx512(Q42_COMPAT_ROWS_ARGS)
+AVX512 void q42_generic_rows_q5_k_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k4_512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, Q5_K_BYTES, Q5_K_QS,
 		    Q5_K_QH);
@@ -304,7 +304,26 @@ AVX512 void q42_dot_q6_k_avx512(int64_t n, float *out, const void *w, const void
 	}
 	*out = x86_add_serial8(0.0f, lanes);
 }
-/* Ternary types: the AVX-512 lanes of q42_kernels_x86.h */
+/* Ternary types: the AVX-512 lanes of x86/q42_x86_generic.h */
 X86_TQ_DOT(q42_dot_tq1_0_avx512, AVX512, x86_tq1_lanes512, TQ1_0_BYTES, TQ1_0_D)
 X86_TQ_DOT(q42_dot_tq2_0_avx512, AVX512, x86_tq2_lanes512, TQ2_0_BYTES, TQ2_0_D)
+/* F32.F32 in float lanes: differs from the double-precision reference
+ * by rounding only (the bound is in q42_kernels.h). */
+Q42_TARGET_AVX512_BW void q42_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	__m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+			 _mm512_setzero_ps()};
+	int64_t i = 0;
+	for (; i + 64 <= n; i += 64)
+		for (int j = 0; j < 4; j++)
+			acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * j),
+						 _mm512_loadu_ps(b + i + 16 * j), acc[j]);
+	double sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
+							_mm512_add_ps(acc[2], acc[3])));
+	for (; i < n; i++)
+		sum += (double)(a[i] * b[i]);
+	*out = (float)sum;
+}
+
 #endif

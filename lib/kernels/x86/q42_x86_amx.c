@@ -1,11 +1,11 @@
-/* q42_amx.c -- the quantized q42_compat row products on AMX-INT8 tiles,
+/* x86/q42_x86_amx.c -- the quantized q42_llamacpp row products on AMX-INT8 tiles,
  * for prompt processing: sixteen weight rows times sixteen tokens per tile
  * product, each weight block loaded once per tile of tokens.
  *
  * A tile product is configured with K = one block (32 bytes; 16 for q6_K's
  * sub-blocks), so every element of the C tile is exactly one block's
  * integer sum for one (row, token). The float steps then run as the scalar
- * kernels in q42_compat.c spell them, one vector of sixteen tokens per
+ * kernels in llamacpp/q42_llamacpp.c spell them, one vector of sixteen tokens per
  * weight row: fma((float)sumi, d_w * d_x, acc) per block in block order.
  * Weights keep their GGUF layout: sixteen rows at a time are unpacked to
  * plain bytes in scratch memory (a contiguous tile source loads twice as
@@ -17,9 +17,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kernels/q42_amx.h"
-#include "kernels/q42_compat.h"
-#include "kernels/q42_kernels_x86.h"
+#include "kernels/x86/q42_x86_amx.h"
+#include "kernels/q42_llamacpp.h"
+#include "kernels/x86/q42_x86_generic.h"
 #include "kernels/q42_pack.h"
 
 #if defined(__x86_64__) && defined(__linux__)
@@ -311,13 +311,13 @@ AMX static void pack_q8(const uint8_t *x, uint64_t x_stride, int64_t n_tok, int6
 }
 
 enum q32_kind {
-	K_COMPAT_Q8_0,
-	K_COMPAT_Q4_0,
+	K_LLAMACPP_Q8_0,
+	K_LLAMACPP_Q4_0,
 	K_GENERIC_Q8_0,
 	K_GENERIC_Q5_0,
 	K_GENERIC_Q5_1,
-	K_COMPAT_Q4_1,
-	K_COMPAT_IQ4_NL,
+	K_LLAMACPP_Q4_1,
+	K_LLAMACPP_IQ4_NL,
 };
 
 /* Q4_0 / Q5_0 / Q5_1 / Q4_1 rows as signed bytes (quant - 8 / - 16 / - 0
@@ -325,8 +325,8 @@ enum q32_kind {
 AMX_INLINE void unpack_q32(enum q32_kind kind, const uint8_t *wr, uint64_t w_stride, int64_t nb,
 			   int64_t n, int8_t *dst)
 {
-	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0, q41 = kind == K_COMPAT_Q4_1;
-	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0, nl = kind == K_COMPAT_IQ4_NL;
+	const bool q8 = kind == K_LLAMACPP_Q8_0 || kind == K_GENERIC_Q8_0, q41 = kind == K_LLAMACPP_Q4_1;
+	const bool q51 = kind == K_GENERIC_Q5_1, q5 = q51 || kind == K_GENERIC_Q5_0, nl = kind == K_LLAMACPP_IQ4_NL;
 	const uint64_t bytes = q8    ? Q8_0_BYTES
 			       : q51 ? Q5_1_BYTES
 			       : q5  ? Q5_0_BYTES
@@ -415,22 +415,22 @@ AMX_INLINE void unpack_r16(bool q41, const uint8_t *g, int64_t nb, int64_t n, in
 	}
 }
 
-AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
+AMX static void rows_q32(Q42_LLAMACPP_ROWS_ARGS, enum q32_kind kind, bool r16)
 {
-	static const q42_compat_rows_fn simd_of[] = {
-		q42_compat_rows_q8_0_avx512,  q42_compat_rows_q4_0_avx512,
+	static const q42_llamacpp_rows_fn simd_of[] = {
+		q42_llamacpp_rows_q8_0_avx512,  q42_llamacpp_rows_q4_0_avx512,
 		q42_generic_rows_q8_0_avx512, q42_generic_rows_q5_0_avx512,
-		q42_generic_rows_q5_1_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_iq4_nl_avx512};
-	const q42_compat_rows_fn simd = !r16 ? simd_of[kind]
-					: kind == K_COMPAT_Q4_0 ? q42_compat_rows_q4_0_r16_avx512
-								 : q42_compat_rows_q4_1_r16_avx512;
+		q42_generic_rows_q5_1_avx512, q42_llamacpp_rows_q4_1_avx512, q42_llamacpp_rows_iq4_nl_avx512};
+	const q42_llamacpp_rows_fn simd = !r16 ? simd_of[kind]
+					: kind == K_LLAMACPP_Q4_0 ? q42_llamacpp_rows_q4_0_r16_avx512
+								 : q42_llamacpp_rows_q4_1_r16_avx512;
 	/* q51: the types with a min (Q5_1, Q4_1), against Q8_1 */
-	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_COMPAT_Q4_1;
-	const bool q8 = kind == K_COMPAT_Q8_0 || kind == K_GENERIC_Q8_0;
+	const bool q51 = kind == K_GENERIC_Q5_1 || kind == K_LLAMACPP_Q4_1;
+	const bool q8 = kind == K_LLAMACPP_Q8_0 || kind == K_GENERIC_Q8_0;
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
-	const uint64_t bytes = kind == K_COMPAT_Q4_0 || kind == K_COMPAT_IQ4_NL ? Q4_0_BYTES
+	const uint64_t bytes = kind == K_LLAMACPP_Q4_0 || kind == K_LLAMACPP_IQ4_NL ? Q4_0_BYTES
 			       : kind == K_GENERIC_Q5_0 ? Q5_0_BYTES
-			       : kind == K_COMPAT_Q4_1 ? Q4_1_BYTES
+			       : kind == K_LLAMACPP_Q4_1 ? Q4_1_BYTES
 			       : q51			 ? Q5_1_BYTES
 							 : Q8_0_BYTES;
 	const size_t act = (size_t)(ntt * nb) * TT * sizeof(float), rs = (size_t)nb * TR * sizeof(float);
@@ -447,8 +447,8 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 	uint8_t *bq = pc[1];
 	float *bd = pc[2], *dw = pc[3], *bs = q51 ? pc[5] : NULL, *mw = q51 ? pc[6] : NULL;
 	int8_t *unp = pc[4];
-	const enum q32_step step = kind == K_COMPAT_Q8_0 || kind == K_COMPAT_Q4_0 || kind == K_COMPAT_IQ4_NL ? S_FUSED
-				   : kind == K_COMPAT_Q4_1			  ? S_FUSED_MIN
+	const enum q32_step step = kind == K_LLAMACPP_Q8_0 || kind == K_LLAMACPP_Q4_0 || kind == K_LLAMACPP_IQ4_NL ? S_FUSED
+				   : kind == K_LLAMACPP_Q4_1			  ? S_FUSED_MIN
 				   : q51					  ? S_GENERIC_MIN
 										  : S_GENERIC;
 	const __m512i w_idx = _mm512_mullo_epi32(
@@ -501,44 +501,44 @@ AMX static void rows_q32(Q42_COMPAT_ROWS_ARGS, enum q32_kind kind, bool r16)
 		     x_stride, y + full, y_stride);
 }
 
-void q42_compat_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q8_0_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q8_0, false);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_Q8_0, false);
 }
 
-void q42_compat_rows_q4_0_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_0_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0, false);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_Q4_0, false);
 }
 
-void q42_generic_rows_q8_0_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_generic_rows_q8_0_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q8_0, false);
 }
 
-void q42_generic_rows_q5_0_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_generic_rows_q5_0_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_0, false);
 }
 
-void q42_generic_rows_q5_1_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_generic_rows_q5_1_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_GENERIC_Q5_1, false);
 }
 
-void q42_compat_rows_q4_1_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_1_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, false);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_Q4_1, false);
 }
 
-void q42_compat_rows_q4_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_0_r16_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_0, true);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_Q4_0, true);
 }
 
-void q42_compat_rows_q4_1_r16_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_1_r16_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_Q4_1, true);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_Q4_1, true);
 }
 
 /* Q8_0 in the R16 layout: a block's quants of a group are a B operand as
@@ -596,14 +596,14 @@ AMX static void q8_r16_group(const uint8_t *g, int64_t nb, const uint8_t *aq, co
 #undef R16_PROD
 }
 
-AMX void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
+AMX void q42_llamacpp_rows_q8_0_r16_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nb = n / Q42_QK, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const size_t len[3] = {2 * C_BYTES, (size_t)(ntt * nb) * B32, (size_t)(ntt * nb) * TT * sizeof(float)};
 	void *pc[3];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(3, len, pc) : NULL;
 	if (mem == NULL) {
-		q42_compat_rows_q8_0_r16_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		q42_llamacpp_rows_q8_0_r16_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 		return;
 	}
 	int32_t *cbuf = pc[0];
@@ -630,14 +630,14 @@ AMX void q42_compat_rows_q8_0_r16_amx(Q42_COMPAT_ROWS_ARGS)
 	_tile_release();
 	free(mem);
 	if (full < n_rows)
-		q42_compat_rows_q8_0_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+		q42_llamacpp_rows_q8_0_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
 }
 
 /* IQ4_NL (the repacked order is Q4_0's: one fma per block) */
-void q42_compat_rows_iq4_nl_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_iq4_nl_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
-	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_COMPAT_IQ4_NL, false);
+	rows_q32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, K_LLAMACPP_IQ4_NL, false);
 }
 
 /* ---- Q4_K / Q6_K against Q8_K ------------------------------------------ */
@@ -939,14 +939,14 @@ AMX static void k_group(enum kg_kind kind, const uint8_t *a, int64_t n, int64_t 
 
 /* KG_Q4K: q4_K or (q5) q5_K, which llama.cpp's tiles take alike; r16:
  * q4_K in the R16 layout */
-AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5, bool r16)
+AMX static void rows_k(Q42_LLAMACPP_ROWS_ARGS, enum kg_kind kind, bool q5, bool r16)
 {
 	const bool q4k = kind == KG_Q4K;
-	const q42_compat_rows_fn simd = r16		       ? q42_compat_rows_q4_k_r16_avx512
-					: q5		       ? q42_compat_rows_q5_k_avx512
-					: q4k		       ? q42_compat_rows_q4_k_avx512
-					: kind == KG_IQ4XS ? q42_compat_rows_iq4_xs_avx512
-							       : q42_compat_rows_q6_k_avx512;
+	const q42_llamacpp_rows_fn simd = r16		       ? q42_llamacpp_rows_q4_k_r16_avx512
+					: q5		       ? q42_llamacpp_rows_q5_k_avx512
+					: q4k		       ? q42_llamacpp_rows_q4_k_avx512
+					: kind == KG_IQ4XS ? q42_llamacpp_rows_iq4_xs_avx512
+							       : q42_llamacpp_rows_q6_k_avx512;
 	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const int kbytes = kind == KG_Q6K ? 16 : 32, nsub = Q42_QK_K / kbytes;
 	const size_t per = (size_t)(nsb * TR);
@@ -987,32 +987,32 @@ AMX static void rows_k(Q42_COMPAT_ROWS_ARGS, enum kg_kind kind, bool q5, bool r1
 		     x_stride, y + full, y_stride);
 }
 
-void q42_compat_rows_q4_k_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_k_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false, false);
 }
 
-void q42_compat_rows_q4_k_r16_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q4_k_r16_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, false, true);
 }
 
-void q42_compat_rows_q6_k_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q6_k_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q6K, false, false);
 }
 
-void q42_compat_rows_q5_k_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_q5_k_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_Q4K, true, false);
 }
 
-void q42_compat_rows_iq4_xs_amx(Q42_COMPAT_ROWS_ARGS)
+void q42_llamacpp_rows_iq4_xs_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	rows_k(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, KG_IQ4XS, false, false);
 }
 
-/* ---- Q2_K (llama.cpp's repacked order, q42_compat_dot_q2_k) ------------- */
+/* ---- Q2_K (llama.cpp's repacked order, q42_llamacpp_dot_q2_k) ------------- */
 
 /* A q2_K value times its sub-block's scale is at most 3 x 15, so each row
  * unpacks to one unsigned byte per element, w' = q x scale: a half
@@ -1059,7 +1059,7 @@ AMX_INLINE void unpack_q2_k(const uint8_t *wr, uint64_t w_stride, int64_t nsb, i
 
 /* Sixteen q2_K rows (unpacked) against every token tile: per half
  * super-block one C tile; then per row the float steps of
- * q42_compat_dot_q2_k, the gemm order (per half) for the tokens in whole
+ * q42_llamacpp_dot_q2_k, the gemm order (per half) for the tokens in whole
  * groups of four, the gemv order (per super-block) for the rest. */
 AMX static void q2k_group(const uint8_t *a, int64_t n, int64_t nsb, const int32_t *mn, const float *dw,
 			  const float *dm, const uint8_t *bq, const float *bd, const int32_t *bs, int64_t n_tok,
@@ -1133,7 +1133,7 @@ AMX static void q2k_group(const uint8_t *a, int64_t n, int64_t nsb, const int32_
 	}
 }
 
-AMX void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS)
+AMX void q42_llamacpp_rows_q2_k_amx(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nsb = n / Q42_QK_K, ntt = (n_tok + TT - 1) / TT, full = n_rows - n_rows % TR;
 	const size_t per = (size_t)(nsb * TR);
@@ -1143,7 +1143,7 @@ AMX void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS)
 	void *pc[8];
 	void *mem = n_tok >= Q42_AMX_MIN_TOK && full > 0 ? scratch(8, len, pc) : NULL;
 	if (mem == NULL) {
-		q42_compat_rows_q2_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		q42_llamacpp_rows_q2_k_avx512(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 		return;
 	}
 	int32_t *cbuf = pc[0], *bs = pc[3], *mn = pc[5];
@@ -1172,7 +1172,7 @@ AMX void q42_compat_rows_q2_k_amx(Q42_COMPAT_ROWS_ARGS)
 	_tile_release();
 	free(mem);
 	if (full < n_rows)
-		q42_compat_rows_q2_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+		q42_llamacpp_rows_q2_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
 }
 

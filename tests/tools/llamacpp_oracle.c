@@ -1,13 +1,13 @@
-/* compat_oracle.c -- runs llama.cpp's own compiled ggml (the prebuilt
+/* llamacpp_oracle.c -- runs llama.cpp's own compiled ggml (the prebuilt
  * libggml-cpu-sapphirerapids.so of node-llama-cpp) on inputs from stdin and
- * writes its f32/byte results to stdout, for tests/tools/gen_compat_golden.py.
+ * writes its f32/byte results to stdout, for tests/tools/gen_llamacpp_golden.py.
  *
  * A golden-data generator only: never built by the project's build, never
  * run by `make check`, never linked into libq42. Matrix products go through
  * a real ggml graph so that llama.cpp picks its kernels itself (the AMX
  * buffer for "amx", the repacking CPU_REPACK buffer for "repack", the plain
  * CPU buffer with llamafile/vec_dot for "cpu").
- * Build command: tests/golden/compat/README.
+ * Build command: tests/golden/llamacpp/README.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,7 +32,7 @@ extern void ggml_vec_dot_f32(int n, float *s, size_t bs, const float *x, size_t 
 
 static void die(const char *m)
 {
-	fprintf(stderr, "compat_oracle: %s\n", m);
+	fprintf(stderr, "llamacpp_oracle: %s\n", m);
 	exit(1);
 }
 
@@ -84,7 +84,7 @@ static void run_graph(ggml_backend_t be, struct ggml_context *ctx, struct ggml_t
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: compat_oracle mul_mat amx|repack|cpu TYPE K N M | q8_0 N | q8_1 N | dot_f16 N | dot_f32 N |"
+		die("usage: llamacpp_oracle mul_mat amx|repack|cpu TYPE K N M | q8_0 N | q8_1 N | dot_f16 N | dot_f32 N |"
 		    " soft_max N ROWS | swiglu N ROWS | rope HEAD_DIM HEADS TOKENS MODE   (inputs on stdin, results on stdout)");
 	const char *op = argv[1];
 	ggml_backend_t be = ggml_backend_cpu_init();

@@ -1,8 +1,8 @@
-/* test_compat_simd.c -- every SIMD q42_compat kernel against its scalar
- * definition in lib/kernels/q42_compat.c, bit for bit.
+/* test_llamacpp_simd.c -- every SIMD q42_llamacpp kernel against its scalar
+ * definition in lib/kernels/llamacpp/q42_llamacpp.c, bit for bit.
  *
  * The scalar kernels are proven against llama.cpp's compiled code by
- * test_compat (golden data from llama.cpp itself); here the AVX2 and
+ * test_llamacpp (golden data from llama.cpp itself); here the AVX2 and
  * AVX-512 versions must return the same bits on random rows of odd sizes
  * (row counts that do not fill a row group, several tokens, 1..9 blocks),
  * plus special values for the quantizers and row ops. An ISA this CPU
@@ -18,28 +18,28 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_types.h"
-#define COMPAT_TEST_SEED 0x9E3779B97F4A7C15ULL
-#include "compat_testlib.h"
+#define LLAMACPP_TEST_SEED 0x9E3779B97F4A7C15ULL
+#include "llamacpp_testlib.h"
 
 static bool isa_ok(enum q42_isa isa)
 {
-	return q42_compat_ops_get(isa)->isa == isa;
+	return q42_llamacpp_ops_get(isa)->isa == isa;
 }
 
 static const enum q42_isa simd_isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
 
 /* One dtype/placement/shape on every available SIMD ISA, against the
  * scalar definition, bit for bit. */
-static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, int64_t n_rows,
+static void check_shape(uint32_t dtype, enum q42_llamacpp_place place, int64_t n, int64_t n_rows,
 			int64_t n_tok)
 {
-	q42_compat_kernels ref;
+	q42_llamacpp_kernels ref;
 	/* selection wants n_out % 32 == 0 for the AMX kernels: select with
 	 * 32 rows, run with n_rows */
-	assert_true(q42_compat_select_isa(dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
+	assert_true(q42_llamacpp_select_isa(dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
 	uint64_t rb = 0, xb = 0;
 	assert_true(q42_dtype_nbytes(dtype, (uint64_t)n, (uint64_t)n, &rb));
 	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
@@ -66,10 +66,10 @@ static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, 
 	 * in the pass picks the order (Q2_K) */
 	ref.rows(n, n_rows, w, rb, n_tok, x, xb, want, (uint64_t)n_rows);
 	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
-		q42_compat_kernels k;
+		q42_llamacpp_kernels k;
 		if (!isa_ok(simd_isas[i]))
 			continue;
-		assert_true(q42_compat_select_isa(dtype, 32, n, place, simd_isas[i], &k));
+		assert_true(q42_llamacpp_select_isa(dtype, 32, n, place, simd_isas[i], &k));
 		assert_int_equal(k.vec_dot_type, ref.vec_dot_type);
 		memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
 		k.rows(n, n_rows, w, rb, n_tok, x, xb, got, (uint64_t)n_rows);
@@ -97,7 +97,7 @@ static void check_shape(uint32_t dtype, enum q42_compat_place place, int64_t n, 
 }
 
 /* One dtype/placement: all shapes, every available SIMD ISA. */
-static void check_rows(uint32_t dtype, enum q42_compat_place place, int64_t blk)
+static void check_rows(uint32_t dtype, enum q42_llamacpp_place place, int64_t blk)
 {
 	static const int64_t row_counts[] = {32, 1, 7, 9, 19};
 	for (int64_t nb = 1; nb <= 9; nb += 2)
@@ -108,13 +108,13 @@ static void check_rows(uint32_t dtype, enum q42_compat_place place, int64_t blk)
 static void test_rows_q8_0(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32);
 	/* rows past the AVX2 kernels' widened scales (128 blocks): tokens one
 	 * at a time, scales widened per token; 4 and 5 tokens: pairs, and a
 	 * lone last one */
-	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 129, 9, 3);
-	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 7, 9, 4);
-	check_shape(Q42_DTYPE_Q8_0, Q42_COMPAT_MATMUL, 32 * 7, 9, 5);
+	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 129, 9, 3);
+	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 7, 9, 4);
+	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 7, 9, 5);
 }
 
 /* The AVX-512 two-rows-per-register kernel of the eight-lane kinds: its
@@ -129,7 +129,7 @@ static void check_two_rows(uint32_t dtype)
 		{2049, 2, 2},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		check_shape(dtype, Q42_COMPAT_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
+		check_shape(dtype, Q42_LLAMACPP_CPU, shapes[i][0] * 32, shapes[i][1], shapes[i][2]);
 }
 
 /* Q5_1 takes ggml's x86 vec_dot in either buffer: odd block counts take
@@ -137,8 +137,8 @@ static void check_two_rows(uint32_t dtype)
 static void test_rows_q5_1(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_CPU, 32);
-	check_rows(Q42_DTYPE_Q5_1, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q5_1, Q42_LLAMACPP_CPU, 32);
+	check_rows(Q42_DTYPE_Q5_1, Q42_LLAMACPP_MATMUL, 32);
 	check_two_rows(Q42_DTYPE_Q5_1);
 }
 
@@ -146,8 +146,8 @@ static void test_rows_q5_1(void **state)
 static void test_rows_q5_0(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_CPU, 32);
-	check_rows(Q42_DTYPE_Q5_0, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q5_0, Q42_LLAMACPP_CPU, 32);
+	check_rows(Q42_DTYPE_Q5_0, Q42_LLAMACPP_MATMUL, 32);
 	check_two_rows(Q42_DTYPE_Q5_0);
 }
 
@@ -295,7 +295,7 @@ static void check_q6_k_layout(const uint8_t *p, const uint8_t *w, int64_t nsb, i
 	assert_memory_equal(p + (uint64_t)full * rb, w + (uint64_t)full * rb, (size_t)((uint64_t)(n_rows - full) * rb));
 }
 
-/* A type repacked at load (q42_compat_select_packed, R16 layout): the
+/* A type repacked at load (q42_llamacpp_select_packed, R16 layout): the
  * packed product of the packed copy against the scalar definition on the
  * file's rows, for whole matrices and for calls that start at a later
  * group (as the engine's tiles do), with full groups, a tail of rows in
@@ -305,11 +305,11 @@ static void check_q6_k_layout(const uint8_t *p, const uint8_t *w, int64_t nsb, i
 static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, int64_t n_tok)
 {
 	const int64_t n = nb * 32;
-	q42_compat_kernels ref;
-	q42_compat_packed pk;
-	if (!q42_compat_select_packed(geo->dtype, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_AVX512, &pk))
+	q42_llamacpp_kernels ref;
+	q42_llamacpp_packed pk;
+	if (!q42_llamacpp_select_packed(geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_AVX512, &pk))
 		skip();
-	assert_true(q42_compat_select_isa(geo->dtype, n_rows, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR, &ref));
+	assert_true(q42_llamacpp_select_isa(geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_SCALAR, &ref));
 	uint64_t rb = 0, xb = 0;
 	assert_true(q42_dtype_nbytes(geo->dtype, (uint64_t)n, (uint64_t)n, &rb));
 	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
@@ -411,14 +411,14 @@ static void test_rows_packed_q6_k(void **state)
 static void test_rows_iq4_nl(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 32);
-	check_rows(Q42_DTYPE_IQ4_NL, Q42_COMPAT_CPU, 32);
+	check_rows(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_MATMUL, 32);
+	check_rows(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_CPU, 32);
 	/* AMX tiles (16 rows, 4 tokens or more): whole and partial token
 	 * tiles, a row tail; the plain buffer's tinyBLAS order */
-	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 512, 16, 4);
-	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 768, 37, 19);
-	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_MATMUL, 256, 32, 35);
-	check_shape(Q42_DTYPE_IQ4_NL, Q42_COMPAT_CPU, 480, 9, 5);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_MATMUL, 256, 32, 35);
+	check_shape(Q42_DTYPE_IQ4_NL, Q42_LLAMACPP_CPU, 480, 9, 5);
 }
 
 /* IQ4_XS (AMX buffer order): 1..9 super-blocks, odd row counts, token
@@ -426,14 +426,14 @@ static void test_rows_iq4_nl(void **state)
 static void test_rows_iq4_xs(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 256);
 	static const int64_t toks[] = {8, 11, 16};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
-		check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+		check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 768, 5, toks[i]);
 	/* AMX tiles: whole and partial token tiles, a row tail */
-	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 512, 16, 4);
-	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 768, 37, 19);
-	check_shape(Q42_DTYPE_IQ4_XS, Q42_COMPAT_MATMUL, 256, 32, 35);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 256, 32, 35);
 }
 
 /* F32 weights: vec_dot on the true length for one token (whole 64-steps
@@ -441,10 +441,10 @@ static void test_rows_iq4_xs(void **state)
 static void test_rows_f32(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_F32, Q42_COMPAT_CPU, 64);
-	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 200, 21, 3);
-	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 100, 9, 1);
-	check_shape(Q42_DTYPE_F32, Q42_COMPAT_CPU, 48, 5, 4);
+	check_rows(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 64);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 200, 21, 3);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 100, 9, 1);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 48, 5, 4);
 }
 
 /* BF16 (AVX-512 BF16 where the CPU has it): one token (groups of 16
@@ -454,97 +454,97 @@ static void test_rows_f32(void **state)
 static void test_rows_bf16(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 64);
-	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 96, 37, 1);
-	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 96, 37, 9);
-	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 1024, 16, 4);
-	check_shape(Q42_DTYPE_BF16, Q42_COMPAT_CPU, 464, 21, 6);
+	check_rows(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 64);
+	check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 96, 37, 1);
+	check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 96, 37, 9);
+	check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 1024, 16, 4);
+	check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 464, 21, 6);
 }
 
 static void test_rows_q2_k(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q2_K, Q42_LLAMACPP_MATMUL, 256);
 	/* groups of four tokens (gemm order) and the rest; AVX-512 tiles of
 	 * 8 that split a group of four's run */
 	static const int64_t toks[] = {4, 5, 8, 11, 16, 19};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
-		check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+		check_shape(Q42_DTYPE_Q2_K, Q42_LLAMACPP_MATMUL, 768, 5, toks[i]);
 	/* AMX tiles (16 rows and 4 tokens or more): whole and partial token
 	 * tiles, a group of four cut by a tile edge, a row tail */
-	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 512, 16, 4);
-	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 768, 37, 19);
-	check_shape(Q42_DTYPE_Q2_K, Q42_COMPAT_MATMUL, 256, 32, 35);
+	check_shape(Q42_DTYPE_Q2_K, Q42_LLAMACPP_MATMUL, 512, 16, 4);
+	check_shape(Q42_DTYPE_Q2_K, Q42_LLAMACPP_MATMUL, 768, 37, 19);
+	check_shape(Q42_DTYPE_Q2_K, Q42_LLAMACPP_MATMUL, 256, 32, 35);
 }
 
 static void test_rows_q3_k(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_MATMUL, 256);
-	check_rows(Q42_DTYPE_Q3_K, Q42_COMPAT_CPU, 256);
+	check_rows(Q42_DTYPE_Q3_K, Q42_LLAMACPP_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q3_K, Q42_LLAMACPP_CPU, 256);
 	/* AVX-512 token tiles: one full, full and partial, two full */
 	static const int64_t toks[] = {8, 11, 16};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
-		check_shape(Q42_DTYPE_Q3_K, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
+		check_shape(Q42_DTYPE_Q3_K, Q42_LLAMACPP_MATMUL, 768, 5, toks[i]);
 }
 
 static void test_rows_tq(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_TQ1_0, Q42_COMPAT_MATMUL, 256);
-	check_rows(Q42_DTYPE_TQ2_0, Q42_COMPAT_CPU, 256);
+	check_rows(Q42_DTYPE_TQ1_0, Q42_LLAMACPP_MATMUL, 256);
+	check_rows(Q42_DTYPE_TQ2_0, Q42_LLAMACPP_CPU, 256);
 	/* AVX-512 token tiles: one full, full and partial, two full */
 	static const int64_t toks[] = {8, 11, 16};
 	for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++) {
-		check_shape(Q42_DTYPE_TQ1_0, Q42_COMPAT_MATMUL, 768, 5, toks[i]);
-		check_shape(Q42_DTYPE_TQ2_0, Q42_COMPAT_MATMUL, 512, 3, toks[i]);
+		check_shape(Q42_DTYPE_TQ1_0, Q42_LLAMACPP_MATMUL, 768, 5, toks[i]);
+		check_shape(Q42_DTYPE_TQ2_0, Q42_LLAMACPP_MATMUL, 512, 3, toks[i]);
 	}
 }
 
 static void test_rows_q4_0(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q4_0, Q42_COMPAT_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q4_0, Q42_LLAMACPP_MATMUL, 32);
 }
 
 static void test_rows_q4_k(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q4_K, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q4_K, Q42_LLAMACPP_MATMUL, 256);
 }
 
 static void test_rows_q4_1(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_MATMUL, 32);
-	check_rows(Q42_DTYPE_Q4_1, Q42_COMPAT_CPU, 32);
+	check_rows(Q42_DTYPE_Q4_1, Q42_LLAMACPP_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q4_1, Q42_LLAMACPP_CPU, 32);
 	check_two_rows(Q42_DTYPE_Q4_1);
 }
 
 static void test_rows_q5_k(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q5_K, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q5_K, Q42_LLAMACPP_MATMUL, 256);
 }
 
 static void test_rows_q6_k(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_Q6_K, Q42_COMPAT_MATMUL, 256);
+	check_rows(Q42_DTYPE_Q6_K, Q42_LLAMACPP_MATMUL, 256);
 }
 
 static void test_rows_f16_f32(void **state)
 {
 	(void)state;
-	check_rows(Q42_DTYPE_F16, Q42_COMPAT_MATMUL, 16);
+	check_rows(Q42_DTYPE_F16, Q42_LLAMACPP_MATMUL, 16);
 }
 
 static void test_rows_f16(void **state)
 {
 	(void)state;
 	/* the plain-buffer f16 product also has leftovers past 64 */
-	check_rows(Q42_DTYPE_F16, Q42_COMPAT_CPU, 16);
-	check_rows(Q42_DTYPE_F16, Q42_COMPAT_CPU, 37);
+	check_rows(Q42_DTYPE_F16, Q42_LLAMACPP_CPU, 16);
+	check_rows(Q42_DTYPE_F16, Q42_LLAMACPP_CPU, 37);
 }
 
 /* Random floats with some specials mixed in where special is true. */
@@ -560,9 +560,9 @@ static void fill_floats(float *v, int64_t n, float scale, bool special)
 static void test_quantizers(void **state)
 {
 	(void)state;
-	const q42_compat_ops *ref = q42_compat_ops_get(Q42_ISA_SCALAR);
+	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get(Q42_ISA_SCALAR);
 	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
-		const q42_compat_ops *o = q42_compat_ops_get(simd_isas[i]);
+		const q42_llamacpp_ops *o = q42_llamacpp_ops_get(simd_isas[i]);
 		if (!isa_ok(simd_isas[i]))
 			continue;
 		for (int rep = 0; rep < 40; rep++) {
@@ -620,7 +620,7 @@ static void check_f(const char *what, enum q42_isa isa, int64_t n, const float *
  * (groups of sixteen and of four and a rest), rows apart by more than n;
  * f32 rows, then the same values rounded to f16 (x too) for the f16
  * cache's products. */
-static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
+static void check_dots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, const float *x)
 {
 	enum { ROWS = 37, PAD = 5 };
 	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
@@ -632,20 +632,20 @@ static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, con
 	assert_non_null(w16);
 	assert_non_null(x16);
 	fill_floats(w, (int64_t)stride * ROWS, 2.0f, false);
-	q42_compat_quantize_f16(w, w16, (int64_t)stride * ROWS);
-	q42_compat_quantize_f16(x, x16, n);
+	q42_llamacpp_quantize_f16(w, w16, (int64_t)stride * ROWS);
+	q42_llamacpp_quantize_f16(x, x16, n);
 	const struct {
 		const char *name;
 		dot_fn one;
-		q42_compat_dots_fn rows;
+		q42_llamacpp_dots_fn rows;
 		const void *w, *x;
 		size_t elem;
 	} c[] = {
-		{"dot_f32_rows", q42_compat_dot_f32, o->dot_f32_rows, w, x, 4},
-		{"dot_f32_lanes_rows", q42_compat_dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
-		{"dot_f16_pad_rows", q42_compat_dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
-		{"dot_f16_lanes_rows", q42_compat_dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
-		{"dot_f16_rows", q42_compat_dot_f16, o->dot_f16_rows, w16, x16, 2},
+		{"dot_f32_rows", q42_llamacpp_dot_f32, o->dot_f32_rows, w, x, 4},
+		{"dot_f32_lanes_rows", q42_llamacpp_dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
+		{"dot_f16_pad_rows", q42_llamacpp_dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
+		{"dot_f16_lanes_rows", q42_llamacpp_dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
+		{"dot_f16_rows", q42_llamacpp_dot_f16, o->dot_f16_rows, w16, x16, 2},
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
@@ -664,7 +664,7 @@ static void check_dots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, con
  * apart by more than the rows' run, in chunks of two steps) against the
  * one-row scalar products on the same rows laid out contiguously: 0 to 37
  * rows, f32 and f16; elements the rows do not cover are NaN. */
-static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, const float *x)
+static void check_vdots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, const float *x)
 {
 	enum { ROWS = 37 };
 	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
@@ -684,8 +684,8 @@ static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, co
 	assert_non_null(v);
 	assert_non_null(v16);
 	fill_floats(w, 64 * steps * ROWS, 2.0f, false);
-	q42_compat_quantize_f16(w, w16, 64 * steps * ROWS);
-	q42_compat_quantize_f16(x, x16, n);
+	q42_llamacpp_quantize_f16(w, w16, 64 * steps * ROWS);
+	q42_llamacpp_quantize_f16(x, x16, n);
 	memset(v, 0xFF, sizeof(float) * (size_t)vn);
 	memset(v16, 0xFF, sizeof(uint16_t) * (size_t)vn);
 	for (int64_t r = 0; r < ROWS; r++)
@@ -698,18 +698,18 @@ static void check_vdots(const q42_compat_ops *o, enum q42_isa isa, int64_t n, co
 	const struct {
 		const char *name;
 		dot_fn one;
-		q42_compat_vdots_fn vrows;
+		q42_llamacpp_vdots_fn vrows;
 		const void *w, *v, *x;
 		size_t elem;
 	} c[] = {
-		{"dot_f32_vrows", q42_compat_dot_f32, o->dot_f32_vrows, w, v, x, 4},
-		{"dot_f32_lanes_vrows", q42_compat_dot_f32_lanes, o->dot_f32_lanes_vrows, w, v, x, 4},
-		{"dot_f16_pad_vrows", q42_compat_dot_f16_pad, o->dot_f16_pad_vrows, w16, v16, x16, 2},
-		{"dot_f16_lanes_vrows", q42_compat_dot_f16_lanes, o->dot_f16_lanes_vrows, w16, v16, x16, 2},
+		{"dot_f32_vrows", q42_llamacpp_dot_f32, o->dot_f32_vrows, w, v, x, 4},
+		{"dot_f32_lanes_vrows", q42_llamacpp_dot_f32_lanes, o->dot_f32_lanes_vrows, w, v, x, 4},
+		{"dot_f16_pad_vrows", q42_llamacpp_dot_f16_pad, o->dot_f16_pad_vrows, w16, v16, x16, 2},
+		{"dot_f16_lanes_vrows", q42_llamacpp_dot_f16_lanes, o->dot_f16_lanes_vrows, w16, v16, x16, 2},
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
-			const q42_compat_vlayout lay = {run * c[k].elem, step * c[k].elem, chunk * c[k].elem,
+			const q42_llamacpp_vlayout lay = {run * c[k].elem, step * c[k].elem, chunk * c[k].elem,
 							(uint32_t)per};
 			for (int64_t r = 0; r < rows; r++)
 				c[k].one(n, &want[r], (const uint8_t *)c[k].w + (uint64_t)(r * 64 * steps) * c[k].elem,
@@ -728,10 +728,10 @@ static void test_row_ops(void **state)
 {
 	(void)state;
 	enum { NMAX = 300 };
-	const q42_compat_ops *ref = q42_compat_ops_get(Q42_ISA_SCALAR);
+	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get(Q42_ISA_SCALAR);
 	float a[NMAX], b[NMAX], c[NMAX], y0[NMAX], y1[NMAX];
 	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
-		const q42_compat_ops *o = q42_compat_ops_get(simd_isas[i]);
+		const q42_llamacpp_ops *o = q42_llamacpp_ops_get(simd_isas[i]);
 		const enum q42_isa isa = simd_isas[i];
 		if (!isa_ok(isa))
 			continue;

@@ -1,14 +1,14 @@
-/* test_compat_tiles.c -- the token-blocked q42_compat row products
+/* test_llamacpp_tiles.c -- the token-blocked q42_llamacpp row products
  * (AMX-INT8 tiles, and the AVX-512 kernels they fall back to) against the
- * scalar definitions in lib/kernels/q42_compat.c, bit for bit.
+ * scalar definitions in lib/kernels/llamacpp/q42_llamacpp.c, bit for bit.
  *
- * test_compat_simd covers one to three tokens; prompt processing hands the
+ * test_llamacpp_simd covers one to three tokens; prompt processing hands the
  * row products many tokens and row counts that are not a multiple of the
  * sixteen-row tile, so here: 1..35 tokens (partial token tiles), 8..40
  * rows (a tail under a tile), padded weight and output strides. The AMX
- * kernels are called directly as well as through q42_compat_select_isa,
+ * kernels are called directly as well as through q42_llamacpp_select_isa,
  * and the generic arithmetic's Q8_0 / Q5_0 / Q5_1 / Q4_K / Q5_K row products
- * (q42_compat_generic_rows) are held to the q42_kernels reference;
+ * (q42_llamacpp_generic_rows) are held to the q42_kernels reference;
  * so both they and the AVX-512 kernels are checked on a CPU with AMX; an
  * ISA this CPU lacks is skipped. Fixed-seed xorshift data.
  */
@@ -22,13 +22,13 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "kernels/q42_compat.h"
-#include "kernels/q42_compat_x86.h"
-#include "kernels/q42_amx.h"
+#include "kernels/q42_llamacpp.h"
+#include "kernels/x86/q42_x86.h"
+#include "kernels/x86/q42_x86_amx.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_types.h"
-#define COMPAT_TEST_SEED 0x2545F4914F6CDD1DULL
-#include "compat_testlib.h"
+#define LLAMACPP_TEST_SEED 0x2545F4914F6CDD1DULL
+#include "llamacpp_testlib.h"
 
 struct shape {
 	int64_t blocks, rows, toks;
@@ -40,14 +40,14 @@ static const struct shape shapes[] = {
 	{6, 16, 1},  {2, 9, 1},   {1, 8, 1},   {40, 8, 2},
 };
 
-/* Every kernel in fns against the scalar vec_dot of ref (the compat
+/* Every kernel in fns against the scalar vec_dot of ref (the llamacpp
  * kernels, or with generic the q42_kernels reference), on all shapes. */
-static void check(uint32_t dtype, int64_t blk, bool generic, const q42_compat_rows_fn *fns,
+static void check(uint32_t dtype, int64_t blk, bool generic, const q42_llamacpp_rows_fn *fns,
 		  const char *const *names, size_t nfn)
 {
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		const int64_t n = shapes[s].blocks * blk, n_rows = shapes[s].rows, n_tok = shapes[s].toks;
-		q42_compat_kernels ref;
+		q42_llamacpp_kernels ref;
 		if (generic) {
 			const q42_type_kernels *k = q42_kernels_get(dtype, Q42_ISA_SCALAR);
 			assert_non_null(k);
@@ -56,7 +56,7 @@ static void check(uint32_t dtype, int64_t blk, bool generic, const q42_compat_ro
 			ref.quantize = q42_kernels_get(k->vec_dot_type, Q42_ISA_SCALAR)->quantize;
 			ref.name = q42_dtype_get(dtype)->name;
 		} else {
-			assert_true(q42_compat_select_isa(dtype, 32, n, Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
+			assert_true(q42_llamacpp_select_isa(dtype, 32, n, Q42_LLAMACPP_MATMUL, Q42_ISA_SCALAR,
 							  &ref));
 		}
 		uint64_t rb = 0, xb = 0;
@@ -110,36 +110,36 @@ static void check(uint32_t dtype, int64_t blk, bool generic, const q42_compat_ro
 	}
 }
 
-/* The kernels q42_compat_select_isa hands out per ISA, plus the direct
+/* The kernels q42_llamacpp_select_isa hands out per ISA, plus the direct
  * AVX-512 and AMX ones given (NULL where absent). */
-static void check_type(uint32_t dtype, int64_t blk, q42_compat_rows_fn avx512, q42_compat_rows_fn amx)
+static void check_type(uint32_t dtype, int64_t blk, q42_llamacpp_rows_fn avx512, q42_llamacpp_rows_fn amx)
 {
 	static const enum q42_isa isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
 	static const char *const names[] = {"avx2", "avx512", "avx512-direct", "amx-direct"};
-	q42_compat_rows_fn fns[4] = {NULL, NULL, NULL, NULL};
+	q42_llamacpp_rows_fn fns[4] = {NULL, NULL, NULL, NULL};
 	for (size_t i = 0; i < 2; i++) {
-		q42_compat_kernels k;
-		if (q42_compat_ops_get(isas[i])->isa != isas[i])
+		q42_llamacpp_kernels k;
+		if (q42_llamacpp_ops_get(isas[i])->isa != isas[i])
 			continue;
-		assert_true(q42_compat_select_isa(dtype, 32, 4 * blk, Q42_COMPAT_MATMUL, isas[i], &k));
+		assert_true(q42_llamacpp_select_isa(dtype, 32, 4 * blk, Q42_LLAMACPP_MATMUL, isas[i], &k));
 		fns[i] = k.rows;
 	}
-	if (q42_compat_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512) {
+	if (q42_llamacpp_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512) {
 		fns[2] = avx512;
 		fns[3] = q42_amx_usable() ? amx : NULL;
 	}
 	check(dtype, blk, false, fns, names, 4);
 }
 
-/* The generic arithmetic's row products: through q42_compat_generic_rows
+/* The generic arithmetic's row products: through q42_llamacpp_generic_rows
  * and directly. */
-static void check_generic(uint32_t dtype, int64_t blk, q42_compat_rows_fn avx512,
-			  q42_compat_rows_fn amx)
+static void check_generic(uint32_t dtype, int64_t blk, q42_llamacpp_rows_fn avx512,
+			  q42_llamacpp_rows_fn amx)
 {
 	static const char *const names[] = {"selected", "avx512-direct", "amx-direct"};
-	q42_compat_rows_fn fns[3] = {q42_compat_generic_rows(dtype, Q42_ISA_BEST), NULL, NULL};
-	assert_null(q42_compat_generic_rows(dtype, Q42_ISA_SCALAR));
-	if (q42_compat_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512) {
+	q42_llamacpp_rows_fn fns[3] = {q42_llamacpp_generic_rows(dtype, Q42_ISA_BEST), NULL, NULL};
+	assert_null(q42_llamacpp_generic_rows(dtype, Q42_ISA_SCALAR));
+	if (q42_llamacpp_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512) {
 		assert_non_null(fns[0]);
 		fns[1] = avx512;
 		fns[2] = q42_amx_usable() ? amx : NULL;
@@ -162,56 +162,56 @@ static void check_generic(uint32_t dtype, int64_t blk, q42_compat_rows_fn avx512
 static void test_tiles_q8_0(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q8_0, 32, X86_FN(q42_compat_rows_q8_0_avx512),
-		   AMX_FN(q42_compat_rows_q8_0_amx));
+	check_type(Q42_DTYPE_Q8_0, 32, X86_FN(q42_llamacpp_rows_q8_0_avx512),
+		   AMX_FN(q42_llamacpp_rows_q8_0_amx));
 }
 
 static void test_tiles_q4_0(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q4_0, 32, X86_FN(q42_compat_rows_q4_0_avx512),
-		   AMX_FN(q42_compat_rows_q4_0_amx));
+	check_type(Q42_DTYPE_Q4_0, 32, X86_FN(q42_llamacpp_rows_q4_0_avx512),
+		   AMX_FN(q42_llamacpp_rows_q4_0_amx));
 }
 
 static void test_tiles_q4_k(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q4_K, 256, X86_FN(q42_compat_rows_q4_k_avx512),
-		   AMX_FN(q42_compat_rows_q4_k_amx));
+	check_type(Q42_DTYPE_Q4_K, 256, X86_FN(q42_llamacpp_rows_q4_k_avx512),
+		   AMX_FN(q42_llamacpp_rows_q4_k_amx));
 }
 
 static void test_tiles_q6_k(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q6_K, 256, X86_FN(q42_compat_rows_q6_k_avx512),
-		   AMX_FN(q42_compat_rows_q6_k_amx));
+	check_type(Q42_DTYPE_Q6_K, 256, X86_FN(q42_llamacpp_rows_q6_k_avx512),
+		   AMX_FN(q42_llamacpp_rows_q6_k_amx));
 }
 
 static void test_tiles_q4_1(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q4_1, 32, X86_FN(q42_compat_rows_q4_1_avx512),
-		   AMX_FN(q42_compat_rows_q4_1_amx));
+	check_type(Q42_DTYPE_Q4_1, 32, X86_FN(q42_llamacpp_rows_q4_1_avx512),
+		   AMX_FN(q42_llamacpp_rows_q4_1_amx));
 }
 
 static void test_tiles_q5_k(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q5_K, 256, X86_FN(q42_compat_rows_q5_k_avx512),
-		   AMX_FN(q42_compat_rows_q5_k_amx));
+	check_type(Q42_DTYPE_Q5_K, 256, X86_FN(q42_llamacpp_rows_q5_k_avx512),
+		   AMX_FN(q42_llamacpp_rows_q5_k_amx));
 }
 
 /* llama.cpp's Q5_1 (no tiles: the AVX-512 kernel for every token count) */
 static void test_tiles_q5_1(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_Q5_1, 32, X86_FN(q42_compat_rows_q5_1_avx512), NULL);
+	check_type(Q42_DTYPE_Q5_1, 32, X86_FN(q42_llamacpp_rows_q5_1_avx512), NULL);
 }
 
 static void test_tiles_f16(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_F16, 16, X86_FN(q42_compat_rows_f16_f32_avx512), NULL);
+	check_type(Q42_DTYPE_F16, 16, X86_FN(q42_llamacpp_rows_f16_f32_avx512), NULL);
 }
 
 /* rows of 256..2304 elements: the prompt kernel's chunks of 512 end both
@@ -219,7 +219,7 @@ static void test_tiles_f16(void **state)
 static void test_tiles_f16_long(void **state)
 {
 	(void)state;
-	check_type(Q42_DTYPE_F16, 256, X86_FN(q42_compat_rows_f16_f32_avx512), NULL);
+	check_type(Q42_DTYPE_F16, 256, X86_FN(q42_llamacpp_rows_f16_f32_avx512), NULL);
 }
 
 static void test_generic_q8_0(void **state)

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""gen_compat_golden.py -- write tests/golden/compat/* for tests/unit/test_compat.c.
+"""gen_llamacpp_golden.py -- write tests/golden/llamacpp/* for tests/unit/test_llamacpp.c.
 
 Run by a developer, never by `make check`. Every expected value comes from
 llama.cpp's own compiled code, the prebuilt node-llama-cpp build that runs
 on an AVX-512/AMX x86 CPU (libggml-cpu-sapphirerapids.so), through
-tests/tools/compat_oracle (a small C driver: a real ggml graph with the
+tests/tools/llamacpp_oracle (a small C driver: a real ggml graph with the
 weight in the AMX buffer or the plain CPU buffer, or a direct call of an
 exported row function). Weights are quantized by ggml itself
 (ggml_quantize_chunk of libggml-base.so, through ctypes). Inputs are random
@@ -12,10 +12,10 @@ with a fixed seed, so a rerun writes identical files. The machine must have
 AMX (the oracle stops otherwise).
 
 Usage (from the repository root; the build command of the oracle is in
-tests/golden/compat/README):
-  /usr/bin/python3 tests/tools/gen_compat_golden.py --oracle /tmp/compat_oracle \\
+tests/golden/llamacpp/README):
+  /usr/bin/python3 tests/tools/gen_llamacpp_golden.py --oracle /tmp/llamacpp_oracle \\
       --ggml-lib-dir /work/peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64 \\
-      --out tests/golden/compat
+      --out tests/golden/llamacpp
 """
 import argparse
 import ctypes
@@ -25,7 +25,7 @@ import subprocess
 import numpy as np
 
 SEED = 20250811
-# shapes; tests/unit/test_compat.c has the same constants
+# shapes; tests/unit/test_llamacpp.c has the same constants
 MM_K = 512          # weight row length (two k-quant super-blocks)
 MM_K_F16 = 256
 MM_N = 64           # weight rows (a multiple of 32: AMX)

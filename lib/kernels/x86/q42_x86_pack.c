@@ -1,10 +1,10 @@
-/* q42_pack_x86.c -- AVX-512 packers and products of Q5_0, Q5_1, Q4_0,
+/* x86/q42_x86_pack.c -- AVX-512 packers and products of Q5_0, Q5_1, Q4_0,
  * Q4_1 and Q8_0 weights in the R16 layout (q42_pack.h), with llama.cpp's
  * arithmetic of each: Q5_0 x Q8_0 and Q5_1 x Q8_1 as ggml's x86 dot product
- * (q42_compat_dot_q5_0 / _q5_1: eight float lanes per row, one fma per
+ * (q42_llamacpp_dot_q5_0 / _q5_1: eight float lanes per row, one fma per
  * lane and block, lanes reduced as hsum_float_8, Q5_1's min terms summed
  * apart), Q4_0 x Q8_0, Q4_1 x Q8_1 and Q8_0 x Q8_0 as llama.cpp's AMX
- * buffer (q42_compat_dot_q4_0 / _q4_1 / _q8_0: one fma per block of the
+ * buffer (q42_llamacpp_dot_q4_0 / _q4_1 / _q8_0: one fma per block of the
  * exact integer sum, Q4_1 one more for its min). The sixteen rows of a group sit in the
  * sixteen lanes of a register.
  *
@@ -20,11 +20,11 @@
  * one fma per float lane, no shuffles.
  */
 #include <string.h>
-#include "kernels/q42_compat.h"
-#include "kernels/q42_compat_x86.h"
+#include "kernels/q42_llamacpp.h"
+#include "kernels/x86/q42_x86.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_pack.h"
-#include "kernels/q42_kernels_x86.h"
+#include "kernels/x86/q42_x86_generic.h"
 #include "common/q42_le.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,9 +39,9 @@ enum { R16_T = 2 };
 /* A one-token pass streams the packed groups front to back; as each block
  * pair is multiplied, the lines R16_L2_AHEAD bytes on are requested into
  * L2 and those R16_L1_AHEAD on into L1 (Intel), or those R16_L2_ONLY on
- * into L2 alone (other CPUs: q42_kernels_x86.c). On Intel 1 KiB into L1
+ * into L2 alone (other CPUs: x86/q42_x86_cpu.c). On Intel 1 KiB into L1
  * and 8 KiB into L2 beat L1 alone and L2 alone (no prefetch at all:
- * q42_kernels_x86.c). Q4_K's super-blocks (K4_L2_ONLY) go further ahead
+ * x86/q42_x86_cpu.c). Q4_K's super-blocks (K4_L2_ONLY) go further ahead
  * alone. Each call's first bytes are not requested ahead: that changed
  * no product's rate. On Intel each line's two requests are one
  * Q42_X86_PREFETCH_L2_L1, which keeps them from being issued back to back
@@ -72,7 +72,7 @@ static inline bool r16_fifth(enum r16_kind k)
 }
 
 /* the kinds a one-token pass prefetches into L2 off Intel
- * (q42_kernels_x86.c) */
+ * (x86/q42_x86_cpu.c) */
 static inline bool r16_l2_prefetch(enum r16_kind k)
 {
 	return r16_fifth(k) || k == R16_Q4_0;
@@ -373,7 +373,7 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 /* Packed rows against T tokens at a time (a table of the tokens' block
  * terms per pass); rows past the last group go to the file layout's
  * kernel. */
-A5_INLINE void r16_rows(enum r16_kind k, Q42_COMPAT_ROWS_ARGS, q42_compat_rows_fn tail)
+A5_INLINE void r16_rows(enum r16_kind k, Q42_LLAMACPP_ROWS_ARGS, q42_llamacpp_rows_fn tail)
 {
 	const int64_t nb = n / Q42_QK, full = n_rows - n_rows % Q42_R16;
 	const uint64_t gbytes = Q42_R16 * w_stride;
@@ -431,24 +431,24 @@ static void r16_row(enum r16_kind k, uint8_t *dst, const uint8_t *p, int64_t n_i
 }
 
 #define R16_ENTRY(KIND, NAME, TAIL)                                                                       \
-	A5 void q42_compat_pack_##NAME##_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out) \
+	A5 void q42_llamacpp_pack_##NAME##_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out) \
 	{                                                                                                  \
 		r16_pack(KIND, dst, src, n_in, n_out);                                                     \
 	}                                                                                                  \
-	A5 void q42_compat_rows_##NAME##_r16_avx512(Q42_COMPAT_ROWS_ARGS)                                  \
+	A5 void q42_llamacpp_rows_##NAME##_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)                                  \
 	{                                                                                                  \
 		r16_rows(KIND, n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, TAIL);             \
 	}                                                                                                  \
-	void q42_compat_row_##NAME##_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r) \
+	void q42_llamacpp_row_##NAME##_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r) \
 	{                                                                                                  \
 		r16_row(KIND, dst, p, n_in, n_out, r);                                                     \
 	}
 
-R16_ENTRY(R16_Q5_0, q5_0, q42_compat_rows_q5_0_avx512)
-R16_ENTRY(R16_Q4_0, q4_0, q42_compat_rows_q4_0_avx512)
-R16_ENTRY(R16_Q4_1, q4_1, q42_compat_rows_q4_1_avx512)
-R16_ENTRY(R16_Q5_1, q5_1, q42_compat_rows_q5_1_avx512)
-R16_ENTRY(R16_Q8_0, q8_0, q42_compat_rows_q8_0_avx512)
+R16_ENTRY(R16_Q5_0, q5_0, q42_llamacpp_rows_q5_0_avx512)
+R16_ENTRY(R16_Q4_0, q4_0, q42_llamacpp_rows_q4_0_avx512)
+R16_ENTRY(R16_Q4_1, q4_1, q42_llamacpp_rows_q4_1_avx512)
+R16_ENTRY(R16_Q5_1, q5_1, q42_llamacpp_rows_q5_1_avx512)
+R16_ENTRY(R16_Q8_0, q8_0, q42_llamacpp_rows_q8_0_avx512)
 
 /* ---- Q4_K -------------------------------------------------------------- */
 
@@ -466,7 +466,7 @@ A5_INLINE __m512i k4_rows(uint64_t rb)
 				  _mm512_set1_epi32((int)rb));
 }
 
-A5 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+A5 void q42_llamacpp_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
 {
 	const int64_t nsb = n_in / Q42_QK_K;
 	const uint64_t rb = (uint64_t)nsb * Q4_K_BYTES, full = (uint64_t)(n_out - n_out % Q42_R16);
@@ -488,7 +488,7 @@ A5 void q42_compat_pack_q4_k_r16_avx512(void *dst, const void *src, int64_t n_in
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
-void q42_compat_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+void q42_llamacpp_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
 {
 	const int64_t nsb = n_in / Q42_QK_K;
 	const uint64_t rb = (uint64_t)nsb * Q4_K_BYTES, rr = (uint64_t)(r % Q42_R16);
@@ -512,7 +512,7 @@ void q42_compat_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_o
 /* One token against nsb packed super-blocks of a group: per super-block
  * each row's exact sums isum = sum sc_g * (q . y)_g and summ = sum mn_g *
  * (int16)(bsum_2g + bsum_2g+1), then fma(isum, d_w * d_x) and fma(summ,
- * -(d_x * dmin_w)) -- q42_compat_dot_q4_k with a row per lane. */
+ * -(d_x * dmin_w)) -- q42_llamacpp_dot_q4_k with a row per lane. */
 A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *y)
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F);
@@ -558,7 +558,7 @@ A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *
 /* Packed Q4_K rows, group by group and token by token (a group's 23-odd
  * KiB stay in L1 for the tokens of a pass); rows past the last group are
  * in the file's layout already. */
-A5 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q4_k_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
 	for (int64_t r = 0; r < full; r += Q42_R16)
@@ -566,7 +566,7 @@ A5 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 			k4_group((const uint8_t *)w + (uint64_t)r * w_stride, nsb,
 				 (const uint8_t *)x + (uint64_t)t * x_stride, y + (uint64_t)t * y_stride + r);
 	if (full < n_rows)
-		q42_compat_rows_q4_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+		q42_llamacpp_rows_q4_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
 }
 
@@ -576,7 +576,7 @@ A5 void q42_compat_rows_q4_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
  * 32 ql vectors, 16 qh vectors, sixteen scale bytes per row and d. */
 enum { K6_QL = Q6_K_QL, K6_QH = Q6_K_QH, K6_SC = Q6_K_SCALES, K6_D = Q6_K_D };
 
-A5 void q42_compat_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
+A5 void q42_llamacpp_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in, int64_t n_out)
 {
 	const q42_r16_shape sh = q42_r16_q6_k_shape();
 	const int64_t nsb = n_in / Q42_QK_K;
@@ -600,7 +600,7 @@ A5 void q42_compat_pack_q6_k_r16_avx512(void *dst, const void *src, int64_t n_in
 	memcpy((uint8_t *)dst + full * rb, (const uint8_t *)src + full * rb, ((uint64_t)n_out - full) * rb);
 }
 
-void q42_compat_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
+void q42_llamacpp_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r)
 {
 	const q42_r16_shape sh = q42_r16_q6_k_shape();
 	const int64_t nsb = n_in / Q42_QK_K;
@@ -625,7 +625,7 @@ void q42_compat_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n_o
  * tokens' Q8_K blocks (x, x + x_stride): each row's exact sum isum =
  * sum_s sc_s * (q - 32) . y over the sixteen 16-element sub-blocks s (the
  * -32 as -32 x the sub-block's bsum, the VNNI chain's start), then
- * fma(isum, d_w * d_x) into acc[t] -- q42_compat_dot_q6_k with a row per
+ * fma(isum, d_w * d_x) into acc[t] -- q42_llamacpp_dot_q6_k with a row per
  * lane. The 6-bit quants of a dword: the ql nibble, and the qh pair moved
  * to bits 4..5, by GF(2) affine steps (matrix byte 7 - i selects the
  * source bits of result bit i), once for all T tokens. */
@@ -717,7 +717,7 @@ A5_INLINE void k6_group(int T, const uint8_t *g, int64_t nsb, bool l1, const uin
 /* Packed Q6_K rows, group by group, R16_T tokens at a time (the weights'
  * unpacking shared between them; a group's 33-odd KiB stay in L1 for the
  * tokens of a pass); rows past the last group are in the file's layout. */
-A5 void q42_compat_rows_q6_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
+A5 void q42_llamacpp_rows_q6_k_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
 	const bool l1 = q42_x86_prefetch_l1();
@@ -732,7 +732,7 @@ A5 void q42_compat_rows_q6_k_r16_avx512(Q42_COMPAT_ROWS_ARGS)
 				 y + (uint64_t)t * y_stride + r, y_stride);
 	}
 	if (full < n_rows)
-		q42_compat_rows_q6_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+		q42_llamacpp_rows_q6_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
 }
 

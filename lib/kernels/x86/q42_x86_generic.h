@@ -1,4 +1,4 @@
-/* q42_kernels_x86.h -- inline AVX2 building blocks shared by the AVX2 and
+/* x86/q42_x86_generic.h -- inline AVX2 building blocks shared by the AVX2 and
  * AVX-512 kernel files.
  *
  * Every helper carries the AVX2 target attribute, so it can be inlined into
@@ -9,11 +9,12 @@
  * reproduce the scalar reference bit for bit. Internal to lib/kernels; x86
  * only; never called before q42_cpu_has_avx2() said yes.
  */
-#ifndef Q42_KERNELS_X86_H
-#define Q42_KERNELS_X86_H
+#ifndef Q42_X86_GENERIC_H
+#define Q42_X86_GENERIC_H
 
 #include "kernels/q42_kernels_impl.h"
 #include "common/q42_le.h"
+#include "kernels/x86/q42_x86.h"
 #include "kernels/x86/q42_x86_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)

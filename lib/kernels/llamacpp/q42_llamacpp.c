@@ -1,5 +1,5 @@
-/* q42_compat.c -- scalar C that rounds as llama.cpp's x86 build does
- * (AMX buffer kernels and AVX-512 vec_dot); see q42_compat.h for when
+/* llamacpp/q42_llamacpp.c -- scalar C that rounds as llama.cpp's x86 build does
+ * (AMX buffer kernels and AVX-512 vec_dot); see q42_llamacpp.h for when
  * llama.cpp takes each path.
  *
  * Integer block sums are exact in any order, so only the float steps are
@@ -18,12 +18,11 @@
 
 #include <math.h>
 #include <string.h>
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_types.h"
 #include "common/q42_le.h"
-#include "kernels/q42_compat_x86.h"
-#include "kernels/q42_amx.h"
+#include "kernels/llamacpp/q42_llamacpp_impl.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_ops.h"
 
@@ -70,7 +69,7 @@ static float quant_block_x86(const float *src, uint8_t *qs, int32_t *sum)
 	return amax / 127.0f;
 }
 
-void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n)
+void q42_llamacpp_quantize_q8_0(const float *src, void *dst, int64_t n)
 {
 	uint8_t *b = dst;
 	int32_t sum;
@@ -78,7 +77,7 @@ void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n)
 		q42_st16(b, q42_f32_to_f16(quant_block_x86(src, b + 2, &sum)));
 }
 
-void q42_compat_quantize_q8_1(const float *src, void *dst, int64_t n)
+void q42_llamacpp_quantize_q8_1(const float *src, void *dst, int64_t n)
 {
 	uint8_t *b = dst;
 	int32_t sum;
@@ -89,7 +88,7 @@ void q42_compat_quantize_q8_1(const float *src, void *dst, int64_t n)
 	}
 }
 
-void q42_compat_quantize_f16(const float *src, void *dst, int64_t n)
+void q42_llamacpp_quantize_f16(const float *src, void *dst, int64_t n)
 {
 	uint8_t *p = dst;
 	for (int64_t i = 0; i < n; i++)
@@ -98,7 +97,7 @@ void q42_compat_quantize_f16(const float *src, void *dst, int64_t n)
 
 /* ---- AMX / VNNI block products ----------------------------------------- */
 
-void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -121,7 +120,7 @@ static int32_t iq4nl_block_sum(const uint8_t *a, const int8_t *y)
 	return sumi;
 }
 
-void q42_compat_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -161,17 +160,17 @@ static float iq4nl_lanes(int64_t n, const uint8_t *a, const uint8_t *b, int accs
 	return sum;
 }
 
-void q42_compat_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x)
 {
 	*out = iq4nl_lanes(n, w, x, 2);
 }
 
-void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x)
 {
 	*out = iq4nl_lanes(n, w, x, 1);
 }
 
-void q42_compat_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -191,7 +190,7 @@ void q42_compat_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
-void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -207,7 +206,7 @@ void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 
 /* llama.cpp's AMX buffer for q4_1 (against Q8_1 from its x86 quantizer):
  * fma(sumi, d_w * d_x, acc), then fma(m_w, s_x, acc), per block. */
-void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -259,17 +258,17 @@ static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b
 	*out = q50 ? sum : sum + summs;
 }
 
-void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q5_1(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_lanes8(n, out, w, x, L8_Q5_1);
 }
 
-void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_lanes8(n, out, w, x, L8_Q4_1);
 }
 
-void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q5_0(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_lanes8(n, out, w, x, L8_Q5_0);
 }
@@ -321,18 +320,18 @@ static void dot_k4_amx(int64_t n, float *out, const uint8_t *a, const uint8_t *b
 	*out = acc;
 }
 
-void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q4_k(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_k4_amx(n, out, w, x, B_Q4_K, Q4K_QS, -1);
 }
 
 /* llama.cpp's AMX buffer takes q5_K like q4_K (same epilogue) */
-void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q5_k(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_k4_amx(n, out, w, x, B_Q5_K, Q5K_QS, Q5K_QH);
 }
 
-void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float acc = 0.0f;
@@ -387,12 +386,12 @@ static void dot_q2k(int64_t n, float *out, const uint8_t *a, const uint8_t *b, b
 	*out = acc - accm;
 }
 
-void q42_compat_dot_q2_k(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q2_k(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_q2k(n, out, w, x, false);
 }
 
-void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_q2k(n, out, w, x, true);
 }
@@ -403,7 +402,7 @@ void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x)
  * times the scale of their 16-element sub-block (2c + p / 16); each lane
  * then fma(d_x * d_w, lane, acc) once per super-block, and hsum_float_8
  * at the end as dot_lanes8. */
-void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_q3_k(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float lanes[8] = {0};
@@ -460,25 +459,25 @@ static void dot_tq(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bo
 	*out = (r[0] + r[2]) + (r[1] + r[3]);
 }
 
-void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_tq1_0(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_tq(n, out, w, x, true);
 }
 
-void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_tq2_0(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_tq(n, out, w, x, false);
 }
 
 /* ---- float products ---------------------------------------------------- */
 
-/* the float row operations, plain (q42_compat_float.h) */
-#define CF(name) q42_compat_##name
+/* the float row operations, plain (llamacpp/q42_llamacpp_float.h) */
+#define CF(name) q42_llamacpp_##name
 #define CF_ATTR
 #define CF_STATIC static
-#include "kernels/q42_compat_float.h"
+#include "kernels/llamacpp/q42_llamacpp_float.h"
 
-void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w;
 	const float *v = x;
@@ -492,7 +491,7 @@ void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
 /* Four 16-lane accumulators over 64-element steps, folded as
  * (s0 + s2) + (s1 + s3), reduced, then the leftover elements added in
  * double as ggml_vec_dot_f16 does. */
-void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_f16(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float s[4][16] = {{0}};
@@ -518,25 +517,25 @@ void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x)
 }
 
 /* ggml_vec_dot_f32 on a row of its true length: the whole 64-steps as
- * q42_compat_dot_f32 sums them, then each leftover product rounded and
+ * q42_llamacpp_dot_f32 sums them, then each leftover product rounded and
  * added to that float sum (the build does not fuse sumf += x * y: the
  * oracle golden mm_f32_odd_cpu tells the two apart). */
-void q42_compat_dot_f32_vd(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x)
 {
 	const float *a = w, *b = x;
 	const int64_t np = n & ~(int64_t)63;
 	float s;
-	q42_compat_dot_f32(np, &s, w, x);
+	q42_llamacpp_dot_f32(np, &s, w, x);
 	for (int64_t i = np; i < n; i++)
 		s = s + a[i] * b[i];
 	*out = s;
 }
 
-void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+void q42_llamacpp_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
 			     const void *x)
 {
 	for (int64_t r = 0; r < n_rows; r++)
-		q42_compat_dot_f16(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
+		q42_llamacpp_dot_f16(n, out + r, (const uint8_t *)w + (uint64_t)r * w_stride, x);
 }
 
 /* ---- BF16 weights ------------------------------------------------------- */
@@ -573,7 +572,7 @@ static float dp_pair(float acc, const uint8_t *w, const uint8_t *x)
  * each of two accumulators (elements 0..31 and 32..63); each accumulator
  * reduced, both added in double, then the last n % 64 products in
  * double. */
-void q42_compat_dot_bf16(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_bf16(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float c[2][16] = {{0}};
@@ -593,7 +592,7 @@ void q42_compat_dot_bf16(int64_t n, float *out, const void *w, const void *x)
 
 /* llamafile's tinyBLAS for bf16 (n a multiple of 32): one accumulator,
  * one VDPBF16PS per 32 elements, then reduced. */
-void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x)
+void q42_llamacpp_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
 	float c[16] = {0};
@@ -617,21 +616,21 @@ void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x)
 				    (const uint8_t *)w + (uint64_t)r * w_stride,                 \
 				    (const uint8_t *)x + (uint64_t)t * x_stride);                \
 	}
-SCALAR_ROWS(rows_q4_0, q42_compat_dot_q4_0)
-SCALAR_ROWS(rows_q8_0, q42_compat_dot_q8_0)
-SCALAR_ROWS(rows_q5_1, q42_compat_dot_q5_1)
-SCALAR_ROWS(rows_q5_k, q42_compat_dot_q5_k)
-SCALAR_ROWS(rows_q4_1, q42_compat_dot_q4_1)
-SCALAR_ROWS(rows_q4_1_cpu, q42_compat_dot_q4_1_cpu)
-SCALAR_ROWS(rows_q5_0, q42_compat_dot_q5_0)
-SCALAR_ROWS(rows_q4_k, q42_compat_dot_q4_k)
-SCALAR_ROWS(rows_q6_k, q42_compat_dot_q6_k)
-SCALAR_ROWS(rows_f16_f32, q42_compat_dot_f16_f32)
-SCALAR_ROWS(rows_f16, q42_compat_dot_f16)
-SCALAR_ROWS(rows_tq1_0, q42_compat_dot_tq1_0)
-SCALAR_ROWS(rows_q3_k, q42_compat_dot_q3_k)
-SCALAR_ROWS(rows_iq4_nl, q42_compat_dot_iq4_nl)
-SCALAR_ROWS(rows_iq4_xs, q42_compat_dot_iq4_xs)
+SCALAR_ROWS(rows_q4_0, q42_llamacpp_dot_q4_0)
+SCALAR_ROWS(rows_q8_0, q42_llamacpp_dot_q8_0)
+SCALAR_ROWS(rows_q5_1, q42_llamacpp_dot_q5_1)
+SCALAR_ROWS(rows_q5_k, q42_llamacpp_dot_q5_k)
+SCALAR_ROWS(rows_q4_1, q42_llamacpp_dot_q4_1)
+SCALAR_ROWS(rows_q4_1_cpu, q42_llamacpp_dot_q4_1_cpu)
+SCALAR_ROWS(rows_q5_0, q42_llamacpp_dot_q5_0)
+SCALAR_ROWS(rows_q4_k, q42_llamacpp_dot_q4_k)
+SCALAR_ROWS(rows_q6_k, q42_llamacpp_dot_q6_k)
+SCALAR_ROWS(rows_f16_f32, q42_llamacpp_dot_f16_f32)
+SCALAR_ROWS(rows_f16, q42_llamacpp_dot_f16)
+SCALAR_ROWS(rows_tq1_0, q42_llamacpp_dot_tq1_0)
+SCALAR_ROWS(rows_q3_k, q42_llamacpp_dot_q3_k)
+SCALAR_ROWS(rows_iq4_nl, q42_llamacpp_dot_iq4_nl)
+SCALAR_ROWS(rows_iq4_xs, q42_llamacpp_dot_iq4_xs)
 /* Products whose order depends on the pass: ONE for a lone token, MANY
  * (llamafile's tinyBLAS) for the tokens of a longer pass. */
 #define PASS_ROWS(NAME, ONE, MANY)                                                               \
@@ -647,174 +646,56 @@ SCALAR_ROWS(rows_iq4_xs, q42_compat_dot_iq4_xs)
 					(const uint8_t *)x + (uint64_t)t * x_stride);            \
 	}
 /* IQ4_NL in the plain CPU buffer */
-PASS_ROWS(rows_iq4_nl_cpu, q42_compat_dot_iq4_nl_cpu, q42_compat_dot_iq4_nl_tb)
+PASS_ROWS(rows_iq4_nl_cpu, q42_llamacpp_dot_iq4_nl_cpu, q42_llamacpp_dot_iq4_nl_tb)
 /* F32 weights likewise: tinyBLAS's f32 lanes for a pass of a shape it
  * takes, ggml_vec_dot_f32 otherwise */
-PASS_ROWS(rows_f32, q42_compat_dot_f32_vd, q42_compat_dot_f32_lanes)
-SCALAR_ROWS(rows_f32_vd, q42_compat_dot_f32_vd)
+PASS_ROWS(rows_f32, q42_llamacpp_dot_f32_vd, q42_llamacpp_dot_f32_lanes)
+SCALAR_ROWS(rows_f32_vd, q42_llamacpp_dot_f32_vd)
 /* BF16 of a shape llamafile takes (else vec_dot for any pass) */
-PASS_ROWS(rows_bf16, q42_compat_dot_bf16, q42_compat_dot_bf16_tb)
-SCALAR_ROWS(rows_bf16_vd, q42_compat_dot_bf16)
+PASS_ROWS(rows_bf16, q42_llamacpp_dot_bf16, q42_llamacpp_dot_bf16_tb)
+SCALAR_ROWS(rows_bf16_vd, q42_llamacpp_dot_bf16)
 /* Q2_K: a pass's tokens in whole groups of four take the gemm order */
-static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok, const void *x,
-		      uint64_t x_stride, float *y, uint64_t y_stride)
+static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
+		      const void *x, uint64_t x_stride, float *y, uint64_t y_stride)
 {
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++)
 			dot_q2k(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
 				(const uint8_t *)x + (uint64_t)t * x_stride, t < n_tok / 4 * 4);
 }
-SCALAR_ROWS(rows_tq2_0, q42_compat_dot_tq2_0)
+SCALAR_ROWS(rows_tq2_0, q42_llamacpp_dot_tq2_0)
 
 /* ---- selection --------------------------------------------------------- */
 
-/* The instruction set this CPU runs that is closest to the one asked for. */
-static enum q42_isa usable_isa(enum q42_isa isa)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	if (isa == Q42_ISA_SCALAR)
-		return Q42_ISA_SCALAR;
-	if ((isa == Q42_ISA_AVX512 || isa == Q42_ISA_BEST) && q42_cpu_has_avx512())
-		return Q42_ISA_AVX512;
-	if (q42_cpu_has_avx2())
-		return Q42_ISA_AVX2;
-#else
-	(void)isa;
-#endif
-	return Q42_ISA_SCALAR;
-}
-
-/* Row products per dtype index and ISA. */
-enum { R_Q4_0, R_Q8_0, R_Q4_K, R_Q6_K, R_F16_F32, R_F16, R_Q5_1, R_Q5_K, R_Q4_1, R_Q4_1_CPU, R_Q5_0, R_TQ1_0,
-       R_TQ2_0, R_Q3_K, R_Q2_K, R_IQ4_NL, R_IQ4_XS, R_BF16, R_BF16_VD, R_F32, R_F32_VD, R_COUNT };
-
-static q42_compat_rows_fn rows_for(int which, enum q42_isa isa)
-{
-	static const q42_compat_rows_fn scalar[R_COUNT] = {
-		rows_q4_0, rows_q8_0, rows_q4_k, rows_q6_k, rows_f16_f32, rows_f16, rows_q5_1, rows_q5_k,
-		rows_q4_1, rows_q4_1_cpu, rows_q5_0, rows_tq1_0, rows_tq2_0, rows_q3_k, rows_q2_k, rows_iq4_nl,
-		rows_iq4_xs, rows_bf16, rows_bf16_vd, rows_f32, rows_f32_vd};
-#if defined(__x86_64__) || defined(__i386__)
-	static const q42_compat_rows_fn avx2[R_COUNT] = {
-		q42_compat_rows_q4_0_avx2, q42_compat_rows_q8_0_avx2, q42_compat_rows_q4_k_avx2,
-		q42_compat_rows_q6_k_avx2, q42_compat_rows_f16_f32_avx2, q42_compat_rows_f16_avx2,
-		q42_compat_rows_q5_1_avx2, q42_compat_rows_q5_k_avx2, q42_compat_rows_q4_1_avx2,
-		q42_compat_rows_q4_1_cpu_avx2, q42_compat_rows_q5_0_avx2, q42_compat_rows_tq1_0_avx2,
-		q42_compat_rows_tq2_0_avx2, q42_compat_rows_q3_k_avx2, q42_compat_rows_q2_k_avx2,
-		q42_compat_rows_iq4_nl_avx2, q42_compat_rows_iq4_xs_avx2, q42_compat_rows_bf16_avx2,
-		q42_compat_rows_bf16_vd_avx2, q42_compat_rows_f32_avx2, q42_compat_rows_f32_vd_avx2};
-	static const q42_compat_rows_fn avx512[R_COUNT] = {
-		q42_compat_rows_q4_0_avx512, q42_compat_rows_q8_0_avx512,
-		q42_compat_rows_q4_k_avx512, q42_compat_rows_q6_k_avx512,
-		q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512, q42_compat_rows_q5_1_avx512,
-		q42_compat_rows_q5_k_avx512, q42_compat_rows_q4_1_avx512, q42_compat_rows_q4_1_cpu_avx512,
-		q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512, q42_compat_rows_tq2_0_avx512,
-		q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_avx512, q42_compat_rows_iq4_nl_avx512,
-		q42_compat_rows_iq4_xs_avx512, q42_compat_rows_bf16_avx512, q42_compat_rows_bf16_vd_avx512,
-		q42_compat_rows_f32_avx512, q42_compat_rows_f32_vd_avx512};
-	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form */
-	if ((which == R_BF16 || which == R_BF16_VD) && isa == Q42_ISA_AVX512 && !q42_cpu_has_avx512bf16())
-		return avx2[which];
-#if defined(Q42_HAVE_AMX)
-	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
-	static const q42_compat_rows_fn amx[R_COUNT] = {
-		q42_compat_rows_q4_0_amx, q42_compat_rows_q8_0_amx, q42_compat_rows_q4_k_amx,
-		q42_compat_rows_q6_k_amx, q42_compat_rows_f16_f32_avx512, q42_compat_rows_f16_avx512,
-		q42_compat_rows_q5_1_avx512, q42_compat_rows_q5_k_amx, q42_compat_rows_q4_1_amx,
-		q42_compat_rows_q4_1_cpu_avx512, q42_compat_rows_q5_0_avx512, q42_compat_rows_tq1_0_avx512,
-		q42_compat_rows_tq2_0_avx512, q42_compat_rows_q3_k_avx512, q42_compat_rows_q2_k_amx,
-		q42_compat_rows_iq4_nl_amx, q42_compat_rows_iq4_xs_amx, q42_compat_rows_bf16_avx512,
-		q42_compat_rows_bf16_vd_avx512, q42_compat_rows_f32_avx512, q42_compat_rows_f32_vd_avx512};
-	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
-		return amx[which];
-#endif
-	if (isa == Q42_ISA_AVX512)
-		return avx512[which];
-	if (isa == Q42_ISA_AVX2)
-		return avx2[which];
-#else
-	(void)isa;
-#endif
-	return scalar[which];
-}
-
-q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa)
-{
-	if (usable_isa(isa) != Q42_ISA_AVX512)
-		return NULL;
-	/* the kernels q42_kernels_get hands out must be the ones these
-	 * reproduce: the AVX-512 table's, which equal the scalar reference */
-#if defined(__x86_64__) || defined(__i386__)
-	if (dtype == Q42_DTYPE_Q4_K)
-		return q42_generic_rows_q4_k_avx512;
-	if (dtype == Q42_DTYPE_Q5_K)
-		return q42_generic_rows_q5_k_avx512;
-#endif
-	if (dtype != Q42_DTYPE_Q8_0 && dtype != Q42_DTYPE_Q5_0 && dtype != Q42_DTYPE_Q5_1)
-		return NULL;
-#if defined(Q42_HAVE_AMX)
-	if (q42_amx_usable())
-		return dtype == Q42_DTYPE_Q8_0	 ? q42_generic_rows_q8_0_amx
-		       : dtype == Q42_DTYPE_Q5_0 ? q42_generic_rows_q5_0_amx
-						 : q42_generic_rows_q5_1_amx;
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-	return dtype == Q42_DTYPE_Q8_0	 ? q42_generic_rows_q8_0_avx512
-	       : dtype == Q42_DTYPE_Q5_0 ? q42_generic_rows_q5_0_avx512
-					 : q42_generic_rows_q5_1_avx512;
-#else
-	return NULL;
-#endif
-}
-
-const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa)
-{
-	static const q42_compat_ops scalar = {
-		Q42_ISA_SCALAR, q42_compat_quantize_q8_0, q42_compat_quantize_q8_1, q42_compat_quantize_f16,
-		q42_compat_dot_f32, q42_compat_dot_f32_lanes, q42_compat_dot_f32_rows,
-		q42_compat_dot_f32_lanes_rows, q42_compat_dot_f16_pad, q42_compat_dot_f16_lanes,
-		q42_compat_dot_f16_pad_rows, q42_compat_dot_f16_lanes_rows, q42_compat_dot_f16_rows,
-		q42_compat_dot_f32_vrows, q42_compat_dot_f32_lanes_vrows, q42_compat_dot_f16_pad_vrows,
-		q42_compat_dot_f16_lanes_vrows, q42_compat_softmax,
-		q42_compat_swiglu, q42_compat_rope, q42_op_add, q42_op_rmsnorm_rows};
-#if defined(__x86_64__) || defined(__i386__)
-	/* AVX2: the quantizers and the attention products in 8-lane vectors,
-	 * the other row ops the scalar ones compiled with FMA
-	 * (q42_compat_float.h) */
-	static const q42_compat_ops avx2 = {
-		Q42_ISA_AVX2, q42_compat_quantize_q8_0_avx2, q42_compat_quantize_q8_1_avx2, q42_compat_quantize_f16_avx2,
-		q42_compat_dot_f32_avx2, q42_compat_dot_f32_lanes_avx2, q42_compat_dot_f32_rows_avx2,
-		q42_compat_dot_f32_lanes_rows_avx2, q42_compat_dot_f16_pad_avx2,
-		q42_compat_dot_f16_lanes_avx2, q42_compat_dot_f16_pad_rows_avx2,
-		q42_compat_dot_f16_lanes_rows_avx2, q42_compat_dot_f16_rows_avx2, q42_compat_dot_f32_vrows_avx2,
-		q42_compat_dot_f32_lanes_vrows_avx2, q42_compat_dot_f16_pad_vrows_avx2,
-		q42_compat_dot_f16_lanes_vrows_avx2, q42_compat_softmax_fma,
-		q42_compat_swiglu_fma, q42_compat_rope_fma, q42_op_add, q42_op_rmsnorm_rows};
-	static const q42_compat_ops avx512 = {
-		Q42_ISA_AVX512, q42_compat_quantize_q8_0_avx512, q42_compat_quantize_q8_1_avx512,
-		q42_compat_quantize_f16_avx512,
-		q42_compat_dot_f32_avx512, q42_compat_dot_f32_lanes_avx512,
-		q42_compat_dot_f32_rows_avx512, q42_compat_dot_f32_lanes_rows_avx512,
-		q42_compat_dot_f16_pad_avx512, q42_compat_dot_f16_lanes_avx512,
-		q42_compat_dot_f16_pad_rows_avx512, q42_compat_dot_f16_lanes_rows_avx512,
-		q42_compat_dot_f16_rows_avx512, q42_compat_dot_f32_vrows_avx512,
-		q42_compat_dot_f32_lanes_vrows_avx512, q42_compat_dot_f16_pad_vrows_avx512,
-		q42_compat_dot_f16_lanes_vrows_avx512, q42_compat_softmax_avx512, q42_compat_swiglu_avx512, q42_compat_rope_avx512,
-		q42_compat_add_avx512, q42_compat_rmsnorm_rows_avx512};
-	switch (usable_isa(isa)) {
-	case Q42_ISA_AVX512: return &avx512;
-	case Q42_ISA_AVX2: return &avx2;
-	default: break;
-	}
-#else
-	(void)isa;
-#endif
-	return &scalar;
-}
+/* The scalar row products by slot: the definitions every ISA's row
+ * products are tested against (the dispatcher fills the other ISAs'). */
+const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT] = {
+	[Q42_LROWS_Q4_0] = rows_q4_0,
+	[Q42_LROWS_Q8_0] = rows_q8_0,
+	[Q42_LROWS_Q4_K] = rows_q4_k,
+	[Q42_LROWS_Q6_K] = rows_q6_k,
+	[Q42_LROWS_F16_F32] = rows_f16_f32,
+	[Q42_LROWS_F16] = rows_f16,
+	[Q42_LROWS_Q5_1] = rows_q5_1,
+	[Q42_LROWS_Q5_K] = rows_q5_k,
+	[Q42_LROWS_Q4_1] = rows_q4_1,
+	[Q42_LROWS_Q4_1_CPU] = rows_q4_1_cpu,
+	[Q42_LROWS_Q5_0] = rows_q5_0,
+	[Q42_LROWS_TQ1_0] = rows_tq1_0,
+	[Q42_LROWS_TQ2_0] = rows_tq2_0,
+	[Q42_LROWS_Q3_K] = rows_q3_k,
+	[Q42_LROWS_Q2_K] = rows_q2_k,
+	[Q42_LROWS_IQ4_NL] = rows_iq4_nl,
+	[Q42_LROWS_IQ4_XS] = rows_iq4_xs,
+	[Q42_LROWS_BF16] = rows_bf16,
+	[Q42_LROWS_BF16_VD] = rows_bf16_vd,
+	[Q42_LROWS_F32] = rows_f32,
+	[Q42_LROWS_F32_VD] = rows_f32_vd,
+};
 
 /* One selection's fields; true, for the caller to return. */
-static bool pick(q42_compat_kernels *out, void (*vec_dot)(int64_t, float *, const void *, const void *),
-		 q42_compat_rows_fn rows, void (*quantize)(const float *, void *, int64_t), uint32_t vec_dot_type,
+static bool pick(q42_llamacpp_kernels *out, void (*vec_dot)(int64_t, float *, const void *, const void *),
+		 q42_llamacpp_rows_fn rows, void (*quantize)(const float *, void *, int64_t), uint32_t vec_dot_type,
 		 const char *name)
 {
 	out->vec_dot = vec_dot;
@@ -833,26 +714,26 @@ static const q42_type_kernels *q8k_kernels(enum q42_isa use)
 	return k8 != NULL ? k8 : q42_kernels_get(Q42_DTYPE_Q8_K, Q42_ISA_SCALAR);
 }
 
-bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
-		       enum q42_compat_place place, q42_compat_kernels *out)
+bool q42_llamacpp_select(uint32_t dtype, int64_t n_out, int64_t n_in,
+		       enum q42_llamacpp_place place, q42_llamacpp_kernels *out)
 {
-	return q42_compat_select_isa(dtype, n_out, n_in, place, Q42_ISA_BEST, out);
+	return q42_llamacpp_select_isa(dtype, n_out, n_in, place, Q42_ISA_BEST, out);
 }
 
-bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
-			   enum q42_compat_place place, enum q42_isa isa, q42_compat_kernels *out)
+bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
+			   enum q42_llamacpp_place place, enum q42_isa isa, q42_llamacpp_kernels *out)
 {
-	const bool amx_rows = place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 32 == 0;
-	const enum q42_isa use = usable_isa(isa);
-	const q42_compat_ops *ops = q42_compat_ops_get(use);
+	const bool amx_rows = place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 32 == 0;
+	const enum q42_isa use = q42_isa_usable(isa);
+	const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(use);
 	memset(out, 0, sizeof *out);
 	switch (dtype) {
 	case Q42_DTYPE_Q4_0:
 	case Q42_DTYPE_Q8_0:
 		if (!amx_rows || n_in % QK != 0)
 			return false;
-		out->vec_dot = dtype == Q42_DTYPE_Q4_0 ? q42_compat_dot_q4_0 : q42_compat_dot_q8_0;
-		out->rows = rows_for(dtype == Q42_DTYPE_Q4_0 ? R_Q4_0 : R_Q8_0, use);
+		out->vec_dot = dtype == Q42_DTYPE_Q4_0 ? q42_llamacpp_dot_q4_0 : q42_llamacpp_dot_q8_0;
+		out->rows = q42_llamacpp_rows_for(dtype == Q42_DTYPE_Q4_0 ? Q42_LROWS_Q4_0 : Q42_LROWS_Q8_0, use);
 		out->quantize = ops->quantize_q8_0;
 		out->vec_dot_type = Q42_DTYPE_Q8_0;
 		out->name = dtype == Q42_DTYPE_Q4_0 ? "amx-q4_0" : "amx-q8_0";
@@ -863,12 +744,12 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		const q42_type_kernels *k8 = q8k_kernels(use);
 		if (!amx_rows || n_in % QK_K != 0 || k8 == NULL)
 			return false;
-		out->vec_dot = dtype == Q42_DTYPE_Q4_K	 ? q42_compat_dot_q4_k
-			       : dtype == Q42_DTYPE_Q5_K ? q42_compat_dot_q5_k
-							 : q42_compat_dot_q6_k;
-		out->rows = rows_for(dtype == Q42_DTYPE_Q4_K	 ? R_Q4_K
-				     : dtype == Q42_DTYPE_Q5_K ? R_Q5_K
-							       : R_Q6_K,
+		out->vec_dot = dtype == Q42_DTYPE_Q4_K	 ? q42_llamacpp_dot_q4_k
+			       : dtype == Q42_DTYPE_Q5_K ? q42_llamacpp_dot_q5_k
+							 : q42_llamacpp_dot_q6_k;
+		out->rows = q42_llamacpp_rows_for(dtype == Q42_DTYPE_Q4_K	 ? Q42_LROWS_Q4_K
+				     : dtype == Q42_DTYPE_Q5_K ? Q42_LROWS_Q5_K
+							       : Q42_LROWS_Q6_K,
 				     use);
 		out->quantize = k8->quantize;
 		out->vec_dot_type = Q42_DTYPE_Q8_K;
@@ -881,79 +762,83 @@ bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		/* the AMX buffer when the shape allows, else (the token
 		 * embedding) ggml's x86 vec_dot */
 		return n_in % QK == 0 &&
-		       pick(out, amx_rows ? q42_compat_dot_q4_1 : q42_compat_dot_q4_1_cpu,
-			    rows_for(amx_rows ? R_Q4_1 : R_Q4_1_CPU, use), ops->quantize_q8_1, Q42_DTYPE_Q8_1,
-			    amx_rows ? "amx-q4_1" : "cpu-q4_1");
+		       pick(out, amx_rows ? q42_llamacpp_dot_q4_1 : q42_llamacpp_dot_q4_1_cpu,
+			    q42_llamacpp_rows_for(amx_rows ? Q42_LROWS_Q4_1 : Q42_LROWS_Q4_1_CPU, use),
+			    ops->quantize_q8_1, Q42_DTYPE_Q8_1, amx_rows ? "amx-q4_1" : "cpu-q4_1");
 	case Q42_DTYPE_Q5_0:
 		/* no AMX form in llama.cpp: ggml's x86 vec_dot for one token,
 		 * llamafile's tinyBLAS for more (the same rounding) */
-		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_0, rows_for(R_Q5_0, use), ops->quantize_q8_0,
-					      Q42_DTYPE_Q8_0, "cpu-q5_0");
+		return n_in % QK == 0 &&
+		       pick(out, q42_llamacpp_dot_q5_0, q42_llamacpp_rows_for(Q42_LROWS_Q5_0, use),
+			    ops->quantize_q8_0, Q42_DTYPE_Q8_0, "cpu-q5_0");
 	case Q42_DTYPE_Q5_1:
 		/* no AMX or tinyBLAS form in llama.cpp: ggml's x86 vec_dot
 		 * wherever the weight lives */
-		return n_in % QK == 0 && pick(out, q42_compat_dot_q5_1, rows_for(R_Q5_1, use), ops->quantize_q8_1,
-					      Q42_DTYPE_Q8_1, "cpu-q5_1");
+		return n_in % QK == 0 &&
+		       pick(out, q42_llamacpp_dot_q5_1, q42_llamacpp_rows_for(Q42_LROWS_Q5_1, use),
+			    ops->quantize_q8_1, Q42_DTYPE_Q8_1, "cpu-q5_1");
 	case Q42_DTYPE_Q2_K:
 		/* the CPU_REPACK buffer takes a multiple of 8 rows; a token
 		 * embedding, or another row count, would be ggml's x86 vec_dot,
 		 * which libq42 does not reproduce (generic rounding then) */
-		return place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0 && n_in % QK_K == 0 &&
-		       pick(out, q42_compat_dot_q2_k, rows_for(R_Q2_K, use), q8k_kernels(use)->quantize,
-			    Q42_DTYPE_Q8_K, "repack-q2_K");
+		return place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 8 == 0 && n_in % QK_K == 0 &&
+		       pick(out, q42_llamacpp_dot_q2_k, q42_llamacpp_rows_for(Q42_LROWS_Q2_K, use),
+			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "repack-q2_K");
 	case Q42_DTYPE_IQ4_XS:
 		/* the AMX buffer where the shape allows; elsewhere ggml's x86
 		 * vec_dot, which libq42 does not reproduce (generic rounding) */
 		return amx_rows && n_in % QK_K == 0 &&
-		       pick(out, q42_compat_dot_iq4_xs, rows_for(R_IQ4_XS, use), q8k_kernels(use)->quantize,
-			    Q42_DTYPE_Q8_K, "amx-iq4_xs");
+		       pick(out, q42_llamacpp_dot_iq4_xs, q42_llamacpp_rows_for(Q42_LROWS_IQ4_XS, use),
+			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "amx-iq4_xs");
 	case Q42_DTYPE_IQ4_NL: {
 		/* the CPU_REPACK buffer (iq4_nl_8x8) takes a multiple of 8
 		 * rows; elsewhere ggml's x86 vec_dot or llamafile's tinyBLAS,
 		 * by the pass's token count (the rows function decides) */
-		const bool rp = place == Q42_COMPAT_MATMUL && n_out > 0 && n_out % 8 == 0;
+		const bool rp = place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 8 == 0;
 		return n_in % QK == 0 &&
-		       pick(out, rp ? q42_compat_dot_iq4_nl : q42_compat_dot_iq4_nl_cpu,
-			    rp ? rows_for(R_IQ4_NL, use) : rows_iq4_nl_cpu, ops->quantize_q8_0, Q42_DTYPE_Q8_0,
-			    rp ? "repack-iq4_nl" : "cpu-iq4_nl");
+		       pick(out, rp ? q42_llamacpp_dot_iq4_nl : q42_llamacpp_dot_iq4_nl_cpu,
+			    rp ? q42_llamacpp_rows_for(Q42_LROWS_IQ4_NL, use) : rows_iq4_nl_cpu,
+			    ops->quantize_q8_0, Q42_DTYPE_Q8_0, rp ? "repack-iq4_nl" : "cpu-iq4_nl");
 	}
 	case Q42_DTYPE_Q3_K:
 	case Q42_DTYPE_TQ1_0:
 	case Q42_DTYPE_TQ2_0: {
 		/* ggml's x86 vec_dot wherever the weight lives */
 		const bool q3 = dtype == Q42_DTYPE_Q3_K, tq1 = dtype == Q42_DTYPE_TQ1_0;
+		const enum q42_lrows slot = q3 ? Q42_LROWS_Q3_K : tq1 ? Q42_LROWS_TQ1_0 : Q42_LROWS_TQ2_0;
 		return n_in % QK_K == 0 &&
-		       pick(out, q3 ? q42_compat_dot_q3_k : tq1 ? q42_compat_dot_tq1_0 : q42_compat_dot_tq2_0,
-			    rows_for(q3 ? R_Q3_K : tq1 ? R_TQ1_0 : R_TQ2_0, use), q8k_kernels(use)->quantize,
-			    Q42_DTYPE_Q8_K, q3 ? "cpu-q3_K" : tq1 ? "cpu-tq1_0" : "cpu-tq2_0");
+		       pick(out, q3 ? q42_llamacpp_dot_q3_k : tq1 ? q42_llamacpp_dot_tq1_0 : q42_llamacpp_dot_tq2_0,
+			    q42_llamacpp_rows_for(slot, use), q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K,
+			    q3 ? "cpu-q3_K" : tq1 ? "cpu-tq1_0" : "cpu-tq2_0");
 	}
 	case Q42_DTYPE_F32: {
 		/* the plain CPU buffer: llamafile's tinyBLAS for the tokens of
 		 * a pass where its shape rules allow (4 rows, 16 values),
 		 * ggml_vec_dot_f32 for a lone token and every other shape */
 		const bool tb = n_out % 4 == 0 && n_in % 16 == 0;
-		return pick(out, q42_compat_dot_f32_vd, rows_for(tb ? R_F32 : R_F32_VD, use), NULL, Q42_DTYPE_F32,
-			    tb ? "cpu-f32" : "cpu-f32-vec");
+		return pick(out, q42_llamacpp_dot_f32_vd,
+			    q42_llamacpp_rows_for(tb ? Q42_LROWS_F32 : Q42_LROWS_F32_VD, use), NULL,
+			    Q42_DTYPE_F32, tb ? "cpu-f32" : "cpu-f32-vec");
 	}
 	case Q42_DTYPE_BF16: {
 		/* never in the AMX buffer: llamafile's tinyBLAS for the tokens
 		 * of a pass where its shape rules allow, ggml's vec_dot for a
 		 * lone token and every other shape (AVX-512 BF16 rounding) */
 		const bool tb = n_out % 4 == 0 && n_in % 32 == 0;
-		return pick(out, q42_compat_dot_bf16, rows_for(tb ? R_BF16 : R_BF16_VD, use),
+		return pick(out, q42_llamacpp_dot_bf16, q42_llamacpp_rows_for(tb ? Q42_LROWS_BF16 : Q42_LROWS_BF16_VD, use),
 			    q42_kernels_get(Q42_DTYPE_BF16, Q42_ISA_SCALAR)->quantize, Q42_DTYPE_BF16,
 			    tb ? "cpu-bf16" : "cpu-bf16-vec");
 	}
 	case Q42_DTYPE_F16:
 		if (amx_rows && n_in % 16 == 0) {
-			out->vec_dot = q42_compat_dot_f16_f32;
-			out->rows = rows_for(R_F16_F32, use);
+			out->vec_dot = q42_llamacpp_dot_f16_f32;
+			out->rows = q42_llamacpp_rows_for(Q42_LROWS_F16_F32, use);
 			out->quantize = NULL;
 			out->vec_dot_type = Q42_DTYPE_F32;
 			out->name = "amx-f16";
 		} else {
-			out->vec_dot = q42_compat_dot_f16;
-			out->rows = rows_for(R_F16, use);
+			out->vec_dot = q42_llamacpp_dot_f16;
+			out->rows = q42_llamacpp_rows_for(Q42_LROWS_F16, use);
 			out->quantize = ops->quantize_f16;
 			out->vec_dot_type = Q42_DTYPE_F16;
 			out->name = "avx512-f16";

@@ -1,4 +1,4 @@
-/* q42_compat.h -- "llama.cpp x86" arithmetic: the kernels that make a
+/* q42_llamacpp.h -- "llama.cpp x86" arithmetic: the kernels that make a
  * matrix product round exactly as llama.cpp does on an x86 CPU with
  * AVX-512 and AMX (its libggml-cpu-sapphirerapids build), as opposed to
  * the generic ggml arithmetic of q42_kernels.h.
@@ -26,8 +26,8 @@
  * repacking).
  * Never used unless the engine asks for the llama.cpp arithmetic.
  */
-#ifndef Q42_COMPAT_H
-#define Q42_COMPAT_H
+#ifndef Q42_LLAMACPP_H
+#define Q42_LLAMACPP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,28 +38,28 @@
  * activation row t) for r < n_rows, t < n_tok, weight rows w_stride bytes
  * apart, activation rows x_stride bytes apart. Every element rounds exactly
  * as vec_dot of the same kernels computes it, whatever n_rows and n_tok. */
-typedef void (*q42_compat_rows_fn)(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+typedef void (*q42_llamacpp_rows_fn)(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
 				   int64_t n_tok, const void *x, uint64_t x_stride, float *y,
 				   uint64_t y_stride);
 
 /* One product's kernels: *out = dot(weight row, activation row), where the
  * activation row was made from f32 by quantize (NULL: the f32 row itself,
  * vec_dot_type Q42_DTYPE_F32). */
-typedef struct q42_compat_kernels {
+typedef struct q42_llamacpp_kernels {
 	void (*vec_dot)(int64_t n, float *out, const void *w, const void *x);
-	q42_compat_rows_fn rows; /* the same products, many rows and tokens per call */
+	q42_llamacpp_rows_fn rows; /* the same products, many rows and tokens per call */
 	void (*quantize)(const float *src, void *dst, int64_t n);
 	uint32_t vec_dot_type;
 	const char *name; /* e.g. "amx-q4_0", for messages and records */
-} q42_compat_kernels;
+} q42_llamacpp_kernels;
 
-/* Where llama.cpp keeps a weight matrix: Q42_COMPAT_MATMUL for a matrix
+/* Where llama.cpp keeps a weight matrix: Q42_LLAMACPP_MATMUL for a matrix
  * only multiplied (it goes to the AMX buffer when its shape allows),
- * Q42_COMPAT_CPU for one also read by row lookup (the token embedding,
+ * Q42_LLAMACPP_CPU for one also read by row lookup (the token embedding,
  * tied output), which stays in the plain CPU buffer. */
-enum q42_compat_place {
-	Q42_COMPAT_MATMUL = 0,
-	Q42_COMPAT_CPU = 1,
+enum q42_llamacpp_place {
+	Q42_LLAMACPP_MATMUL = 0,
+	Q42_LLAMACPP_CPU = 1,
 };
 
 /* The llama.cpp x86 kernels for a [n_in, n_out] weight of dtype placed as
@@ -67,26 +67,26 @@ enum q42_compat_place {
  * the generic ggml kernels). AMX is chosen as llama.cpp's supports_op
  * does: n_out a multiple of 32 and n_in of the type's alignment (32 for
  * Q4_0/Q8_0, 256 for k-quants, 16 for F16). */
-Q42_API bool q42_compat_select(uint32_t dtype, int64_t n_out, int64_t n_in,
-			       enum q42_compat_place place, q42_compat_kernels *out);
+Q42_API bool q42_llamacpp_select(uint32_t dtype, int64_t n_out, int64_t n_in,
+			       enum q42_llamacpp_place place, q42_llamacpp_kernels *out);
 /* The same with the instruction set chosen: Q42_ISA_SCALAR gives the
  * scalar functions below (the definition), Q42_ISA_AVX2 / Q42_ISA_AVX512
  * their SIMD versions (kernels/x86/q42_x86_*.c), bit-identical to them;
  * an ISA this CPU lacks falls back to the best one it has, and
- * q42_compat_select uses Q42_ISA_BEST. */
-Q42_API bool q42_compat_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
-				   enum q42_compat_place place, enum q42_isa isa,
-				   q42_compat_kernels *out);
+ * q42_llamacpp_select uses Q42_ISA_BEST. */
+Q42_API bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
+				   enum q42_llamacpp_place place, enum q42_isa isa,
+				   q42_llamacpp_kernels *out);
 
 /* A weight layout repacked at load (kernels/q42_pack.h describes it): the
  * same bytes per matrix as the file's, rearranged so that sixteen rows'
  * blocks load and scale as one. rows computes exactly what the file
- * layout's product (q42_compat_select_isa) computes, from the packed
+ * layout's product (q42_llamacpp_select_isa) computes, from the packed
  * copy; it takes w at a row that is a multiple of 16, w_stride the file's
  * row size, and n_rows a multiple of 16 or reaching the matrix's last row
  * (the rows past the last full group keep the file's layout). */
-typedef struct q42_compat_packed {
-	q42_compat_rows_fn rows;
+typedef struct q42_llamacpp_packed {
+	q42_llamacpp_rows_fn rows;
 	/* dst (n_out rows of the file's row size, 64-byte aligned for the
 	 * fastest loads) from the file's n_out rows at src */
 	void (*pack)(void *dst, const void *src, int64_t n_in, int64_t n_out);
@@ -94,49 +94,49 @@ typedef struct q42_compat_packed {
 	 * (one row's size at dst): what a tied token embedding looks up */
 	void (*row)(void *dst, const void *packed, int64_t n_in, int64_t n_out, int64_t r);
 	const char *name; /* e.g. "r16-q5_0" */
-} q42_compat_packed;
+} q42_llamacpp_packed;
 
-/* The packed form of the product q42_compat_select_isa would choose, where
+/* The packed form of the product q42_llamacpp_select_isa would choose, where
  * libq42 has one (with the AVX-512 kernels, rows of at most 32768 values:
  * Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 / Q4_K / F16 in the AMX buffer, then
  * on AMX tiles for passes of several tokens where the CPU has them);
  * false otherwise, and the caller keeps the file's layout. */
-Q42_API bool q42_compat_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,
-				      enum q42_compat_place place, enum q42_isa isa,
-				      q42_compat_packed *out);
+Q42_API bool q42_llamacpp_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,
+				      enum q42_llamacpp_place place, enum q42_isa isa,
+				      q42_llamacpp_packed *out);
 
 /* Row products of the generic ggml arithmetic: the same bits as calling
  * q42_kernels_get(dtype, isa)->vec_dot per element, many weight rows and
  * tokens per call (the --arith ggml products, and the fallback for types
- * q42_compat_select has no llama.cpp form of). NULL where libq42 has none
+ * q42_llamacpp_select has no llama.cpp form of). NULL where libq42 has none
  * for that dtype and ISA: there are Q8_0, Q5_0, Q5_1, Q4_K and Q5_K ones on
  * AVX-512. */
-Q42_API q42_compat_rows_fn q42_compat_generic_rows(uint32_t dtype, enum q42_isa isa);
+Q42_API q42_llamacpp_rows_fn q42_llamacpp_generic_rows(uint32_t dtype, enum q42_isa isa);
 
 /* The row operations of this file for one instruction set (same rules as
- * q42_compat_select_isa: SIMD versions are bit-identical to the scalar
+ * q42_llamacpp_select_isa: SIMD versions are bit-identical to the scalar
  * functions). Never NULL; the table lives as long as the process. */
 /* out[r] = w_r . x for n_rows rows of n f32, w_stride bytes apart. */
-typedef void (*q42_compat_dots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
+typedef void (*q42_llamacpp_dots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				   uint64_t w_stride, const void *x);
 /* Where the 64-element steps of stepped rows lie (the V cache's layout,
  * q42_forward.c): row r starts at w + r * stride, and its step s (elements
  * 64 s .. 64 s + 63, contiguous) lies (s / per) * chunk + (s % per) * step
  * bytes on from there. Contiguous rows: per 1, chunk 64 elements' bytes. */
-typedef struct q42_compat_vlayout {
+typedef struct q42_llamacpp_vlayout {
 	uint64_t stride; /* from row r to row r + 1 */
 	uint64_t step;   /* from step s to s + 1 within a chunk */
 	uint64_t chunk;  /* from chunk c to c + 1 */
 	uint32_t per;    /* steps per chunk, at least 1 */
-} q42_compat_vlayout;
+} q42_llamacpp_vlayout;
 
 /* out[r] = w_r . x for n_rows stepped rows of n values; x is contiguous.
- * For contiguous rows these give the bits of the q42_compat_dots_fn
+ * For contiguous rows these give the bits of the q42_llamacpp_dots_fn
  * forms. */
-typedef void (*q42_compat_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
-				    const q42_compat_vlayout *lay, const void *x);
+typedef void (*q42_llamacpp_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
+				    const q42_llamacpp_vlayout *lay, const void *x);
 
-typedef struct q42_compat_ops {
+typedef struct q42_llamacpp_ops {
 	enum q42_isa isa; /* the one actually used */
 	void (*quantize_q8_0)(const float *src, void *dst, int64_t n);
 	void (*quantize_q8_1)(const float *src, void *dst, int64_t n);
@@ -145,20 +145,20 @@ typedef struct q42_compat_ops {
 	void (*dot_f32_lanes)(int64_t n, float *out, const void *w, const void *x);
 	/* the same two products for n_rows rows w_stride bytes apart, one x:
 	 * attention's K.q over positions and V.p over dimensions */
-	q42_compat_dots_fn dot_f32_rows;
-	q42_compat_dots_fn dot_f32_lanes_rows;
+	q42_llamacpp_dots_fn dot_f32_rows;
+	q42_llamacpp_dots_fn dot_f32_lanes_rows;
 	/* the four of them for an f16 cache: f16 rows times f16 x */
 	void (*dot_f16_pad)(int64_t n, float *out, const void *w, const void *x);
 	void (*dot_f16_lanes)(int64_t n, float *out, const void *w, const void *x);
-	q42_compat_dots_fn dot_f16_pad_rows;
-	q42_compat_dots_fn dot_f16_lanes_rows;
-	/* and q42_compat_dot_f16 over many rows (unpadded K rows) */
-	q42_compat_dots_fn dot_f16_rows;
+	q42_llamacpp_dots_fn dot_f16_pad_rows;
+	q42_llamacpp_dots_fn dot_f16_lanes_rows;
+	/* and q42_llamacpp_dot_f16 over many rows (unpadded K rows) */
+	q42_llamacpp_dots_fn dot_f16_rows;
 	/* the four row forms for stepped rows (attention's V.p) */
-	q42_compat_vdots_fn dot_f32_vrows;
-	q42_compat_vdots_fn dot_f32_lanes_vrows;
-	q42_compat_vdots_fn dot_f16_pad_vrows;
-	q42_compat_vdots_fn dot_f16_lanes_vrows;
+	q42_llamacpp_vdots_fn dot_f32_vrows;
+	q42_llamacpp_vdots_fn dot_f32_lanes_vrows;
+	q42_llamacpp_vdots_fn dot_f16_pad_vrows;
+	q42_llamacpp_vdots_fn dot_f16_lanes_vrows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
@@ -168,55 +168,55 @@ typedef struct q42_compat_ops {
 	/* q42_op_rmsnorm_rows, the same bits (its serial double sums): the
 	 * same in both arithmetics; the engine's norms */
 	void (*rmsnorm_rows)(int64_t n, int64_t n_rows, float *y, const float *x, const float *w, float eps);
-} q42_compat_ops;
-Q42_API const q42_compat_ops *q42_compat_ops_get(enum q42_isa isa);
+} q42_llamacpp_ops;
+Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);
 
 /* Activation quantizer of llama.cpp's x86 build for Q8_0
  * (quantize_row_q8_0 with AVX): scale 127/amax, round half to even. */
-Q42_API void q42_compat_quantize_q8_0(const float *src, void *dst, int64_t n);
+Q42_API void q42_llamacpp_quantize_q8_0(const float *src, void *dst, int64_t n);
 /* Its Q8_1 quantizer (quantize_row_q8_1, AVX2): the same quants and d,
  * and s = d * (sum of the quants) with d unrounded, then to f16. */
-Q42_API void q42_compat_quantize_q8_1(const float *src, void *dst, int64_t n);
+Q42_API void q42_llamacpp_quantize_q8_1(const float *src, void *dst, int64_t n);
 /* f32 -> f16 row, round to nearest even (the F16C conversion). */
-Q42_API void q42_compat_quantize_f16(const float *src, void *dst, int64_t n);
+Q42_API void q42_llamacpp_quantize_f16(const float *src, void *dst, int64_t n);
 
-/* AMX / AVX-512-VNNI block products (x: Q8_0 from q42_compat_quantize_q8_0,
+/* AMX / AVX-512-VNNI block products (x: Q8_0 from q42_llamacpp_quantize_q8_0,
  * or Q8_K from the reference quantizer for k-quants). */
-Q42_API void q42_compat_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
-/* Q4_1 against Q8_1 from q42_compat_quantize_q8_1 (AMX buffer): per
+Q42_API void q42_llamacpp_dot_q4_0(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q8_0(int64_t n, float *out, const void *w, const void *x);
+/* Q4_1 against Q8_1 from q42_llamacpp_quantize_q8_1 (AMX buffer): per
  * block fma(sumi, d_w * d_x, acc), then fma(m_w, s_x, acc). */
-Q42_API void q42_compat_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q4_1(int64_t n, float *out, const void *w, const void *x);
 /* Q4_1 in the plain CPU buffer (a token embedding): ggml's x86 vec_dot,
- * the order of q42_compat_dot_q5_1 without fifth bits. */
-Q42_API void q42_compat_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x);
-/* Q5_1 against Q8_1 from q42_compat_quantize_q8_1, as ggml's x86 vec_dot
+ * the order of q42_llamacpp_dot_q5_1 without fifth bits. */
+Q42_API void q42_llamacpp_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void *x);
+/* Q5_1 against Q8_1 from q42_llamacpp_quantize_q8_1, as ggml's x86 vec_dot
  * (llama.cpp keeps Q5_1 in the plain CPU buffer). */
-Q42_API void q42_compat_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
-/* Q5_0 against Q8_0 from q42_compat_quantize_q8_0, as ggml's x86 vec_dot
+Q42_API void q42_llamacpp_dot_q5_1(int64_t n, float *out, const void *w, const void *x);
+/* Q5_0 against Q8_0 from q42_llamacpp_quantize_q8_0, as ggml's x86 vec_dot
  * (one token) and llamafile's tinyBLAS (several), which round alike: the
- * order of q42_compat_dot_q5_1 with Q5_0's -16 offset and no min. */
-Q42_API void q42_compat_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
+ * order of q42_llamacpp_dot_q5_1 with Q5_0's -16 offset and no min. */
+Q42_API void q42_llamacpp_dot_q5_0(int64_t n, float *out, const void *w, const void *x);
 /* TQ1_0 / TQ2_0 against Q8_K from the reference quantizer, as ggml's x86
  * vec_dot (the only form llama.cpp has): eight int32 lanes per
  * super-block, one fma per lane and super-block, hsum_float_8. */
-Q42_API void q42_compat_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_tq1_0(int64_t n, float *out, const void *w, const void *x);
 /* Q3_K against Q8_K from the reference quantizer, as ggml's x86 vec_dot
  * (no AMX or repacked form): eight int32 lanes per super-block (scaled
  * four-element sums), one fma per lane and super-block, hsum_float_8. */
-Q42_API void q42_compat_dot_q3_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q3_k(int64_t n, float *out, const void *w, const void *x);
 /* Q2_K against Q8_K from the reference quantizer, as llama.cpp's
  * CPU_REPACK q2_K_8x8 kernels (a matrix of a multiple of 8 rows on an
  * AVX-512 CPU): per output fma(isum, d_w * d_x, acc) and fma(mins,
  * dmin_w * d_x, accm), then acc - accm; per super-block for one token
  * (gemv, this function), per 128-element half for the tokens of a pass
  * that fall in whole groups of four (gemm, _x4). The rows function of
- * its q42_compat_kernels applies that split, so a prompt token's bits
+ * its q42_llamacpp_kernels applies that split, so a prompt token's bits
  * depend on its place in the pass, as in llama.cpp. */
-Q42_API void q42_compat_dot_q2_k(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
-/* IQ4_NL against Q8_0 from q42_compat_quantize_q8_0. In llama.cpp's
+Q42_API void q42_llamacpp_dot_q2_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_tq2_0(int64_t n, float *out, const void *w, const void *x);
+/* IQ4_NL against Q8_0 from q42_llamacpp_quantize_q8_0. In llama.cpp's
  * CPU_REPACK buffer (iq4_nl_8x8: a matrix of a multiple of 8 rows on an
  * AVX2 CPU), gemv and gemm alike: fma(sumi, d_w * d_x, acc) per block.
  * In the plain CPU buffer, for a pass of one token, ggml's x86 vec_dot
@@ -225,22 +225,22 @@ Q42_API void q42_compat_dot_tq2_0(int64_t n, float *out, const void *w, const vo
  * accumulators added and reduced as hsum_float_8, then an odd last block
  * added as fma(d, sumi, sum); for a pass of several, llamafile's tinyBLAS (_tb):
  * the same lanes in one accumulator, every block fused, hsum_float_8.
- * The rows function of its q42_compat_kernels picks by n_tok. */
-Q42_API void q42_compat_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
+ * The rows function of its q42_llamacpp_kernels picks by n_tok. */
+Q42_API void q42_llamacpp_dot_iq4_nl(int64_t n, float *out, const void *w, const void *x);
 /* IQ4_XS against Q8_K from the reference quantizer, as llama.cpp's AMX
  * buffer (VNNI kernel for one token, tiles for more): each super-block's
  * exact sum of sub-block scale (6 bits less 32) times sub-block sum, then
  * fma(isum, d_w * d_x, acc). */
-Q42_API void q42_compat_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_iq4_nl_tb(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
 /* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */
-Q42_API void q42_compat_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);
 /* ggml_vec_dot_f16 of the AVX-512 build: f16 weight times f16 activations. */
-Q42_API void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f16(int64_t n, float *out, const void *w, const void *x);
 
 /* BF16 weights (the plain CPU buffer) times bf16 activations, as the
  * AVX-512 BF16 build computes them (VDPBF16PS: subnormals read as zero,
@@ -249,8 +249,8 @@ Q42_API void q42_compat_dot_f16(int64_t n, float *out, const void *w, const void
  * llamafile's tinyBLAS (one accumulator; n a multiple of 32), which
  * llama.cpp takes for a pass of two or more tokens when the matrix has a
  * multiple of 4 rows. */
-Q42_API void q42_compat_dot_bf16(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_bf16(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x);
 
 /* Attention with an f32 KV cache. llama.cpp computes K.q with
  * ggml_vec_dot_f32 (q is a permuted, non-contiguous view, so llamafile is
@@ -258,58 +258,58 @@ Q42_API void q42_compat_dot_bf16_tb(int64_t n, float *out, const void *w, const 
  * more tokens, with ggml_vec_dot_f32 when it has one. Both assume llama.cpp's
  * zero padding of the row to a multiple of 64 (rows of other lengths do
  * not round as llama.cpp does). */
-Q42_API void q42_compat_dot_f32(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f32(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
 /* ggml_vec_dot_f32 on the row's true length (no padding): K rows whose
  * head_dim is not a multiple of 64, and F32 weight matrices (plain CPU
- * buffer: this for a lone token, q42_compat_dot_f32_lanes, llamafile's
+ * buffer: this for a lone token, q42_llamacpp_dot_f32_lanes, llamafile's
  * tinyBLAS, for a pass of more when the matrix has a multiple of 4 rows of
  * a multiple of 16 values). */
-Q42_API void q42_compat_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+Q42_API void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
-Q42_API void q42_compat_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+Q42_API void q42_llamacpp_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 					   uint64_t w_stride, const void *x);
 
 /* Attention with an f16 KV cache. q (and, for V, the softmax row) are
  * rounded to f16 first, as llama.cpp converts them to the cache's
  * vec_dot type. A pass of one token takes ggml_vec_dot_f16 for both
- * products: q42_compat_dot_f16 for K.q (its row, head_dim long, is not
+ * products: q42_llamacpp_dot_f16 for K.q (its row, head_dim long, is not
  * padded: elements past the last 64-step are summed in double) and
  * dot_f16_pad for V.p over the zero-padded cache row. A pass of two or
  * more takes llamafile's f16 tinyBLAS for both (dot_f16_lanes), which
  * llama.cpp only uses when the row length is a multiple of 16 and the
  * row count (cache length for K.q, head_dim for V.p) one of 4; otherwise
  * it keeps ggml_vec_dot_f16. */
-Q42_API void q42_compat_dot_f16_pad(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_f16_lanes(int64_t n, float *out, const void *w, const void *x);
-Q42_API void q42_compat_dot_f16_pad_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+Q42_API void q42_llamacpp_dot_f16_pad(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f16_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_f16_pad_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 					 uint64_t w_stride, const void *x);
-Q42_API void q42_compat_dot_f16_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+Q42_API void q42_llamacpp_dot_f16_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 					   uint64_t w_stride, const void *x);
-Q42_API void q42_compat_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w,
+Q42_API void q42_llamacpp_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
 /* The four padded and lanes products over stepped rows
- * (q42_compat_vdots_fn). */
-Q42_API void q42_compat_dot_f32_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-				      const q42_compat_vlayout *lay, const void *x);
-Q42_API void q42_compat_dot_f32_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					    const q42_compat_vlayout *lay, const void *x);
-Q42_API void q42_compat_dot_f16_pad_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					  const q42_compat_vlayout *lay, const void *x);
-Q42_API void q42_compat_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
-					    const q42_compat_vlayout *lay, const void *x);
+ * (q42_llamacpp_vdots_fn). */
+Q42_API void q42_llamacpp_dot_f32_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+				      const q42_llamacpp_vlayout *lay, const void *x);
+Q42_API void q42_llamacpp_dot_f32_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					    const q42_llamacpp_vlayout *lay, const void *x);
+Q42_API void q42_llamacpp_dot_f16_pad_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					  const q42_llamacpp_vlayout *lay, const void *x);
+Q42_API void q42_llamacpp_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *out, const void *w,
+					    const q42_llamacpp_vlayout *lay, const void *x);
 
 /* Row ops of the AVX-512 build (ggml_v_expf instead of expf): softmax of a
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row
  * (16-element chunks, the rest scalar). */
-Q42_API void q42_compat_softmax(int64_t n, float *y, const float *x);
-Q42_API void q42_compat_swiglu(int64_t n, float *y, const float *x, const float *g);
+Q42_API void q42_llamacpp_softmax(int64_t n, float *y, const float *x);
+Q42_API void q42_llamacpp_swiglu(int64_t n, float *y, const float *x, const float *g);
 
 /* RoPE of one head as llama.cpp's x86 build computes it: its compiler
  * fuses each rotated pair into fma(x0, c, -(x1*s)) and fma(x0, s, x1*c).
  * cache holds n_rot/2 (cos, sin) pairs; neox pairs element i with
  * i + n_rot/2, the normal mode pairs 2i with 2i+1. */
-Q42_API void q42_compat_rope(int64_t n_rot, float *x, const float *cache, bool neox);
+Q42_API void q42_llamacpp_rope(int64_t n_rot, float *x, const float *cache, bool neox);
 
 #endif

@@ -1,4 +1,4 @@
-/* q42_kernels_avx2.c -- AVX2+FMA+F16C dot products for every weight type
+/* x86/q42_x86_generic_avx2.c -- AVX2+FMA+F16C dot products for every weight type
  * and the q8 activation quantizers.
  *
  * Quantized dots are bit-identical to the scalar reference: integer sums
@@ -12,7 +12,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "kernels/q42_kernels_x86.h"
+#include "kernels/x86/q42_x86_generic.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -267,7 +267,7 @@ Q42_AVX2_INLINE __m256i ld256(const uint8_t *p)
 	return _mm256_loadu_si256((const __m256i *)p);
 }
 
-/* q2_K: the integer sums of q42_kernels_x86.h, then one float term. */
+/* q2_K: the integer sums of x86/q42_x86_generic.h, then one float term. */
 Q42_AVX2 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
@@ -284,7 +284,7 @@ Q42_AVX2 void q42_dot_q2_k_avx2(int64_t n, float *out, const void *w, const void
 	*out = sum;
 }
 
-/* Ternary types: the lanes of q42_kernels_x86.h */
+/* Ternary types: the lanes of x86/q42_x86_generic.h */
 X86_TQ_DOT(q42_dot_tq1_0_avx2, Q42_AVX2, x86_tq1_lanes, TQ1_0_BYTES, TQ1_0_D)
 X86_TQ_DOT(q42_dot_tq2_0_avx2, Q42_AVX2, x86_tq2_lanes, TQ2_0_BYTES, TQ2_0_D)
 
@@ -575,4 +575,31 @@ Q42_AVX2 void q42_qz_q8_k_avx2(const float *src, void *dst, int64_t n)
 		q42_st32(b + Q8_K_D, du);
 	}
 }
+/* F32.F32 in float lanes: differs from the double-precision reference
+ * by rounding only (the bound is in q42_kernels.h). */
+Q42_TARGET_AVX2_FMA static float hsum8(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+Q42_TARGET_AVX2_FMA void q42_dot_f32_avx2(int64_t n, float *out, const void *w, const void *x)
+{
+	const float *a = w, *b = x;
+	__m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+			 _mm256_setzero_ps()};
+	int64_t i = 0;
+	for (; i + 32 <= n; i += 32)
+		for (int j = 0; j < 4; j++)
+			acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j),
+						 _mm256_loadu_ps(b + i + 8 * j), acc[j]);
+	double sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+					 _mm256_add_ps(acc[2], acc[3])));
+	for (; i < n; i++)
+		sum += (double)(a[i] * b[i]);
+	*out = (float)sum;
+}
+
 #endif

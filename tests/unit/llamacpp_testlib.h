@@ -1,11 +1,11 @@
-/* compat_testlib.h -- random inputs shared by the kernel tests that hold
- * SIMD and AMX row products to their scalar references (test_compat_simd,
- * test_compat_tiles): one generator and one way to make valid weight rows,
+/* llamacpp_testlib.h -- random inputs shared by the kernel tests that hold
+ * SIMD and AMX row products to their scalar references (test_llamacpp_simd,
+ * test_llamacpp_tiles): one generator and one way to make valid weight rows,
  * so both suites draw from the same kind of data. A file sets
- * COMPAT_TEST_SEED before including this to get its own sequence.
+ * LLAMACPP_TEST_SEED before including this to get its own sequence.
  */
-#ifndef Q42_COMPAT_TESTLIB_H
-#define Q42_COMPAT_TESTLIB_H
+#ifndef Q42_LLAMACPP_TESTLIB_H
+#define Q42_LLAMACPP_TESTLIB_H
 
 #include <stdint.h>
 #include <string.h>
@@ -13,19 +13,19 @@
 #include "common/q42_types.h"
 #include "kernels/q42_kernels.h"
 
-#ifndef COMPAT_TEST_SEED
-#define COMPAT_TEST_SEED 0x9E3779B97F4A7C15ULL
+#ifndef LLAMACPP_TEST_SEED
+#define LLAMACPP_TEST_SEED 0x9E3779B97F4A7C15ULL
 #endif
 
-static uint64_t compat_rng = COMPAT_TEST_SEED;
+static uint64_t llamacpp_rng = LLAMACPP_TEST_SEED;
 
 /* xorshift64, the upper bits */
 static inline uint32_t rnd(void)
 {
-	compat_rng ^= compat_rng << 13;
-	compat_rng ^= compat_rng >> 7;
-	compat_rng ^= compat_rng << 17;
-	return (uint32_t)(compat_rng >> 16);
+	llamacpp_rng ^= llamacpp_rng << 13;
+	llamacpp_rng ^= llamacpp_rng >> 7;
+	llamacpp_rng ^= llamacpp_rng << 17;
+	return (uint32_t)(llamacpp_rng >> 16);
 }
 
 /* uniform in [-s, s] */

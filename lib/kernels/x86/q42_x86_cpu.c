@@ -1,16 +1,12 @@
-/* q42_kernels_x86.c -- CPU feature checks for the x86 kernel tables, and
- * the AVX2 / AVX-512 F32.F32 dot products.
+/* x86/q42_x86_cpu.c -- what this x86 CPU runs: the feature checks the
+ * dispatcher asks before it hands out a kernel (AVX2 with FMA and F16C;
+ * Ice Lake's AVX-512 set; AVX-512 BF16), and whether the one-stream
+ * products prefetch into L1 as well (Intel) or not.
  *
- * Each function carries its own target attribute, so the build needs no
- * -m flags and the rest of libq42 stays baseline x86-64; nothing here may
- * run before q42_cpu_has_*() said yes. The F32 variants sum in float lanes
- * and differ from the double-precision reference by rounding only (bound
- * in q42_kernels.h). The other types live in q42_kernels_avx2.c and
- * q42_kernels_avx512.c.
+ * CPUID answers are cached: the checks run on every table lookup, and in
+ * a virtual machine CPUID traps to the hypervisor.
  */
-#include <stdatomic.h>
-#include "kernels/q42_kernels_impl.h"
-#include "kernels/x86/q42_x86_target.h"
+#include "kernels/x86/q42_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -85,51 +81,6 @@ int q42_cpu_has_avx512bf16(void)
 {
 	__builtin_cpu_init();
 	return q42_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
-}
-
-#define AVX2 Q42_TARGET_AVX2_FMA
-#define AVX512 Q42_TARGET_AVX512_BW
-
-AVX2 static float hsum8(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-AVX2 void q42_dot_f32_avx2(int64_t n, float *out, const void *w, const void *x)
-{
-	const float *a = w, *b = x;
-	__m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-			 _mm256_setzero_ps()};
-	int64_t i = 0;
-	for (; i + 32 <= n; i += 32)
-		for (int j = 0; j < 4; j++)
-			acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j),
-						 _mm256_loadu_ps(b + i + 8 * j), acc[j]);
-	double sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
-					 _mm256_add_ps(acc[2], acc[3])));
-	for (; i < n; i++)
-		sum += (double)(a[i] * b[i]);
-	*out = (float)sum;
-}
-
-AVX512 void q42_dot_f32_avx512(int64_t n, float *out, const void *w, const void *x)
-{
-	const float *a = w, *b = x;
-	__m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-			 _mm512_setzero_ps()};
-	int64_t i = 0;
-	for (; i + 64 <= n; i += 64)
-		for (int j = 0; j < 4; j++)
-			acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * j),
-						 _mm512_loadu_ps(b + i + 16 * j), acc[j]);
-	double sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
-							_mm512_add_ps(acc[2], acc[3])));
-	for (; i < n; i++)
-		sum += (double)(a[i] * b[i]);
-	*out = (float)sum;
 }
 
 #endif

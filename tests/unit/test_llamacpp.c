@@ -1,8 +1,8 @@
-/* test_compat.c -- lib/kernels/q42_compat.c against llama.cpp's own
+/* test_llamacpp.c -- lib/kernels/llamacpp/q42_llamacpp.c against llama.cpp's own
  * compiled x86 code, bit for bit.
  *
- * Expected values are tests/golden/compat/, written by
- * tests/tools/gen_compat_golden.py through tests/tools/compat_oracle.c from
+ * Expected values are tests/golden/llamacpp/, written by
+ * tests/tools/gen_llamacpp_golden.py through tests/tools/llamacpp_oracle.c from
  * llama.cpp's prebuilt libggml-cpu-sapphirerapids.so (AMX-buffer matrix
  * products, quantize_row_q8_0, ggml_vec_dot_f16/f32, llamafile's f32
  * product, the soft_max, swiglu and rope graph ops); the README there has the
@@ -19,11 +19,11 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 #include "common/q42_types.h"
 
-/* shapes of tests/tools/gen_compat_golden.py */
+/* shapes of tests/tools/gen_llamacpp_golden.py */
 enum {
 	MM_K = 512, MM_K_F16 = 256, MM_K_ODD = 480, MM_K_BF16_ODD = 464, MM_N = 64, MM_M_MAX = 19,
 	F32_K = 256, F32_N = 8, F32_M = 2, F32_K_ODD = 200, F32_M_ODD = 3,
@@ -42,7 +42,7 @@ static blob golden(const char *name, size_t want)
 	const char *src = getenv("Q42_SRCDIR");
 	char path[4096];
 	blob b = {NULL, 0};
-	snprintf(path, sizeof path, "%s/tests/golden/compat/%s", src ? src : ".", name);
+	snprintf(path, sizeof path, "%s/tests/golden/llamacpp/%s", src ? src : ".", name);
 	FILE *f = fopen(path, "rb");
 	if (f == NULL)
 		fail_msg("cannot open golden file %s", path);
@@ -96,8 +96,8 @@ static void check_mm_k(const char *name, uint32_t dtype, const char *buf, int64_
 {
 	const bool cpu = strcmp(buf, "cpu") == 0;
 	char fn[64];
-	q42_compat_kernels kern;
-	assert_true(q42_compat_select(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, &kern));
+	q42_llamacpp_kernels kern;
+	assert_true(q42_llamacpp_select(dtype, MM_N, k, cpu ? Q42_LLAMACPP_CPU : Q42_LLAMACPP_MATMUL, &kern));
 	snprintf(fn, sizeof fn, "w_%s.bin", name);
 	const size_t wrow = row_bytes(dtype, k);
 	blob w = golden(fn, wrow * MM_N);
@@ -110,8 +110,8 @@ static void check_mm_k(const char *name, uint32_t dtype, const char *buf, int64_
 	/* the scalar definitions: vec_dot per element, or (Q2_K, IQ4_NL in
 	 * the plain buffer, BF16) the rows function, whose order depends on a
 	 * token's place in the pass or the pass's size */
-	q42_compat_kernels def;
-	assert_true(q42_compat_select_isa(dtype, MM_N, k, cpu ? Q42_COMPAT_CPU : Q42_COMPAT_MATMUL, Q42_ISA_SCALAR,
+	q42_llamacpp_kernels def;
+	assert_true(q42_llamacpp_select_isa(dtype, MM_N, k, cpu ? Q42_LLAMACPP_CPU : Q42_LLAMACPP_MATMUL, Q42_ISA_SCALAR,
 					  &def));
 	for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0]; c++) {
 		const int m = mm_ms[c];
@@ -252,7 +252,7 @@ static void test_mm_q3_k(void **state)
 }
 
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
- * q42_compat_dot_f32_lanes reproduces (the V x softmax product). */
+ * q42_llamacpp_dot_f32_lanes reproduces (the V x softmax product). */
 static void test_mm_f32_lanes(void **state)
 {
 	(void)state;
@@ -262,7 +262,7 @@ static void test_mm_f32_lanes(void **state)
 	for (int m = 0; m < F32_M; m++)
 		for (int n = 0; n < F32_N; n++) {
 			float got;
-			q42_compat_dot_f32_lanes(F32_K, &got, w + n * F32_K, x + m * F32_K);
+			q42_llamacpp_dot_f32_lanes(F32_K, &got, w + n * F32_K, x + m * F32_K);
 			expect_bits("mm_f32_cpu", (size_t)(m * F32_N + n), got,
 				    f32_at(want, (size_t)(m * F32_N + n)));
 		}
@@ -280,13 +280,13 @@ static void test_mm_f32_vd(void **state)
 	const float *w = (const float *)b.data, *x = w + nw;
 	const uint8_t *want = b.data + (nw + nx) * 4;
 	float got[F32_M_ODD * F32_N];
-	q42_compat_kernels k;
-	assert_true(q42_compat_select(Q42_DTYPE_F32, F32_N, F32_K_ODD, Q42_COMPAT_MATMUL, &k));
+	q42_llamacpp_kernels k;
+	assert_true(q42_llamacpp_select(Q42_DTYPE_F32, F32_N, F32_K_ODD, Q42_LLAMACPP_MATMUL, &k));
 	k.rows(F32_K_ODD, F32_N, w, F32_K_ODD * 4, F32_M_ODD, x, F32_K_ODD * 4, got, F32_N);
 	for (int m = 0; m < F32_M_ODD; m++)
 		for (int n = 0; n < F32_N; n++) {
 			float one;
-			q42_compat_dot_f32_vd(F32_K_ODD, &one, w + n * F32_K_ODD, x + m * F32_K_ODD);
+			q42_llamacpp_dot_f32_vd(F32_K_ODD, &one, w + n * F32_K_ODD, x + m * F32_K_ODD);
 			expect_bits("mm_f32_odd_cpu", (size_t)(m * F32_N + n), one, f32_at(want, (size_t)(m * F32_N + n)));
 			expect_bits("mm_f32_odd_cpu rows", (size_t)(m * F32_N + n), got[m * F32_N + n],
 				    f32_at(want, (size_t)(m * F32_N + n)));
@@ -318,13 +318,13 @@ static void check_quantizer(const char *name, size_t block_bytes,
 static void test_quantize_q8_0(void **state)
 {
 	(void)state;
-	check_quantizer("q8_0", 34, q42_compat_quantize_q8_0);
+	check_quantizer("q8_0", 34, q42_llamacpp_quantize_q8_0);
 }
 
 static void test_quantize_q8_1(void **state)
 {
 	(void)state;
-	check_quantizer("q8_1", 36, q42_compat_quantize_q8_1);
+	check_quantizer("q8_1", 36, q42_llamacpp_quantize_q8_1);
 }
 
 static void test_dot_f16(void **state)
@@ -339,7 +339,7 @@ static void test_dot_f16(void **state)
 	for (size_t c = 0; c < 3; c++) {
 		const int n = ns[c];
 		float got;
-		q42_compat_dot_f16(n, &got, p, p + 2 * n);
+		q42_llamacpp_dot_f16(n, &got, p, p + 2 * n);
 		expect_bits("dot_f16", c, got, f32_at(p + 4 * n, 0));
 		p += 4 * n + 4;
 	}
@@ -359,7 +359,7 @@ static void test_dot_f32(void **state)
 	for (size_t c = 0; c < 4; c++) {
 		const int n = cases[c][0], npad = cases[c][1];
 		float got;
-		q42_compat_dot_f32(n, &got, p, p + 4 * npad);
+		q42_llamacpp_dot_f32(n, &got, p, p + 4 * npad);
 		expect_bits("dot_f32", c, got, f32_at(p + 8 * npad, 0));
 		p += 8 * npad + 4;
 	}
@@ -377,7 +377,7 @@ static void test_softmax(void **state)
 	for (int r = 0; r < SM_ROWS; r++) {
 		const float *x = (const float *)(b.data + (size_t)r * SM_N * 4);
 		const uint8_t *want = b.data + ((size_t)SM_ROWS + (size_t)r) * SM_N * 4;
-		q42_compat_softmax(live[r], y, x);
+		q42_llamacpp_softmax(live[r], y, x);
 		for (int i = 0; i < live[r]; i++)
 			expect_bits("soft_max", (size_t)(r * SM_N + i), y[i], f32_at(want, (size_t)i));
 		for (int i = live[r]; i < SM_N; i++)
@@ -395,7 +395,7 @@ static void check_swiglu(const char *fn, int n, int rows)
 		const float *g = (const float *)(b.data + (size_t)r * (size_t)n * 4);
 		const float *u = (const float *)(b.data + ((size_t)rows + (size_t)r) * (size_t)n * 4);
 		const uint8_t *want = b.data + (2 * (size_t)rows + (size_t)r) * (size_t)n * 4;
-		q42_compat_swiglu(n, y, g, u);
+		q42_llamacpp_swiglu(n, y, g, u);
 		for (int i = 0; i < n; i++)
 			expect_bits(fn, (size_t)(r * n + i), y[i], f32_at(want, (size_t)i));
 	}
@@ -429,7 +429,7 @@ static void check_rope(const char *fn, bool neox)
 		for (int h = 0; h < HEADS; h++) {
 			const size_t off = ((size_t)t * HEADS + (size_t)h) * HD;
 			memcpy(x, b.data + off * 4, sizeof x);
-			q42_compat_rope(HD, x, cache, neox);
+			q42_llamacpp_rope(HD, x, cache, neox);
 			for (int i = 0; i < HD; i++)
 				expect_bits(fn, off + (size_t)i, x[i],
 					    f32_at(b.data, (size_t)TOK * HEADS * HD + off + (size_t)i));

@@ -1,6 +1,6 @@
-/* q42_compat_float.h -- internal to lib/kernels: the float row operations
- * of q42_compat (f32 dot products, softmax, SwiGLU, RoPE) written once and
- * compiled twice: plainly in q42_compat.c (the scalar definitions) and with
+/* llamacpp/q42_llamacpp_float.h -- internal to lib/kernels: the float row operations
+ * of q42_llamacpp (f32 dot products, softmax, SwiGLU, RoPE) written once and
+ * compiled twice: plainly in llamacpp/q42_llamacpp.c (the scalar definitions) and with
  * FMA enabled in x86/q42_x86_rowops.c (the AVX2 table), where each fmaf is one
  * instruction instead of a libm call. fmaf is exact, so both give the same
  * bits; the including file turns floating-point contraction off.
@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "common/q42_le.h"
-#include "kernels/q42_compat.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_kernels.h"
 
 /* ---- float products ---------------------------------------------------- */
@@ -39,8 +39,8 @@ CF_STATIC float cf_at(const void *p, int64_t k, bool f16)
 	return f16 ? q42_f16_to_f32(q42_ld16((const uint8_t *)p + 2 * k)) : ((const float *)p)[k];
 }
 
-/* Element k of a stepped row (q42_compat_vlayout). */
-CF_STATIC float cf_at_step(const void *p, int64_t k, const q42_compat_vlayout *lay, bool f16)
+/* Element k of a stepped row (q42_llamacpp_vlayout). */
+CF_STATIC float cf_at_step(const void *p, int64_t k, const q42_llamacpp_vlayout *lay, bool f16)
 {
 	const uint64_t s = (uint64_t)(k / 64);
 	return cf_at((const uint8_t *)p + s / lay->per * lay->chunk + s % lay->per * lay->step, k % 64, f16);
@@ -48,19 +48,19 @@ CF_STATIC float cf_at_step(const void *p, int64_t k, const q42_compat_vlayout *l
 
 /* Contiguous rows as stepped ones: one step per chunk, chunks 64
  * elements' bytes apart. */
-CF_STATIC q42_compat_vlayout cf_contiguous(uint64_t stride, bool f16)
+CF_STATIC q42_llamacpp_vlayout cf_contiguous(uint64_t stride, bool f16)
 {
-	const q42_compat_vlayout lay = {stride, 0, f16 ? 128u : 256u, 1};
+	const q42_llamacpp_vlayout lay = {stride, 0, f16 ? 128u : 256u, 1};
 	return lay;
 }
 
 /* ggml_vec_dot_f32 (and, f16 true, ggml_vec_dot_f16) of the AVX-512
  * build, for rows that llama.cpp pads with zeros to a multiple of 64 (its
  * KV cache length is a multiple of 256): four 16-lane accumulators over
- * 64-element steps, folded as in q42_compat_dot_f16; a partial last step
+ * 64-element steps, folded as in q42_llamacpp_dot_f16; a partial last step
  * only adds zero products there, so its elements go to their lanes too.
  * w is a stepped row; x is contiguous. */
-CF_STATIC float cf_dot_steps(int64_t n, const void *w, const q42_compat_vlayout *lay, const void *x, bool f16)
+CF_STATIC float cf_dot_steps(int64_t n, const void *w, const q42_llamacpp_vlayout *lay, const void *x, bool f16)
 {
 	float s[4][16] = {{0}};
 	for (int64_t k = 0; k < n; k++) {
@@ -79,7 +79,7 @@ CF_STATIC float cf_dot_steps(int64_t n, const void *w, const q42_compat_vlayout 
 /* llamafile's tinyBLAS f32 (f16 true: f16 x f16) kernel of the AVX-512
  * build, one output element: 16 FMA lanes, element k in lane k % 16, then
  * the lanes reduced. Zero-padded rows, and w's steps, as above. */
-CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_compat_vlayout *lay, const void *x, bool f16)
+CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_llamacpp_vlayout *lay, const void *x, bool f16)
 {
 	float lanes[16] = {0};
 	for (int64_t k = 0; k < n; k++)
@@ -92,11 +92,11 @@ CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_compat_vlayout 
 #define CF_DOTS(NAME, FOLD, F16)                                                                  \
 	CF_ATTR void CF(NAME)(int64_t n, float *out, const void *w, const void *x)                \
 	{                                                                                         \
-		const q42_compat_vlayout lay = cf_contiguous(0, F16);                             \
+		const q42_llamacpp_vlayout lay = cf_contiguous(0, F16);                             \
 		*out = FOLD(n, w, &lay, x, F16);                                                  \
 	}                                                                                         \
 	CF_ATTR void CF(NAME##_vrows)(int64_t n, int64_t n_rows, float *out, const void *w,       \
-				      const q42_compat_vlayout *lay, const void *x)               \
+				      const q42_llamacpp_vlayout *lay, const void *x)               \
 	{                                                                                         \
 		for (int64_t r = 0; r < n_rows; r++)                                              \
 			out[r] = FOLD(n, (const uint8_t *)w + (uint64_t)r * lay->stride, lay, x, F16);   \
@@ -104,7 +104,7 @@ CF_STATIC float cf_dot_lanes(int64_t n, const void *w, const q42_compat_vlayout 
 	CF_ATTR void CF(NAME##_rows)(int64_t n, int64_t n_rows, float *out, const void *w,        \
 				     uint64_t w_stride, const void *x)                            \
 	{                                                                                         \
-		const q42_compat_vlayout lay = cf_contiguous(w_stride, F16);                      \
+		const q42_llamacpp_vlayout lay = cf_contiguous(w_stride, F16);                      \
 		CF(NAME##_vrows)(n, n_rows, out, w, &lay, x);                                     \
 	}
 #ifndef CF_NO_DOTS

@@ -1,0 +1,30 @@
+/* llamacpp/q42_llamacpp_impl.h -- internal to lib/kernels: the slots of
+ * llama.cpp's row products, shared by the scalar definitions
+ * (llamacpp/q42_llamacpp.c, which also decides which slot a matrix takes)
+ * and the dispatcher (q42_dispatch.c, which fills each slot per ISA).
+ * Never installed.
+ */
+#ifndef Q42_LLAMACPP_IMPL_H
+#define Q42_LLAMACPP_IMPL_H
+
+#include "kernels/q42_llamacpp.h"
+
+/* One slot per rounding llama.cpp has for a weight type: its buffer (AMX,
+ * plain CPU, CPU_REPACK) and, for F32 and BF16, whether tinyBLAS takes
+ * the shape. The order is the dispatcher's table order. */
+enum q42_lrows {
+	Q42_LROWS_Q4_0, Q42_LROWS_Q8_0, Q42_LROWS_Q4_K, Q42_LROWS_Q6_K, Q42_LROWS_F16_F32, Q42_LROWS_F16,
+	Q42_LROWS_Q5_1, Q42_LROWS_Q5_K, Q42_LROWS_Q4_1, Q42_LROWS_Q4_1_CPU, Q42_LROWS_Q5_0, Q42_LROWS_TQ1_0,
+	Q42_LROWS_TQ2_0, Q42_LROWS_Q3_K, Q42_LROWS_Q2_K, Q42_LROWS_IQ4_NL, Q42_LROWS_IQ4_XS, Q42_LROWS_BF16,
+	Q42_LROWS_BF16_VD, Q42_LROWS_F32, Q42_LROWS_F32_VD, Q42_LROWS_COUNT
+};
+
+/* The scalar row products, the definition of each slot
+ * (llamacpp/q42_llamacpp.c). */
+extern const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT];
+
+/* The row product of a slot on the instruction set isa, which must be one
+ * q42_isa_usable() returned (q42_dispatch.c). */
+q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa isa);
+
+#endif
