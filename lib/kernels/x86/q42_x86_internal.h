@@ -63,8 +63,8 @@ static inline void store_group(float *y, int64_t r0, int64_t n_rows, const float
  * successor's bytes at the same offset are fetched (the rows of a group
  * are short, too short for the hardware prefetcher to warm up on each).
  * Into L2, not L1: with T0 the prefetches wait for L1 fill buffers and
- * stall the loop (measured: 2 threads, 256 MiB of Q8_0, T1 ~10 % faster
- * than T0, NTA half the speed, none 35 % slower). */
+ * stall the loop; T1 was the fastest hint, and none at all the slowest
+ * (docs/perf/prefetch.md). */
 A2_INLINE void prefetch_rows(const uint8_t *const nx[GROUP], int64_t off, int64_t bytes)
 {
 	for (int r = 0; r < GROUP; r++)

@@ -216,31 +216,13 @@ A5 static void f16_f32_blocked(Q42_LLAMACPP_ROWS_ARGS, float *acc, int64_t ntp, 
 /* Decode over the R16 layout: a group's sixteen rows are one stream, read
  * front to back 512 bytes (one chunk of every row) per step, with lines
  * requested ahead into L2 and L1 as the R16 integer products do on Intel
- * (none on other CPUs: x86/q42_x86_cpu.c); each row keeps its one chain
- * of sixteen lanes, as f16_f32_one. Distances measured on Intel in
- * smol360 F16 decode (2 threads, q42run --bench --tg 64, alternating):
- * 4 KiB into L2 29.3 -> 30.7 tok/s against the integer products' 8 KiB;
- * 512 bytes or 1 KiB into L1 the same. Each line's two requests are one
- * Q42_X86_PREFETCH_L2_L1, so that they are not issued back to back
- * (q42_kernels_impl.h): on an Intel Xeon guest with AMX, weights on 2 MiB
- * pages, --tg 64 --reps 3, builds alternating, 3 rounds, 35.3-36.0 ->
- * 36.7-37.6 tok/s (the products 0.92 -> 0.94-0.96 of the read pass). On
- * that host, with the distances read at run time (an experiment build),
- * 2 KiB into L1 and 16 KiB into L2, or 6 KiB into L2, were 3-7 % slower
- * than these.
- * Long rows stream worse. On AMD Zen 5 (EPYC guest, bench_rows --type
- * r16-f16 --threads 2, row lengths alternating run by run, medians of 4-9
- * runs) the product reads 0.98-1.00 of a plain read's bytes/s at k = 1024,
- * 0.96 at 1280, 0.91 at 1536, 0.90 at 2048, 0.87 at 2560 (smol360's FFN
- * down) and 4096. Part of it is x: a group of 2560 is 80 KB, so x's 10 KB
- * has left L1 (48 KB) before the next group reads it again; x cut to its
- * first 4 KiB (wrong sums, as a probe) took k = 2560 from 0.81 to 0.86.
- * Prefetching x into L1 64-256 floats ahead, or the group 8 or 16 KiB
- * ahead into L2, gained nothing there. Neither did reading x once for two
- * or four groups, walking them by chunks of 256-1280 values with their
- * sums kept in memory between chunks (the same bits): 0.48-0.66 against
- * 0.80-0.82 in the same runs, the hardware keeping one stream per thread
- * fed far better than two or four. */
+ * (none on other CPUs: q42_x86_cpu.c); each row keeps its one chain of
+ * sixteen lanes, as f16_f32_one. The distances, 4 KiB into L2 and 1 KiB
+ * into L1, were the best of those tried in smol360 F16 decode, and each
+ * line's two requests are one Q42_X86_PREFETCH_L2_L1 so that they are not
+ * issued back to back. Long rows stream below a plain read, mostly
+ * because x leaves L1 between groups; prefetching x, or reading it once
+ * for several groups, did worse. Measurements: docs/perf/prefetch.md. */
 enum { F16_L1_AHEAD = 1024, F16_L2_AHEAD = 4096 };
 A5 static void f16_r16_one(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v, float *y)
 {
@@ -337,9 +319,9 @@ A5 void q42_llamacpp_pack_f16_r16_avx512(void *dst, const void *src, int64_t n_i
 /* Decode on AVX2: four rows in flight (their eight half accumulators, x's
  * two halves and the widened weights fill the sixteen registers), the
  * next four rows' line at the same offset prefetched into L2 as
- * prefetch_rows does. smol360 F16 decode, --isa avx2, 2 threads: 30 tok/s
- * with no prefetch, 44-48 with it; six rows 42-49, prefetching two
- * groups ahead 41-42. */
+ * prefetch_rows does; without the prefetch decode ran at two thirds of
+ * the rate, and six rows or two groups ahead were no better
+ * (docs/perf/prefetch.md). */
 A2 static void f16_f32_one_avx2(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, const float *v,
 				float *y)
 {

@@ -13,8 +13,8 @@
 /* The totals of eight rows' vectors of int32 partial sums, given as the
  * pairwise sums h[p] = hadd(v[2p], v[2p + 1]): callers add each pair as
  * it comes, so that the rows' vectors never all live in registers at once
- * (eight of them plus the operands spill on AVX2's sixteen; smol360 Q8_0
- * --isa avx2 decode kernel 0.48-0.54 -> 0.69-0.82 of the stream loop).
+ * (eight of them plus the operands spill on AVX2's sixteen registers;
+ * docs/perf/kernels.md).
  * Integer sums: exact in any order. */
 A2_INLINE __m256i reduce_pairs8(const __m256i h[4])
 {
