@@ -103,7 +103,8 @@ static void usage(FILE *f)
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
-	      "      --arith MODE        rounding of matrix products: llamacpp (default) or ggml\n"
+	      "      --arith MODE        rounding of matrix products: llamacpp (default; also\n"
+	      "                          sapphirerapids), zen4 (llama.cpp on AMD Zen 4/5) or ggml\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -247,12 +248,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 						 optarg);
 			break;
 		case OPT_ARITH:
-			if (strcmp(optarg, "llamacpp") == 0)
+			if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0)
 				o->eo.arith = Q42_ARITH_LLAMACPP;
+			else if (strcmp(optarg, "zen4") == 0)
+				o->eo.arith = Q42_ARITH_ZEN4;
 			else if (strcmp(optarg, "ggml") == 0)
 				o->eo.arith = Q42_ARITH_GGML;
 			else
-				return bad_usage("--arith '%s': expected llamacpp or ggml", optarg);
+				return bad_usage("--arith '%s': expected llamacpp, sapphirerapids, zen4 or ggml", optarg);
 			break;
 		case OPT_BACKEND:
 			if (strcmp(optarg, "cpu") == 0)

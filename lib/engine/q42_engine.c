@@ -216,8 +216,7 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_llamacpp
 	w->rows = NULL;
 	w->vdt = w->k->vec_dot_type;
 	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, e->isa)->quantize;
-	if (e->arith == Q42_ARITH_LLAMACPP &&
-	    q42_llamacpp_select_isa(w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
+	if (e->llama && q42_llamacpp_select_variant(e->variant, w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
 		w->dot = ck.vec_dot;
 		w->rows = ck.rows;
 		w->vdt = ck.vec_dot_type;
@@ -322,7 +321,8 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
 	if (w->data == NULL || w->n_out <= 1 ||
-	    !q42_llamacpp_select_packed(w->dtype, w->n_out, w->n_in, Q42_LLAMACPP_MATMUL, e->isa, pk))
+	    !q42_llamacpp_select_packed_variant(e->variant, w->dtype, w->n_out, w->n_in, Q42_LLAMACPP_MATMUL, e->isa,
+						pk))
 		return 0;
 	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
 }
@@ -393,7 +393,7 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	q42_weight *w;
 	q42_llamacpp_packed pk;
 	uint64_t total = 0, off = 0;
-	if (e->arith != Q42_ARITH_LLAMACPP || e->be_state != NULL)
+	if (!e->llama || e->be_state != NULL)
 		return Q42_OK;
 	/* the token embedding is read by row lookup, in its file layout */
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
@@ -676,11 +676,13 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
 	e->small_pages = o->small_pages;
-	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML) {
-		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp or ggml",
+	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML && e->arith != Q42_ARITH_ZEN4) {
+		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4 or ggml",
 				 (int)o->arith);
 		goto fail;
 	}
+	e->llama = e->arith != Q42_ARITH_GGML;
+	e->variant = e->arith == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS;
 	e->arch = q42_arch_find(hp->arch);
 	if (e->arch == NULL) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
@@ -721,10 +723,10 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
 	e->cops = q42_llamacpp_ops_get(e->isa);
-	e->softmax = e->arith == Q42_ARITH_LLAMACPP ? e->cops->softmax : q42_op_softmax;
-	e->swiglu = e->arith == Q42_ARITH_LLAMACPP ? e->cops->swiglu : q42_op_swiglu;
+	e->softmax = e->llama ? e->cops->softmax : q42_op_softmax;
+	e->swiglu = e->llama ? e->cops->swiglu : q42_op_swiglu;
 	e->add = e->cops->add;
-	if (e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F32) {
+	if (e->llama && e->kv_type == Q42_DTYPE_F32) {
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
 		 * length (the padded form only where they are whole 64-steps) */
 		const bool k_whole = e->hd_k % 64 == 0;
@@ -734,10 +736,10 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		e->att_kqv = e->cops->dot_f32_lanes;
 		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
-	} else if (e->arith == Q42_ARITH_LLAMACPP) {
+	} else if (e->llama) {
 		att_f16_products(e);
 	}
-	e->kv_quantize = e->arith == Q42_ARITH_LLAMACPP && e->kv_type == Q42_DTYPE_F16
+	e->kv_quantize = e->llama && e->kv_type == Q42_DTYPE_F16
 				 ? e->cops->quantize_f16
 				 : e->kvq->quantize;
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
@@ -876,7 +878,7 @@ enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
 
 const char *q42_arith_name(enum q42_arith a)
 {
-	return a == Q42_ARITH_GGML ? "ggml" : a == Q42_ARITH_LLAMACPP ? "llamacpp" : "unknown";
+	return a == Q42_ARITH_GGML ? "ggml" : a == Q42_ARITH_LLAMACPP ? "llamacpp" : a == Q42_ARITH_ZEN4 ? "zen4" : "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
 

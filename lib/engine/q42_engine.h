@@ -26,14 +26,19 @@
 #define Q42_ENGINE_BATCH_MAX 8192u
 
 /* How matrix products round. Q42_ARITH_LLAMACPP (the default): as
- * llama.cpp runs on an x86 CPU with AVX-512 and AMX -- its AMX-buffer
- * kernels for Q4_0, Q8_0, Q4_K, Q6_K and F16 matrices and its AVX-512 F16
- * vec_dot (kernels/q42_llamacpp.h); every other type and shape keeps the
- * generic arithmetic. Q42_ARITH_GGML: ggml's generic (scalar C) arithmetic
- * everywhere. Either way a result does not depend on threads or batch. */
+ * llama.cpp runs on an x86 CPU with AVX-512 and AMX (its sapphirerapids
+ * CPU variant) -- its AMX-buffer kernels for Q4_0, Q8_0, Q4_K, Q6_K and
+ * F16 matrices and its AVX-512 F16 vec_dot (kernels/q42_llamacpp.h);
+ * every other type and shape keeps the generic arithmetic.
+ * Q42_ARITH_ZEN4: as llama.cpp runs on an AVX-512 CPU without AMX (its
+ * zen4 variant: AMD Zen 4 and 5); the row operations are the same,
+ * products per q42_llamacpp_select_variant. Q42_ARITH_GGML: ggml's generic
+ * (scalar C) arithmetic everywhere. Either way a result does not depend
+ * on threads or batch. */
 enum q42_arith {
 	Q42_ARITH_LLAMACPP = 0,
 	Q42_ARITH_GGML = 1,
+	Q42_ARITH_ZEN4 = 2,
 };
 
 typedef struct q42_engine_opts {
@@ -42,7 +47,7 @@ typedef struct q42_engine_opts {
 	uint32_t n_batch;   /* 0 = Q42_ENGINE_BATCH_DEFAULT */
 	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
-	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0) or Q42_ARITH_GGML */
+	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0), _ZEN4 or _GGML */
 	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
 	int32_t device;     /* Vulkan device index; only read when backend != CPU; -1 = choose */
 	/* the backend that runs backend VULKAN or AUTO (e.g. q42_vk_backend(),

@@ -92,6 +92,9 @@ struct q42_engine {
 	const q42_arch *arch;
 	enum q42_isa isa;
 	enum q42_arith arith;
+	/* arith is one of llama.cpp's (not GGML), and the variant it follows */
+	bool llama;
+	enum q42_llamacpp_variant variant;
 	q42_pool *pool;
 
 	/* dimensions */

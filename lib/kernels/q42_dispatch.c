@@ -241,12 +241,12 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 		q42_llamacpp_rows_tq2_0_avx512, q42_llamacpp_rows_q3_k_avx512, q42_llamacpp_rows_q2_k_amx,
 		q42_llamacpp_rows_iq4_nl_amx, q42_llamacpp_rows_iq4_xs_amx, q42_llamacpp_rows_bf16_avx512,
 		q42_llamacpp_rows_bf16_vd_avx512, q42_llamacpp_rows_f32_avx512, q42_llamacpp_rows_f32_vd_avx512};
-	if (isa == Q42_ISA_AVX512 && q42_amx_usable())
+	if (isa == Q42_ISA_AVX512 && q42_amx_usable() && amx[which] != NULL)
 		return amx[which];
 #endif
-	if (isa == Q42_ISA_AVX512)
+	if (isa == Q42_ISA_AVX512 && avx512[which] != NULL)
 		return avx512[which];
-	if (isa == Q42_ISA_AVX2)
+	if (isa == Q42_ISA_AVX2 && avx2[which] != NULL)
 		return avx2[which];
 #else
 	(void)isa;
@@ -334,9 +334,16 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 bool q42_llamacpp_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_llamacpp_place place,
 			      enum q42_isa isa, q42_llamacpp_packed *out)
 {
+	return q42_llamacpp_select_packed_variant(Q42_LLAMACPP_SAPPHIRERAPIDS, dtype, n_out, n_in, place, isa, out);
+}
+
+bool q42_llamacpp_select_packed_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out,
+				      int64_t n_in, enum q42_llamacpp_place place, enum q42_isa isa,
+				      q42_llamacpp_packed *out)
+{
 	q42_llamacpp_kernels ck;
 	if (n_out < Q42_R16 || n_in % Q42_QK != 0 || n_in > Q42_QK * Q42_R16_MAX_BLOCKS ||
-	    !q42_llamacpp_select_isa(dtype, n_out, n_in, place, isa, &ck))
+	    !q42_llamacpp_select_variant(variant, dtype, n_out, n_in, place, isa, &ck))
 		return false;
 #if defined(__x86_64__) || defined(__i386__)
 	/* the packed products stand in for the file layout's AVX-512 (and

@@ -78,6 +78,25 @@ Q42_API bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in
 				   enum q42_llamacpp_place place, enum q42_isa isa,
 				   q42_llamacpp_kernels *out);
 
+/* Which llama.cpp CPU variant's rounding to follow. llama.cpp loads one
+ * libggml-cpu-<variant>.so by the CPU's features; the variants differ in
+ * which buffer (AMX, CPU_REPACK, plain) a matrix goes to and so in how a
+ * product rounds. q42_llamacpp_select and _select_isa follow
+ * sapphirerapids (AVX-512 with AMX). zen4 is AVX-512 without AMX, as
+ * llama.cpp runs on AMD Zen 4 and Zen 5: Q8_0, Q4_1, Q5_K, Q6_K in the
+ * plain CPU buffer (ggml's x86 vec_dot), Q4_0 and Q4_K in CPU_REPACK;
+ * libq42 reproduces all of these except IQ4_XS, Q4_0 / Q4_K matrices whose
+ * rows are not a multiple of 8, and F16 passes of several tokens. Any
+ * variant runs on any CPU (the definitions are scalar C, its SIMD forms
+ * where libq42 has them). */
+enum q42_llamacpp_variant {
+	Q42_LLAMACPP_SAPPHIRERAPIDS = 0,
+	Q42_LLAMACPP_ZEN4 = 1,
+};
+Q42_API bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out,
+				       int64_t n_in, enum q42_llamacpp_place place, enum q42_isa isa,
+				       q42_llamacpp_kernels *out);
+
 /* A weight layout repacked at load (kernels/q42_pack.h describes it): the
  * same bytes per matrix as the file's, rearranged so that sixteen rows'
  * blocks load and scale as one. rows computes exactly what the file
@@ -104,6 +123,10 @@ typedef struct q42_llamacpp_packed {
 Q42_API bool q42_llamacpp_select_packed(uint32_t dtype, int64_t n_out, int64_t n_in,
 				      enum q42_llamacpp_place place, enum q42_isa isa,
 				      q42_llamacpp_packed *out);
+/* The same for a variant's products (q42_llamacpp_select_variant). */
+Q42_API bool q42_llamacpp_select_packed_variant(enum q42_llamacpp_variant variant, uint32_t dtype,
+					      int64_t n_out, int64_t n_in, enum q42_llamacpp_place place,
+					      enum q42_isa isa, q42_llamacpp_packed *out);
 
 /* Row products of the generic ggml arithmetic: the same bits as calling
  * q42_kernels_get(dtype, isa)->vec_dot per element, many weight rows and
@@ -237,6 +260,18 @@ Q42_API void q42_llamacpp_dot_iq4_nl_cpu(int64_t n, float *out, const void *w, c
 Q42_API void q42_llamacpp_dot_q4_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_llamacpp_dot_q5_k(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_llamacpp_dot_q6_k(int64_t n, float *out, const void *w, const void *x);
+/* Where an AVX-512 CPU without AMX (llama.cpp's zen4 variant) rounds
+ * differently: Q8_0 in the plain CPU buffer (ggml's x86 vec_dot, tinyBLAS
+ * for a pass: eight float lanes, hsum_float_8), Q4_K in the CPU_REPACK
+ * buffer (q4_K_8x8: fma chains of the sums and of the mins, subtracted at
+ * the end), Q5_K and Q6_K in the plain CPU buffer (ggml's x86 vec_dot:
+ * eight lanes of integer sums, one fma per super-block). */
+Q42_API void q42_llamacpp_dot_q8_0_cpu(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q4_k_repack(int64_t n, float *out, const void *w, const void *x);
+/* its gemm order, for a pass's tokens in whole groups of four */
+Q42_API void q42_llamacpp_dot_q4_k_repack_x4(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q5_k_cpu(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q6_k_cpu(int64_t n, float *out, const void *w, const void *x);
 /* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */
 Q42_API void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);
 /* ggml_vec_dot_f16 of the AVX-512 build: f16 weight times f16 activations. */

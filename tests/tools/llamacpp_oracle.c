@@ -1,6 +1,7 @@
 /* llamacpp_oracle.c -- runs llama.cpp's own compiled ggml (the prebuilt
- * libggml-cpu-sapphirerapids.so of node-llama-cpp) on inputs from stdin and
- * writes its f32/byte results to stdout, for tests/tools/gen_llamacpp_golden.py.
+ * libggml-cpu-<variant>.so of node-llama-cpp it is linked with) on inputs
+ * from stdin and writes its f32/byte results to stdout, for
+ * tests/tools/gen_llamacpp_golden.py and gen_zen4_golden.py.
  *
  * A golden-data generator only: never built by the project's build, never
  * run by `make check`, never linked into libq42. Matrix products go through
@@ -20,8 +21,10 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 
-/* C++ symbols of libggml-cpu-sapphirerapids.so (not in the public headers) */
-extern ggml_backend_buffer_type_t _Z28ggml_backend_amx_buffer_typev(void);
+/* C++ symbols of the CPU variant (not in the public headers); the AMX
+ * buffer exists only in libggml-cpu-sapphirerapids.so, so it is weak and
+ * "amx" is refused with any other variant */
+extern ggml_backend_buffer_type_t _Z28ggml_backend_amx_buffer_typev(void) __attribute__((weak));
 extern ggml_backend_buffer_type_t _Z35ggml_backend_cpu_repack_buffer_typev(void);
 extern void quantize_row_q8_0(const float *x, void *y, int64_t k);
 extern void quantize_row_q8_1(const float *x, void *y, int64_t k);
@@ -104,7 +107,7 @@ int main(int argc, char **argv)
 		const int64_t K = atoll(argv[4]), N = atoll(argv[5]), M = atoll(argv[6]);
 		ggml_backend_buffer_type_t wbuft = ggml_backend_cpu_buffer_type();
 		if (strcmp(place, "amx") == 0) {
-			wbuft = _Z28ggml_backend_amx_buffer_typev();
+			wbuft = _Z28ggml_backend_amx_buffer_typev ? _Z28ggml_backend_amx_buffer_typev() : NULL;
 			if (!wbuft)
 				die("no AMX on this CPU");
 		} else if (strcmp(place, "repack") == 0) {

@@ -6,7 +6,9 @@
  * llama.cpp's prebuilt libggml-cpu-sapphirerapids.so (AMX-buffer matrix
  * products, quantize_row_q8_0, ggml_vec_dot_f16/f32, llamafile's f32
  * product, the soft_max, swiglu and rope graph ops); the README there has the
- * exact commands. Every f32 is compared as a bit pattern: these kernels
+ * exact commands; tests/golden/zen4/ holds the same products from
+ * libggml-cpu-zen4.so (the variant llama.cpp loads on AVX-512 CPUs
+ * without AMX). Every f32 is compared as a bit pattern: these kernels
  * exist to round exactly as llama.cpp does, so no tolerance applies.
  */
 #include <setjmp.h>
@@ -37,12 +39,12 @@ typedef struct blob {
 	size_t len;
 } blob;
 
-static blob golden(const char *name, size_t want)
+static blob golden_in(const char *dir, const char *name, size_t want)
 {
 	const char *src = getenv("Q42_SRCDIR");
 	char path[4096];
 	blob b = {NULL, 0};
-	snprintf(path, sizeof path, "%s/tests/golden/llamacpp/%s", src ? src : ".", name);
+	snprintf(path, sizeof path, "%s/tests/golden/%s/%s", src ? src : ".", dir, name);
 	FILE *f = fopen(path, "rb");
 	if (f == NULL)
 		fail_msg("cannot open golden file %s", path);
@@ -57,6 +59,11 @@ static blob golden(const char *name, size_t want)
 	assert_int_equal(fread(b.data, 1, want, f), want);
 	fclose(f);
 	return b;
+}
+
+static blob golden(const char *name, size_t want)
+{
+	return golden_in("llamacpp", name, want);
 }
 
 static uint32_t bits(float v)
@@ -253,6 +260,66 @@ static void test_mm_q3_k(void **state)
 
 /* An f32 product in the plain CPU buffer: llamafile's tinyBLAS, which
  * q42_llamacpp_dot_f32_lanes reproduces (the V x softmax product). */
+/* The zen4 variant (tests/golden/zen4, from libggml-cpu-zen4.so): each
+ * product through q42_llamacpp_select_variant's row function, in the
+ * fastest form this CPU runs and in the scalar definition; a pass's
+ * tokens may round by their place in it (Q4_K's gemm for whole groups of
+ * four), so whole passes are compared. F16: one token only (llamafile's
+ * pass of several is not reproduced). */
+static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int max_m)
+{
+	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
+	char fn[64];
+	snprintf(fn, sizeof fn, "w_%s.bin", name);
+	const size_t wrow = row_bytes(dtype, k);
+	blob w = golden(fn, wrow * MM_N);
+	blob x = golden("x.f32", (size_t)MM_M_MAX * MM_K * 4);
+	float *got = malloc((size_t)MM_M_MAX * MM_N * sizeof *got);
+	uint8_t *qx = malloc((size_t)k * 4 * MM_M_MAX);
+	assert_non_null(got);
+	assert_non_null(qx);
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+		q42_llamacpp_kernels kern;
+		assert_true(q42_llamacpp_select_variant(Q42_LLAMACPP_ZEN4, dtype, MM_N, k, Q42_LLAMACPP_MATMUL, isas[i],
+							&kern));
+		const size_t xrow = row_bytes(kern.vec_dot_type, k);
+		for (int r = 0; r < MM_M_MAX; r++)
+			kern.quantize((const float *)(x.data + (size_t)r * MM_K * 4), qx + (size_t)r * xrow, k);
+		for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0] && mm_ms[c] <= max_m; c++) {
+			const int m = mm_ms[c];
+			snprintf(fn, sizeof fn, "mm_%s_%s_m%d.f32", name, buf, m);
+			blob want = golden_in("zen4", fn, (size_t)m * MM_N * 4);
+			kern.rows(k, MM_N, w.data, wrow, m, qx, xrow, got, MM_N);
+			for (size_t e = 0; e < (size_t)m * MM_N; e++)
+				expect_bits(fn, e, got[e], f32_at(want.data, e));
+			/* one token through vec_dot: the same bits as the rows form */
+			for (int n = 0; n < MM_N; n++) {
+				float v;
+				kern.vec_dot(k, &v, w.data + (size_t)n * wrow, qx);
+				if (m == 1)
+					expect_bits(fn, (size_t)n, v, f32_at(want.data, (size_t)n));
+			}
+			free(want.data);
+		}
+	}
+	free(qx);
+	free(got);
+	free(w.data);
+	free(x.data);
+}
+
+static void test_zen4(void **state)
+{
+	(void)state;
+	check_zen4("q8_0", Q42_DTYPE_Q8_0, "cpu", MM_K, MM_M_MAX);
+	check_zen4("q4_0", Q42_DTYPE_Q4_0, "repack", MM_K, MM_M_MAX);
+	check_zen4("q4_1", Q42_DTYPE_Q4_1, "cpu", MM_K, MM_M_MAX);
+	check_zen4("q4_K", Q42_DTYPE_Q4_K, "repack", MM_K, MM_M_MAX);
+	check_zen4("q5_K", Q42_DTYPE_Q5_K, "cpu", MM_K, MM_M_MAX);
+	check_zen4("q6_K", Q42_DTYPE_Q6_K, "cpu", MM_K, MM_M_MAX);
+	check_zen4("f16", Q42_DTYPE_F16, "cpu", MM_K_F16, 1);
+}
+
 static void test_mm_f32_lanes(void **state)
 {
 	(void)state;
@@ -462,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),
+		cmocka_unit_test(test_zen4),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

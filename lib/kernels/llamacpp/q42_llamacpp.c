@@ -221,6 +221,15 @@ void q42_llamacpp_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* hsum_float_8 of ggml's x86 code: lane l + lane l+4, then (0+2) + (1+3). */
+static float hsum_lanes8(const float lanes[8])
+{
+	float r[4];
+	for (int l = 0; l < 4; l++)
+		r[l] = lanes[l + 4] + lanes[l];
+	return (r[0] + r[2]) + (r[1] + r[3]);
+}
+
 /* ggml_vec_dot_q5_1_q8_1, ggml_vec_dot_q4_1_q8_1 and ggml_vec_dot_q5_0_q8_0,
  * AVX2 build (and llamafile's tinyBLAS for Q5_0, which rounds the same way
  * per output): eight float lanes, lane l taking the integer sum of
@@ -251,10 +260,7 @@ static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b
 			lanes[l] = fmaf((float)s, dd, lanes[l]);
 		}
 	}
-	float r[4];
-	for (int l = 0; l < 4; l++)
-		r[l] = lanes[l + 4] + lanes[l];
-	const float sum = (r[0] + r[2]) + (r[1] + r[3]);
+	const float sum = hsum_lanes8(lanes);
 	*out = q50 ? sum : sum + summs;
 }
 
@@ -354,6 +360,139 @@ void q42_llamacpp_dot_q6_k(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* ---- the plain CPU buffer and CPU_REPACK on AVX-512 CPUs without AMX ---- */
+
+/* ggml_vec_dot_q8_0_q8_0 of the x86 build, and llamafile's tinyBLAS
+ * (tinyBLAS_Q0_AVX) for a pass, which rounds the same way per output:
+ * eight float lanes, lane l taking the integer sum of elements 4l..4l+3
+ * of each block times d_w * d_x in one fma per block, then hsum_float_8. */
+void q42_llamacpp_dot_q8_0_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK; i++, a += B_Q8_0, b += B_Q8_0) {
+		const int8_t *p = (const int8_t *)(a + 2), *y = (const int8_t *)(b + 2);
+		const float dd = half_at(a) * half_at(b);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int e = 4 * l; e < 4 * l + 4; e++)
+				s += p[e] * y[e];
+			lanes[l] = fmaf((float)s, dd, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes);
+}
+
+/* llama.cpp's CPU_REPACK form of Q4_K (q4_K_8x8 kernels; AVX2 and AVX-512
+ * CPUs without AMX, matrices with a multiple of 8 rows): per output two
+ * accumulators, fma(isum, d_w * d_x, acc) and fma(mins, dmin_w * d_x,
+ * accm), then acc - accm. Its gemv (one token, or a pass's tokens past the
+ * last whole group of four) takes the sums per super-block; its gemm
+ * (each group of four tokens) per 64 elements, four steps per
+ * super-block. */
+static void dot_q4k_repack(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bool quarters)
+{
+	float acc = 0.0f, accm = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q4_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float dd = half_at(a + Q4K_D) * q42_ldf32(b + Q8K_D);
+		const float dm = half_at(a + Q4K_DMIN) * q42_ldf32(b + Q8K_D);
+		int32_t isum = 0, summ = 0;
+		for (int g = 0; g < 8; g++) {
+			int sc, mn, s = 0;
+			k4_scale_min(g, a + Q4K_SCALES, &sc, &mn);
+			for (int e = g * 32; e < g * 32 + 32; e++) {
+				const uint8_t q = a[Q4K_QS + (e / 64) * 32 + e % 32];
+				s += ((e % 64) < 32 ? (q & 0xF) : (q >> 4)) * y[e];
+			}
+			isum += sc * s;
+			summ += mn * (q8k_bsum(b, 2 * g) + q8k_bsum(b, 2 * g + 1));
+			if (quarters ? g % 2 == 1 : g == 7) {
+				acc = fmaf((float)isum, dd, acc);
+				accm = fmaf((float)summ, dm, accm);
+				isum = summ = 0;
+			}
+		}
+	}
+	*out = acc - accm;
+}
+
+void q42_llamacpp_dot_q4_k_repack(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_q4k_repack(n, out, w, x, false);
+}
+
+void q42_llamacpp_dot_q4_k_repack_x4(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_q4k_repack(n, out, w, x, true);
+}
+
+/* ggml_vec_dot_q5_K_q8_K of the x86 build (AVX2 code): per super-block
+ * eight int32 lanes, element 32c + p of sub-block c in lane p / 4 as
+ * scale_c times value . y; each lane fma(d_x * d_w, lane, acc); the mins
+ * apart, summs = fma(-d_x * dmin_w, sum of min_c times the sub-block's
+ * bsums, summs) per super-block (llama.cpp's build contracts that
+ * multiply-add); at the end hsum_float_8 plus summs. */
+void q42_llamacpp_dot_q5_k_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0}, summs = 0.0f;
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q5_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float yd = q42_ldf32(b + Q8K_D);
+		const float d = yd * half_at(a + Q4K_D), dmin = -yd * half_at(a + Q4K_DMIN);
+		int sc[8], mn[8];
+		int32_t mins = 0;
+		for (int c = 0; c < 8; c++) {
+			k4_scale_min(c, a + Q4K_SCALES, &sc[c], &mn[c]);
+			mins += mn[c] * (q8k_bsum(b, 2 * c) + q8k_bsum(b, 2 * c + 1));
+		}
+		summs = fmaf(dmin, (float)mins, summs);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int c = 0; c < 8; c++) {
+				int32_t t = 0;
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++) {
+					const uint8_t q = a[Q5K_QS + (e / 64) * 32 + e % 32];
+					const int lo = (e % 64) < 32 ? (q & 0xF) : (q >> 4);
+					t += (lo + 16 * ((a[Q5K_QH + e % 32] >> (e / 32)) & 1)) * y[e];
+				}
+				s += sc[c] * t;
+			}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes) + summs;
+}
+
+/* ggml_vec_dot_q6_K_q8_K of the x86 build (AVX2 code): per super-block
+ * eight int32 lanes, element 32c + p in lane p / 4 as the scale of its
+ * 16-element sub-block times the unsigned 6-bit value . y, less 32 times
+ * (scale_2l bsum_2l + scale_2l+1 bsum_2l+1) in lane l; each lane
+ * fma(d_x * d_w, lane, acc); hsum_float_8 at the end. */
+void q42_llamacpp_dot_q6_k_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q6_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS), *sc = (const int8_t *)(a + Q6K_SCALES);
+		const float d = q42_ldf32(b + Q8K_D) * half_at(a + Q6K_D);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = -32 * (sc[2 * l] * q8k_bsum(b, 2 * l) + sc[2 * l + 1] * q8k_bsum(b, 2 * l + 1));
+			for (int c = 0; c < 8; c++)
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++) {
+					const int h = e / 128, q = (e % 128) / 32, k = e % 32;
+					const uint8_t lo = a[Q6K_QL + h * 64 + (q % 2) * 32 + k];
+					const int lo4 = q < 2 ? (lo & 0xF) : (lo >> 4);
+					const int hi2 = (a[Q6K_QH + h * 32 + k] >> (2 * q)) & 3;
+					s += sc[e / 16] * (lo4 | (hi2 << 4)) * y[e];
+				}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes);
+}
+
 /* llama.cpp's CPU_REPACK form of Q2_K (q2_K_8x8 kernels; AVX-512 CPUs,
  * matrices with a multiple of 8 rows): per output two accumulators,
  * fma(isum, d_w * d_x, acc) and fma(mins, dmin_w * d_x, accm), where
@@ -423,10 +562,7 @@ void q42_llamacpp_dot_q3_k(int64_t n, float *out, const void *w, const void *x)
 			lanes[l] = fmaf(d, (float)s, lanes[l]);
 		}
 	}
-	float r[4];
-	for (int l = 0; l < 4; l++)
-		r[l] = lanes[l + 4] + lanes[l];
-	*out = (r[0] + r[2]) + (r[1] + r[3]);
+	*out = hsum_lanes8(lanes);
 }
 
 /* ggml_vec_dot_tq1_0_q8_K and ggml_vec_dot_tq2_0_q8_K of the x86 build
@@ -453,10 +589,7 @@ static void dot_tq(int64_t n, float *out, const uint8_t *a, const uint8_t *b, bo
 			lanes[l] = fmaf((float)s, d, lanes[l]);
 		}
 	}
-	float r[4];
-	for (int l = 0; l < 4; l++)
-		r[l] = lanes[l + 4] + lanes[l];
-	*out = (r[0] + r[2]) + (r[1] + r[3]);
+	*out = hsum_lanes8(lanes);
 }
 
 void q42_llamacpp_dot_tq1_0(int64_t n, float *out, const void *w, const void *x)
@@ -664,6 +797,19 @@ static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_strid
 				(const uint8_t *)x + (uint64_t)t * x_stride, t < n_tok / 4 * 4);
 }
 SCALAR_ROWS(rows_tq2_0, q42_llamacpp_dot_tq2_0)
+SCALAR_ROWS(rows_q8_0_cpu, q42_llamacpp_dot_q8_0_cpu)
+SCALAR_ROWS(rows_q5_k_cpu, q42_llamacpp_dot_q5_k_cpu)
+SCALAR_ROWS(rows_q6_k_cpu, q42_llamacpp_dot_q6_k_cpu)
+/* Q4_K in CPU_REPACK: as Q2_K, whole groups of four take the gemm order */
+static void rows_q4_k_repack(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
+			     const void *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++)
+			dot_q4k_repack(n, &y[(uint64_t)t * y_stride + (uint64_t)r],
+				       (const uint8_t *)w + (uint64_t)r * w_stride,
+				       (const uint8_t *)x + (uint64_t)t * x_stride, t < n_tok / 4 * 4);
+}
 
 /* ---- selection --------------------------------------------------------- */
 
@@ -691,6 +837,10 @@ const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT] = {
 	[Q42_LROWS_BF16_VD] = rows_bf16_vd,
 	[Q42_LROWS_F32] = rows_f32,
 	[Q42_LROWS_F32_VD] = rows_f32_vd,
+	[Q42_LROWS_Q8_0_CPU] = rows_q8_0_cpu,
+	[Q42_LROWS_Q4_K_REPACK] = rows_q4_k_repack,
+	[Q42_LROWS_Q5_K_CPU] = rows_q5_k_cpu,
+	[Q42_LROWS_Q6_K_CPU] = rows_q6_k_cpu,
 };
 
 /* One selection's fields; true, for the caller to return. */
@@ -723,10 +873,73 @@ bool q42_llamacpp_select(uint32_t dtype, int64_t n_out, int64_t n_in,
 bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 			   enum q42_llamacpp_place place, enum q42_isa isa, q42_llamacpp_kernels *out)
 {
+	return q42_llamacpp_select_variant(Q42_LLAMACPP_SAPPHIRERAPIDS, dtype, n_out, n_in, place, isa, out);
+}
+
+/* Where the zen4 variant (AVX-512 without AMX: no AMX buffer) takes
+ * another path than sapphirerapids: Q8_0, Q4_1, Q5_K, Q6_K and F16 in the
+ * plain CPU buffer, Q4_0 and Q4_K in CPU_REPACK when the rows are a
+ * multiple of 8 (Q4_0's q4_0_8x8 rounds as the AMX buffer does). -1: the
+ * type takes the path sapphirerapids takes (Q5_0, Q5_1, Q2_K, Q3_K,
+ * IQ4_NL, TQ1_0, TQ2_0, BF16, F32: checked against both variants);
+ * otherwise whether libq42 has the zen4 form. */
+static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_llamacpp_place place,
+		       enum q42_isa use, q42_llamacpp_kernels *out)
+{
+	const bool repack = place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 8 == 0;
+	const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(use);
+	switch (dtype) {
+	case Q42_DTYPE_Q8_0:
+		return n_in % QK == 0 && pick(out, q42_llamacpp_dot_q8_0_cpu,
+					      q42_llamacpp_rows_for(Q42_LROWS_Q8_0_CPU, use), ops->quantize_q8_0,
+					      Q42_DTYPE_Q8_0, "cpu-q8_0");
+	case Q42_DTYPE_Q4_0:
+		/* the plain buffer's vec_dot (other row counts) is not
+		 * reproduced: generic rounding there */
+		return repack && n_in % QK == 0 &&
+		       pick(out, q42_llamacpp_dot_q4_0, q42_llamacpp_rows_for(Q42_LROWS_Q4_0, use),
+			    ops->quantize_q8_0, Q42_DTYPE_Q8_0, "repack-q4_0");
+	case Q42_DTYPE_Q4_1:
+		return n_in % QK == 0 && pick(out, q42_llamacpp_dot_q4_1_cpu,
+					      q42_llamacpp_rows_for(Q42_LROWS_Q4_1_CPU, use), ops->quantize_q8_1,
+					      Q42_DTYPE_Q8_1, "cpu-q4_1");
+	case Q42_DTYPE_Q4_K:
+		return repack && n_in % QK_K == 0 &&
+		       pick(out, q42_llamacpp_dot_q4_k_repack, q42_llamacpp_rows_for(Q42_LROWS_Q4_K_REPACK, use),
+			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "repack-q4_K");
+	case Q42_DTYPE_Q5_K:
+	case Q42_DTYPE_Q6_K: {
+		const bool q5 = dtype == Q42_DTYPE_Q5_K;
+		return n_in % QK_K == 0 &&
+		       pick(out, q5 ? q42_llamacpp_dot_q5_k_cpu : q42_llamacpp_dot_q6_k_cpu,
+			    q42_llamacpp_rows_for(q5 ? Q42_LROWS_Q5_K_CPU : Q42_LROWS_Q6_K_CPU, use),
+			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, q5 ? "cpu-q5_K" : "cpu-q6_K");
+	}
+	case Q42_DTYPE_F16:
+		/* ggml_vec_dot_f16 for one token; llamafile's pass of several
+		 * is not reproduced yet (this rounds as vec_dot there too) */
+		return n_in % 16 == 0 && pick(out, q42_llamacpp_dot_f16, q42_llamacpp_rows_for(Q42_LROWS_F16, use),
+					      ops->quantize_f16, Q42_DTYPE_F16, "cpu-f16");
+	case Q42_DTYPE_IQ4_XS:
+		/* ggml's x86 vec_dot, not reproduced: generic rounding */
+		return false;
+	default:
+		return -1;
+	}
+}
+
+bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out, int64_t n_in,
+			       enum q42_llamacpp_place place, enum q42_isa isa, q42_llamacpp_kernels *out)
+{
 	const bool amx_rows = place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 32 == 0;
 	const enum q42_isa use = q42_isa_usable(isa);
 	const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(use);
 	memset(out, 0, sizeof *out);
+	if (variant == Q42_LLAMACPP_ZEN4) {
+		const int z = select_zen4(dtype, n_out, n_in, place, use, out);
+		if (z >= 0)
+			return z == 1;
+	}
 	switch (dtype) {
 	case Q42_DTYPE_Q4_0:
 	case Q42_DTYPE_Q8_0:

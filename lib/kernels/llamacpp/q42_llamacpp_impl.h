@@ -16,7 +16,9 @@ enum q42_lrows {
 	Q42_LROWS_Q4_0, Q42_LROWS_Q8_0, Q42_LROWS_Q4_K, Q42_LROWS_Q6_K, Q42_LROWS_F16_F32, Q42_LROWS_F16,
 	Q42_LROWS_Q5_1, Q42_LROWS_Q5_K, Q42_LROWS_Q4_1, Q42_LROWS_Q4_1_CPU, Q42_LROWS_Q5_0, Q42_LROWS_TQ1_0,
 	Q42_LROWS_TQ2_0, Q42_LROWS_Q3_K, Q42_LROWS_Q2_K, Q42_LROWS_IQ4_NL, Q42_LROWS_IQ4_XS, Q42_LROWS_BF16,
-	Q42_LROWS_BF16_VD, Q42_LROWS_F32, Q42_LROWS_F32_VD, Q42_LROWS_COUNT
+	Q42_LROWS_BF16_VD, Q42_LROWS_F32, Q42_LROWS_F32_VD,
+	/* the zen4 variant's own (scalar only so far) */
+	Q42_LROWS_Q8_0_CPU, Q42_LROWS_Q4_K_REPACK, Q42_LROWS_Q5_K_CPU, Q42_LROWS_Q6_K_CPU, Q42_LROWS_COUNT
 };
 
 /* The scalar row products, the definition of each slot
@@ -24,7 +26,8 @@ enum q42_lrows {
 extern const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT];
 
 /* The row product of a slot on the instruction set isa, which must be one
- * q42_isa_usable() returned (q42_dispatch.c). */
+ * q42_isa_usable() returned (q42_dispatch.c); the scalar one where isa has
+ * no form of the slot. */
 q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa isa);
 
 #endif

@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""gen_zen4_golden.py -- write tests/golden/zen4/ for tests/unit/test_llamacpp.c
+and tests/bats/arith_zen4.bats.
+
+Run by a developer, never by `make check`. Every expected value comes from
+llama.cpp itself as it runs on an AVX-512 CPU without AMX, i.e. the
+prebuilt libggml-cpu-zen4.so of node-llama-cpp 3.21.1 (llama.cpp v0.4.0):
+matrix products through tests/tools/llamacpp_oracle.c linked with that
+variant, on the inputs of tests/golden/llamacpp (x.f32, w_<type>.bin, made
+by ggml_quantize_chunk), and greedy ids through llamapeer on a machine that
+loads the zen4 variant (`llamapeer info` names it). The commands are in
+tests/golden/zen4/README.
+
+Usage (from the repository root):
+  /usr/bin/python3 tests/tools/gen_zen4_golden.py --oracle /tmp/oracle_zen4 \\
+      --llamapeer $PEER_DIR/bin/llamapeer --out tests/golden/zen4
+"""
+import argparse
+import os
+import subprocess
+
+SRC = "tests/golden/llamacpp"
+MM_N, MM_MS = 64, (1, 4, 19)
+# (type, llama.cpp buffer on zen4, row length)
+PRODUCTS = (("q8_0", "cpu", 512), ("q4_0", "repack", 512), ("q4_1", "cpu", 512),
+            ("q4_K", "repack", 512), ("q5_K", "cpu", 512), ("q6_K", "cpu", 512),
+            ("f16", "cpu", 256))
+MODELS = ("e256-llama-q8_0", "e256-llama-q4_0", "e256-llama-q4_k_m", "e256-llama-q6_k",
+          "e256-llama-q5_0", "e256-llama-q5_1", "e256-llama-iq4_nl", "e256-llama-q2_k",
+          "e256-llama-q3_k", "e256-llama-tq1_0", "e256-llama-tq2_0", "e256-llama-tied-f16",
+          "e256-llama-tied-bf16", "e256-qwen2-q8_0")
+PROMPTS = ("Once upon a time", "Sara had a cat named Tom. The cat",
+           "The sun was shining and the sky was blue.")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--llamapeer", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(SRC, "x.f32"), "rb") as f:
+        x = f.read()
+    for t, buf, k in PRODUCTS:
+        with open(os.path.join(SRC, "w_%s.bin" % t), "rb") as f:
+            w = f.read()
+        for m in MM_MS:
+            r = subprocess.run([a.oracle, "mul_mat", buf, t, str(k), str(MM_N), str(m)],
+                               input=w + x[: k * m * 4], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, check=True)
+            with open(os.path.join(a.out, "mm_%s_%s_m%d.f32" % (t, buf, m)), "wb") as f:
+                f.write(r.stdout)
+    lines = []
+    for model in MODELS:
+        for p in PROMPTS:
+            r = subprocess.run([a.llamapeer, "gen", "tests/models/%s.gguf" % model, p, "32",
+                                "--fa", "off", "--kv", "f32", "--threads", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+            out = [l[5:].decode() for l in r.stdout.splitlines() if l.startswith(b"out: ")][0]
+            lines.append("%s.gguf\t%s\t%s\n" % (model, p, out))
+    with open(os.path.join(a.out, "gen.tsv"), "w") as f:
+        f.writelines(lines)
+
+
+if __name__ == "__main__":
+    main()
