@@ -33,13 +33,17 @@ static const enum q42_isa simd_isas[] = {Q42_ISA_AVX2, Q42_ISA_AVX512};
 
 /* One dtype/placement/shape on every available SIMD ISA, against the
  * scalar definition, bit for bit. */
+/* The llama.cpp CPU variant the checks below select for (the zen4 tests
+ * set it for their run). */
+static enum q42_llamacpp_variant g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
+
 static void check_shape(uint32_t dtype, enum q42_llamacpp_place place, int64_t n, int64_t n_rows,
 			int64_t n_tok)
 {
 	q42_llamacpp_kernels ref;
 	/* selection wants n_out % 32 == 0 for the AMX kernels: select with
 	 * 32 rows, run with n_rows */
-	assert_true(q42_llamacpp_select_isa(dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
+	assert_true(q42_llamacpp_select_variant(g_variant, dtype, 32, n, place, Q42_ISA_SCALAR, &ref));
 	uint64_t rb = 0, xb = 0;
 	assert_true(q42_dtype_nbytes(dtype, (uint64_t)n, (uint64_t)n, &rb));
 	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
@@ -69,7 +73,7 @@ static void check_shape(uint32_t dtype, enum q42_llamacpp_place place, int64_t n
 		q42_llamacpp_kernels k;
 		if (!isa_ok(simd_isas[i]))
 			continue;
-		assert_true(q42_llamacpp_select_isa(dtype, 32, n, place, simd_isas[i], &k));
+		assert_true(q42_llamacpp_select_variant(g_variant, dtype, 32, n, place, simd_isas[i], &k));
 		assert_int_equal(k.vec_dot_type, ref.vec_dot_type);
 		memset(got, 0xFF, (size_t)(n_rows * n_tok) * sizeof(float));
 		k.rows(n, n_rows, w, rb, n_tok, x, xb, got, (uint64_t)n_rows);
@@ -307,9 +311,11 @@ static void check_packed(const struct r16_geo *geo, int64_t nb, int64_t n_rows, 
 	const int64_t n = nb * 32;
 	q42_llamacpp_kernels ref;
 	q42_llamacpp_packed pk;
-	if (!q42_llamacpp_select_packed(geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_AVX512, &pk))
+	if (!q42_llamacpp_select_packed_variant(g_variant, geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_AVX512,
+						&pk))
 		skip();
-	assert_true(q42_llamacpp_select_isa(geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_SCALAR, &ref));
+	assert_true(q42_llamacpp_select_variant(g_variant, geo->dtype, n_rows, n, Q42_LLAMACPP_MATMUL, Q42_ISA_SCALAR,
+						&ref));
 	uint64_t rb = 0, xb = 0;
 	assert_true(q42_dtype_nbytes(geo->dtype, (uint64_t)n, (uint64_t)n, &rb));
 	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
@@ -404,6 +410,22 @@ static void test_rows_packed_q6_k(void **state)
 	static const int64_t k6[][3] = {{8, 32, 1}, {16, 64, 2}, {24, 32, 5}, {80, 96, 3}, {24, 32, 20}, {8, 64, 9}};
 	for (size_t i = 0; i < sizeof k6 / sizeof k6[0]; i++)
 		check_packed(&r16_q6_k, k6[i][0], k6[i][1], k6[i][2]);
+}
+
+/* The zen4 variant's Q8_0 (ggml's x86 vec_dot, eight lanes): its AVX2 and
+ * AVX-512 rows against the scalar definition, every shape of check_rows and
+ * long rows; its R16 form for any row count from 16 (no AMX constraint),
+ * tails of rows, odd block counts and passes of one to many tokens. */
+static void test_zen4_q8_0(void **state)
+{
+	(void)state;
+	static const int64_t shapes[][3] = {{1, 16, 1}, {2, 17, 2}, {3, 33, 3}, {30, 48, 1}, {31, 40, 5}, {7, 64, 9}};
+	g_variant = Q42_LLAMACPP_ZEN4;
+	check_rows(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32);
+	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 129, 9, 3);
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		check_packed(&r16_geos[4], shapes[i][0], shapes[i][1], shapes[i][2]);
+	g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
 }
 
 /* IQ4_NL: the repacked order (AVX2 and AVX-512 rows, eight rows at a
@@ -820,7 +842,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_q8_0), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),

@@ -125,6 +125,10 @@ void q42_llamacpp_rows_bf16_vd_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* the same with FMA and the MXCSR's DAZ and FTZ bits (any AVX2 CPU) */
 void q42_llamacpp_rows_bf16_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_bf16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
+/* the zen4 variant's Q8_0 (plain CPU buffer), and its R16 form */
+void q42_llamacpp_rows_q8_0_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_q8_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_q8_0_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* F32 weights (q42_llamacpp_dot_f32_vd, and _lanes for the tokens of a
  * pass) */
 void q42_llamacpp_rows_f32_avx512(Q42_LLAMACPP_ROWS_ARGS);

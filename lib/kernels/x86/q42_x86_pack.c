@@ -63,12 +63,25 @@ A5_INLINE void r16_prefetch(const uint8_t *g, uint64_t n, bool l1, uint64_t l2_o
 
 /* The R16 kinds: quant offset in the file's block, activation block
  * layout, and what the products need. */
-enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1, R16_Q5_1, R16_Q8_0 };
+enum r16_kind { R16_Q5_0, R16_Q4_0, R16_Q4_1, R16_Q5_1, R16_Q8_0, R16_Q8_0_CPU };
 
 /* the kinds with a fifth bit (ggml's eight-lane vec_dot arithmetic) */
 static inline bool r16_fifth(enum r16_kind k)
 {
 	return k == R16_Q5_0 || k == R16_Q5_1;
+}
+
+/* the kinds of eight float lanes per row: the fifth-bit ones and Q8_0 in
+ * the plain CPU buffer (the zen4 variant) */
+static inline bool r16_lanes8(enum r16_kind k)
+{
+	return r16_fifth(k) || k == R16_Q8_0_CPU;
+}
+
+/* the kinds stored as Q8_0 bytes */
+static inline bool r16_q8(enum r16_kind k)
+{
+	return k == R16_Q8_0 || k == R16_Q8_0_CPU;
 }
 
 /* the kinds a one-token pass prefetches into L2 off Intel
@@ -92,6 +105,7 @@ static struct r16_type r16_type_of(enum r16_kind k)
 	case R16_Q4_0:
 		return (struct r16_type){Q4_0_BYTES, Q4_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(0, 0, 0)};
 	case R16_Q8_0:
+	case R16_Q8_0_CPU:
 		return (struct r16_type){Q8_0_BYTES, Q8_0_QS, -1, Q8_0_BYTES, Q8_0_QS, q42_r16_shape_of(1, 0, 0)};
 	case R16_Q5_1:
 		return (struct r16_type){Q5_1_BYTES, Q5_1_QS, Q5_1_QH, Q8_1_BYTES, Q8_1_QS, q42_r16_shape_of(0, 1, 1)};
@@ -100,8 +114,9 @@ static struct r16_type r16_type_of(enum r16_kind k)
 }
 
 /* What a token's block j gives every row: Q5_0 the eight lanes' -16 x
- * (sum of the lane's four activation quants), Q4_0 -8 x the sum of all 32
- * and Q8_0 -128 x that sum (at lane 0); d_x, and Q4_1's s_x. */
+ * (sum of the lane's four activation quants), Q8_0 in eight lanes -128 x
+ * that sum, Q4_0 -8 x the sum of all 32 and Q8_0 -128 x that sum (at lane
+ * 0); d_x, and Q4_1's s_x. */
 struct r16_tok {
 	int32_t bias[R16_T][Q42_R16_MAX_BLOCKS][8];
 	float dx[R16_T][Q42_R16_MAX_BLOCKS];
@@ -112,7 +127,7 @@ A5_INLINE void r16_table(enum r16_kind k, const uint8_t *x, uint64_t x_stride, i
 			 struct r16_tok *tab)
 {
 	const struct r16_type ty = r16_type_of(k);
-	const __m256i off = _mm256_set1_epi8(k == R16_Q5_0 ? 16 : k == R16_Q8_0 ? (char)0x80 : 8);
+	const __m256i off = _mm256_set1_epi8(k == R16_Q5_0 ? 16 : r16_q8(k) ? (char)0x80 : 8);
 	for (int t = 0; t < T; t++)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *xb = x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes;
@@ -139,8 +154,8 @@ A5_INLINE __m512i r16_quants(__m512i nib, const uint8_t *m, int v)
 				    _mm512_set1_epi8(0x10));
 }
 
-/* Q5_0 / Q5_1 block j of a group (fields at qs, m, d; Q5_1's mins at mn)
- * against T tokens, into the eight lane accumulators acc[t][0..7] and, for
+/* Q5_0 / Q5_1 / Q8_0 (plain CPU buffer) block j of a group (fields at qs,
+ * m, d; Q5_1's mins at mn) against T tokens, into the eight lane accumulators acc[t][0..7] and, for
  * Q5_1, the min sum acc[t][8] (summs + m_w * s_x, the product exact). */
 A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *m, const uint8_t *d,
 			 const uint8_t *mn, int64_t j, const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab,
@@ -150,6 +165,7 @@ A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_
 	/* GF(2) affine matrices: bits 0..3 of each byte, and bits 4..7 moved
 	 * down */
 	const __m512i lo = _mm512_set1_epi64(0x0102040800000000LL), hi = _mm512_set1_epi64(0x1020408000000000LL);
+	const __m512i top = _mm512_set1_epi8((char)0x80);
 	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
 	__m512 dd[R16_T];
 	UNROLL
@@ -158,15 +174,21 @@ A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_
 	UNROLL
 	for (int l = 0; l < 4; l++) {
 		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
-		const __m512i ql = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), m, l);
-		const __m512i qh = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
+		/* Q8_0: its bytes made unsigned by a flipped top bit, the
+		 * table's bias taking the 128 x lane sum back off */
+		const __m512i ql = k == R16_Q8_0_CPU ? _mm512_xor_si512(v, top)
+						     : r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), m, l);
+		const __m512i qh = k == R16_Q8_0_CPU
+					   ? _mm512_xor_si512(_mm512_loadu_si512((const void *)(qs + 64 * (l + 4))), top)
+					   : r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
 		UNROLL
 		for (int t = 0; t < T; t++) {
 			const uint8_t *ys =
 				x + (uint64_t)t * x_stride + (uint64_t)j * (uint64_t)ty.xbytes + (uint64_t)ty.xqs;
 			/* Q5_1 has no offset: its sums start from zero */
-			const __m512i bl = k == R16_Q5_0 ? _mm512_set1_epi32(tab->bias[t][j][l]) : _mm512_setzero_si512();
-			const __m512i bh = k == R16_Q5_0 ? _mm512_set1_epi32(tab->bias[t][j][l + 4]) : _mm512_setzero_si512();
+			const bool off = k != R16_Q5_1;
+			const __m512i bl = off ? _mm512_set1_epi32(tab->bias[t][j][l]) : _mm512_setzero_si512();
+			const __m512i bh = off ? _mm512_set1_epi32(tab->bias[t][j][l + 4]) : _mm512_setzero_si512();
 			const __m512i sl = _mm512_dpbusd_epi32(bl, ql, _mm512_set1_epi32((int)q42_ld32(ys + 4 * l)));
 			const __m512i sh = _mm512_dpbusd_epi32(bh, qh, _mm512_set1_epi32((int)q42_ld32(ys + 16 + 4 * l)));
 			acc[t][l] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sl), dd[t], acc[t][l]);
@@ -234,7 +256,7 @@ A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int od
 {
 	const q42_r16_shape sh = r16_type_of(k).shape;
 	const uint8_t *qs = pb + q42_r16_at(sh, in, odd, -1), *d = pb + q42_r16_at(sh, in, odd, Q42_R16_F_D);
-	if (r16_fifth(k)) {
+	if (r16_lanes8(k)) {
 		r16_block(T, k, qs, pb + q42_r16_at(sh, in, odd, Q42_R16_F_M), d,
 			  pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, acc);
 	} else {
@@ -277,7 +299,7 @@ A5_INLINE void r16_group(int T, enum r16_kind k, const uint8_t *g, int64_t nb, c
 	UNROLL
 	for (int t = 0; t < T; t++) {
 		__m512 v = acc[t][0];
-		if (r16_fifth(k)) {
+		if (r16_lanes8(k)) {
 			const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);
 			const __m512 r2 = _mm512_add_ps(acc[t][6], acc[t][2]), r3 = _mm512_add_ps(acc[t][7], acc[t][3]);
 			v = _mm512_add_ps(_mm512_add_ps(r0, r2), _mm512_add_ps(r1, r3));
@@ -324,7 +346,7 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 	 * gather from the sixteen rows (rows are at most 34816 bytes) */
 	const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 						_mm512_set1_epi32((int)rb));
-	for (uint64_t g = 0; g < full && k == R16_Q8_0; g += Q42_R16)
+	for (uint64_t g = 0; g < full && r16_q8(k); g += Q42_R16)
 		for (int64_t j = 0; j < nb; j++) {
 			const uint8_t *b0 = (const uint8_t *)src + g * rb + (uint64_t)j * (uint64_t)ty.bytes;
 			uint8_t *d = (uint8_t *)dst + g * rb;
@@ -334,7 +356,7 @@ A5_INLINE void r16_pack(enum r16_kind k, void *dst, const void *src, int64_t n_i
 				_mm512_storeu_si512(d + q42_r16_at(ty.shape, nb, j, -1) + 64 * (uint64_t)l,
 						    _mm512_i32gather_epi32(rows, b0 + ty.qs + 4 * l, 1));
 		}
-	for (uint64_t g = 0; g < full && k != R16_Q8_0; g += Q42_R16) {
+	for (uint64_t g = 0; g < full && !r16_q8(k); g += Q42_R16) {
 		const uint8_t *s = (const uint8_t *)src + g * rb;
 		uint8_t *d = (uint8_t *)dst + g * rb;
 		for (int64_t j = 0; j < nb; j++) {
@@ -449,6 +471,14 @@ R16_ENTRY(R16_Q4_0, q4_0, q42_llamacpp_rows_q4_0_avx512)
 R16_ENTRY(R16_Q4_1, q4_1, q42_llamacpp_rows_q4_1_avx512)
 R16_ENTRY(R16_Q5_1, q5_1, q42_llamacpp_rows_q5_1_avx512)
 R16_ENTRY(R16_Q8_0, q8_0, q42_llamacpp_rows_q8_0_avx512)
+
+/* the zen4 variant's Q8_0: packed as R16_Q8_0 (the same bytes), eight
+ * float lanes per row */
+A5 void q42_llamacpp_rows_q8_0_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
+{
+	r16_rows(R16_Q8_0_CPU, n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride,
+		 q42_llamacpp_rows_q8_0_cpu_avx512);
+}
 
 /* ---- Q4_K -------------------------------------------------------------- */
 

@@ -1184,4 +1184,44 @@ A5 void q42_llamacpp_rows_iq4_nl_avx512(Q42_LLAMACPP_ROWS_ARGS)
 	nib_pair_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
 }
 
+/* ---- Q8_0 in the plain CPU buffer (the zen4 variant) ------------------- */
+
+/* ggml_vec_dot_q8_0_q8_0 of the x86 build, per row and token as
+ * q42_llamacpp_dot_q8_0_cpu defines it: lane l of a block is the exact sum
+ * of its bytes 4l..4l+3 (|w| . sign(x, w), as ggml forms it), one fma per
+ * lane and block, hsum_float_8 at the end. For the tail rows of the R16
+ * form and matrices it does not take. */
+#define Q8_0_CPU_ROWS(NAME, TGT, LANESUM)                                                          \
+	TGT void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                      \
+	{                                                                                          \
+		const int64_t nb = n / Q42_QK;                                                     \
+		for (int64_t r = 0; r < n_rows; r++)                                               \
+			for (int64_t t = 0; t < n_tok; t++) {                                      \
+				const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;    \
+				const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;    \
+				__m256 acc = _mm256_setzero_ps();                                  \
+				for (int64_t j = 0; j < nb; j++, a += Q8_0_BYTES, b += Q8_0_BYTES) { \
+					const __m256i qw = _mm256_loadu_si256((const __m256i *)(const void *)(a + 2)); \
+					const __m256i qx = _mm256_loadu_si256((const __m256i *)(const void *)(b + 2)); \
+					const __m256i s = LANESUM(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw)); \
+					const float dd = _cvtsh_ss(q42_ld16(a)) * _cvtsh_ss(q42_ld16(b));  \
+					acc = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(s), acc); \
+				}                                                                          \
+				y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);        \
+			}                                                                          \
+	}
+
+A2_INLINE __m256i lanesum_avx2(__m256i u, __m256i s)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+A5_INLINE __m256i lanesum_vnni(__m256i u, __m256i s)
+{
+	return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+}
+
+Q8_0_CPU_ROWS(q42_llamacpp_rows_q8_0_cpu_avx2, A2, lanesum_avx2)
+Q8_0_CPU_ROWS(q42_llamacpp_rows_q8_0_cpu_avx512, A5, lanesum_vnni)
+
 #endif
