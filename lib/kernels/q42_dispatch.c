@@ -11,6 +11,7 @@
  * which instructions compute it.
  */
 #include <stddef.h>
+#include <string.h>
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_ops.h"
 #include "kernels/q42_pack.h"
@@ -359,51 +360,63 @@ bool q42_llamacpp_select_packed_variant(enum q42_llamacpp_variant variant, uint3
 		uint32_t dtype;
 		q42_llamacpp_rows_fn file; /* the file layout's product */
 		q42_llamacpp_packed packed;
+		/* or, where that product has no SIMD form of its own, the
+		 * selection's name */
+		const char *sel;
 	} forms[] = {
 		{Q42_DTYPE_Q5_0, q42_llamacpp_rows_q5_0_avx512,
 		 {q42_llamacpp_rows_q5_0_r16_avx512, q42_llamacpp_pack_q5_0_r16_avx512,
-		  q42_llamacpp_row_q5_0_r16, "r16-q5_0"}},
+		  q42_llamacpp_row_q5_0_r16, "r16-q5_0"}, NULL},
 		{Q42_DTYPE_Q5_1, q42_llamacpp_rows_q5_1_avx512,
 		 {q42_llamacpp_rows_q5_1_r16_avx512, q42_llamacpp_pack_q5_1_r16_avx512,
-		  q42_llamacpp_row_q5_1_r16, "r16-q5_1"}},
+		  q42_llamacpp_row_q5_1_r16, "r16-q5_1"}, NULL},
 		{Q42_DTYPE_Q4_0, q42_llamacpp_rows_q4_0_avx512,
 		 {q42_llamacpp_rows_q4_0_r16_avx512, q42_llamacpp_pack_q4_0_r16_avx512,
-		  q42_llamacpp_row_q4_0_r16, "r16-q4_0"}},
+		  q42_llamacpp_row_q4_0_r16, "r16-q4_0"}, NULL},
 		{Q42_DTYPE_Q4_1, q42_llamacpp_rows_q4_1_avx512,
 		 {q42_llamacpp_rows_q4_1_r16_avx512, q42_llamacpp_pack_q4_1_r16_avx512,
-		  q42_llamacpp_row_q4_1_r16, "r16-q4_1"}},
+		  q42_llamacpp_row_q4_1_r16, "r16-q4_1"}, NULL},
 		{Q42_DTYPE_Q8_0, q42_llamacpp_rows_q8_0_avx512,
 		 {q42_llamacpp_rows_q8_0_r16_avx512, q42_llamacpp_pack_q8_0_r16_avx512,
-		  q42_llamacpp_row_q8_0_r16, "r16-q8_0"}},
+		  q42_llamacpp_row_q8_0_r16, "r16-q8_0"}, NULL},
 		{Q42_DTYPE_F16, q42_llamacpp_rows_f16_f32_avx512,
 		 {q42_llamacpp_rows_f16_f32_r16_avx512, q42_llamacpp_pack_f16_r16_avx512,
-		  q42_llamacpp_row_f16_r16, "r16-f16"}},
+		  q42_llamacpp_row_f16_r16, "r16-f16"}, NULL},
 		{Q42_DTYPE_Q4_K, q42_llamacpp_rows_q4_k_avx512,
 		 {q42_llamacpp_rows_q4_k_r16_avx512, q42_llamacpp_pack_q4_k_r16_avx512,
-		  q42_llamacpp_row_q4_k_r16, "r16-q4_K"}},
+		  q42_llamacpp_row_q4_k_r16, "r16-q4_K"}, NULL},
+		/* the zen4 variant: Q8_0 and Q6_K in the plain CPU buffer,
+		 * Q4_K in CPU_REPACK */
 		{Q42_DTYPE_Q8_0, q42_llamacpp_rows_q8_0_cpu_avx512,
 		 {q42_llamacpp_rows_q8_0_cpu_r16_avx512, q42_llamacpp_pack_q8_0_r16_avx512,
-		  q42_llamacpp_row_q8_0_r16, "r16-q8_0-cpu"}},
+		  q42_llamacpp_row_q8_0_r16, "r16-q8_0-cpu"}, NULL},
+		{Q42_DTYPE_Q4_K, NULL,
+		 {q42_llamacpp_rows_q4_k_repack_r16_avx512, q42_llamacpp_pack_q4_k_r16_avx512,
+		  q42_llamacpp_row_q4_k_r16, "r16-q4_K-repack"}, "repack-q4_K"},
+		{Q42_DTYPE_Q6_K, NULL,
+		 {q42_llamacpp_rows_q6_k_cpu_r16_avx512, q42_llamacpp_pack_q6_k_r16_avx512,
+		  q42_llamacpp_row_q6_k_r16, "r16-q6_K-cpu"}, "cpu-q6_K"},
 		{Q42_DTYPE_Q6_K, q42_llamacpp_rows_q6_k_avx512,
 		 {q42_llamacpp_rows_q6_k_r16_avx512, q42_llamacpp_pack_q6_k_r16_avx512,
-		  q42_llamacpp_row_q6_k_r16, "r16-q6_K"}},
+		  q42_llamacpp_row_q6_k_r16, "r16-q6_K"}, NULL},
 #if defined(Q42_HAVE_AMX)
 		{Q42_DTYPE_Q4_0, q42_llamacpp_rows_q4_0_amx,
 		 {q42_llamacpp_rows_q4_0_r16_amx, q42_llamacpp_pack_q4_0_r16_avx512,
-		  q42_llamacpp_row_q4_0_r16, "amx-r16-q4_0"}},
+		  q42_llamacpp_row_q4_0_r16, "amx-r16-q4_0"}, NULL},
 		{Q42_DTYPE_Q4_1, q42_llamacpp_rows_q4_1_amx,
 		 {q42_llamacpp_rows_q4_1_r16_amx, q42_llamacpp_pack_q4_1_r16_avx512,
-		  q42_llamacpp_row_q4_1_r16, "amx-r16-q4_1"}},
+		  q42_llamacpp_row_q4_1_r16, "amx-r16-q4_1"}, NULL},
 		{Q42_DTYPE_Q8_0, q42_llamacpp_rows_q8_0_amx,
 		 {q42_llamacpp_rows_q8_0_r16_amx, q42_llamacpp_pack_q8_0_r16_avx512,
-		  q42_llamacpp_row_q8_0_r16, "amx-r16-q8_0"}},
+		  q42_llamacpp_row_q8_0_r16, "amx-r16-q8_0"}, NULL},
 		{Q42_DTYPE_Q4_K, q42_llamacpp_rows_q4_k_amx,
 		 {q42_llamacpp_rows_q4_k_r16_amx, q42_llamacpp_pack_q4_k_r16_avx512,
-		  q42_llamacpp_row_q4_k_r16, "amx-r16-q4_K"}},
+		  q42_llamacpp_row_q4_k_r16, "amx-r16-q4_K"}, NULL},
 #endif
 	};
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
-		if (forms[i].dtype == dtype && forms[i].file == ck.rows) {
+		if (forms[i].dtype == dtype &&
+		    (forms[i].sel != NULL ? strcmp(forms[i].sel, ck.name) == 0 : forms[i].file == ck.rows)) {
 			*out = forms[i].packed;
 			return true;
 		}

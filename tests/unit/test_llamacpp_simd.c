@@ -415,9 +415,12 @@ static void test_rows_packed_q6_k(void **state)
 /* The zen4 variant's Q8_0 (ggml's x86 vec_dot, eight lanes): its AVX2 and
  * AVX-512 rows against the scalar definition, every shape of check_rows and
  * long rows; its R16 form for any row count from 16 (no AMX constraint),
- * tails of rows, odd block counts and passes of one to many tokens. */
-static void test_zen4_q8_0(void **state)
+ * tails of rows, odd block counts and passes of one to many tokens. Its
+ * Q4_K (CPU_REPACK) and Q6_K (plain buffer) in the R16 layout: lone
+ * tokens, passes with and without whole groups of four, a tail of 8 rows. */
+static void test_zen4_simd(void **state)
 {
+	static const int64_t k4[][3] = {{8, 32, 1}, {16, 64, 2}, {80, 96, 5}, {24, 40, 20}, {8, 64, 9}, {8, 24, 4}};
 	(void)state;
 	static const int64_t shapes[][3] = {{1, 16, 1}, {2, 17, 2}, {3, 33, 3}, {30, 48, 1}, {31, 40, 5}, {7, 64, 9}};
 	g_variant = Q42_LLAMACPP_ZEN4;
@@ -425,6 +428,10 @@ static void test_zen4_q8_0(void **state)
 	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 129, 9, 3);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_packed(&r16_geos[4], shapes[i][0], shapes[i][1], shapes[i][2]);
+	for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++) {
+		check_packed(&r16_q4_k, k4[i][0], k4[i][1], k4[i][2]);
+		check_packed(&r16_q6_k, k4[i][0], k4[i][1], k4[i][2]);
+	}
 	g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
 }
 
@@ -842,7 +849,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_q8_0), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_simd), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),

@@ -129,6 +129,10 @@ void q42_llamacpp_rows_bf16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
+/* the zen4 variant's Q4_K (CPU_REPACK) in the R16 layout of Q4_K */
+void q42_llamacpp_rows_q4_k_repack_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
+/* the zen4 variant's Q6_K (plain CPU buffer) in the R16 layout of Q6_K */
+void q42_llamacpp_rows_q6_k_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* F32 weights (q42_llamacpp_dot_f32_vd, and _lanes for the tokens of a
  * pass) */
 void q42_llamacpp_rows_f32_avx512(Q42_LLAMACPP_ROWS_ARGS);

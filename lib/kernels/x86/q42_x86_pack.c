@@ -22,6 +22,7 @@
 #include <string.h>
 #include "kernels/q42_llamacpp.h"
 #include "kernels/x86/q42_x86.h"
+#include "kernels/llamacpp/q42_llamacpp_impl.h"
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_pack.h"
 #include "kernels/x86/q42_x86_generic.h"
@@ -539,14 +540,35 @@ void q42_llamacpp_row_q4_k_r16(void *dst, const void *p, int64_t n_in, int64_t n
 	}
 }
 
+/* How a group's exact sums become floats: K4_AMX as llama.cpp's AMX
+ * buffer, K4_GEMV and K4_GEMM as its CPU_REPACK kernels (the zen4
+ * variant) for a lone token and for the tokens of a pass in whole groups
+ * of four. */
+enum k4_form { K4_AMX, K4_GEMV, K4_GEMM };
+
+/* CPU_REPACK's float step: fma(isum, d_w * d_x, acc), fma(summ, dmin_w *
+ * d_x, accm) for the super-block at g of the token at x. */
+A5_INLINE void k4_repack_step(const uint8_t *g, const uint8_t *x, __m512i isum, __m512i summ, __m512 *acc,
+			      __m512 *accm)
+{
+	const __m512 yd = _mm512_set1_ps(q42_ldf32(x + Q8_K_D));
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_D)));
+	const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_DM)));
+	*acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, yd), *acc);
+	*accm = _mm512_fmadd_ps(_mm512_cvtepi32_ps(summ), _mm512_mul_ps(dm, yd), *accm);
+}
+
 /* One token against nsb packed super-blocks of a group: per super-block
  * each row's exact sums isum = sum sc_g * (q . y)_g and summ = sum mn_g *
- * (int16)(bsum_2g + bsum_2g+1), then fma(isum, d_w * d_x) and fma(summ,
- * -(d_x * dmin_w)) -- q42_llamacpp_dot_q4_k with a row per lane. */
-A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *y)
+ * (int16)(bsum_2g + bsum_2g+1). K4_AMX: fma(isum, d_w * d_x) and
+ * fma(summ, -(d_x * dmin_w)) in one chain -- q42_llamacpp_dot_q4_k with a
+ * row per lane; K4_GEMV: fma(isum, d_w * d_x, acc) and fma(summ, dmin_w *
+ * d_x, accm), acc - accm at the end (q42_llamacpp_dot_q4_k_repack);
+ * K4_GEMM: the same per 64 elements (_repack_x4). */
+A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *y, enum k4_form form)
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F);
-	__m512 acc = _mm512_setzero_ps();
+	__m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
 	const bool l1 = q42_x86_prefetch_l1();
 	for (int64_t j = 0; j < nsb; j++, g += K4_BLOCK, x += Q8_K_BYTES) {
 		r16_prefetch(g, K4_BLOCK, l1, K4_L2_ONLY);
@@ -574,15 +596,23 @@ A5_INLINE void k4_group(const uint8_t *g, int64_t nsb, const uint8_t *x, float *
 			summ = _mm512_add_epi32(summ, _mm512_add_epi32(
 							      _mm512_mullo_epi32(_mm512_cvtepu8_epi32(mn[2 * h]), _mm512_set1_epi32(b0)),
 							      _mm512_mullo_epi32(_mm512_cvtepu8_epi32(mn[2 * h + 1]), _mm512_set1_epi32(b1))));
+			if (form == K4_GEMM) {
+				k4_repack_step(g, x, isum, summ, &acc, &accm);
+				isum = summ = _mm512_setzero_si512();
+			}
 		}
-		const float yd = q42_ldf32(x + Q8_K_D);
-		const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_D)));
-		const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_DM)));
-		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(yd)), acc);
-		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(summ),
-				      _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(_mm512_set1_ps(yd), dm)), acc);
+		if (form == K4_GEMV) {
+			k4_repack_step(g, x, isum, summ, &acc, &accm);
+		} else if (form == K4_AMX) {
+			const float yd = q42_ldf32(x + Q8_K_D);
+			const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_D)));
+			const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(g + K4_DM)));
+			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(yd)), acc);
+			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(summ),
+					      _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(_mm512_set1_ps(yd), dm)), acc);
+		}
 	}
-	_mm512_storeu_ps(y, acc);
+	_mm512_storeu_ps(y, form == K4_AMX ? acc : _mm512_sub_ps(acc, accm));
 }
 
 /* Packed Q4_K rows, group by group and token by token (a group's 23-odd
@@ -594,10 +624,31 @@ A5 void q42_llamacpp_rows_q4_k_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 	for (int64_t r = 0; r < full; r += Q42_R16)
 		for (int64_t t = 0; t < n_tok; t++)
 			k4_group((const uint8_t *)w + (uint64_t)r * w_stride, nsb,
-				 (const uint8_t *)x + (uint64_t)t * x_stride, y + (uint64_t)t * y_stride + r);
+				 (const uint8_t *)x + (uint64_t)t * x_stride, y + (uint64_t)t * y_stride + r, K4_AMX);
 	if (full < n_rows)
 		q42_llamacpp_rows_q4_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
+}
+
+/* The zen4 variant's Q4_K (CPU_REPACK), packed as above: a pass's tokens
+ * in whole groups of four take the gemm form, the others the gemv one;
+ * rows past the last group take the scalar definition. */
+A5 void q42_llamacpp_rows_q4_k_repack_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
+{
+	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
+	for (int64_t r = 0; r < full; r += Q42_R16)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *g = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;
+			if (t < n_tok / 4 * 4)
+				k4_group(g, nsb, xt, y + (uint64_t)t * y_stride + r, K4_GEMM);
+			else
+				k4_group(g, nsb, xt, y + (uint64_t)t * y_stride + r, K4_GEMV);
+		}
+	if (full < n_rows)
+		q42_llamacpp_scalar_rows[Q42_LROWS_Q4_K_REPACK](n, n_rows - full,
+							     (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+							     n_tok, x, x_stride, y + full, y_stride);
 }
 
 /* ---- Q6_K -------------------------------------------------------------- */
@@ -764,6 +815,105 @@ A5 void q42_llamacpp_rows_q6_k_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 	if (full < n_rows)
 		q42_llamacpp_rows_q6_k_avx512(n, n_rows - full, (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
 					    n_tok, x, x_stride, y + full, y_stride);
+}
+
+/* The zen4 variant's Q6_K (plain CPU buffer: ggml's x86 vec_dot,
+ * q42_llamacpp_dot_q6_k_cpu) over the same packed bytes, one token at a
+ * time: per row eight int32 lanes, lane l taking dword l of every 32-value
+ * chunk c times the scale of its sub-block 2 c + l / 4, less 32 x
+ * (sc_2l bsum_2l + sc_2l+1 bsum_2l+1); each lane fma(lane, d_x * d_w)
+ * into acc[l]. The quants are unpacked as k6_block does. */
+A5_INLINE void k6_block_lanes8(const uint8_t *v, const uint8_t *sc, const uint8_t *d, const uint8_t *x,
+			       __m512 acc[8])
+{
+	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
+	const __m512i nhi = _mm512_set1_epi64(0x1020408000000000LL);
+	const __m512i h01 = _mm512_set1_epi64(0x01020000LL), h23 = _mm512_set1_epi64(0x04080000LL);
+	const __m512i h67 = _mm512_set1_epi64(0x40800000LL);
+	__m512i lane[8];
+	UNROLL
+	for (int l = 0; l < 8; l++) {
+		const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(sc + 16 * (2 * l))));
+		const __m512i s1 =
+			_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(sc + 16 * (2 * l + 1))));
+		const int b0 = (int16_t)q42_ld16(x + Q8_K_BSUMS + 2 * (2 * l));
+		const int b1 = (int16_t)q42_ld16(x + Q8_K_BSUMS + 2 * (2 * l + 1));
+		lane[l] = _mm512_mullo_epi32(_mm512_set1_epi32(-32),
+					     _mm512_add_epi32(_mm512_mullo_epi32(s0, _mm512_set1_epi32(b0)),
+							      _mm512_mullo_epi32(s1, _mm512_set1_epi32(b1))));
+	}
+	UNROLL
+	for (int h = 0; h < 2; h++)
+		UNROLL
+		for (int lq = 0; lq < 2; lq++) {
+			__m512i scv[4];
+			UNROLL
+			for (int q = 0; q < 4; q++)
+				scv[q] = _mm512_cvtepi8_epi32(
+					_mm_loadu_si128((const __m128i *)(const void *)(sc + 16 * (8 * h + 2 * q + lq))));
+			UNROLL
+			for (int i = 0; i < 4; i++) {
+				const int l = 4 * lq + i;
+				const __m512i a0 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + l)));
+				const __m512i a1 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + 8 + l)));
+				const __m512i hb = _mm512_loadu_si512((const void *)(v + 64 * (32 + 8 * h + l)));
+				const __m512i w[4] = {
+					_mm512_ternarylogic_epi32(a0, m15, _mm512_gf2p8affine_epi64_epi8(hb, h01, 0), 0xEA),
+					_mm512_ternarylogic_epi32(a1, m15, _mm512_gf2p8affine_epi64_epi8(hb, h23, 0), 0xEA),
+					_mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(a0, nhi, 0), hb, m48, 0xF8),
+					_mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(a1, nhi, 0),
+							_mm512_gf2p8affine_epi64_epi8(hb, h67, 0))};
+				const uint8_t *y = x + Q8_K_QS + 128 * h + 4 * l;
+				UNROLL
+				for (int q = 0; q < 4; q++)
+					lane[l] = _mm512_add_epi32(
+						lane[l],
+						_mm512_mullo_epi32(scv[q], _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[q],
+											      _mm512_set1_epi32((int)q42_ld32(
+												      y + 32 * q)))));
+			}
+		}
+	const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(q42_ldf32(x + Q8_K_D)),
+					_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d)));
+	UNROLL
+	for (int l = 0; l < 8; l++)
+		acc[l] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lane[l]), dd, acc[l]);
+}
+
+/* Packed Q6_K rows in the zen4 variant's rounding, group by group and
+ * token by token; the lanes reduced as hsum_float_8; rows past the last
+ * group take the scalar definition. */
+A5 void q42_llamacpp_rows_q6_k_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
+{
+	const q42_r16_shape sh = q42_r16_q6_k_shape();
+	const int64_t nsb = n / Q42_QK_K, full = n_rows - n_rows % Q42_R16;
+	const bool l1 = q42_x86_prefetch_l1();
+	for (int64_t r = 0; r < full; r += Q42_R16) {
+		const uint8_t *g = (const uint8_t *)w + (uint64_t)r * w_stride;
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m512 acc[8];
+			UNROLL
+			for (int l = 0; l < 8; l++)
+				acc[l] = _mm512_setzero_ps();
+			for (int64_t j = 0; j < nsb; j++) {
+				if (n_tok == 1 && j % 2 == 0)
+					r16_prefetch(g + q42_r16_at(sh, nsb, j, -1),
+						     j + 1 < nsb ? 2 * q42_r16_block(sh) : q42_r16_block(sh), l1,
+						     K4_L2_ONLY);
+				k6_block_lanes8(g + q42_r16_at(sh, nsb, j, -1), g + q42_r16_at(sh, nsb, j, 0),
+						g + q42_r16_at(sh, nsb, j, 1), xt + (uint64_t)j * Q8_K_BYTES, acc);
+			}
+			const __m512 r0 = _mm512_add_ps(acc[4], acc[0]), r1 = _mm512_add_ps(acc[5], acc[1]);
+			const __m512 r2 = _mm512_add_ps(acc[6], acc[2]), r3 = _mm512_add_ps(acc[7], acc[3]);
+			_mm512_storeu_ps(y + (uint64_t)t * y_stride + r,
+					 _mm512_add_ps(_mm512_add_ps(r0, r2), _mm512_add_ps(r1, r3)));
+		}
+	}
+	if (full < n_rows)
+		q42_llamacpp_scalar_rows[Q42_LROWS_Q6_K_CPU](n, n_rows - full,
+							  (const uint8_t *)w + (uint64_t)full * w_stride, w_stride,
+							  n_tok, x, x_stride, y + full, y_stride);
 }
 
 #endif
