@@ -164,3 +164,16 @@ AM_TESTS_ENVIRONMENT += \
 	Q42_WITH_VULKAN='$(Q42_WITH_VULKAN)'; export Q42_WITH_VULKAN; \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \
 	export LSAN_OPTIONS;
+
+# Under the sanitizers every test process keeps the modules it loads
+# (tests/tools/keep_modules.c says why); ASan's runtime then is not first
+# in the library list, which is harmless here.
+if SANITIZERS
+check_LTLIBRARIES = tests/tools/libq42keep.la
+tests_tools_libq42keep_la_SOURCES = tests/tools/keep_modules.c
+tests_tools_libq42keep_la_CFLAGS = -O1
+tests_tools_libq42keep_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+AM_TESTS_ENVIRONMENT += \
+	LD_PRELOAD="$(abs_top_builddir)/tests/tools/.libs/libq42keep.so$${LD_PRELOAD:+ $$LD_PRELOAD}"; export LD_PRELOAD; \
+	ASAN_OPTIONS="verify_asan_link_order=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}"; export ASAN_OPTIONS;
+endif

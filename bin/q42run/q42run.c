@@ -103,8 +103,9 @@ static void usage(FILE *f)
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
-	      "      --arith MODE        rounding of matrix products: llamacpp (default; also\n"
-	      "                          sapphirerapids), zen4 (llama.cpp on AMD Zen 4/5) or ggml\n"
+	      "      --arith MODE        rounding of matrix products: auto (default: llama.cpp's\n"
+	      "                          on this CPU), llamacpp (also sapphirerapids), zen4\n"
+	      "                          (llama.cpp on AMD Zen 4/5) or ggml\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -185,6 +186,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->bench = (q42_bench_opts){128, 64, 5, 0, false};
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
+	o->eo.arith = Q42_ARITH_AUTO;
 	o->eo.device = -1;
 	o->eo.backend_ops = q42_vk_backend();
 	q42_sampling_default(&o->sp);
@@ -248,14 +250,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 						 optarg);
 			break;
 		case OPT_ARITH:
-			if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0)
+			if (strcmp(optarg, "auto") == 0)
+				o->eo.arith = Q42_ARITH_AUTO;
+			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0)
 				o->eo.arith = Q42_ARITH_LLAMACPP;
 			else if (strcmp(optarg, "zen4") == 0)
 				o->eo.arith = Q42_ARITH_ZEN4;
 			else if (strcmp(optarg, "ggml") == 0)
 				o->eo.arith = Q42_ARITH_GGML;
 			else
-				return bad_usage("--arith '%s': expected llamacpp, sapphirerapids, zen4 or ggml", optarg);
+				return bad_usage("--arith '%s': expected auto, llamacpp, sapphirerapids, zen4 or ggml",
+						 optarg);
 			break;
 		case OPT_BACKEND:
 			if (strcmp(optarg, "cpu") == 0)

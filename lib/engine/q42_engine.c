@@ -676,11 +676,14 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
 	e->small_pages = o->small_pages;
-	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML && e->arith != Q42_ARITH_ZEN4) {
-		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4 or ggml",
+	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML && e->arith != Q42_ARITH_ZEN4 &&
+	    e->arith != Q42_ARITH_AUTO) {
+		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, ggml or auto",
 				 (int)o->arith);
 		goto fail;
 	}
+	if (e->arith == Q42_ARITH_AUTO)
+		e->arith = q42_llamacpp_variant_detect() == Q42_LLAMACPP_ZEN4 ? Q42_ARITH_ZEN4 : Q42_ARITH_LLAMACPP;
 	e->llama = e->arith != Q42_ARITH_GGML;
 	e->variant = e->arith == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS;
 	e->arch = q42_arch_find(hp->arch);
@@ -878,7 +881,13 @@ enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
 
 const char *q42_arith_name(enum q42_arith a)
 {
-	return a == Q42_ARITH_GGML ? "ggml" : a == Q42_ARITH_LLAMACPP ? "llamacpp" : a == Q42_ARITH_ZEN4 ? "zen4" : "unknown";
+	switch (a) {
+	case Q42_ARITH_LLAMACPP: return "llamacpp";
+	case Q42_ARITH_GGML: return "ggml";
+	case Q42_ARITH_ZEN4: return "zen4";
+	case Q42_ARITH_AUTO: return "auto";
+	}
+	return "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
 

@@ -39,6 +39,10 @@ enum q42_arith {
 	Q42_ARITH_LLAMACPP = 0,
 	Q42_ARITH_GGML = 1,
 	Q42_ARITH_ZEN4 = 2,
+	/* the one of LLAMACPP and ZEN4 that llama.cpp's own CPU variant
+	 * choice gives on this CPU (q42_llamacpp_variant_detect); the engine
+	 * reports the one it chose (q42_engine_arith) */
+	Q42_ARITH_AUTO = 3,
 };
 
 typedef struct q42_engine_opts {

@@ -332,6 +332,19 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 	return &scalar;
 }
 
+enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
+{
+#if defined(Q42_HAVE_AMX)
+	if (q42_amx_usable())
+		return Q42_LLAMACPP_SAPPHIRERAPIDS;
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+	if (q42_cpu_has_avx512bf16())
+		return Q42_LLAMACPP_ZEN4;
+#endif
+	return Q42_LLAMACPP_SAPPHIRERAPIDS;
+}
+
 /* Weight layouts repacked at load (q42_pack.h): the file's bytes
  * rearranged, never changed, with the llama.cpp arithmetic of the file's
  * layout bit for bit; this says which matrices get them. */

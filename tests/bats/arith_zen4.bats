@@ -68,5 +68,5 @@ PY
 	[[ $output == *'"arith":"llamacpp"'* ]]
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --arith zen5
 	[ "$status" -eq 2 ]
-	[[ $output == *"expected llamacpp, sapphirerapids, zen4 or ggml"* ]]
+	[[ $output == *"expected auto, llamacpp, sapphirerapids, zen4 or ggml"* ]]
 }

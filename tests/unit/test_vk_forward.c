@@ -23,9 +23,7 @@
 #include "engine/q42_mount.h"
 #include "engine/q42_sample.h"
 #include "common/q42_types.h"
-#ifdef Q42_WITH_VULKAN
 #include "vulkan/q42_vk.h"
-#endif
 
 #define N_GEN 32
 #define MAX_IDS 64
