@@ -38,7 +38,7 @@ struct opts {
 	const char *prompt;
 	const char *file;
 	enum mode mode;
-	bool lines, record, strict, timings, no_bos, no_special;
+	bool lines, record, strict, timings, no_bos, no_special, ignore_eos;
 	uint32_t max_tokens;
 	double deadline;
 	const char *stops[Q42_GEN_MAX_STOPS];
