@@ -75,7 +75,8 @@ EXTRA_DIST += tests/layers.sh
 BATS_TESTS = \
 	tests/bats/p64c.bats tests/bats/p64check.bats tests/bats/q42run.bats \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
-	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats
+	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
+	tests/bats/examples.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif

@@ -75,3 +75,23 @@ PY
 	run "$Q42RUN" -m "$TMP/demo.gguf" -p x --ignore-eos --tokenize
 	[ "$status" -eq 2 ]
 }
+
+# The tour of `./build.sh demo` (tests/tools/demo.sh): every step of the
+# toolchain, one titled line each, in order, the blocked prompt blocked
+# and the proof checked, then where to go next.
+@test "make demo: compile, validate, run, filter, commit, verify, prove, one titled line each" {
+	need_cmd openssl
+	run bash "$Q42_SRCDIR/tests/tools/demo.sh" "$Q42_BUILDDIR" "$Q42_SRCDIR" "$TMP/d" \
+		"Once upon a time, the little dog"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 12 ]
+	[ "$(printf '%s\n' "${lines[@]:1}" | cut -c1-9 | tr -d ' ' | paste -sd,)" = \
+		model,compile,validate,run,filter,commit,verify,prove,next,, ]
+	[[ ${lines[3]} == *"model.p64 OK: structure, every CRC-32C, the signature, the same tensors and bytes as demo.gguf" ]]
+	[[ ${lines[5]} == *"2 passed, 1 blocked (egress:"* ]]
+	[[ ${lines[7]} == *"4 frames, 3 entries, root "*"records bound to the model, tree head signed" ]]
+	[[ ${lines[8]} == *"entry 2 is in the tree"*"checked by check-proof.sh"* ]]
+	"$Q42_SRCDIR/examples/check-proof.sh" "$TMP/d/proof.json" "$TMP/d/head.json"
+	"$P64CHECK" --against "$TMP/d/demo.gguf" "$TMP/d/model.p64"
+}
