@@ -7,6 +7,14 @@
 #include "common/q42_types.h"
 #include "run/q42_record.h"
 
+/* {"n", "tok_s_median", "tok_s_min", "tok_s_max"} of one phase */
+static json_t *rates(uint32_t n, const q42_bench_stat *st)
+{
+	return json_pack("{s:I, s:o, s:o, s:o}", "n", (json_int_t)n,
+			 "tok_s_median", json_fixed(st->median, 3), "tok_s_min", json_fixed(st->min, 3),
+			 "tok_s_max", json_fixed(st->max, 3));
+}
+
 /* --bench --json: one object, field names and figures as q42run(1)
  * gives them (three decimals, shares four); a figure that was not
  * measured is null. */
@@ -29,10 +37,23 @@ static int print_bench_json(const struct opts *o, const q42_engine *e, const cha
 				 "load_ms_median", json_fixed(tt->load_ms.median, 3),
 				 "prefill_ms_median", json_fixed(tt->prefill_ms.median, 3),
 				 "first_token", (json_int_t)tt->first_token);
+	json_t *pp = rates(b->n_pp, &r->pp), *tg = rates(b->n_tg, &r->tg);
+	json_object_set_new(pp, "device_ms", json_fixed(r->pp_device_ms, 3));
+	json_object_set_new(tg, "weight_gb_s", json_fixed(r->tg_gbps, 3));
+	json_object_set_new(tg, "device_ms", json_fixed(r->tg_device_ms, 3));
+	json_object_set_new(tg, "stream_gb_s", stream ? json_fixed(r->tg_stream_gbps, 3) : json_null());
+	json_object_set_new(tg, "products_share",
+			    stream ? json_fixed(r->tg_products_share, 4) : json_null());
+	json_object_set_new(tg, "attention_share",
+			    stream ? json_fixed(r->tg_attention_share, 4) : json_null());
+	json_object_set_new(tg, "read_gb_s", read ? json_fixed(r->tg_read_gbps, 3) : json_null());
+	json_object_set_new(tg, "vs_read", read ? json_fixed(r->tg_vs_read, 4) : json_null());
+	json_object_set_new(tg, "products_vs_read",
+			    read ? json_fixed(r->tg_products_vs_read, 4) : json_null());
+	json_object_set_new(tg, "read_ops_gb_s", r->tg_read_ops_gbps > 0.0
+					 ? json_fixed(r->tg_read_ops_gbps, 3) : json_null());
 	json_t *j = json_pack(
-		"{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:o, s:I, s:I,"
-		" s:{s:I, s:o, s:o, s:o, s:o},"
-		" s:{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o},"
+		"{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:o, s:o,"
 		" s:o?, s:{s:I, s:o, s:I, s:I, s:I}}",
 		"threads", (json_int_t)q42_engine_n_threads(e),
 		"isa", q42_isa_name(q42_engine_isa(e)),
@@ -45,27 +66,8 @@ static int print_bench_json(const struct opts *o, const q42_engine *e, const cha
 		"load_ms", json_fixed(load_ms, 3),
 		"reps", (json_int_t)b->reps,
 		"weight_bytes", (json_int_t)r->weight_bytes,
-		"pp",
-		"n", (json_int_t)b->n_pp,
-		"tok_s_median", json_fixed(r->pp.median, 3),
-		"tok_s_min", json_fixed(r->pp.min, 3),
-		"tok_s_max", json_fixed(r->pp.max, 3),
-		"device_ms", json_fixed(r->pp_device_ms, 3),
-		"tg",
-		"n", (json_int_t)b->n_tg,
-		"tok_s_median", json_fixed(r->tg.median, 3),
-		"tok_s_min", json_fixed(r->tg.min, 3),
-		"tok_s_max", json_fixed(r->tg.max, 3),
-		"weight_gb_s", json_fixed(r->tg_gbps, 3),
-		"device_ms", json_fixed(r->tg_device_ms, 3),
-		"stream_gb_s", stream ? json_fixed(r->tg_stream_gbps, 3) : json_null(),
-		"products_share", stream ? json_fixed(r->tg_products_share, 4) : json_null(),
-		"attention_share", stream ? json_fixed(r->tg_attention_share, 4) : json_null(),
-		"read_gb_s", read ? json_fixed(r->tg_read_gbps, 3) : json_null(),
-		"vs_read", read ? json_fixed(r->tg_vs_read, 4) : json_null(),
-		"products_vs_read", read ? json_fixed(r->tg_products_vs_read, 4) : json_null(),
-		"read_ops_gb_s",
-		r->tg_read_ops_gbps > 0.0 ? json_fixed(r->tg_read_ops_gbps, 3) : json_null(),
+		"pp", pp,
+		"tg", tg,
 		"ttft", ttft,
 		"memory",
 		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),

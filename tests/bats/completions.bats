@@ -63,24 +63,28 @@ missing() {
 	comm -23 <(printf '%s\n' "$1") <(printf '%s\n' "$2")
 }
 
-@test "completions: bash offers every long option of every program's --help" {
-	bad=
+# bash_opts PROG [CMD]: the bash completion's offer after "PROG [CMD VOL] --"
+bash_opts() {
+	if [ -n "${2:-}" ]; then bash_offers "$1" "$2" vol.q42 --; else bash_offers "$1" --; fi
+}
+
+# lacking OFFERS: "PROG[ CMD]: options;" for every option of a --help that
+# OFFERS PROG [CMD] does not name; nothing when none is missing
+lacking() {
+	local p c m
 	for p in $PROGS; do
-		if [ "$p" = q42wal ]; then
-			want=$(help_opts q42wal)
-			m=$(missing "$want" "$(bash_offers q42wal --)")
-			[ -z "$m" ] || bad="$bad q42wal: $m;"
-			for c in $(q42_bin q42wal >/dev/null; "$(q42_bin q42wal)" --help | sed -n 's/^  \([a-z]\+\) .*/\1/p'); do
-				want=$(help_opts q42wal "$c")
-				[ -n "$want" ] || continue
-				m=$(missing "$want" "$(bash_offers q42wal "$c" vol.q42 --)")
-				[ -z "$m" ] || bad="$bad q42wal $c: $(echo $m);"
-			done
-		else
-			m=$(missing "$(help_opts "$p")" "$(bash_offers "$p" --)")
-			[ -z "$m" ] || bad="$bad $p: $(echo $m);"
-		fi
+		m=$(missing "$(help_opts "$p")" "$("$1" "$p")")
+		[ -z "$m" ] || printf ' %s: %s;' "$p" "$(echo $m)"
+		[ "$p" = q42wal ] || continue
+		for c in $("$(q42_bin q42wal)" --help | sed -n 's/^  \([a-z]\+\) .*/\1/p'); do
+			m=$(missing "$(help_opts q42wal "$c")" "$("$1" q42wal "$c")")
+			[ -z "$m" ] || printf ' q42wal %s: %s;' "$c" "$(echo $m)"
+		done
 	done
+}
+
+@test "completions: bash offers every long option of every program's --help" {
+	bad=$(lacking bash_opts)
 	[ -z "$bad" ] || { echo "bash completions lack:$bad"; false; }
 }
 
@@ -88,22 +92,7 @@ missing() {
 	if command -v zsh >/dev/null; then
 		for p in $PROGS; do zsh -n "$Q42_SRCDIR/completions/_$p"; done
 	fi
-	bad=
-	for p in $PROGS; do
-		if [ "$p" = q42wal ]; then
-			m=$(missing "$(help_opts q42wal)" "$(zsh_offers q42wal)")
-			[ -z "$m" ] || bad="$bad q42wal: $(echo $m);"
-			for c in $("$(q42_bin q42wal)" --help | sed -n 's/^  \([a-z]\+\) .*/\1/p'); do
-				want=$(help_opts q42wal "$c")
-				[ -n "$want" ] || continue
-				m=$(missing "$want" "$(zsh_offers q42wal "$c")")
-				[ -z "$m" ] || bad="$bad q42wal $c: $(echo $m);"
-			done
-		else
-			m=$(missing "$(help_opts "$p")" "$(zsh_offers "$p")")
-			[ -z "$m" ] || bad="$bad $p: $(echo $m);"
-		fi
-	done
+	bad=$(lacking zsh_offers)
 	[ -z "$bad" ] || { echo "zsh completions lack:$bad"; false; }
 }
 
