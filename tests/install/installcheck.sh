@@ -4,12 +4,15 @@
 # with `pkg-config --cflags --libs q42` only, run every installed
 # program's --version, and find the man pages and completions.
 #
-#   installcheck.sh MAKE CC SRCDIR PREFIX LIBDIR BINDIR MANDIR DATADIR VERSION
+#   installcheck.sh MAKE CC SRCDIR PREFIX LIBDIR BINDIR MANDIR DATADIR VERSION [LDFLAGS]
 #
-# Run from the build directory. Exit 0 when all of it works.
+# LDFLAGS: what the build linked with beyond pkg-config's flags (a
+# sanitizer build's -fsanitize=..., which a program linking its libq42
+# needs too). Run from the build directory. Exit 0 when all of it works.
 set -eu
 
 make=$1 cc=$2 srcdir=$3 prefix=$4 libdir=$5 bindir=$6 mandir=$7 datadir=$8 version=$9
+extra=${10:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/q42-installcheck.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
@@ -32,8 +35,8 @@ flags=$(PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" PKG_CONFIG_SY
 	fail "pkg-config --cflags --libs q42 failed"
 [ "$(PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --modversion q42)" = "$version" ] ||
 	fail "pkg-config --modversion q42 is not $version"
-# shellcheck disable=SC2086 # flags are words
-$cc -std=c17 -Wall -Wextra -Werror -o "$tmp/hello_q42" "$srcdir/tests/install/hello_q42.c" $flags ||
+# shellcheck disable=SC2086 # flags and extra are words
+$cc -std=c17 -Wall -Wextra -Werror $extra -o "$tmp/hello_q42" "$srcdir/tests/install/hello_q42.c" $flags ||
 	fail "hello_q42.c does not build with: $flags"
 LD_LIBRARY_PATH=$root$libdir "$tmp/hello_q42" || fail "hello_q42 failed"
 
