@@ -39,6 +39,20 @@ flags=$(PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" PKG_CONFIG_SY
 $cc -std=c17 -Wall -Wextra -Werror $extra -o "$tmp/hello_q42" "$srcdir/tests/install/hello_q42.c" $flags ||
 	fail "hello_q42.c does not build with: $flags"
 LD_LIBRARY_PATH=$root$libdir "$tmp/hello_q42" || fail "hello_q42 failed"
+# Every installed header compiles on its own: it includes only installed
+# headers (one that names an uninstalled header breaks every user).
+inc=$root$prefix/include/q42
+n_h=0
+for h in $(cd "$inc" && find . -name '*.h' | sed 's|^\./||' | sort); do
+	printf '#include "%s"\n' "$h" >"$tmp/h.c"
+	# shellcheck disable=SC2086
+	$cc -std=c17 -Wall -Wextra -Werror -fsyntax-only $flags "$tmp/h.c" 2>"$tmp/h.err" || {
+		cat "$tmp/h.err" >&2
+		fail "installed header $h does not compile on its own"
+	}
+	n_h=$((n_h + 1))
+done
+echo "installcheck: hello_q42 and $n_h installed headers build with: $flags"
 
 # Every program, its --version, its man page and its completions.
 n=0
