@@ -73,7 +73,7 @@ first_text=$(head -n 1 "$dir/records.jsonl" |
 	sed -n 's/^{"schema":"[^"]*","request":[0-9]*,"text":"\(\([^"\\]\|\\.\)*\)".*$/\1/p')
 # clip TEXT: at most 32 characters of it
 clip() { if [ "${#1}" -le 32 ]; then printf '%s' "$1"; else printf '%s...' "${1:0:32}"; fi; }
-step run "q42run: \"$(clip "$1")\" -> \"$(clip "$first_text")\" ($n_run prompts, $tokens tokens each, records.jsonl)"
+step run "q42run: \"$(clip "$1")\" -> \"$(clip "$first_text")\" ($n_run prompts, records.jsonl)"
 why=
 if [ "$n_block" -gt 0 ]; then
 	why=$(tail -n "$n_block" "$dir/rejects.jsonl" | head -n 1 |
@@ -84,7 +84,9 @@ step filter "q42grd: $n_pass passed, $n_block blocked$why -> rejects.jsonl"
 last=$(awk -F'\t' '$3 == "record" { e = $1; h = $2 } END { print e "\t" h }' "$dir/commits.tsv")
 last_entry=${last%%$'\t'*}
 last_leaf=${last#*$'\t'}
-step commit "q42wal: $n_pass record(s) appended to $(basename "$vol") and fsynced (entry 0 binds the model)"
+plural=s
+[ "$n_pass" -ne 1 ] || plural=
+step commit "q42wal: $n_pass record$plural appended to $(basename "$vol") and fsynced (entry 0 binds the model)"
 
 # 5. Verify: every frame and the Merkle root, every record bound to the
 # model, and a tree head (signed with -k) that a reader can keep.
@@ -107,6 +109,6 @@ else
 	q42wal prove "$vol" "$last_entry" >"$dir/proof.json"
 	checked=$("$here/check-proof.sh" "$dir/proof.json" "$dir/head.json" "$last_leaf")
 	hashes=$(printf '%s' "$checked" | sed -n 's/.*, \([0-9]*\) hashes,.*/\1/p')
-	step prove "q42wal prove: entry $last_entry is in the tree head.json names ($hashes-hash path checked by check-proof.sh)"
+	step prove "q42wal prove: entry $last_entry is in that tree (its $hashes-hash path checked by check-proof.sh)"
 fi
 [ "$n_block" -eq 0 ] || exit 1

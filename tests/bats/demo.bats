@@ -88,10 +88,10 @@ PY
 	[ "${#lines[@]}" -eq 12 ]
 	[ "$(printf '%s\n' "${lines[@]:1}" | cut -c1-9 | tr -d ' ' | paste -sd,)" = \
 		model,compile,validate,run,filter,commit,verify,prove,next,, ]
-	[[ ${lines[3]} == *"model.p64 OK: structure, every CRC-32C, the signature, the same tensors and bytes as demo.gguf" ]]
+	[[ ${lines[3]} == *"model.p64 OK (structure, every CRC-32C, signature, same bytes as demo.gguf)" ]]
 	[[ ${lines[5]} == *"2 passed, 1 blocked (egress:"* ]]
 	[[ ${lines[7]} == *"4 frames, 3 entries, root "*"records bound to the model, tree head signed" ]]
-	[[ ${lines[8]} == *"entry 2 is in the tree"*"checked by check-proof.sh"* ]]
+	[[ ${lines[8]} == *"entry 2 is in that tree"*"checked by check-proof.sh"* ]]
 	"$Q42_SRCDIR/examples/check-proof.sh" "$TMP/d/proof.json" "$TMP/d/head.json"
 	"$P64CHECK" --against "$TMP/d/demo.gguf" "$TMP/d/model.p64"
 }

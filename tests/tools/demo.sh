@@ -27,7 +27,7 @@ echo "q42 demo: one model through the whole toolchain (files in $dir/)"
 if [ -z "$model" ]; then
 	model=$dir/demo.gguf
 	"$build/tests/tools/gen_demo" "$model"
-	step model "demo.gguf: a tiny llama model with a real SentencePiece vocabulary and random weights (its text is noise)"
+	step model "demo.gguf: a tiny llama model, real SentencePiece vocabulary, random weights (so its text is noise)"
 else
 	step model "$(basename "$model") (yours: $model)"
 fi
@@ -37,11 +37,11 @@ openssl genpkey -algorithm ed25519 -out "$dir/signer.pem" 2>/dev/null
 openssl pkey -in "$dir/signer.pem" -pubout -out "$dir/signer.pub"
 p64c --no-progress --sign="$dir/signer.pem" "$model" -o "$dir/model.p64" 2>"$dir/p64c.log"
 n_tensors=$(p64check --tensors "$dir/model.p64" | tail -n +2 | wc -l)
-step compile "p64c: $(basename "$model") -> model.p64 ($(stat -c %s "$dir/model.p64") bytes, $n_tensors tensors, signed: model.p64.sig)"
+step compile "p64c: $(basename "$model") -> model.p64 ($(stat -c %s "$dir/model.p64") bytes, $n_tensors tensors), signed with a new Ed25519 key"
 verdict=$(p64check --against "$model" --verify "$dir/signer.pub" "$dir/model.p64")
-checks=$(printf '%s' "$verdict" | cut -f6 | sed 's/crc32c/every CRC-32C/; s/ed25519/the signature/;
-	s/against/the same tensors and bytes as '"$(basename "$model")"'/; s/,/, /g')
-step validate "p64check: model.p64 $(printf '%s' "$verdict" | cut -f2): $checks"
+checks=$(printf '%s' "$verdict" | cut -f6 | sed 's/crc32c/every CRC-32C/; s/ed25519/signature/;
+	s/against/same bytes as '"$(basename "$model")"'/; s/,/, /g')
+step validate "p64check: model.p64 $(printf '%s' "$verdict" | cut -f2) ($checks)"
 
 # run | filter | commit, verify, prove: the example pipeline. The second
 # prompt carries an e-mail address, which examples/policy.json keeps in.
