@@ -14,7 +14,8 @@ cmd=${1:-demo}
 [ $# -gt 0 ] && shift
 
 packages="build-essential autoconf automake libtool pkgconf libssl-dev libarchive-dev \
-libjansson-dev libcmocka-dev bats clang python3 mesa-vulkan-drivers libvulkan-dev glslc"
+libjansson-dev libcmocka-dev bats clang python3 openssl mandoc mesa-vulkan-drivers libvulkan-dev \
+glslc"
 
 install_missing() {
 	missing=

@@ -76,12 +76,16 @@ BATS_TESTS = \
 	tests/bats/p64c.bats tests/bats/p64check.bats tests/bats/q42run.bats \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
+	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
 	tests/bats/arith_zen4.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
 
-EXTRA_DIST += tests/golden tests/models tests/fuzz tests/bats tests/lsan.supp \
+# tests/bats by name: the folder itself would also take the build tree's
+# tests/bats/*.log into the tarball, and a stale log there stops the tests
+# of `make distcheck` from running.
+EXTRA_DIST += tests/golden tests/models tests/fuzz $(BATS_TESTS) tests/bats/helpers.bash tests/lsan.supp \
 	$(wildcard $(srcdir)/tests/tools/*.py) $(wildcard $(srcdir)/tests/tools/*.sh) \
 	tests/tools/llamacpp_oracle.c
 

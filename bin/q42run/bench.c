@@ -1,62 +1,81 @@
 /* bench.c -- --bench: prompt processing and generation speed on synthetic
- * tokens, one key=value line or JSON; the measuring is lib/measure's.
+ * tokens, one key=value line or one JSON object (built with jansson); the
+ * measuring is lib/measure's.
  */
 #include <string.h>
 #include "bin/q42run/q42run.h"
 #include "common/q42_types.h"
 #include "run/q42_record.h"
 
-static void print_bench_json(const struct opts *o, const q42_engine *e, const char *dname,
-			     double load_ms, const q42_bench_result *r, const q42_bench_ttft *tt,
-			     const q42_bench_mem *mem)
+/* {"n", "tok_s_median", "tok_s_min", "tok_s_max"} of one phase */
+static json_t *rates(uint32_t n, const q42_bench_stat *st)
+{
+	return json_pack("{s:I, s:o, s:o, s:o}", "n", (json_int_t)n,
+			 "tok_s_median", json_fixed(st->median, 3), "tok_s_min", json_fixed(st->min, 3),
+			 "tok_s_max", json_fixed(st->max, 3));
+}
+
+/* --bench --json: one object, field names and figures as q42run(1)
+ * gives them (three decimals, shares four); a figure that was not
+ * measured is null. */
+static int print_bench_json(const struct opts *o, const q42_engine *e, const char *dname,
+			    double load_ms, const q42_bench_result *r, const q42_bench_ttft *tt,
+			    const q42_bench_mem *mem)
 {
 	const q42_bench_opts *b = &o->bench;
-	printf("{\"threads\":%u,\"isa\":\"%s\",\"arith\":\"%s\",\"backend\":\"%s\","
-	       "\"device\":\"%s\",\"ctx\":%u,\"batch\":%u,"
-	       "\"kv_type\":\"%s\",\"load_ms\":%.3f,\"reps\":%u,\"weight_bytes\":%llu,"
-	       "\"pp\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-	       "\"device_ms\":%.3f},"
-	       "\"tg\":{\"n\":%u,\"tok_s_median\":%.3f,\"tok_s_min\":%.3f,\"tok_s_max\":%.3f,"
-	       "\"weight_gb_s\":%.3f,\"device_ms\":%.3f,",
-	       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
-	       q42_arith_name(q42_engine_arith(e)), q42_backend_name(q42_engine_backend(e)), dname,
-	       q42_engine_n_ctx(e), q42_engine_n_batch(e),
-	       q42_dtype_get(q42_engine_kv_type(e))->name, load_ms, b->reps,
-	       (unsigned long long)r->weight_bytes, b->n_pp, r->pp.median, r->pp.min, r->pp.max,
-	       r->pp_device_ms, b->n_tg, r->tg.median, r->tg.min, r->tg.max, r->tg_gbps,
-	       r->tg_device_ms);
-	if (r->tg_stream_gbps > 0.0)
-		printf("\"stream_gb_s\":%.3f,\"products_share\":%.4f,\"attention_share\":%.4f,",
-		       r->tg_stream_gbps, r->tg_products_share, r->tg_attention_share);
-	else
-		printf("\"stream_gb_s\":null,\"products_share\":null,\"attention_share\":null,");
-	if (r->tg_read_gbps > 0.0)
-		printf("\"read_gb_s\":%.3f,\"vs_read\":%.4f,\"products_vs_read\":%.4f,", r->tg_read_gbps,
-		       r->tg_vs_read, r->tg_products_vs_read);
-	else
-		printf("\"read_gb_s\":null,\"vs_read\":null,\"products_vs_read\":null,");
-	if (r->tg_read_ops_gbps > 0.0)
-		printf("\"read_ops_gb_s\":%.3f},", r->tg_read_ops_gbps);
-	else
-		printf("\"read_ops_gb_s\":null},");
-	if (b->n_pp > 0)
-		printf("\"ttft\":{\"n\":%u,\"ms_median\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
-		       "\"ms_first\":%.3f,\"load_ms_median\":%.3f,\"prefill_ms_median\":%.3f,"
-		       "\"first_token\":%d},",
-		       b->n_pp, tt->ttft_ms.median, tt->ttft_ms.min, tt->ttft_ms.max,
-		       tt->first_ttft_ms, tt->load_ms.median, tt->prefill_ms.median,
-		       (int)tt->first_token);
-	else
-		printf("\"ttft\":null,");
+	const bool stream = r->tg_stream_gbps > 0.0, read = r->tg_read_gbps > 0.0;
 	uint64_t huge;
-	printf("\"memory\":{\"peak_rss_bytes\":%llu,", (unsigned long long)q42_peak_rss_bytes());
-	if (q42_anon_huge_bytes(&huge))
-		printf("\"anon_huge_bytes\":%llu,", (unsigned long long)huge);
-	else
-		printf("\"anon_huge_bytes\":null,");
-	printf("\"kv_bytes\":%llu,\"act_bytes\":%llu,\"scratch_bytes\":%llu}}\n",
-	       (unsigned long long)mem->kv_bytes, (unsigned long long)mem->act_bytes,
-	       (unsigned long long)mem->scratch_bytes);
+	json_t *ttft = json_null();
+
+	if (b->n_pp > 0)
+		ttft = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
+				 "n", (json_int_t)b->n_pp,
+				 "ms_median", json_fixed(tt->ttft_ms.median, 3),
+				 "ms_min", json_fixed(tt->ttft_ms.min, 3),
+				 "ms_max", json_fixed(tt->ttft_ms.max, 3),
+				 "ms_first", json_fixed(tt->first_ttft_ms, 3),
+				 "load_ms_median", json_fixed(tt->load_ms.median, 3),
+				 "prefill_ms_median", json_fixed(tt->prefill_ms.median, 3),
+				 "first_token", (json_int_t)tt->first_token);
+	json_t *pp = rates(b->n_pp, &r->pp), *tg = rates(b->n_tg, &r->tg);
+	json_object_set_new(pp, "device_ms", json_fixed(r->pp_device_ms, 3));
+	json_object_set_new(tg, "weight_gb_s", json_fixed(r->tg_gbps, 3));
+	json_object_set_new(tg, "device_ms", json_fixed(r->tg_device_ms, 3));
+	json_object_set_new(tg, "stream_gb_s", stream ? json_fixed(r->tg_stream_gbps, 3) : json_null());
+	json_object_set_new(tg, "products_share",
+			    stream ? json_fixed(r->tg_products_share, 4) : json_null());
+	json_object_set_new(tg, "attention_share",
+			    stream ? json_fixed(r->tg_attention_share, 4) : json_null());
+	json_object_set_new(tg, "read_gb_s", read ? json_fixed(r->tg_read_gbps, 3) : json_null());
+	json_object_set_new(tg, "vs_read", read ? json_fixed(r->tg_vs_read, 4) : json_null());
+	json_object_set_new(tg, "products_vs_read",
+			    read ? json_fixed(r->tg_products_vs_read, 4) : json_null());
+	json_object_set_new(tg, "read_ops_gb_s", r->tg_read_ops_gbps > 0.0
+					 ? json_fixed(r->tg_read_ops_gbps, 3) : json_null());
+	json_t *j = json_pack(
+		"{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:o, s:o,"
+		" s:o?, s:{s:I, s:o, s:I, s:I, s:I}}",
+		"threads", (json_int_t)q42_engine_n_threads(e),
+		"isa", q42_isa_name(q42_engine_isa(e)),
+		"arith", q42_arith_name(q42_engine_arith(e)),
+		"backend", q42_backend_name(q42_engine_backend(e)),
+		"device", json_lossy(dname),
+		"ctx", (json_int_t)q42_engine_n_ctx(e),
+		"batch", (json_int_t)q42_engine_n_batch(e),
+		"kv_type", q42_dtype_get(q42_engine_kv_type(e))->name,
+		"load_ms", json_fixed(load_ms, 3),
+		"reps", (json_int_t)b->reps,
+		"weight_bytes", (json_int_t)r->weight_bytes,
+		"pp", pp,
+		"tg", tg,
+		"ttft", ttft,
+		"memory",
+		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
+		"anon_huge_bytes", q42_anon_huge_bytes(&huge) ? json_integer((json_int_t)huge) : json_null(),
+		"kv_bytes", (json_int_t)mem->kv_bytes,
+		"act_bytes", (json_int_t)mem->act_bytes,
+		"scratch_bytes", (json_int_t)mem->scratch_bytes);
+	return print_json_line(j, JSON_REAL_PRECISION(15));
 }
 
 static double mib(uint64_t n)
@@ -130,9 +149,11 @@ int run_bench(const struct opts *o)
 		snprintf(read, sizeof read,
 			 "tg_read_gb_s=%.2f tg_vs_read=%.3f tg_mm_vs_read=%.3f tg_read_ops_gb_s=%s",
 			 r.tg_read_gbps, r.tg_vs_read, r.tg_products_vs_read, ops);
-	if (o->json)
-		print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
-	else
+	if (o->json) {
+		ex = print_bench_json(o, e, dname, load_ms, &r, &tt, &mem);
+		if (ex != EXIT_OK)
+			goto done;
+	} else {
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
 		       "tg_weight_gb_s=%.2f %s %s ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
 		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f huge_mib=%s kv_mib=%.1f "
@@ -144,6 +165,7 @@ int run_bench(const struct opts *o)
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
 		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),
 		       q42_isa_name(q42_engine_isa(e)), q42_backend_name(q42_engine_backend(e)));
+	}
 	if (!o->json && dev)
 		printf(" pp_device_ms=%.3f tg_device_ms=%.3f device=\"%s\"", r.pp_device_ms,
 		       r.tg_device_ms, dname);

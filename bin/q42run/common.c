@@ -1,8 +1,11 @@
 /* common.c -- what q42run's modes share: opening the engine with the
  * warnings --strict turns into errors, the input as one request or one per
- * line, writing stdout and the exit status of a load failure.
+ * line, writing stdout (JSON through jansson) and the exit status of a
+ * load failure.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "bin/q42run/q42run.h"
@@ -105,4 +108,42 @@ int finish_stdout(void)
 		return EXIT_IO;
 	}
 	return EXIT_OK;
+}
+
+json_t *json_fixed(double v, int decimals)
+{
+	double scale = 1.0;
+	for (int i = 0; i < decimals; i++)
+		scale *= 10.0;
+	return isfinite(v) ? json_real(round(v * scale) / scale) : json_null();
+}
+
+json_t *json_lossy(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j == NULL) {
+		char *c = strdup(s);
+		for (char *q = c; q != NULL && *q != '\0'; q++)
+			if ((unsigned char)*q >= 0x80)
+				*q = '?';
+		j = c != NULL ? json_string(c) : NULL;
+		free(c);
+	}
+	return j != NULL ? j : json_null();
+}
+
+int print_json_line(json_t *o, size_t flags)
+{
+	char *line = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | flags) : NULL;
+	int ex = EXIT_OK;
+
+	if (line == NULL) {
+		fputs("q42run: out of memory\n", stderr);
+		ex = EXIT_NOMEM;
+	} else if (printf("%s\n", line) < 0) {
+		ex = EXIT_IO;
+	}
+	free(line);
+	json_decref(o);
+	return ex;
 }

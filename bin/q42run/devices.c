@@ -1,27 +1,12 @@
 /* devices.c -- --list-devices and --certify: the Vulkan devices the loader
- * sees, and every kernel checked on a backend against the scalar ones.
+ * sees, and every kernel checked on a backend against the scalar ones;
+ * their JSON lines are built with jansson.
  */
 #include <math.h>
 #include <stdlib.h>
 #include "bin/q42run/q42run.h"
 #include "measure/q42_certify.h"
 #include "vulkan/q42_vk.h"
-
-/* s as a JSON string: quotes, backslashes and control bytes escaped. */
-static void put_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 /* --list-devices: the Vulkan devices in the loader's order. Without a
  * Vulkan build or a device: the reason on stderr, exit 3 (the backend is
@@ -42,22 +27,27 @@ int run_list_devices(bool json)
 		free(info);
 		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
 	}
+	int ex = EXIT_OK;
 	for (uint32_t i = 0; i < n; i++) {
 		const q42_vk_device_info *d = &info[i];
 		unsigned maj = d->api_version >> 22 & 0x7f, min = d->api_version >> 12 & 0x3ff,
 			 pat = d->api_version & 0xfff;
 		if (json) {
-			printf("{\"index\":%u,\"type\":\"%s\",\"name\":", d->index,
-			       q42_vk_devtype_name(d->type));
-			put_json_str(d->name);
-			printf(",\"driver\":");
-			put_json_str(d->driver);
-			printf(",\"vulkan\":\"%u.%u.%u\",\"device_local_bytes\":%llu,"
-			       "\"subgroup_size\":%u,\"fp16\":%s,\"int8\":%s,\"storage16\":%s,"
-			       "\"storage8\":%s}\n",
-			       maj, min, pat, (unsigned long long)d->device_local_bytes, d->subgroup_size,
-			       d->fp16 ? "true" : "false", d->int8 ? "true" : "false",
-			       d->storage16 ? "true" : "false", d->storage8 ? "true" : "false");
+			char ver[48];
+			snprintf(ver, sizeof ver, "%u.%u.%u", maj, min, pat);
+			ex = print_json_line(
+				json_pack("{s:I, s:s, s:o, s:o, s:s, s:I, s:I, s:b, s:b, s:b, s:b}",
+					  "index", (json_int_t)d->index,
+					  "type", q42_vk_devtype_name(d->type),
+					  "name", json_lossy(d->name), "driver", json_lossy(d->driver),
+					  "vulkan", ver,
+					  "device_local_bytes", (json_int_t)d->device_local_bytes,
+					  "subgroup_size", (json_int_t)d->subgroup_size,
+					  "fp16", d->fp16, "int8", d->int8, "storage16", d->storage16,
+					  "storage8", d->storage8),
+				0);
+			if (ex != EXIT_OK)
+				break;
 		} else {
 			printf("%u\t%s\t%s\tdriver=%s\tvulkan=%u.%u.%u\tlocal=%.1fGiB\tsubgroup=%u"
 			       "\tfp16=%s\tint8=%s\n",
@@ -67,12 +57,13 @@ int run_list_devices(bool json)
 		}
 	}
 	free(info);
-	return finish_stdout();
+	return ex != EXIT_OK ? ex : finish_stdout();
 }
 
 struct certify_out {
 	bool json;
 	uint32_t n;
+	int ex; /* the first failure to print JSON */
 };
 
 static void certify_line(const q42_certify_result *r, void *arg)
@@ -80,17 +71,17 @@ static void certify_line(const q42_certify_result *r, void *arg)
 	struct certify_out *c = arg;
 	c->n++;
 	if (c->json) {
-		printf("{\"kernel\":");
-		put_json_str(r->kernel);
-		printf(",\"shape\":");
-		put_json_str(r->shape);
 		/* an infinite error (a NaN seen) has no JSON number: null */
-		if (isfinite(r->max_abs) && isfinite(r->max_rel))
-			printf(",\"max_abs\":%.6g,\"max_rel\":%.6g", r->max_abs, r->max_rel);
-		else
-			printf(",\"max_abs\":null,\"max_rel\":null");
-		printf(",\"tol_abs\":%.6g,\"tol_rel\":%.6g,\"pass\":%s}\n", r->tol_abs, r->tol_rel,
-		       r->pass ? "true" : "false");
+		const bool fin = isfinite(r->max_abs) && isfinite(r->max_rel);
+		if (c->ex == EXIT_OK)
+			c->ex = print_json_line(
+				json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+					  "kernel", json_lossy(r->kernel), "shape", json_lossy(r->shape),
+					  "max_abs", fin ? json_real(r->max_abs) : json_null(),
+					  "max_rel", fin ? json_real(r->max_rel) : json_null(),
+					  "tol_abs", json_real(r->tol_abs), "tol_rel", json_real(r->tol_rel),
+					  "pass", r->pass),
+				JSON_REAL_PRECISION(6));
 	} else {
 		printf("%-22s %-50s max_abs=%-10.3g max_rel=%-10.3g tol_abs=%-9.3g tol_rel=%-9.3g %s\n",
 		       r->kernel, r->shape, r->max_abs, r->max_rel, r->tol_abs, r->tol_rel,
@@ -102,7 +93,7 @@ static void certify_line(const q42_certify_result *r, void *arg)
  * 3 when the backend is unavailable (as for --backend vulkan). */
 int run_certify(const struct opts *o)
 {
-	struct certify_out c = {o->json, 0};
+	struct certify_out c = {o->json, 0, EXIT_OK};
 	q42_err err = {0};
 	uint32_t n_fail = 0;
 	int rc = q42_certify_run(o->eo.backend_ops, o->eo.backend, o->eo.device, o->sp.seed, certify_line, &c, &n_fail,
@@ -112,13 +103,16 @@ int run_certify(const struct opts *o)
 			err.msg);
 		return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
 	}
-	if (o->json)
-		printf("{\"summary\":true,\"backend\":\"%s\",\"seed\":%llu,\"cases\":%u,\"failed\":%u}\n",
-		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail);
-	else
+	if (o->json && c.ex == EXIT_OK)
+		c.ex = print_json_line(json_pack("{s:b, s:s, s:I, s:I, s:I}", "summary", 1,
+						 "backend", q42_backend_name(o->eo.backend),
+						 "seed", (json_int_t)o->sp.seed, "cases", (json_int_t)c.n,
+						 "failed", (json_int_t)n_fail),
+				       0);
+	else if (!o->json)
 		printf("certify: backend=%s seed=%llu cases=%u failed=%u: %s\n",
 		       q42_backend_name(o->eo.backend), (unsigned long long)o->sp.seed, c.n, n_fail,
 		       n_fail == 0 ? "PASS" : "FAIL");
-	const int ex = finish_stdout();
+	const int ex = c.ex != EXIT_OK ? c.ex : finish_stdout();
 	return ex != EXIT_OK ? ex : n_fail == 0 ? EXIT_OK : EXIT_MODEL;
 }

@@ -157,6 +157,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 			.stops = o->stops, .n_stops = o->n_stops,
 			.on_text = o->record ? NULL : on_text, .ud = &sink,
 			.sentinel = sen, .sieve = ss.sv, .parse_quin = o->sieve != NULL,
+			.ignore_eos = o->ignore_eos,
 		};
 		q42_result r;
 		q42_result_init(&r);

@@ -21,7 +21,7 @@
 
 enum {
 	OPT_BENCH = 200, OPT_PP, OPT_TG, OPT_REPS, OPT_JSON,
-	OPT_DEADLINE = 256, OPT_STOP, OPT_KV_TYPE, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
+	OPT_DEADLINE = 256, OPT_STOP, OPT_IGNORE_EOS, OPT_KV_TYPE, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{"max-tokens", required_argument, NULL, 'n'},
 	{"deadline", required_argument, NULL, OPT_DEADLINE},
 	{"stop", required_argument, NULL, OPT_STOP},
+	{"ignore-eos", no_argument, NULL, OPT_IGNORE_EOS},
 	{"threads", required_argument, NULL, 't'},
 	{"batch", required_argument, NULL, 'b'},
 	{"ctx", required_argument, NULL, 'c'},
@@ -98,6 +99,8 @@ static void usage(FILE *f)
 	      "  -n, --max-tokens N      generate at most N tokens (default 256; 0 = prefill only)\n"
 	      "      --deadline SECONDS  stop after SECONDS (default 30; 0 = none)\n"
 	      "      --stop STRING       stop when STRING appears (repeatable, up to 16)\n"
+	      "      --ignore-eos        never choose an end-of-generation token: generate\n"
+	      "                          until -n, --deadline, --stop or the context ends it\n"
 	      "  -t, --threads N         worker threads (default: online cores)\n"
 	      "  -b, --batch N           prompt tokens per prefill pass (default 512)\n"
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
@@ -320,6 +323,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->sp.seed = v;
 			break;
 		}
+		case OPT_IGNORE_EOS: o->ignore_eos = true; break;
 		case OPT_NO_BOS: o->no_bos = true; break;
 		case OPT_NO_HUGE_PAGES: o->eo.small_pages = true; break;
 		case OPT_NO_SPECIAL: o->no_special = true; break;
@@ -414,6 +418,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if (o->ignore_eos && o->mode != MODE_GENERATE)
+		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
 	return EXIT_OK;
 }
 

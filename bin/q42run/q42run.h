@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "common/q42_err.h"
 #include "common/q42_file.h"
 #include "engine/q42_engine.h"
@@ -38,7 +39,7 @@ struct opts {
 	const char *prompt;
 	const char *file;
 	enum mode mode;
-	bool lines, record, strict, timings, no_bos, no_special;
+	bool lines, record, strict, timings, no_bos, no_special, ignore_eos;
 	uint32_t max_tokens;
 	double deadline;
 	const char *stops[Q42_GEN_MAX_STOPS];
@@ -80,6 +81,14 @@ void input_close(struct input *in);
 bool input_next(struct input *in, bool lines, const char **p, size_t *n);
 int write_out(const void *p, size_t n);
 int finish_stdout(void);
+/* v rounded to that many decimals (what printf's %.Nf shows), null when
+ * not finite; dump it with JSON_REAL_PRECISION(15) to print it so. */
+json_t *json_fixed(double v, int decimals);
+/* s as a JSON string; bytes of invalid UTF-8 become '?'. */
+json_t *json_lossy(const char *s);
+/* Dump o (compact, in insertion order, plus flags) as one line on
+ * stdout and release it; o NULL (a failed build) is out of memory. */
+int print_json_line(json_t *o, size_t flags);
 
 /* One per mode; each returns the exit status. */
 int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);

@@ -283,9 +283,11 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 	float *work = NULL;
 	/* nothing but the argmax reads the logits: the engine picks the token
 	 * while it computes them (next, -1 when the last eval did not) */
-	const bool top1 = sv == NULL && sen == NULL && q42_sampler_is_argmax(s);
+	const bool top1 = sv == NULL && sen == NULL && !rq->ignore_eos && q42_sampler_is_argmax(s);
 	int32_t next = -1;
 	int32_t denied[Q42_GEN_MAX_DENIALS];
+	int32_t *eog_ids = NULL; /* ignore_eos: the ids masked at every step */
+	uint32_t n_eog = 0;
 	double t2;
 	int rc;
 
@@ -297,12 +299,26 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 	for (uint32_t i = 0; i < rq->n_stops; i++)
 		if (strlen(rq->stops[i]) > st.max_stop)
 			st.max_stop = strlen(rq->stops[i]);
-	if (sv != NULL || sen != NULL) {
+	if (sv != NULL || sen != NULL || rq->ignore_eos) {
 		work = malloc((size_t)nv * sizeof *work);
 		if (work == NULL) {
 			rc = nomem(err);
 			goto done;
 		}
+	}
+	if (rq->ignore_eos) {
+		for (uint32_t i = 0; i < nv; i++)
+			if (q42_tokenizer_is_eog(tok, (int32_t)i))
+				n_eog++;
+		eog_ids = malloc((n_eog ? n_eog : 1) * sizeof *eog_ids);
+		if (eog_ids == NULL) {
+			rc = nomem(err);
+			goto done;
+		}
+		n_eog = 0;
+		for (uint32_t i = 0; i < nv; i++)
+			if (q42_tokenizer_is_eog(tok, (int32_t)i))
+				eog_ids[n_eog++] = (int32_t)i;
 	}
 	if (sv != NULL)
 		q42_sieve_reset(sv, n_ctx - q42_engine_n_past(e) < rq->max_tokens
@@ -331,6 +347,8 @@ int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			q42_logit_summary(l, nv, &ev);
 		if (work != NULL) {
 			memcpy(work, l, (size_t)nv * sizeof *work);
+			for (uint32_t k = 0; k < n_eog; k++)
+				work[eog_ids[k]] = -INFINITY;
 			l = work;
 		}
 		if (sv != NULL) {
@@ -491,6 +509,7 @@ done:
 	if (sen != NULL)
 		q42_sentinel_stop(sen);
 	free(work);
+	free(eog_ids);
 	q42_buf_free(&st.pend);
 	q42_buf_free(&piece);
 	return rc;

@@ -67,6 +67,8 @@ typedef struct q42_request {
 	q42_sentinel *sentinel; /* NULL: no rules (and no nonfinite check) */
 	q42_sieve *sieve;       /* NULL: no grammar */
 	bool parse_quin;        /* the sieve's sentence is a quin: parse it */
+	bool ignore_eos;        /* end-of-generation tokens are never chosen (their
+				 * logits are -inf, as llama.cpp's --ignore-eos) */
 } q42_request;
 
 /* One Sentinel intervention. */

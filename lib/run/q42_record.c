@@ -274,12 +274,14 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 	}
 	/* What q42grd's gates read beside the text: the declared intent and
 	 * scope (absent unless given), and (opt-in) the prompt itself for the
-	 * egress gate. */
+	 * egress gate; limits.ignore_eos only when it was asked for. */
 	if ((ri->intent && json_object_set_new(o, "intent", jstr_lossy(ri->intent))) ||
 	    (ri->scope && json_object_set_new(o, "scope", jstr_lossy(ri->scope))) ||
 	    (ri->record_prompt &&
 	     json_object_set_new(json_object_get(o, "prompt"), "text",
-				 jstrn_lossy(ri->request->prompt, ri->request->prompt_len)))) {
+				 jstrn_lossy(ri->request->prompt, ri->request->prompt_len))) ||
+	    (rq->ignore_eos &&
+	     json_object_set_new(json_object_get(o, "limits"), "ignore_eos", json_true()))) {
 		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
 		goto done;
 	}
