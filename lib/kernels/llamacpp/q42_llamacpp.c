@@ -848,3 +848,10 @@ bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 		return false;
 	}
 }
+
+/* ---- GeGLU ------------------------------------------------------------- */
+
+void q42_llamacpp_geglu(int64_t n, float *y, const float *x, const float *g)
+{
+	q42_gelu_table_geglu(n, y, x, g, q42_gelu_table(true));
+}
