@@ -8,7 +8,8 @@
  * gate and up in one, partial rotary, q scaled before the scores, LongRoPE
  * factors. gemma3: the embedding scaled by sqrt(n_embd), q/k norms, q
  * scaled, norms after attention and after the FFN, GeGLU, sliding-window
- * layers. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
+ * layers. lfm2: per layer attention (q/k norms) or a gated short
+ * convolution, token_embd_norm as the final norm. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
  * listed here is refused by name when a model is mounted for running.
  */
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_TOK_EMBD] = "token_embd.weight",
+	[Q42_W_TOK_EMBD_NORM] = "token_embd_norm.weight",
 	[Q42_W_OUTPUT_NORM] = "output_norm.weight",
 	[Q42_W_OUTPUT] = "output.weight",
 	[Q42_W_ROPE_FREQS] = "rope_freqs.weight",
@@ -44,6 +46,9 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_FFN_UP_B] = "ffn_up.bias",
 	[Q42_W_FFN_DOWN_B] = "ffn_down.bias",
 	[Q42_W_POST_FFW_NORM] = "post_ffw_norm.weight",
+	[Q42_W_CONV] = "shortconv.conv.weight",
+	[Q42_W_CONV_IN] = "shortconv.in_proj.weight",
+	[Q42_W_CONV_OUT] = "shortconv.out_proj.weight",
 };
 
 #define REQ Q42_NEED_YES
@@ -135,6 +140,26 @@ static const q42_arch archs[] = {
 			[Q42_W_POST_FFW_NORM] = REQ,
 		},
 	},
+	{
+		/* src/models/lfm2.cpp: a block's mixer is attention (q/k
+		 * norms) or the short convolution, by its head_count_kv; a
+		 * requirement of one kind holds in the layers of that kind
+		 * (q42_engine.c) */
+		.name = "lfm2",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.conv_layers = true,
+		.embd_norm_final = true,
+		.need = {
+			[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
+			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY,
+			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
+			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
+			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
+			[Q42_W_FFN_DOWN] = REQ,
+		},
+	},
 };
 
 const q42_arch *q42_arch_find(const char *name)
@@ -148,7 +173,7 @@ const q42_arch *q42_arch_find(const char *name)
 /* Keep in step with archs[] above. */
 const char *q42_arch_supported(void)
 {
-	return "llama, qwen2, qwen3, phi3, gemma3";
+	return "llama, qwen2, qwen3, phi3, gemma3, lfm2";
 }
 
 bool q42_wslot_is_layer(enum q42_wslot s)

@@ -24,6 +24,7 @@ enum q42_rope_mode {
  * global; the rest exist once per block ("blk.N."). */
 enum q42_wslot {
 	Q42_W_TOK_EMBD = 0,
+	Q42_W_TOK_EMBD_NORM,  /* lfm2's final norm */
 	Q42_W_OUTPUT_NORM,
 	Q42_W_OUTPUT,
 	Q42_W_ROPE_FREQS,
@@ -52,6 +53,9 @@ enum q42_wslot {
 	Q42_W_FFN_UP_B,
 	Q42_W_FFN_DOWN_B,
 	Q42_W_POST_FFW_NORM,  /* RMSNorm of the FFN output before the residual add */
+	Q42_W_CONV,           /* short convolution (lfm2): depthwise kernel [L, n_embd] */
+	Q42_W_CONV_IN,        /* n_embd -> 3 n_embd: B, C, x */
+	Q42_W_CONV_OUT,       /* n_embd -> n_embd */
 	Q42_W_COUNT_
 };
 
@@ -87,6 +91,12 @@ typedef struct q42_arch {
 	/* layers alternate sliding-window and global attention by
 	 * <arch>.attention.sliding_window_pattern (gemma3) */
 	bool swa_pattern;
+	/* <arch>.attention.head_count_kv 0 makes a layer a gated short
+	 * convolution instead of attention; sliding_window, when set, applies
+	 * to every attention layer (lfm2) */
+	bool conv_layers;
+	/* the final norm is token_embd_norm, not output_norm (lfm2) */
+	bool embd_norm_final;
 	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;

@@ -48,6 +48,10 @@ typedef struct q42_layer {
 	uint32_t n_swa;
 	/* RoPE of this layer (a sliding-window layer has its own base) */
 	float rope_scale, theta_scale;
+	/* a short-convolution layer (lfm2; n_head_kv 0): its rows of
+	 * conv_hist are the conv_idx-th */
+	bool conv;
+	uint32_t conv_idx;
 } q42_layer;
 
 #define Q42_ACT_SLOTS 4
@@ -71,6 +75,9 @@ typedef struct q42_tscratch {
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
 } q42_tscratch;
+
+/* The widest short convolution the engine runs (lfm2's is 3). */
+#define Q42_CONV_L_MAX 64u
 
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
  * of the attention products; and the most per chunk of the cache. */
@@ -111,6 +118,15 @@ struct q42_engine {
 	float q_scale;      /* arch->q_prescale: q's factor after RoPE */
 	float embd_scale;   /* arch->embd_scale: sqrt(n_embd) */
 	float final_softcap; /* 0: none */
+	const q42_weight *final_norm; /* output_norm, or lfm2's token_embd_norm */
+	/* short convolutions: width L (<arch>.shortconv.l_cache), how many
+	 * layers, and per layer and position the n_embd values B * x that
+	 * enter the convolution, [conv layer][n_ctx][n_embd] -- the state
+	 * beside K and V: a position's window is read from the positions
+	 * before it, so truncating the cache truncates it too */
+	uint32_t conv_l, n_conv;         /* conv_l <= Q42_CONV_L_MAX */
+	float *conv_hist;
+	float (*conv_dot)(int64_t n, const float *s, const float *c);
 	uint64_t n_params;
 
 	q42_weight g[Q42_W_LAYER_FIRST_]; /* global weights */
@@ -170,7 +186,8 @@ struct q42_engine {
 	float *ao;     /* attention / ffn output [n_embd] */
 	float *hg;     /* [n_ff] gate, then swiglu */
 	float *hu;     /* [n_ff] up; [2 n_ff] gate and up of a fused ffn_up */
-	float *qkv;    /* [n_head * hd_k + 2 n_head_kv * hd_k]: a fused attn_qkv's rows */
+	float *qkv;    /* [n_head * hd_k + 2 n_head_kv * hd_k]: a fused attn_qkv's rows;
+			* [3 n_embd]: a short convolution's B, C, x */
 	float *logits; /* [n_vocab] */
 	q42_top1 *top1; /* one per tile of the output rows */
 	uint32_t n_act;

@@ -822,6 +822,51 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 		op_post_norm(e, post, e->ao, res, keep);
 }
 
+/* The short-convolution block of lfm2 (src/models/lfm2.cpp), in place of
+ * attention: in_proj gives B, C and x per token; B * x of every token
+ * goes into the layer's history (conv_hist, the state beside K and V);
+ * for each kept token and channel, the convolution of the L history
+ * values up to its position (zeros before position 0) with the channel's
+ * kernel (ggml's ssm_conv, kernels/q42_ops.h), times C, then out_proj
+ * with the residual add. */
+static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
+{
+	static const q42_weight none;
+	const q42_weight *W = e->layers[l].w;
+	const q42_weight *in = &W[Q42_W_CONV_IN], *out = &W[Q42_W_CONV_OUT];
+	const float *kern = (const float *)(const void *)W[Q42_W_CONV].data;
+	const uint64_t E = e->n_embd, L = e->conv_l;
+	float *hist = e->conv_hist + (uint64_t)e->layers[l].conv_idx * e->n_ctx * E;
+	struct mm_args m = {0};
+	float win[Q42_CONV_L_MAX];
+
+	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, &in, 1, n);
+	mm_add(&m, in, &none, e->qkv, NULL);
+	m.n_tok = n;
+	mm_run(e, &m);
+	for (uint32_t t = 0; t < n; t++) {
+		const float *bcx = e->qkv + t * 3 * E;
+		q42_op_mul((int64_t)E, hist + (e->n_past + t) * E, bcx, bcx + 2 * E);
+	}
+	if (keep == 0)
+		return;
+	for (uint32_t j = 0; j < keep; j++) {
+		const uint64_t pos = e->n_past + n - keep + j;
+		const float *c = e->qkv + (n - keep + j) * 3 * E + E;
+		float *y = e->xb + j * E;
+		for (uint64_t d = 0; d < E; d++) {
+			for (uint64_t i = 0; i < L; i++)
+				win[i] = pos + i + 1 >= L ? hist[(pos + i + 1 - L) * E + d] : 0.0f;
+			y[d] = c[d] * e->conv_dot((int64_t)L, win, kern + d * L);
+		}
+	}
+	op_prepare(e, NULL, e->xb, NULL, &out, 1, keep);
+	memset(&m, 0, sizeof m);
+	mm_add(&m, out, &none, e->ao, e->x + (uint64_t)(n - keep) * E);
+	m.n_tok = keep;
+	mm_run(e, &m);
+}
+
 /* The FFN of the n token rows from x on (rows of e->x). */
 static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 {
@@ -885,14 +930,16 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
 		const uint32_t keep = l + 1 < e->n_layer ? n : want_logits ? 1 : 0;
-		block_attention(e, l, n, keep);
+		if (e->layers[l].conv)
+			block_conv(e, l, n, keep);
+		else
+			block_attention(e, l, n, keep);
 		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
 	if (!want_logits)
 		return;
-	op_prepare(e, &e->g[Q42_W_OUTPUT_NORM], e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out,
-		   1, 1);
+	op_prepare(e, e->final_norm, e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out, 1, 1);
 	mm_add(&m, out, &none, e->logits, NULL);
 	m.n_tok = 1;
 	m.top1 = top1 != NULL && e->final_softcap == 0.0f ? e->top1 : NULL;

@@ -163,6 +163,8 @@ typedef struct q42_llamacpp_ops {
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
 	/* q42_op_geglu where the build has no FMA, else q42_llamacpp_geglu */
 	void (*geglu)(int64_t n, float *y, const float *x, const float *g);
+	/* q42_op_conv_dot where the build has no FMA, else q42_llamacpp_conv_dot */
+	float (*conv_dot)(int64_t n, const float *s, const float *c);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
 	/* y = a + b elementwise (y may be a or b): exact, so the same in
 	 * both arithmetics; the engine's bias and residual adds */
@@ -313,6 +315,12 @@ Q42_API void q42_llamacpp_swiglu(int64_t n, float *y, const float *x, const floa
  * entry of the 63,488 finite ones (x = -1.99902). The other entries and
  * the lookup are the reference's; no SIMD (ggml has none either). */
 Q42_API void q42_llamacpp_geglu(int64_t n, float *y, const float *x, const float *g);
+
+/* ggml's ssm_conv output as llama.cpp's x86 builds compile it (read in
+ * libggml-cpu-zen4.so): products of 16, then of 8, are rounded and
+ * added to the sum one by one, in order (q42_op_conv_dot's order); the
+ * last n % 8 are fused multiply-adds. lfm2's width 3 is three fmas. */
+Q42_API float q42_llamacpp_conv_dot(int64_t n, const float *s, const float *c);
 
 /* RoPE of one head as llama.cpp's x86 build computes it: its compiler
  * fuses each rotated pair into fma(x0, c, -(x1*s)) and fma(x0, s, x1*c).

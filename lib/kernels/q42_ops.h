@@ -45,6 +45,11 @@ Q42_API void q42_op_swiglu(int64_t n, float *y, const float *x, const float *g);
  * GGML_GELU_FP16). The table is built on first use, once per process. */
 Q42_API void q42_op_geglu(int64_t n, float *y, const float *x, const float *g);
 
+/* One output of ggml's ssm_conv: s[0]*c[0] + s[1]*c[1] + ... in that
+ * order, each product rounded, summed in f32 from 0 (the short
+ * convolution of lfm2, one channel and position). */
+Q42_API float q42_op_conv_dot(int64_t n, const float *s, const float *c);
+
 /* y = tanh(x * (1/cap)) * cap, each step rounded to f32: final-logit
  * soft-capping as three ggml ops (scale, tanh, scale). */
 Q42_API void q42_op_softcap(int64_t n, float *y, const float *x, float cap);

@@ -300,15 +300,15 @@ PY
 	done
 }
 
-# qwen3, phi3 and gemma3 through the whole program (tokenizer, prefill,
+# qwen3, phi3, gemma3 and lfm2 through the whole program (tokenizer, prefill,
 # decode, record), GGUF and the P64 p64c compiles from it: llama.cpp's ids
 # (tests/golden/arch/greedy.tsv, make_golden.py), prompt ids included;
 # the longest prompt passes gemma3's sliding window of 4.
-@test "qwen3, phi3, gemma3: llama.cpp's ids from GGUF and P64, 1 and 2 threads, batch 3" {
+@test "qwen3, phi3, gemma3, lfm2: llama.cpp's ids from GGUF and P64, 1 and 2 threads, batch 3" {
 	P64C=$(q42_bin p64c)
 	AG="$Q42_SRCDIR/tests/golden/arch/greedy.tsv"
 	prompt="In the morning the old man walked slowly to the river and sat down."
-	for mod in a64-qwen3-hd24-q8_0 a64-phi3-long-f32 a64-gemma3-swa-f32; do
+	for mod in a64-qwen3-hd24-q8_0 a64-phi3-long-f32 a64-gemma3-swa-f32 a64-lfm2-q8_0; do
 		"$P64C" --no-progress "$TM/$mod.gguf" -o "$BATS_TEST_TMPDIR/$mod.p64"
 		want=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p { print $4 }' "$AG")
 		want_p=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p { print $3 }' "$AG")

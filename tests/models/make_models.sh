@@ -80,3 +80,14 @@ set -x
 "$LP" quantize "$OUT/a64-gemma3-swa-f32.gguf" "$OUT/a64-gemma3-swa-q8_0.gguf" Q8_0 --threads 1
 set +x
 ls -l "$OUT"/a64-*.gguf
+# lfm2: layers 0, 1 and 3 short convolutions, layer 2 attention (GQA
+# 4:1, q/k norms); kernel width 3 (llama.cpp's arithmetic: three fmas),
+# then width 10 (eight products added one by one, then two fmas)
+set -x
+"$PY" "$MK" --arch lfm2 --n-embd 64 --n-layer 4 --n-head 4 --n-head-kv 1 --n-ff 128 \
+    --attn-layers 2 --vocab-from "$VOC" --seed 25 --type f32 "$OUT/a64-lfm2-f32.gguf"
+"$LP" quantize "$OUT/a64-lfm2-f32.gguf" "$OUT/a64-lfm2-q8_0.gguf" Q8_0 --threads 1
+"$PY" "$MK" --arch lfm2 --n-embd 64 --n-layer 2 --n-head 4 --n-head-kv 2 --n-ff 128 \
+    --conv-l-cache 10 --vocab-from "$VOC" --seed 26 --type f32 "$OUT/a64-lfm2-l10-f32.gguf"
+set +x
+ls -l "$OUT"/a64-lfm2*.gguf

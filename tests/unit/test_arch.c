@@ -1,4 +1,4 @@
-/* test_arch.c -- qwen3, phi3 and gemma3 models that are broken on purpose
+/* test_arch.c -- qwen3, phi3, gemma3 and lfm2 models that are broken on purpose
  * are refused at engine open with the tensor or key named, never run.
  *
  * Each case rebuilds one of the checked-in tests/models/a64-*.gguf files
@@ -139,6 +139,25 @@ static void test_intact(void **state)
 	expect_refusal("a64-qwen3-hd24-f32.gguf", &none, NULL, NULL);
 	expect_refusal("a64-phi3-long-f32.gguf", &none, NULL, NULL);
 	expect_refusal("a64-gemma3-swa-f32.gguf", &none, NULL, NULL);
+	expect_refusal("a64-lfm2-f32.gguf", &none, NULL, NULL);
+}
+
+/* lfm2: layers 0, 1, 3 are convolutions (head_count_kv 0), 2 attention */
+static void test_conv_layers(void **state)
+{
+	(void)state;
+	const edit kern = {.drop = "blk.1.shortconv.conv.weight"};
+	expect_refusal("a64-lfm2-f32.gguf", &kern, "tensor blk.1.shortconv.conv.weight", "missing");
+	const edit qn = {.add = "blk.0.attn_q_norm.weight", .like = "blk.2.attn_q_norm.weight"};
+	expect_refusal("a64-lfm2-f32.gguf", &qn, "tensor blk.0.attn_q_norm.weight",
+		       "block 0 is a convolution layer");
+	const edit cv = {.add = "blk.2.shortconv.conv.weight", .like = "blk.0.shortconv.conv.weight"};
+	expect_refusal("a64-lfm2-f32.gguf", &cv, "tensor blk.2.shortconv.conv.weight",
+		       "block 2 is an attention layer");
+	const edit l1 = {.key = "lfm2.shortconv.l_cache", .value = 1};
+	expect_refusal("a64-lfm2-f32.gguf", &l1, "lfm2.shortconv.l_cache 1 outside", NULL);
+	const edit l5 = {.key = "lfm2.shortconv.l_cache", .value = 5};
+	expect_refusal("a64-lfm2-f32.gguf", &l5, "tensor blk.0.shortconv.conv.weight", "expected [5, 64]");
 }
 
 static void test_missing_tensor(void **state)
@@ -185,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_missing_tensor),
 		cmocka_unit_test(test_qkv_twice),
 		cmocka_unit_test(test_head_dims),
+		cmocka_unit_test(test_conv_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,7 +242,7 @@ static void test_arch_names(void **state)
 	assert_non_null(q42_arch_find("qwen3"));
 	assert_non_null(q42_arch_find("phi3"));
 	assert_non_null(q42_arch_find("gemma3"));
-	assert_null(q42_arch_find("lfm2"));
+	assert_non_null(q42_arch_find("lfm2"));
 	assert_null(q42_arch_find("lfm2moe"));
 	assert_int_equal(q42_arch_find("qwen2")->rope, Q42_ROPE_NEOX);
 	assert_int_equal(q42_arch_find("llama")->rope, Q42_ROPE_NORM);

@@ -2,7 +2,7 @@
  * last-position logits.
  *
  * Expected values are tests/golden/engine/ (greedy.tsv, logits-*.txt) and,
- * for qwen3, phi3 and gemma3, tests/golden/arch/ (the same files),
+ * for qwen3, phi3, gemma3 and lfm2, tests/golden/arch/ (the same files),
  * produced by llama.cpp through the llamapeer oracle; the exact commands
  * are in each folder's README and make_golden script. The tests feed the
  * golden prompt ids straight to the engine, so they check the engine alone
@@ -569,7 +569,7 @@ static void test_p64_mount(void **state)
 	unlink(tmp);
 }
 
-/* ---- qwen3, phi3, gemma3 (tests/golden/arch) --------------------------- */
+/* ---- qwen3, phi3, gemma3, lfm2 (tests/golden/arch) --------------------- */
 
 /* Each model of the arch rows once: fn(row) for its last row (the
  * longest prompt); returns how many ran. */
@@ -660,6 +660,44 @@ static void test_arch_p64(void **state)
 		skip();
 }
 
+/* Truncating the cache truncates every state beside K and V: after 32
+ * greedy steps, back to the prompt and 5 ids, the same ids fed again give
+ * the same ids and, at the end, the same logits to the last bit (lfm2's
+ * convolution history, gemma3's sliding window) */
+static void test_arch_truncate(void **state)
+{
+	(void)state;
+	static const char *const models[] = {"a64-lfm2-f32.gguf", "a64-gemma3-swa-f32.gguf",
+					     "a64-lfm2-l10-f32.gguf"};
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		const golden_row *r = NULL;
+		char path[4096];
+		int32_t ref[N_GEN];
+		q42_mount *m;
+		q42_err err = {0};
+		for (uint32_t j = 0; j < n_rows; j++)
+			if (strcmp(rows[j].model, models[i]) == 0)
+				r = &rows[j];
+		assert_non_null(r);
+		assert_true(model_path(r->model, path, sizeof path));
+		q42_engine *e = open_engine(&m, path, 2, 0, 0);
+		const uint32_t nv = q42_engine_n_vocab(e);
+		greedy(e, r, ref);
+		float *last = malloc(nv * sizeof(float));
+		assert_non_null(last);
+		memcpy(last, q42_engine_logits(e), nv * sizeof(float));
+		assert_int_equal(q42_engine_truncate(e, r->n_pids + 5, &err), Q42_OK);
+		for (int k = 5; k + 1 < N_GEN; k++) {
+			assert_int_equal(q42_engine_eval(e, &ref[k], 1, &err), Q42_OK);
+			assert_int_equal(q42_argmax(q42_engine_logits(e), nv), ref[k + 1]);
+		}
+		assert_memory_equal(q42_engine_logits(e), last, nv * sizeof(float));
+		free(last);
+		q42_engine_close(e);
+		q42_mount_close(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_arch_threads_and_batch),
 		cmocka_unit_test(test_arch_logits),
 		cmocka_unit_test(test_arch_p64),
+		cmocka_unit_test(test_arch_truncate),
 	};
 	return cmocka_run_group_tests(tests, load_golden, NULL);
 }

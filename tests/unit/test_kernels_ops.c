@@ -236,6 +236,36 @@ static void test_softcap(void **state)
 	assert_memory_equal(x, y, sizeof y);
 }
 
+/* The short convolution's sum: the reference adds each rounded product
+ * in order; llama.cpp's x86 build does that for whole groups of 16, then
+ * of 8, and fuses the last n % 8 (a width of 3: three fmas). */
+static void test_conv_dot(void **state)
+{
+	(void)state;
+	float s[40], c[40];
+	srand(6);
+	for (int i = 0; i < 40; i++) {
+		s[i] = frand(3.0f);
+		c[i] = frand(1.0f);
+	}
+	int differ = 0;
+	for (int64_t n = 1; n <= 40; n++) {
+		float ref = 0.0f, want = 0.0f;
+		const int64_t plain = n >= 16 ? n / 16 * 16 + (n % 16 >= 8 ? 8 : 0) : (n >= 8 ? 8 : 0);
+		for (int64_t i = 0; i < n; i++) {
+			const float p = s[i] * c[i];
+			ref += p;
+			want = i < plain ? want + p : fmaf(s[i], c[i], want);
+		}
+		assert_true(q42_op_conv_dot(n, s, c) == ref);
+		assert_true(q42_llamacpp_conv_dot(n, s, c) == want);
+		differ += ref != want;
+	}
+	/* the two orders are different arithmetic, not two spellings */
+	assert_true(differ > 0);
+	print_message("# conv sums: fused and plain differ for %d of 40 widths\n", differ);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_elementwise),
 		cmocka_unit_test(test_geglu),
 		cmocka_unit_test(test_softcap),
+		cmocka_unit_test(test_conv_dot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

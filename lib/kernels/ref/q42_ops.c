@@ -179,3 +179,11 @@ void q42_op_softcap(int64_t n, float *y, const float *x, float cap)
 		y[i] = t * cap;
 	}
 }
+
+float q42_op_conv_dot(int64_t n, const float *s, const float *c)
+{
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n; i++)
+		sum += s[i] * c[i];
+	return sum;
+}

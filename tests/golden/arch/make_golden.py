@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make_golden.py -- llama.cpp's outputs for the qwen3, phi3 and gemma3 engine
+"""make_golden.py -- llama.cpp's outputs for the qwen3, phi3, gemma3 and lfm2 engine
 tests (tests/golden/arch/), through the llamapeer oracle.
 
 Run from the repository root with PEER_DIR set up by
@@ -20,10 +20,12 @@ PROMPTS = ["Once upon a time", "The little dog", "Tom and Lily went to the park.
 MODELS = [(SM, "tiny-qwen3-f32.gguf"), (SM, "tiny-phi3-f32.gguf"), (SM, "tiny-gemma3-f32.gguf"),
           ("tests/models", "a64-qwen3-hd24-f32.gguf"), ("tests/models", "a64-qwen3-hd24-q8_0.gguf"),
           ("tests/models", "a64-phi3-long-f32.gguf"), ("tests/models", "a64-phi3-short-f32.gguf"),
-          ("tests/models", "a64-gemma3-swa-f32.gguf"), ("tests/models", "a64-gemma3-swa-q8_0.gguf")]
+          ("tests/models", "a64-gemma3-swa-f32.gguf"), ("tests/models", "a64-gemma3-swa-q8_0.gguf"),
+          (SM, "tiny-lfm2-f32.gguf"), ("tests/models", "a64-lfm2-f32.gguf"),
+          ("tests/models", "a64-lfm2-q8_0.gguf"), ("tests/models", "a64-lfm2-l10-f32.gguf")]
 LOGITS = ["tiny-qwen3-f32.gguf", "tiny-phi3-f32.gguf", "tiny-gemma3-f32.gguf",
           "a64-qwen3-hd24-f32.gguf", "a64-phi3-long-f32.gguf", "a64-phi3-short-f32.gguf",
-          "a64-gemma3-swa-f32.gguf"]
+          "a64-gemma3-swa-f32.gguf", "tiny-lfm2-f32.gguf", "a64-lfm2-f32.gguf", "a64-lfm2-l10-f32.gguf"]
 
 
 def peer(*args):
