@@ -11,7 +11,7 @@ UNIT_TESTS = \
 	tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
 	tests/unit/test_llamacpp tests/unit/test_llamacpp_simd tests/unit/test_llamacpp_tiles \
 	tests/unit/test_tokenizer tests/unit/test_mount tests/unit/test_engine \
-	tests/unit/test_engine_golden tests/unit/test_sentinel tests/unit/test_sieve \
+	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
 	tests/unit/test_wal
@@ -46,6 +46,7 @@ tests_unit_test_tokenizer_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_mount_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_engine_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_engine_golden_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_arch_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sentinel_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sieve_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_choices_CFLAGS = $(UNIT_CFLAGS)
@@ -66,6 +67,8 @@ tests_unit_test_llamacpp_tiles_SOURCES = tests/unit/test_llamacpp_tiles.c tests/
 tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(LDADD)
+tests_unit_test_arch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
+tests_unit_test_arch_LDADD = tests/tools/libggufbuild.la $(LDADD)
 
 # libq42's one-way chain of folders (docs/ARCHITECTURE.md).
 TESTS += tests/layers.sh

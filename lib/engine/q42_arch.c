@@ -2,8 +2,15 @@
  *
  * llama: RMSNorm, RoPE on adjacent pairs, grouped-query attention, SwiGLU;
  * biases and the output matrix optional as llama.cpp allows them. qwen2:
- * the same block with required q/k/v biases and NeoX-ordered RoPE. Anything
- * not listed here is refused by name when a model is mounted for running.
+ * the same block with required q/k/v biases and NeoX-ordered RoPE. qwen3:
+ * qwen2's block without biases, with per-head RMSNorm of q and k before
+ * RoPE (head_dim from attention.key_length). phi3: q, k, v in one matrix,
+ * gate and up in one, partial rotary, q scaled before the scores, LongRoPE
+ * factors. gemma3: the embedding scaled by sqrt(n_embd), q/k norms, q
+ * scaled, norms after attention and after the FFN, GeGLU, sliding-window
+ * layers. lfm2: per layer attention (q/k norms) or a gated short
+ * convolution, token_embd_norm as the final norm. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
+ * listed here is refused by name when a model is mounted for running.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,9 +18,12 @@
 
 static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_TOK_EMBD] = "token_embd.weight",
+	[Q42_W_TOK_EMBD_NORM] = "token_embd_norm.weight",
 	[Q42_W_OUTPUT_NORM] = "output_norm.weight",
 	[Q42_W_OUTPUT] = "output.weight",
 	[Q42_W_ROPE_FREQS] = "rope_freqs.weight",
+	[Q42_W_ROPE_LONG] = "rope_factors_long.weight",
+	[Q42_W_ROPE_SHORT] = "rope_factors_short.weight",
 	[Q42_W_ATTN_NORM] = "attn_norm.weight",
 	[Q42_W_ATTN_Q] = "attn_q.weight",
 	[Q42_W_ATTN_K] = "attn_k.weight",
@@ -23,6 +33,11 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ATTN_K_B] = "attn_k.bias",
 	[Q42_W_ATTN_V_B] = "attn_v.bias",
 	[Q42_W_ATTN_OUT_B] = "attn_output.bias",
+	[Q42_W_ATTN_QKV] = "attn_qkv.weight",
+	[Q42_W_ATTN_QKV_B] = "attn_qkv.bias",
+	[Q42_W_ATTN_Q_NORM] = "attn_q_norm.weight",
+	[Q42_W_ATTN_K_NORM] = "attn_k_norm.weight",
+	[Q42_W_POST_ATTN_NORM] = "post_attention_norm.weight",
 	[Q42_W_FFN_NORM] = "ffn_norm.weight",
 	[Q42_W_FFN_GATE] = "ffn_gate.weight",
 	[Q42_W_FFN_UP] = "ffn_up.weight",
@@ -30,10 +45,26 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_FFN_GATE_B] = "ffn_gate.bias",
 	[Q42_W_FFN_UP_B] = "ffn_up.bias",
 	[Q42_W_FFN_DOWN_B] = "ffn_down.bias",
+	[Q42_W_POST_FFW_NORM] = "post_ffw_norm.weight",
+	[Q42_W_CONV] = "shortconv.conv.weight",
+	[Q42_W_CONV_IN] = "shortconv.in_proj.weight",
+	[Q42_W_CONV_OUT] = "shortconv.out_proj.weight",
 };
 
 #define REQ Q42_NEED_YES
 #define OPT Q42_NEED_OPT
+/* What the newer decoders share: embedding, final norm, optional output
+ * matrix, the block's norms, output projection, up and down; q, k and v
+ * separate with optional biases, or fused in attn_qkv (llama.cpp's
+ * create_tensor_qkv allows either for each of them). */
+#define DECODER \
+	[Q42_W_TOK_EMBD] = REQ, [Q42_W_OUTPUT_NORM] = REQ, [Q42_W_OUTPUT] = OPT, \
+	[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, [Q42_W_FFN_NORM] = REQ, \
+	[Q42_W_FFN_UP] = REQ, [Q42_W_FFN_DOWN] = REQ
+#define QKV_ANY \
+	[Q42_W_ATTN_Q] = REQ, [Q42_W_ATTN_K] = REQ, [Q42_W_ATTN_V] = REQ, \
+	[Q42_W_ATTN_Q_B] = OPT, [Q42_W_ATTN_K_B] = OPT, [Q42_W_ATTN_V_B] = OPT, \
+	[Q42_W_ATTN_QKV] = OPT, [Q42_W_ATTN_QKV_B] = OPT
 
 static const q42_arch archs[] = {
 	{
@@ -67,6 +98,68 @@ static const q42_arch archs[] = {
 			[Q42_W_FFN_DOWN] = REQ,
 		},
 	},
+	{
+		/* src/models/qwen3.cpp */
+		.name = "qwen3",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.need = {
+			DECODER, QKV_ANY,
+			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
+			[Q42_W_FFN_GATE] = REQ,
+		},
+	},
+	{
+		/* src/models/phi3.cpp (its MoE branch is phimoe's, not run) */
+		.name = "phi3",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.q_prescale = true,
+		.ffn_fused_up = true,
+		.need = {
+			DECODER, QKV_ANY,
+			[Q42_W_ROPE_LONG] = OPT, [Q42_W_ROPE_SHORT] = OPT,
+		},
+	},
+	{
+		/* src/models/gemma3.cpp */
+		.name = "gemma3",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.embd_scale = true,
+		.q_prescale = true,
+		.swa_pattern = true,
+		.ffn_act = Q42_FFN_GEGLU,
+		.need = {
+			DECODER, QKV_ANY,
+			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
+			[Q42_W_POST_ATTN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ,
+			[Q42_W_POST_FFW_NORM] = REQ,
+		},
+	},
+	{
+		/* src/models/lfm2.cpp: a block's mixer is attention (q/k
+		 * norms) or the short convolution, by its head_count_kv; a
+		 * requirement of one kind holds in the layers of that kind
+		 * (q42_engine.c) */
+		.name = "lfm2",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.conv_layers = true,
+		.embd_norm_final = true,
+		.need = {
+			[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
+			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY,
+			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
+			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
+			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
+			[Q42_W_FFN_DOWN] = REQ,
+		},
+	},
 };
 
 const q42_arch *q42_arch_find(const char *name)
@@ -80,7 +173,7 @@ const q42_arch *q42_arch_find(const char *name)
 /* Keep in step with archs[] above. */
 const char *q42_arch_supported(void)
 {
-	return "llama, qwen2";
+	return "llama, qwen2, qwen3, phi3, gemma3, lfm2";
 }
 
 bool q42_wslot_is_layer(enum q42_wslot s)

@@ -24,9 +24,12 @@ enum q42_rope_mode {
  * global; the rest exist once per block ("blk.N."). */
 enum q42_wslot {
 	Q42_W_TOK_EMBD = 0,
+	Q42_W_TOK_EMBD_NORM,  /* lfm2's final norm */
 	Q42_W_OUTPUT_NORM,
 	Q42_W_OUTPUT,
 	Q42_W_ROPE_FREQS,
+	Q42_W_ROPE_LONG,      /* LongRoPE factors past the original context (phi3) */
+	Q42_W_ROPE_SHORT,     /* ... and within it */
 	Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_NORM = Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_Q,
@@ -37,6 +40,11 @@ enum q42_wslot {
 	Q42_W_ATTN_K_B,
 	Q42_W_ATTN_V_B,
 	Q42_W_ATTN_OUT_B,
+	Q42_W_ATTN_QKV,       /* q, k and v rows in one matrix (phi3) */
+	Q42_W_ATTN_QKV_B,
+	Q42_W_ATTN_Q_NORM,    /* per-head RMSNorm of q and k before RoPE */
+	Q42_W_ATTN_K_NORM,
+	Q42_W_POST_ATTN_NORM, /* RMSNorm of the attention output before the residual add */
 	Q42_W_FFN_NORM,
 	Q42_W_FFN_GATE,
 	Q42_W_FFN_UP,
@@ -44,6 +52,10 @@ enum q42_wslot {
 	Q42_W_FFN_GATE_B,
 	Q42_W_FFN_UP_B,
 	Q42_W_FFN_DOWN_B,
+	Q42_W_POST_FFW_NORM,  /* RMSNorm of the FFN output before the residual add */
+	Q42_W_CONV,           /* short convolution (lfm2): depthwise kernel [L, n_embd] */
+	Q42_W_CONV_IN,        /* n_embd -> 3 n_embd: B, C, x */
+	Q42_W_CONV_OUT,       /* n_embd -> n_embd */
 	Q42_W_COUNT_
 };
 
@@ -53,12 +65,39 @@ enum q42_need {
 	Q42_NEED_YES = 2, /* the model is refused without it */
 };
 
+/* The gated activation of the feed-forward block. */
+enum q42_ffn_act {
+	Q42_FFN_SWIGLU = 0, /* silu(gate) * up */
+	Q42_FFN_GEGLU = 1,  /* gelu(gate) * up, ggml's tanh GELU (kernels/q42_ops.h) */
+};
+
+/* Which weights a block has is part of the description too: a bound
+ * q/k norm, post-attention or post-FFN norm, or fused attn_qkv is used
+ * where the model has it (need[] says where it may). The flags below are
+ * what no weight can say. */
 typedef struct q42_arch {
 	const char *name;          /* general.architecture */
 	enum q42_rope_mode rope;
 	float rope_base_default;   /* when <arch>.rope.freq_base is absent */
 	/* output.weight absent -> the token embedding is the output matrix */
 	bool may_tie_output;
+	/* the token embedding row is scaled by sqrt(n_embd) (gemma) */
+	bool embd_scale;
+	/* q is scaled after RoPE and the attention scores are not (phi3,
+	 * gemma3: a different rounding from scaling the scores) */
+	bool q_prescale;
+	/* ffn_up holds the gate rows 0..n_ff-1, then the up rows (phi3) */
+	bool ffn_fused_up;
+	/* layers alternate sliding-window and global attention by
+	 * <arch>.attention.sliding_window_pattern (gemma3) */
+	bool swa_pattern;
+	/* <arch>.attention.head_count_kv 0 makes a layer a gated short
+	 * convolution instead of attention; sliding_window, when set, applies
+	 * to every attention layer (lfm2) */
+	bool conv_layers;
+	/* the final norm is token_embd_norm, not output_norm (lfm2) */
+	bool embd_norm_final;
+	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;
 

@@ -117,6 +117,17 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 				   a, e->n_rot, e->hd_k);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
 		uint32_t kv = hp->n_head_kv[l] ? hp->n_head_kv[l] : e->n_head;
+		if (e->arch->conv_layers && hp->n_head_kv[l] == 0) {
+			/* lfm2: no attention heads, a short convolution */
+			if (hp->conv_l_cache < 2 || hp->conv_l_cache > Q42_CONV_L_MAX)
+				return q42_err_set(err, Q42_EFORMAT,
+						   "metadata: %s.shortconv.l_cache %u outside 2..%u (layer %u is a convolution)",
+						   a, hp->conv_l_cache, Q42_CONV_L_MAX, l);
+			e->conv_l = hp->conv_l_cache;
+			e->layers[l].conv = true;
+			e->layers[l].conv_idx = e->n_conv++;
+			kv = e->n_head;
+		}
 		if (e->n_head % kv != 0)
 			return q42_err_set(err, Q42_EFORMAT,
 					   "metadata: layer %u: head_count %u is not a multiple of head_count_kv %u",
@@ -125,6 +136,8 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 			return q42_err_set(err, Q42_EFORMAT,
 					   "metadata: layer %u: feed_forward_length %u outside 1..%u", l,
 					   hp->n_ff[l], Q42_MAX_FF);
+		if (e->layers[l].conv)
+			kv = 0;
 		e->layers[l].n_head_kv = kv;
 		e->layers[l].n_ff = hp->n_ff[l];
 		if (kv > e->n_head_kv_max)
@@ -139,7 +152,42 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 	e->rope_base = hp->rope_freq_base > 0.0f ? hp->rope_freq_base : e->arch->rope_base_default;
 	e->rope_scale = hp->rope_freq_scale > 0.0f ? hp->rope_freq_scale : 1.0f;
 	e->theta_scale = powf(e->rope_base, -2.0f / (float)e->n_rot);
+	e->rope_mscale = hp->rope_attn_factor > 0.0f ? hp->rope_attn_factor : 1.0f;
 	e->kq_scale = 1.0f / sqrtf((float)e->hd_k);
+	if (e->arch->need[Q42_W_ATTN_QKV] != Q42_NEED_NO && e->hd_k != e->hd_v)
+		/* llama.cpp splits q, k and v by one head size (build_qkv) */
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.attention.key_length %u and value_length %u differ",
+				   a, e->hd_k, e->hd_v);
+	if (e->arch->q_prescale) {
+		/* gemma3's 27B (62 layers) scales by n_embd / n_head instead
+		 * of the head size (src/models/gemma3.cpp) */
+		const bool by_embd = e->arch->swa_pattern && e->n_layer == 62;
+		e->q_scale = 1.0f / sqrtf((float)(by_embd ? e->n_embd / e->n_head : e->hd_k));
+		e->kq_scale = 1.0f;
+	}
+	e->embd_scale = e->arch->embd_scale ? sqrtf((float)e->n_embd) : 0.0f;
+	if (e->arch->embd_scale)
+		e->final_softcap = hp->final_softcap > 0.0f ? hp->final_softcap : 0.0f;
+	for (uint32_t l = 0; l < e->n_layer; l++) {
+		q42_layer *L = &e->layers[l];
+		L->rope_scale = e->rope_scale;
+		L->theta_scale = e->theta_scale;
+		if (e->arch->conv_layers && !L->conv)
+			L->n_swa = hp->sliding_window; /* every attention layer (lfm2) */
+		if (!e->arch->swa_pattern || hp->sliding_window == 0)
+			continue;
+		/* every period-th layer global, the others sliding-window with
+		 * their own base and no scaling (llama_hparams::set_swa_pattern,
+		 * get_rope_freq_base); period 6 when the key is absent */
+		const uint32_t period = hp->swa_pattern ? hp->swa_pattern : 6;
+		if (l % period < period - 1) {
+			const float base = hp->rope_freq_base_swa > 0.0f ? hp->rope_freq_base_swa : 10000.0f;
+			L->n_swa = hp->sliding_window;
+			L->rope_scale = 1.0f;
+			L->theta_scale = powf(base, -2.0f / (float)e->n_rot);
+		}
+	}
 
 	e->n_ctx = o->n_ctx;
 	if (e->n_ctx == 0) {
@@ -171,11 +219,23 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	case Q42_W_TOK_EMBD:
 	case Q42_W_OUTPUT: *n0 = E; *n1 = e->n_vocab; break;
 	case Q42_W_OUTPUT_NORM:
+	case Q42_W_TOK_EMBD_NORM:
 	case Q42_W_ATTN_NORM:
 	case Q42_W_FFN_NORM:
 	case Q42_W_ATTN_OUT_B:
 	case Q42_W_FFN_DOWN_B: *n0 = E; break;
-	case Q42_W_ROPE_FREQS: *n0 = e->n_rot / 2; break;
+	case Q42_W_ROPE_FREQS:
+	case Q42_W_ROPE_LONG:
+	case Q42_W_ROPE_SHORT: *n0 = e->n_rot / 2; break;
+	case Q42_W_POST_ATTN_NORM:
+	case Q42_W_POST_FFW_NORM: *n0 = E; break;
+	case Q42_W_ATTN_Q_NORM:
+	case Q42_W_ATTN_K_NORM: *n0 = e->hd_k; break;
+	case Q42_W_ATTN_QKV: *n0 = E; *n1 = qd + kvh * (e->hd_k + e->hd_v); break;
+	case Q42_W_ATTN_QKV_B: *n0 = qd + kvh * (e->hd_k + e->hd_v); break;
+	case Q42_W_CONV: *n0 = e->conv_l; *n1 = E; break;
+	case Q42_W_CONV_IN: *n0 = E; *n1 = 3 * E; break;
+	case Q42_W_CONV_OUT: *n0 = E; *n1 = E; break;
 	case Q42_W_ATTN_Q: *n0 = E; *n1 = qd; break;
 	case Q42_W_ATTN_K: *n0 = E; *n1 = kvh * e->hd_k; break;
 	case Q42_W_ATTN_V: *n0 = E; *n1 = kvh * e->hd_v; break;
@@ -183,11 +243,11 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	case Q42_W_ATTN_Q_B: *n0 = qd; break;
 	case Q42_W_ATTN_K_B: *n0 = kvh * e->hd_k; break;
 	case Q42_W_ATTN_V_B: *n0 = kvh * e->hd_v; break;
-	case Q42_W_FFN_GATE:
-	case Q42_W_FFN_UP: *n0 = E; *n1 = ff; break;
+	case Q42_W_FFN_GATE: *n0 = E; *n1 = ff; break;
+	case Q42_W_FFN_UP: *n0 = E; *n1 = e->arch->ffn_fused_up ? 2 * ff : ff; break;
 	case Q42_W_FFN_DOWN: *n0 = ff; *n1 = E; break;
-	case Q42_W_FFN_GATE_B:
-	case Q42_W_FFN_UP_B: *n0 = ff; break;
+	case Q42_W_FFN_GATE_B: *n0 = ff; break;
+	case Q42_W_FFN_UP_B: *n0 = e->arch->ffn_fused_up ? 2 * ff : ff; break;
 	default: *n0 = 0; break;
 	}
 }
@@ -257,8 +317,9 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	w->n_in = (int64_t)n0;
 	w->n_out = (int64_t)(n1 ? n1 : 1);
 	w->row_bytes = rb;
-	if (n1 == 0) {
-		/* vectors are read as float arrays straight from the mapping */
+	if (n1 == 0 || s == Q42_W_CONV) {
+		/* vectors (and the convolution kernel, a few taps per channel)
+		 * are read as float arrays straight from the mapping */
 		if (tv->dtype != Q42_DTYPE_F32 || ((uintptr_t)tv->data & 3u) != 0)
 			return q42_err_set(err, Q42_EUNSUPPORTED,
 					   "tensor %.*s: type %s%s: the engine reads vectors as aligned f32",
@@ -320,7 +381,7 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
  * form otherwise): its size rounded up to a cache line. */
 static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
-	if (w->data == NULL || w->n_out <= 1 ||
+	if (w->data == NULL || w->k == NULL ||
 	    !q42_llamacpp_select_packed_variant(e->variant, w->dtype, w->n_out, w->n_in, Q42_LLAMACPP_MATMUL, e->isa,
 						pk))
 		return 0;
@@ -350,7 +411,7 @@ static q42_weight *slot_at(q42_engine *e, uint32_t i)
 }
 
 /* The vectors (norms, biases: a few KiB each, between the matrices in the
- * file) copied out of the mapping, so that reading them does not map the
+ * file; the convolution kernels too) copied out of the mapping, so that reading them does not map the
  * page-cache folios around them -- dropped pages of packed matrices --
  * into the process again (Linux maps a large folio whole on a fault). */
 static int copy_vectors(q42_engine *e, q42_err *err)
@@ -358,8 +419,8 @@ static int copy_vectors(q42_engine *e, q42_err *err)
 	uint64_t total = 0;
 	q42_weight *w;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
-		if (w->data != NULL && w->n_out == 1)
-			total += (w->row_bytes + 63) / 64 * 64;
+		if (w->data != NULL && w->k == NULL)
+			total += (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
 	uint8_t *p = NULL;
 	if (total == 0)
 		return Q42_OK;
@@ -368,10 +429,10 @@ static int copy_vectors(q42_engine *e, q42_err *err)
 				   (unsigned long long)total);
 	e->vec_copy = p;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
-		if (w->data != NULL && w->n_out == 1) {
-			memcpy(p, w->data, (size_t)w->row_bytes);
+		if (w->data != NULL && w->k == NULL) {
+			memcpy(p, w->data, (size_t)(w->row_bytes * (uint64_t)w->n_out));
 			w->data = p;
-			p += (w->row_bytes + 63) / 64 * 64;
+			p += (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
 		}
 	return Q42_OK;
 }
@@ -428,6 +489,18 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	return Q42_OK;
 }
 
+/* Whether slot s belongs in block l: a short-convolution block has no
+ * attention weights, an attention block no convolution ones (lfm2). */
+static bool slot_in_block(const q42_engine *e, enum q42_wslot s, uint32_t l)
+{
+	const bool conv_slot = s == Q42_W_CONV || s == Q42_W_CONV_IN || s == Q42_W_CONV_OUT;
+	const bool attn_slot = (s >= Q42_W_ATTN_Q && s <= Q42_W_ATTN_OUT_B) ||
+			       (s >= Q42_W_ATTN_QKV && s <= Q42_W_ATTN_K_NORM);
+	if (!q42_wslot_is_layer(s) || l >= e->n_layer)
+		return true;
+	return e->layers[l].conv ? !attn_slot : !conv_slot;
+}
+
 static int bind_tensors(q42_engine *e, q42_err *err)
 {
 	uint64_t nt = q42_mount_n_tensors(e->m);
@@ -452,6 +525,10 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 			return q42_err_set(err, Q42_EFORMAT,
 					   "tensor %.*s: block %u, but the model has %u blocks", nl,
 					   tv.name.p, l, e->n_layer);
+		if (!slot_in_block(e, s, l))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "tensor %.*s: block %u is %s layer (attention.head_count_kv)", nl,
+					   tv.name.p, l, e->layers[l].conv ? "a convolution" : "an attention");
 		w = q42_wslot_is_layer(s) ? &e->layers[l].w[s] : &e->g[s];
 		if (w->data != NULL)
 			return q42_err_set(err, Q42_EFORMAT, "tensor %.*s: present twice", nl,
@@ -461,21 +538,44 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 			return rc;
 		e->n_params += tv.dims[0] * tv.dims[1];
 	}
-	/* required slots */
+	/* required slots; q, k and v may come as one attn_qkv instead */
 	for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
 		uint32_t n = q42_wslot_is_layer(s) ? e->n_layer : 1;
-		if (e->arch->need[s] != Q42_NEED_YES)
-			continue;
+		const bool of_qkv = s == Q42_W_ATTN_Q || s == Q42_W_ATTN_K || s == Q42_W_ATTN_V ||
+				    s == Q42_W_ATTN_Q_B || s == Q42_W_ATTN_K_B || s == Q42_W_ATTN_V_B;
 		for (uint32_t l = 0; l < n; l++) {
 			const q42_weight *w = q42_wslot_is_layer(s) ? &e->layers[l].w[s] : &e->g[s];
-			if (w->data == NULL) {
-				q42_wslot_format(s, l, name, sizeof name);
+			const bool fused = q42_wslot_is_layer(s) &&
+					   e->layers[l].w[Q42_W_ATTN_QKV].data != NULL;
+			q42_wslot_format(s, l, name, sizeof name);
+			if (of_qkv && fused && w->data != NULL)
 				return q42_err_set(err, Q42_EFORMAT,
-						   "tensor %s: required by architecture %s but missing",
-						   name, e->arch->name);
-			}
+						   "tensor %s: present beside blk.%u.attn_qkv.weight", name, l);
+			if (s == Q42_W_ATTN_QKV_B && w->data != NULL && !fused)
+				return q42_err_set(err, Q42_EFORMAT,
+						   "tensor %s: present without blk.%u.attn_qkv.weight", name, l);
+			if (e->arch->need[s] != Q42_NEED_YES || w->data != NULL || (of_qkv && fused) ||
+			    !slot_in_block(e, s, l))
+				continue;
+			return q42_err_set(err, Q42_EFORMAT,
+					   "tensor %s: required by architecture %s but missing%s", name,
+					   e->arch->name,
+					   of_qkv && e->arch->need[Q42_W_ATTN_QKV] != Q42_NEED_NO
+						   ? " (and no attn_qkv.weight in its block)"
+						   : "");
 		}
 	}
+	/* RoPE factors: rope_freqs, else LongRoPE's long ones past the
+	 * original context, else its short ones (llama_model::get_rope_factors) */
+	{
+		const uint32_t orig = q42_mount_hparams(e->m)->n_ctx_orig
+					      ? q42_mount_hparams(e->m)->n_ctx_orig
+					      : q42_mount_hparams(e->m)->n_ctx_train;
+		e->rope_ff = &e->g[Q42_W_ROPE_FREQS];
+		if (e->rope_ff->data == NULL)
+			e->rope_ff = &e->g[e->n_ctx > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
+	}
+	e->final_norm = &e->g[e->arch->embd_norm_final ? Q42_W_TOK_EMBD_NORM : Q42_W_OUTPUT_NORM];
 	if (e->g[Q42_W_OUTPUT].data == NULL) {
 		if (!e->arch->may_tie_output)
 			return q42_err_set(err, Q42_EFORMAT, "tensor output.weight: missing");
@@ -549,7 +649,16 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	e->v = zalloc(B * e->n_head_kv_max * e->hd_v, sizeof(float), &failed);
 	e->att = zalloc(B * ad, sizeof(float), &failed);
 	e->hg = zalloc(B * e->n_ff_max, sizeof(float), &failed);
-	e->hu = zalloc(B * e->n_ff_max, sizeof(float), &failed);
+	e->hu = zalloc(B * e->n_ff_max * (e->arch->ffn_fused_up ? 2u : 1u), sizeof(float), &failed);
+	if (e->arch->need[Q42_W_ATTN_QKV] != Q42_NEED_NO) {
+		uint64_t w = qd + (uint64_t)e->n_head_kv_max * (e->hd_k + e->hd_v);
+		if (e->n_conv > 0 && w < 3ull * e->n_embd)
+			w = 3ull * e->n_embd;
+		e->qkv = zalloc(B * w, sizeof(float), &failed);
+	}
+	if (e->n_conv > 0)
+		e->conv_hist = zalloc((uint64_t)e->n_conv * e->n_ctx, (uint64_t)e->n_embd * sizeof(float),
+				      &failed);
 	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
 	e->top1 = zalloc((e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS, sizeof *e->top1, &failed);
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
@@ -728,6 +837,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->cops = q42_llamacpp_ops_get(e->isa);
 	e->softmax = e->llama ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = e->llama ? e->cops->swiglu : q42_op_swiglu;
+	e->conv_dot = e->llama ? e->cops->conv_dot : q42_op_conv_dot;
+	e->glu = e->arch->ffn_act == Q42_FFN_GEGLU ? (e->llama ? e->cops->geglu : q42_op_geglu) : e->swiglu;
 	e->add = e->cops->add;
 	if (e->llama && e->kv_type == Q42_DTYPE_F32) {
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
@@ -801,6 +912,8 @@ void q42_engine_close(q42_engine *e)
 	free(e->att);
 	free(e->hg);
 	free(e->hu);
+	free(e->qkv);
+	free(e->conv_hist);
 	free(e->logits);
 	free(e->top1);
 	free((void *)e->v_ready);
@@ -993,8 +1106,8 @@ static uint64_t usable(const void *p)
 void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, uint64_t *scratch)
 {
 	const void *a[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
-			   e->top1, e->logits};
-	*kv = usable(e->kc) + usable(e->vc);
+			   e->qkv, e->top1, e->logits};
+	*kv = usable(e->kc) + usable(e->vc) + usable(e->conv_hist);
 	*act = 0;
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
 		*act += usable(a[i]);

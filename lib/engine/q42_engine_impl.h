@@ -43,6 +43,15 @@ typedef struct q42_layer {
 	q42_weight w[Q42_W_COUNT_];  /* only the per-layer slots are used */
 	uint32_t n_head_kv;
 	uint32_t n_ff;
+	/* sliding-window attention: a query sees the n_swa positions up to
+	 * its own only (0: every position) */
+	uint32_t n_swa;
+	/* RoPE of this layer (a sliding-window layer has its own base) */
+	float rope_scale, theta_scale;
+	/* a short-convolution layer (lfm2; n_head_kv 0): its rows of
+	 * conv_hist are the conv_idx-th */
+	bool conv;
+	uint32_t conv_idx;
 } q42_layer;
 
 #define Q42_ACT_SLOTS 4
@@ -66,6 +75,9 @@ typedef struct q42_tscratch {
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
 } q42_tscratch;
+
+/* The widest short convolution the engine runs (lfm2's is 3). */
+#define Q42_CONV_L_MAX 64u
 
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
  * of the attention products; and the most per chunk of the cache. */
@@ -101,6 +113,23 @@ struct q42_engine {
 	uint32_t n_vocab, n_embd, n_layer, n_head, n_head_kv_max, n_ff_max;
 	uint32_t hd_k, hd_v, n_rot, n_ctx, n_batch;
 	float eps, rope_base, rope_scale, theta_scale, kq_scale;
+	/* RoPE's magnitude (<arch>.rope.scaling.attn_factor, else 1) and the
+	 * frequency factors in use (rope_freqs, or LongRoPE's long or short
+	 * ones by the context; data NULL: none) */
+	float rope_mscale;
+	const q42_weight *rope_ff;
+	float q_scale;      /* arch->q_prescale: q's factor after RoPE */
+	float embd_scale;   /* arch->embd_scale: sqrt(n_embd) */
+	float final_softcap; /* 0: none */
+	const q42_weight *final_norm; /* output_norm, or lfm2's token_embd_norm */
+	/* short convolutions: width L (<arch>.shortconv.l_cache), how many
+	 * layers, and per layer and position the n_embd values B * x that
+	 * enter the convolution, [conv layer][n_ctx][n_embd] -- the state
+	 * beside K and V: a position's window is read from the positions
+	 * before it, so truncating the cache truncates it too */
+	uint32_t conv_l, n_conv;         /* conv_l <= Q42_CONV_L_MAX */
+	float *conv_hist;
+	float (*conv_dot)(int64_t n, const float *s, const float *c);
 	uint64_t n_params;
 
 	q42_weight g[Q42_W_LAYER_FIRST_]; /* global weights */
@@ -143,6 +172,8 @@ struct q42_engine {
 	 * kernels/q42_llamacpp.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
+	/* the architecture's gate: swiglu, or GeGLU */
+	void (*glu)(int64_t n, float *y, const float *x, const float *g);
 	void (*add)(int64_t n, float *y, const float *a, const float *b);
 	const q42_llamacpp_ops *cops; /* llama.cpp row ops for isa (RoPE) */
 	uint8_t *kc, *vc;
@@ -157,7 +188,9 @@ struct q42_engine {
 	float *att;    /* [n_head * hd_v] */
 	float *ao;     /* attention / ffn output [n_embd] */
 	float *hg;     /* [n_ff] gate, then swiglu */
-	float *hu;     /* [n_ff] up */
+	float *hu;     /* [n_ff] up; [2 n_ff] gate and up of a fused ffn_up */
+	float *qkv;    /* [n_head * hd_k + 2 n_head_kv * hd_k]: a fused attn_qkv's rows;
+			* [3 n_embd]: a short convolution's B, C, x */
 	float *logits; /* [n_vocab] */
 	q42_top1 *top1; /* one per tile of the output rows */
 	uint32_t n_act;

@@ -15,24 +15,28 @@
 #include <string.h>
 #include <time.h>
 #include "engine/q42_engine_impl.h"
+#include "engine/q42_sample.h"
 #include "common/q42_types.h"
 #include "kernels/q42_llamacpp.h"
 #include "kernels/q42_ops.h"
 
 /* ---- RoPE -------------------------------------------------------------- */
 
-/* cos/sin pairs for one position: ggml's rope cache, angles advanced by
- * repeated multiplication with theta_scale, no YaRN extrapolation. */
-static void op_rope_cache(const q42_engine *e, uint32_t pos, float *cache)
+/* cos/sin pairs for one position in layer l: ggml's rope cache, angles
+ * advanced by repeated multiplication with the layer's theta_scale,
+ * divided by the frequency factors where the model has them, scaled by
+ * the attention factor, no YaRN extrapolation. */
+static void op_rope_cache(const q42_engine *e, uint32_t l, uint32_t pos, float *cache)
 {
-	const q42_weight *ff = &e->g[Q42_W_ROPE_FREQS];
+	const q42_weight *ff = e->rope_ff;
+	const q42_layer *L = &e->layers[l];
 	float theta = (float)pos;
 	for (uint32_t i0 = 0; i0 < e->n_rot; i0 += 2) {
 		const float f = ff->data ? ((const float *)(const void *)ff->data)[i0 / 2] : 1.0f;
-		const float t = e->rope_scale * (theta / f);
-		cache[i0] = cosf(t);
-		cache[i0 + 1] = sinf(t);
-		theta *= e->theta_scale;
+		const float t = L->rope_scale * (theta / f);
+		cache[i0] = cosf(t) * e->rope_mscale;
+		cache[i0 + 1] = sinf(t) * e->rope_mscale;
+		theta *= L->theta_scale;
 	}
 }
 
@@ -58,6 +62,22 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 			x[b] = x0 * s + x1 * c;
 		}
 	}
+}
+
+/* n_heads q (is_q) or k rows of one token in layer l, ready for the
+ * cache and the scores: each head through its RMSNorm where the layer
+ * has one (qwen3, gemma3), RoPE, then q scaled where the architecture
+ * scales q instead of the scores (phi3, gemma3) -- llama.cpp's order. */
+static void op_qk_rows(const q42_engine *e, uint32_t l, float *x, uint32_t n_heads, bool is_q,
+		       const float *cache)
+{
+	const q42_weight *nw = &e->layers[l].w[is_q ? Q42_W_ATTN_Q_NORM : Q42_W_ATTN_K_NORM];
+	if (nw->data != NULL)
+		e->cops->rmsnorm_rows(e->hd_k, n_heads, x, x, (const float *)(const void *)nw->data,
+				      e->eps);
+	op_rope(e, x, n_heads, e->hd_k, cache);
+	if (is_q && e->arch->q_prescale)
+		q42_op_scale((int64_t)n_heads * e->hd_k, x, x, e->q_scale);
 }
 
 /* ---- phase clock ------------------------------------------------------- */
@@ -215,9 +235,9 @@ struct mm_args {
 	q42_engine *e;
 	struct mm_part part[3];
 	uint32_t n_part, n_tok, n_tiles;
-	/* parts 0 and 1 are gate and up: a tile is the same rows of both,
-	 * then y0 = swiglu(y0, y1) over them */
-	bool swiglu;
+	/* non-NULL: parts 0 and 1 are gate and up, a tile is the same rows
+	 * of both, then y0 = glu(y0, y1) over them (SwiGLU or GeGLU) */
+	void (*glu)(int64_t n, float *y, const float *x, const float *g);
 	q42_top1 *top1; /* per tile of part 0 (one token): its largest value */
 	atomic_uint next; /* several tokens: the next tile to hand out */
 	/* one token: thread i's range of tiles, front | back << 32, each on a
@@ -364,14 +384,14 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 					   ? r0 + (int64_t)k * Q42_TILE_ROWS
 					   : pt->w->n_out;
 		mm_tile(e, pt, m->n_tok, r0, r1);
-		if (m->swiglu) {
+		if (m->glu != NULL) {
 			/* tiles start on a multiple of 16, where the kernels'
 			 * SIMD chunks of a whole row start too */
 			const uint64_t ff = (uint64_t)pt->w->n_out;
 			mm_tile(e, &m->part[1], m->n_tok, r0, r1);
 			for (uint32_t t = 0; t < m->n_tok; t++) {
 				float *g = m->part[0].y + t * ff + (uint64_t)r0;
-				e->swiglu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
+				m->glu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
 			}
 		}
 		if (m->top1 != NULL)
@@ -399,7 +419,7 @@ static void mm_add(struct mm_args *m, const q42_weight *w, const q42_weight *bia
 static void mm_run(q42_engine *e, struct mm_args *m)
 {
 	m->e = e;
-	if (m->swiglu)
+	if (m->glu != NULL)
 		m->n_tiles = m->part[0].tiles;
 	atomic_init(&m->next, 0);
 	if (m->n_tok == 1) {
@@ -457,9 +477,9 @@ static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 	const uint32_t pos = e->n_past + t;
 	float *k = e->k + (uint64_t)t * kvh_n * e->hd_k;
 
-	op_rope_cache(e, pos, cache);
-	op_rope(e, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, e->hd_k, cache);
-	op_rope(e, k, kvh_n, e->hd_k, cache);
+	op_rope_cache(e, l, pos, cache);
+	op_qk_rows(e, l, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, true, cache);
+	op_qk_rows(e, l, k, kvh_n, false, cache);
 	for (uint32_t h = 0; h < kvh_n; h++)
 		e->kv_quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
 }
@@ -590,6 +610,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 		att_dots(kq_rows, kq, e->hd_k, n_kv - p < e->kv_chunk ? n_kv - p : e->kv_chunk, s + p,
 			 k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
+	/* a sliding-window layer masks the positions n_swa or more before
+	 * the query's with -inf, as llama.cpp's mask does: the softmax and the
+	 * value products still run over every position from 0, so each sum
+	 * keeps llama.cpp's order, the masked terms adding zeros */
+	if (e->layers[a->l].n_swa != 0)
+		for (uint32_t p = 0; p + e->layers[a->l].n_swa < n_kv; p++)
+			s[p] = -INFINITY;
 	e->softmax(n_kv, s, s);
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
@@ -639,10 +666,10 @@ static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 	float *cache = e->ts[ith].rope;
 	if (h0 == h1)
 		return;
-	op_rope_cache(e, e->n_past, cache);
+	op_rope_cache(e, a->l, e->n_past, cache);
 	for (uint32_t k = kv0; k < kv1; k++) {
 		float *kr = e->k + (uint64_t)k * e->hd_k;
-		op_rope(e, kr, 1, e->hd_k, cache);
+		op_qk_rows(e, a->l, kr, 1, false, cache);
 		e->kv_quantize(kr, k_row(e, a->l, k, e->n_past), e->hd_k);
 	}
 	v_store_one(e, a->l, kv0, kv1);
@@ -656,7 +683,7 @@ static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 			while (!own &&
 			       atomic_load_explicit(&e->v_ready[h / g], memory_order_acquire) != seq)
 				spin_pause();
-			op_rope(e, e->q + (uint64_t)h * e->hd_k, 1, e->hd_k, cache);
+			op_qk_rows(e, a->l, e->q + (uint64_t)h * e->hd_k, 1, true, cache);
 			att_pair(a, &e->ts[ith], 0, h);
 		}
 }
@@ -706,7 +733,36 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 			row = e->embd_row;
 		}
 		w->k->dequant(row, e->x + (uint64_t)t * e->n_embd, e->n_embd);
+		if (e->embd_scale != 0.0f)
+			q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd,
+				     e->x + (uint64_t)t * e->n_embd, e->embd_scale);
 	}
+}
+
+/* The rows of a fused attn_qkv product (qkv) into q, k and v, token by
+ * token: q's n_head * hd_k values first, then k's, then v's. */
+static void op_split_qkv(q42_engine *e, uint32_t l, uint32_t n)
+{
+	const uint64_t qd = (uint64_t)e->n_head * e->hd_k;
+	const uint64_t kd = (uint64_t)e->layers[l].n_head_kv * e->hd_k;
+	const uint64_t vd = (uint64_t)e->layers[l].n_head_kv * e->hd_v;
+	for (uint32_t t = 0; t < n; t++) {
+		const float *r = e->qkv + t * (qd + kd + vd);
+		memcpy(e->q + t * qd, r, qd * sizeof(float));
+		memcpy(e->k + t * kd, r + qd, kd * sizeof(float));
+		memcpy(e->v + t * vd, r + qd + kd, vd * sizeof(float));
+	}
+}
+
+/* Where the block has a norm after attention or after the FFN (gemma3):
+ * the n rows of out through it, then added to the residual rows res.
+ * Without one the products added out to res themselves. */
+static void op_post_norm(q42_engine *e, const q42_weight *norm, float *out, float *res, uint32_t n)
+{
+	e->cops->rmsnorm_rows(e->n_embd, n, out, out, (const float *)(const void *)norm->data, e->eps);
+	for (uint32_t t = 0; t < n; t++)
+		e->add(e->n_embd, res + (uint64_t)t * e->n_embd, res + (uint64_t)t * e->n_embd,
+		       out + (uint64_t)t * e->n_embd);
 }
 
 /* Jobs per block: q, k and v together; attention; the output projection
@@ -726,15 +782,24 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 {
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *qkv[3] = {&W[Q42_W_ATTN_Q], &W[Q42_W_ATTN_K], &W[Q42_W_ATTN_V]};
-	const q42_weight *out = &W[Q42_W_ATTN_OUT];
+	const q42_weight *out = &W[Q42_W_ATTN_OUT], *post = &W[Q42_W_POST_ATTN_NORM];
+	const bool fused = W[Q42_W_ATTN_QKV].data != NULL;
 	struct mm_args m = {0};
 
-	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv, 3, n);
-	mm_add(&m, qkv[0], &W[Q42_W_ATTN_Q_B], e->q, NULL);
-	mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
-	mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
+	if (fused)
+		qkv[0] = &W[Q42_W_ATTN_QKV];
+	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv, fused ? 1 : 3, n);
+	if (fused) {
+		mm_add(&m, qkv[0], &W[Q42_W_ATTN_QKV_B], e->qkv, NULL);
+	} else {
+		mm_add(&m, qkv[0], &W[Q42_W_ATTN_Q_B], e->q, NULL);
+		mm_add(&m, qkv[1], &W[Q42_W_ATTN_K_B], e->k, NULL);
+		mm_add(&m, qkv[2], &W[Q42_W_ATTN_V_B], e->v, NULL);
+	}
 	m.n_tok = n;
 	mm_run(e, &m);
+	if (fused)
+		op_split_qkv(e, l, n);
 	const uint64_t t0 = phase_start(e);
 	if (keep == 0) {
 		op_rope_store(e, l, n);
@@ -749,7 +814,55 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	phase_end(e, Q42_PHASE_ATTENTION, t0);
 	op_prepare(e, NULL, e->att + (uint64_t)(n - keep) * e->n_head * e->hd_v, NULL, &out, 1, keep);
 	memset(&m, 0, sizeof m);
-	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, e->x + (uint64_t)(n - keep) * e->n_embd);
+	float *res = e->x + (uint64_t)(n - keep) * e->n_embd;
+	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, post->data != NULL ? NULL : res);
+	m.n_tok = keep;
+	mm_run(e, &m);
+	if (post->data != NULL)
+		op_post_norm(e, post, e->ao, res, keep);
+}
+
+/* The short-convolution block of lfm2 (src/models/lfm2.cpp), in place of
+ * attention: in_proj gives B, C and x per token; B * x of every token
+ * goes into the layer's history (conv_hist, the state beside K and V);
+ * for each kept token and channel, the convolution of the L history
+ * values up to its position (zeros before position 0) with the channel's
+ * kernel (ggml's ssm_conv, kernels/q42_ops.h), times C, then out_proj
+ * with the residual add. */
+static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
+{
+	static const q42_weight none;
+	const q42_weight *W = e->layers[l].w;
+	const q42_weight *in = &W[Q42_W_CONV_IN], *out = &W[Q42_W_CONV_OUT];
+	const float *kern = (const float *)(const void *)W[Q42_W_CONV].data;
+	const uint64_t E = e->n_embd, L = e->conv_l;
+	float *hist = e->conv_hist + (uint64_t)e->layers[l].conv_idx * e->n_ctx * E;
+	struct mm_args m = {0};
+	float win[Q42_CONV_L_MAX];
+
+	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, &in, 1, n);
+	mm_add(&m, in, &none, e->qkv, NULL);
+	m.n_tok = n;
+	mm_run(e, &m);
+	for (uint32_t t = 0; t < n; t++) {
+		const float *bcx = e->qkv + t * 3 * E;
+		q42_op_mul((int64_t)E, hist + (e->n_past + t) * E, bcx, bcx + 2 * E);
+	}
+	if (keep == 0)
+		return;
+	for (uint32_t j = 0; j < keep; j++) {
+		const uint64_t pos = e->n_past + n - keep + j;
+		const float *c = e->qkv + (n - keep + j) * 3 * E + E;
+		float *y = e->xb + j * E;
+		for (uint64_t d = 0; d < E; d++) {
+			for (uint64_t i = 0; i < L; i++)
+				win[i] = pos + i + 1 >= L ? hist[(pos + i + 1 - L) * E + d] : 0.0f;
+			y[d] = c[d] * e->conv_dot((int64_t)L, win, kern + d * L);
+		}
+	}
+	op_prepare(e, NULL, e->xb, NULL, &out, 1, keep);
+	memset(&m, 0, sizeof m);
+	mm_add(&m, out, &none, e->ao, e->x + (uint64_t)(n - keep) * E);
 	m.n_tok = keep;
 	mm_run(e, &m);
 }
@@ -759,22 +872,39 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 {
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *gu[2] = {&W[Q42_W_FFN_GATE], &W[Q42_W_FFN_UP]};
-	const q42_weight *down = &W[Q42_W_FFN_DOWN];
+	const q42_weight *down = &W[Q42_W_FFN_DOWN], *post = &W[Q42_W_POST_FFW_NORM];
+	const bool fused = e->arch->ffn_fused_up;
 	struct mm_args m = {0};
 
 	if (n == 0)
 		return;
-	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, gu, 2, n);
-	mm_add(&m, gu[0], &W[Q42_W_FFN_GATE_B], e->hg, NULL);
-	mm_add(&m, gu[1], &W[Q42_W_FFN_UP_B], e->hu, NULL);
-	m.n_tok = n;
-	m.swiglu = true;
-	mm_run(e, &m);
+	if (fused)
+		gu[0] = gu[1];
+	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, gu, fused ? 1 : 2, n);
+	if (fused) {
+		/* one product into rows of 2 n_ff (gate, then up), then the
+		 * gate a whole row per call, as ggml_swiglu takes the halves
+		 * of one tensor */
+		const uint64_t ff = e->layers[l].n_ff;
+		mm_add(&m, gu[0], &W[Q42_W_FFN_UP_B], e->hu, NULL);
+		m.n_tok = n;
+		mm_run(e, &m);
+		for (uint32_t t = 0; t < n; t++)
+			e->glu((int64_t)ff, e->hg + t * ff, e->hu + 2 * t * ff, e->hu + 2 * t * ff + ff);
+	} else {
+		mm_add(&m, gu[0], &W[Q42_W_FFN_GATE_B], e->hg, NULL);
+		mm_add(&m, gu[1], &W[Q42_W_FFN_UP_B], e->hu, NULL);
+		m.n_tok = n;
+		m.glu = e->glu;
+		mm_run(e, &m);
+	}
 	op_prepare(e, NULL, e->hg, NULL, &down, 1, n);
 	memset(&m, 0, sizeof m);
-	mm_add(&m, down, &W[Q42_W_FFN_DOWN_B], e->ao, x);
+	mm_add(&m, down, &W[Q42_W_FFN_DOWN_B], e->ao, post->data != NULL ? NULL : x);
 	m.n_tok = n;
 	mm_run(e, &m);
+	if (post->data != NULL)
+		op_post_norm(e, post, e->ao, x, n);
 }
 
 /* The id q42_argmax picks: the first element when it is NaN (nothing
@@ -800,18 +930,28 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
 		const uint32_t keep = l + 1 < e->n_layer ? n : want_logits ? 1 : 0;
-		block_attention(e, l, n, keep);
+		if (e->layers[l].conv)
+			block_conv(e, l, n, keep);
+		else
+			block_attention(e, l, n, keep);
 		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
 	if (!want_logits)
 		return;
-	op_prepare(e, &e->g[Q42_W_OUTPUT_NORM], e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out,
-		   1, 1);
+	op_prepare(e, e->final_norm, e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out, 1, 1);
 	mm_add(&m, out, &none, e->logits, NULL);
 	m.n_tok = 1;
-	m.top1 = top1 != NULL ? e->top1 : NULL;
+	m.top1 = top1 != NULL && e->final_softcap == 0.0f ? e->top1 : NULL;
 	mm_run(e, &m);
+	if (e->final_softcap != 0.0f) {
+		/* capping can round neighbours to one value: the id is taken
+		 * from the capped logits */
+		q42_op_softcap(e->n_vocab, e->logits, e->logits, e->final_softcap);
+		if (top1 != NULL)
+			*top1 = q42_argmax(e->logits, e->n_vocab);
+		return;
+	}
 	if (top1 != NULL)
 		*top1 = top1_reduce(e, m.n_tiles);
 }

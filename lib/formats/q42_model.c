@@ -153,6 +153,13 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 		rc = get_u32(g, a, "expert_used_count", &hp->n_expert_used, false, err);
 	if (rc == Q42_OK)
 		rc = get_u32(g, a, "shortconv.l_cache", &hp->conv_l_cache, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "attention.sliding_window_pattern", &hp->swa_pattern, false, err);
+	if (rc == Q42_OK)
+		rc = get_f32(g, a, "rope.scaling.attn_factor", &hp->rope_attn_factor, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "rope.scaling.original_context_length", &hp->n_ctx_orig, false,
+			     err);
 	if (rc != Q42_OK)
 		return rc;
 

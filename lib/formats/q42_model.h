@@ -43,6 +43,10 @@ typedef struct q42_hparams {
 	uint32_t n_expert_used;         /* <arch>.expert_used_count */
 	uint32_t conv_l_cache;          /* <arch>.shortconv.l_cache (lfm2) */
 	uint32_t file_type;             /* general.file_type */
+	/* the HPAR tail (p64(5)): 0 when absent */
+	uint32_t swa_pattern;           /* <arch>.attention.sliding_window_pattern */
+	float rope_attn_factor;         /* <arch>.rope.scaling.attn_factor */
+	uint32_t n_ctx_orig;            /* <arch>.rope.scaling.original_context_length */
 } q42_hparams;
 
 enum q42_tok_type {

@@ -227,6 +227,14 @@ static void put_hparams(q42_buf *b, const q42_hparams *hp)
 		q42_buf_u32le(b, hp->n_head_kv[i]);
 	for (uint32_t i = 0; i < hp->n_layer; i++)
 		q42_buf_u32le(b, hp->n_ff[i]);
+	/* the tail only where one of its fields is set, so that models
+	 * without them keep the bytes they had before it existed */
+	if (hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
+		q42_buf_u32le(b, hp->swa_pattern);
+		q42_buf_f32le(b, hp->rope_attn_factor);
+		q42_buf_u32le(b, hp->n_ctx_orig);
+		q42_buf_u32le(b, 0);
+	}
 }
 
 static bool put_vocab(wctx *w, q42_buf *b)

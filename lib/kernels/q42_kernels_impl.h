@@ -164,4 +164,13 @@ static inline int q42_tq1_value(const uint8_t *b, int e)
  * for (Q42_ISA_BEST: the best one); q42_dispatch.c. */
 enum q42_isa q42_isa_usable(enum q42_isa isa);
 
+/* GeGLU through a table of f16 GELU values (ref/q42_ops.c): table[h]
+ * is gelu(h as f32) rounded to f16, for every f16 bit pattern h, built on
+ * first use. fma false: ggml's generic C, every step rounded; true:
+ * llama.cpp's x86 builds, whose compiler computes 1 + 0.044715 x * x as
+ * one fused multiply-add (llamacpp/q42_llamacpp.c uses it). */
+const uint16_t *q42_gelu_table(bool fma);
+void q42_gelu_table_geglu(int64_t n, float *y, const float *x, const float *g,
+			  const uint16_t *table);
+
 #endif

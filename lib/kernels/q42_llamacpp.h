@@ -190,6 +190,10 @@ typedef struct q42_llamacpp_ops {
 	q42_llamacpp_vdots_fn dot_f16_lanes_vrows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
+	/* q42_op_geglu where the build has no FMA, else q42_llamacpp_geglu */
+	void (*geglu)(int64_t n, float *y, const float *x, const float *g);
+	/* q42_op_conv_dot where the build has no FMA, else q42_llamacpp_conv_dot */
+	float (*conv_dot)(int64_t n, const float *s, const float *c);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
 	/* y = a + b elementwise (y may be a or b): exact, so the same in
 	 * both arithmetics; the engine's bias and residual adds */
@@ -346,6 +350,18 @@ Q42_API void q42_llamacpp_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *
  * (16-element chunks, the rest scalar). */
 Q42_API void q42_llamacpp_softmax(int64_t n, float *y, const float *x);
 Q42_API void q42_llamacpp_swiglu(int64_t n, float *y, const float *x, const float *g);
+/* GeGLU as q42_op_geglu, with the GELU table of llama.cpp's x86 builds:
+ * their compiler fuses 1 + 0.044715 x * x into fma(0.044715 x, x, 1)
+ * (seen in libggml-cpu-zen4.so's ggml_cpu_init), which changes one f16
+ * entry of the 63,488 finite ones (x = -1.99902). The other entries and
+ * the lookup are the reference's; no SIMD (ggml has none either). */
+Q42_API void q42_llamacpp_geglu(int64_t n, float *y, const float *x, const float *g);
+
+/* ggml's ssm_conv output as llama.cpp's x86 builds compile it (read in
+ * libggml-cpu-zen4.so): products of 16, then of 8, are rounded and
+ * added to the sum one by one, in order (q42_op_conv_dot's order); the
+ * last n % 8 are fused multiply-adds. lfm2's width 3 is three fmas. */
+Q42_API float q42_llamacpp_conv_dot(int64_t n, const float *s, const float *c);
 
 /* RoPE of one head as llama.cpp's x86 build computes it: its compiler
  * fuses each rotated pair into fma(x0, c, -(x1*s)) and fma(x0, s, x1*c).

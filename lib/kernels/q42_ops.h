@@ -37,6 +37,23 @@ Q42_API void q42_op_silu(int64_t n, float *y, const float *x);
 /* y = silu(x) * g, the SwiGLU gate of a feed-forward block. */
 Q42_API void q42_op_swiglu(int64_t n, float *y, const float *x, const float *g);
 
+/* y = gelu(x) * g, the GeGLU gate (gemma), as ggml-cpu computes it: x
+ * <= -10 gives 0, x >= 10 gives x * g, anything else is rounded to f16
+ * and looked up in a table of f16 values of the tanh GELU
+ * 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) at every f16 x, each
+ * evaluated in f32 and rounded to f16 (ggml_vec_geglu_f32 with
+ * GGML_GELU_FP16). The table is built on first use, once per process. */
+Q42_API void q42_op_geglu(int64_t n, float *y, const float *x, const float *g);
+
+/* One output of ggml's ssm_conv: s[0]*c[0] + s[1]*c[1] + ... in that
+ * order, each product rounded, summed in f32 from 0 (the short
+ * convolution of lfm2, one channel and position). */
+Q42_API float q42_op_conv_dot(int64_t n, const float *s, const float *c);
+
+/* y = tanh(x * (1/cap)) * cap, each step rounded to f32: final-logit
+ * soft-capping as three ggml ops (scale, tanh, scale). */
+Q42_API void q42_op_softcap(int64_t n, float *y, const float *x, float cap);
+
 /* y = a + b, y = a * b, y = x * s (elementwise). */
 Q42_API void q42_op_add(int64_t n, float *y, const float *a, const float *b);
 Q42_API void q42_op_mul(int64_t n, float *y, const float *a, const float *b);

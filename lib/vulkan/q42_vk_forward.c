@@ -356,6 +356,15 @@ int q42_vkf_open(q42_vkf **out, const q42_bound_model *e, enum q42_backend b, in
 	int rc;
 
 	*out = NULL;
+	/* the device pass has the operations of llama and qwen2 only; the
+	 * other architectures (issue 34) run on the CPU: auto stays there */
+	if (strcmp(e->arch->name, "llama") != 0 && strcmp(e->arch->name, "qwen2") != 0) {
+		if (b == Q42_BACKEND_AUTO)
+			return Q42_OK;
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "vulkan: architecture %s runs on the CPU only (--backend cpu)",
+				   e->arch->name);
+	}
 	if (b == Q42_BACKEND_AUTO) {
 		rc = auto_choice(device, &use, err);
 		if (rc != Q42_OK || !use)

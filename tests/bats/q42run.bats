@@ -221,10 +221,10 @@ PY
 	run "$Q42RUN" -m "$BATS_TEST_TMPDIR/text.gguf" -p x
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"not a model file"* ]]
-	need_model g tiny-gemma3-f32.gguf
+	need_model g tiny-lfm2moe-f32.gguf
 	run "$Q42RUN" -m "$g" -p x
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"architecture 'gemma3' is not supported"* ]]
+	[[ "$output" == *"architecture 'lfm2moe' is not supported"* ]]
 }
 
 @test "usage errors exit 2; an unreadable prompt file exits 3" {
@@ -298,6 +298,40 @@ PY
 			done
 		done
 	done
+}
+
+# qwen3, phi3, gemma3 and lfm2 through the whole program (tokenizer, prefill,
+# decode, record), GGUF and the P64 p64c compiles from it: llama.cpp's ids
+# (tests/golden/arch/greedy.tsv, make_golden.py), prompt ids included;
+# the longest prompt passes gemma3's sliding window of 4.
+@test "qwen3, phi3, gemma3, lfm2: llama.cpp's ids from GGUF and P64, 1 and 2 threads, batch 3" {
+	P64C=$(q42_bin p64c)
+	AG="$Q42_SRCDIR/tests/golden/arch/greedy.tsv"
+	prompt="In the morning the old man walked slowly to the river and sat down."
+	for mod in a64-qwen3-hd24-q8_0 a64-phi3-long-f32 a64-gemma3-swa-f32 a64-lfm2-q8_0; do
+		"$P64C" --no-progress "$TM/$mod.gguf" -o "$BATS_TEST_TMPDIR/$mod.p64"
+		want=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p { print $4 }' "$AG")
+		want_p=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p { print $3 }' "$AG")
+		[ -n "$want" ]
+		for m in "$TM/$mod.gguf" "$BATS_TEST_TMPDIR/$mod.p64"; do
+			for t in 1 2; do
+				run "$Q42RUN" -m "$m" -p "$prompt" -n 32 -t $t -b 3 --record
+				[ "$status" -eq 0 ]
+				[ "$(rec_field "$output" 'r["tokens"]["prompt"]')" = "$want_p" ]
+				[ "$(rec_field "$output" 'r["tokens"]["generated"]')" = "$want" ]
+			done
+		done
+	done
+	# the Vulkan pass has no such architecture: named, exit 1 (or 2/3
+	# where this build or machine has no Vulkan at all)
+	run "$Q42RUN" -m "$TM/a64-gemma3-swa-f32.gguf" -p x -n 1 --backend vulkan
+	[ "$status" -ne 0 ]
+	if [ "$status" -eq 1 ] && [[ "$output" == *gemma3* ]]; then
+		[[ "$output" == *"CPU only"* ]]
+	fi
+	run "$Q42RUN" -m "$TM/a64-gemma3-swa-f32.gguf" -p "$prompt" -n 32 --backend auto --record
+	[ "$status" -eq 0 ]
+	[ "$(rec_field "$output" 'r["engine"]["backend"]')" = cpu ]
 }
 
 @test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {

@@ -1,9 +1,10 @@
 /* test_engine_golden.c -- the engine against llama.cpp: greedy tokens and
  * last-position logits.
  *
- * Expected values are tests/golden/engine/ (greedy.tsv, logits-*.txt),
+ * Expected values are tests/golden/engine/ (greedy.tsv, logits-*.txt) and,
+ * for qwen3, phi3, gemma3 and lfm2, tests/golden/arch/ (the same files),
  * produced by llama.cpp through the llamapeer oracle; the exact commands
- * are in tests/golden/engine/README and make_golden.sh. The tests feed the
+ * are in each folder's README and make_golden script. The tests feed the
  * golden prompt ids straight to the engine, so they check the engine alone
  * (the tokenizer has its own tests). Models: tests/models/ (checked in) and
  * $Q42_TEST_MODELS (shared; a missing one is skipped, or fails under
@@ -28,7 +29,7 @@
 #include "common/q42_types.h"
 
 #define N_GEN 32
-#define MAX_ROWS 64
+#define MAX_ROWS 128
 
 typedef struct golden_row {
 	char model[128];
@@ -37,6 +38,7 @@ typedef struct golden_row {
 	uint32_t n_pids;
 	int32_t out[N_GEN];
 	double gap[N_GEN];
+	bool arch; /* from tests/golden/arch */
 } golden_row;
 
 static golden_row rows[MAX_ROWS];
@@ -52,7 +54,7 @@ static const char *env_or(const char *k, const char *d)
  * shared model is absent. */
 static bool model_path(const char *name, char *buf, size_t cap)
 {
-	if (strncmp(name, "e256-", 5) == 0)
+	if (strncmp(name, "e256-", 5) == 0 || strncmp(name, "a64-", 4) == 0)
 		snprintf(buf, cap, "%s/tests/models/%s", env_or("Q42_SRCDIR", "."), name);
 	else
 		snprintf(buf, cap, "%s/%s", env_or("Q42_TEST_MODELS", "../shared/models"), name);
@@ -79,12 +81,12 @@ static uint32_t parse_ids(const char *s, int32_t *out, uint32_t cap)
 	return n;
 }
 
-static int load_golden(void **state)
+/* The rows of tests/golden/<dir>/greedy.tsv, appended to rows[]. */
+static int load_golden_dir(const char *dir)
 {
 	char path[4096], line[8192];
 	FILE *f;
-	(void)state;
-	snprintf(path, sizeof path, "%s/tests/golden/engine/greedy.tsv", env_or("Q42_SRCDIR", "."));
+	snprintf(path, sizeof path, "%s/tests/golden/%s/greedy.tsv", env_or("Q42_SRCDIR", "."), dir);
 	f = fopen(path, "r");
 	if (f == NULL) {
 		fprintf(stderr, "cannot open %s\n", path);
@@ -111,6 +113,7 @@ static int load_golden(void **state)
 			return -1;
 		}
 		r = &rows[n_rows++];
+		r->arch = strcmp(dir, "arch") == 0;
 		snprintf(r->model, sizeof r->model, "%s", field[0]);
 		snprintf(r->prompt, sizeof r->prompt, "%s", field[1]);
 		r->n_pids = parse_ids(field[2], r->pids, 64);
@@ -126,6 +129,12 @@ static int load_golden(void **state)
 	return n_rows > 0 ? 0 : -1;
 }
 
+static int load_golden(void **state)
+{
+	(void)state;
+	return load_golden_dir("engine") == 0 && load_golden_dir("arch") == 0 ? 0 : -1;
+}
+
 /* How far a greedy comparison is meaningful: up to the first step whose
  * top-1/top-2 gap in llama.cpp is below this. With the default llama.cpp
  * x86 arithmetic (kernels/q42_llamacpp.h, including its fused RoPE) every
@@ -137,6 +146,9 @@ static double gap_tolerance(const char *model)
 }
 
 static enum q42_arith g_arith = Q42_ARITH_LLAMACPP; /* what open_engine asks for */
+/* check_threads_and_batch: the logits too, not only the ids, for other
+ * prefill batches (see test_arch_threads_and_batch) */
+static bool g_batch_logits = true;
 static double g_tol = 1e-4;                          /* check_logits_kv's relative bound */
 
 static q42_engine *open_engine(q42_mount **m, const char *path, uint32_t threads, uint32_t kv,
@@ -220,14 +232,16 @@ static void check_threads_and_batch(const char *model, bool batches)
 	char path[4096];
 	assert_true(model_path(r->model, path, sizeof path));
 	int32_t ref[N_GEN], got[N_GEN];
-	float logits[512];
 	q42_mount *m;
 	q42_engine *e = open_engine(&m, path, 1, 0, 0);
+	const size_t lbytes = q42_engine_n_vocab(e) * sizeof(float);
+	float *logits = malloc(lbytes);
+	assert_non_null(logits);
 	greedy(e, r, ref);
 	q42_engine_reset(e);
 	q42_err err = {0};
 	assert_int_equal(q42_engine_eval(e, r->pids, r->n_pids, &err), Q42_OK);
-	memcpy(logits, q42_engine_logits(e), sizeof logits);
+	memcpy(logits, q42_engine_logits(e), lbytes);
 	q42_engine_close(e);
 	q42_mount_close(m);
 	const uint32_t cfg[][2] = {{2, 0}, {3, 0}, {1, 2}, {3, 1}, {2, 5}};
@@ -237,10 +251,12 @@ static void check_threads_and_batch(const char *model, bool batches)
 		assert_memory_equal(got, ref, sizeof ref);
 		q42_engine_reset(e);
 		assert_int_equal(q42_engine_eval(e, r->pids, r->n_pids, &err), Q42_OK);
-		assert_memory_equal(q42_engine_logits(e), logits, sizeof logits);
+		if (g_batch_logits || cfg[c][1] == 0)
+			assert_memory_equal(q42_engine_logits(e), logits, lbytes);
 		q42_engine_close(e);
 		q42_mount_close(m);
 	}
+	free(logits);
 }
 
 static void test_threads_and_batch_identical(void **state)
@@ -310,7 +326,9 @@ static void check_logits_kv(const char *model, const char *golden, const int32_t
 		skip();
 		return;
 	}
-	snprintf(gpath, sizeof gpath, "%s/tests/golden/engine/%s", env_or("Q42_SRCDIR", "."), golden);
+	/* a name with a folder is under tests/golden, else under its engine/ */
+	snprintf(gpath, sizeof gpath, "%s/tests/golden/%s%s", env_or("Q42_SRCDIR", "."),
+		 strchr(golden, '/') != NULL ? "" : "engine/", golden);
 	FILE *f = fopen(gpath, "r");
 	assert_non_null(f);
 	q42_mount *m;
@@ -504,18 +522,10 @@ static void test_logits_kv_f16(void **state)
 	g_tol = 1e-4;
 }
 
-/* The same model as P64 (written by libq42's own P64 writer) mounts by
- * magic and gives the same ids as its GGUF. */
-static void test_p64_mount(void **state)
+/* path compiled to a P64 by libq42's own writer, into the temp file tmp */
+static void write_p64(const char *path, char *tmp)
 {
-	(void)state;
-	const golden_row *r = &rows[0];
-	char path[4096], tmp[] = "/tmp/q42-test-engine-XXXXXX";
 	q42_err err = {0};
-	if (!model_path(r->model, path, sizeof path)) {
-		skip();
-		return;
-	}
 	FILE *in = fopen(path, "rb");
 	assert_non_null(in);
 	fseek(in, 0, SEEK_END);
@@ -534,7 +544,20 @@ static void test_p64_mount(void **state)
 	fclose(out);
 	q42_gguf_free(&g);
 	free(buf);
+}
 
+/* The same model as P64 (written by libq42's own P64 writer) mounts by
+ * magic and gives the same ids as its GGUF. */
+static void test_p64_mount(void **state)
+{
+	(void)state;
+	const golden_row *r = &rows[0];
+	char path[4096], tmp[] = "/tmp/q42-test-engine-XXXXXX";
+	if (!model_path(r->model, path, sizeof path)) {
+		skip();
+		return;
+	}
+	write_p64(path, tmp);
 	q42_mount *m;
 	int32_t got[N_GEN];
 	q42_engine *e = open_engine(&m, tmp, 2, 0, 0);
@@ -544,6 +567,135 @@ static void test_p64_mount(void **state)
 	q42_engine_close(e);
 	q42_mount_close(m);
 	unlink(tmp);
+}
+
+/* ---- qwen3, phi3, gemma3, lfm2 (tests/golden/arch) --------------------- */
+
+/* Each model of the arch rows once: fn(row) for its last row (the
+ * longest prompt); returns how many ran. */
+static int each_arch_model(void (*fn)(const golden_row *))
+{
+	int n = 0;
+	for (uint32_t i = 0; i < n_rows; i++) {
+		char path[4096];
+		if (!rows[i].arch || (i + 1 < n_rows && strcmp(rows[i + 1].model, rows[i].model) == 0))
+			continue;
+		if (!model_path(rows[i].model, path, sizeof path))
+			continue;
+		fn(&rows[i]);
+		n++;
+	}
+	return n;
+}
+
+static void arch_threads_and_batch(const golden_row *r)
+{
+	g_batch_logits = strstr(r->model, "-f32") == NULL;
+	print_message("# %s: threads 1-3, batches 1, 2, 5%s\n", r->model,
+		      g_batch_logits ? "" : " (logits compared across threads only)");
+	check_threads_and_batch(r->model, true);
+	g_batch_logits = true;
+}
+
+/* The same ids and logits for 1, 2 and 3 threads and prefill batches of
+ * 1, 2 and 5 (through gemma3's sliding window of 4, the 16-id prompt) */
+static void test_arch_threads_and_batch(void **state)
+{
+	(void)state;
+	if (each_arch_model(arch_threads_and_batch) == 0)
+		skip();
+}
+
+/* Last-position logits of "Once upon a time" within 1e-4 relative of
+ * llama.cpp's, for the F32 models */
+static void arch_logits(const golden_row *r)
+{
+	char golden[256];
+	const golden_row *once = NULL;
+	if (strstr(r->model, "-f32") == NULL)
+		return;
+	for (uint32_t i = 0; i < n_rows; i++)
+		if (rows[i].arch && strcmp(rows[i].model, r->model) == 0 &&
+		    strcmp(rows[i].prompt, "Once upon a time") == 0)
+			once = &rows[i];
+	assert_non_null(once);
+	snprintf(golden, sizeof golden, "arch/logits-%.*s-once.txt", (int)(strlen(r->model) - 5), r->model);
+	check_logits(r->model, golden, once->pids, once->n_pids, false);
+}
+
+static void test_arch_logits(void **state)
+{
+	(void)state;
+	if (each_arch_model(arch_logits) == 0)
+		skip();
+}
+
+/* Compiled to P64 (the HPAR tail for gemma3's window pattern and phi3's
+ * LongRoPE keys), the same ids as the GGUF, for 2 threads */
+static void arch_p64(const golden_row *r)
+{
+	char path[4096], tmp[] = "/tmp/q42-test-engine-XXXXXX";
+	int32_t ref[N_GEN], got[N_GEN];
+	q42_mount *m;
+	assert_true(model_path(r->model, path, sizeof path));
+	q42_engine *e = open_engine(&m, path, 2, 0, 0);
+	greedy(e, r, ref);
+	q42_engine_close(e);
+	q42_mount_close(m);
+	write_p64(path, tmp);
+	e = open_engine(&m, tmp, 2, 0, 0);
+	assert_int_equal(q42_mount_container(m), Q42_SOURCE_P64);
+	greedy(e, r, got);
+	assert_memory_equal(got, ref, sizeof ref);
+	check_row(r, got, gap_tolerance(r->model));
+	q42_engine_close(e);
+	q42_mount_close(m);
+	unlink(tmp);
+}
+
+static void test_arch_p64(void **state)
+{
+	(void)state;
+	if (each_arch_model(arch_p64) == 0)
+		skip();
+}
+
+/* Truncating the cache truncates every state beside K and V: after 32
+ * greedy steps, back to the prompt and 5 ids, the same ids fed again give
+ * the same ids and, at the end, the same logits to the last bit (lfm2's
+ * convolution history, gemma3's sliding window) */
+static void test_arch_truncate(void **state)
+{
+	(void)state;
+	static const char *const models[] = {"a64-lfm2-f32.gguf", "a64-gemma3-swa-f32.gguf",
+					     "a64-lfm2-l10-f32.gguf"};
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		const golden_row *r = NULL;
+		char path[4096];
+		int32_t ref[N_GEN];
+		q42_mount *m;
+		q42_err err = {0};
+		for (uint32_t j = 0; j < n_rows; j++)
+			if (strcmp(rows[j].model, models[i]) == 0)
+				r = &rows[j];
+		assert_non_null(r);
+		assert_true(model_path(r->model, path, sizeof path));
+		q42_engine *e = open_engine(&m, path, 2, 0, 0);
+		const uint32_t nv = q42_engine_n_vocab(e);
+		greedy(e, r, ref);
+		float *last = malloc(nv * sizeof(float));
+		assert_non_null(last);
+		memcpy(last, q42_engine_logits(e), nv * sizeof(float));
+		assert_int_equal(q42_engine_truncate(e, r->n_pids + 5, &err), Q42_OK);
+		for (int k = 5; k + 1 < N_GEN; k++) {
+			assert_int_equal(q42_engine_eval(e, &ref[k], 1, &err), Q42_OK);
+			assert_int_equal(q42_argmax(q42_engine_logits(e), nv), ref[k + 1]);
+		}
+		assert_memory_equal(q42_engine_logits(e), last, nv * sizeof(float));
+		free(last);
+		q42_engine_close(e);
+		q42_mount_close(m);
+	}
 }
 
 int main(void)
@@ -562,6 +714,10 @@ int main(void)
 		cmocka_unit_test(test_kv_f16),
 		cmocka_unit_test(test_logits_kv_f16),
 		cmocka_unit_test(test_p64_mount),
+		cmocka_unit_test(test_arch_threads_and_batch),
+		cmocka_unit_test(test_arch_logits),
+		cmocka_unit_test(test_arch_p64),
+		cmocka_unit_test(test_arch_truncate),
 	};
 	return cmocka_run_group_tests(tests, load_golden, NULL);
 }

@@ -15,6 +15,8 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include "kernels/q42_kernels.h"
+#include "kernels/q42_llamacpp.h"
 #include "kernels/q42_ops.h"
 
 #define N 777
@@ -166,6 +168,104 @@ static void test_elementwise(void **state)
 	assert_memory_equal(a, y, sizeof y);
 }
 
+/* GeGLU: every f16 input (g = 1) against the tanh GELU in double,
+ * rounded to f16 -- the table can be off by one f16 step where its f32
+ * evaluation rounds across a half-way point, and by the f32 cancellation
+ * of 1 + tanh (about |x| 2^-22) where tanh is near -1; the cut-offs
+ * exactly; and
+ * llama.cpp's table (the inner 1 + a x x fused) differs from the
+ * reference at x = -1.99902 (f16 0xbfff) only. */
+static void test_geglu(void **state)
+{
+	(void)state;
+	static float x[65536], g[65536], y[65536], z[65536];
+	uint32_t n = 0, off = 0, diff = 0;
+	for (uint32_t h = 0; h < 65536u; h++) {
+		const float v = q42_f16_to_f32((uint16_t)h);
+		if (isfinite(v) && v > -10.0f && v < 10.0f) {
+			x[n] = v;
+			g[n++] = 1.0f;
+		}
+	}
+	q42_op_geglu(n, y, x, g);
+	q42_llamacpp_geglu(n, z, x, g);
+	for (uint32_t i = 0; i < n; i++) {
+		const double xd = x[i];
+		const double want = 0.5 * xd * (1.0 + tanh(0.7978845608028654 * xd * (1.0 + 0.044715 * xd * xd)));
+		const float w16 = q42_f16_to_f32(q42_f32_to_f16((float)want));
+		if (y[i] != w16) {
+			/* one f16 step at most */
+			const float step = fabsf(w16 - q42_f16_to_f32((uint16_t)(q42_f32_to_f16(w16) + 1u)));
+			if (!(fabsf(y[i] - w16) <= step + fabsf(x[i]) * 0x1p-22f))
+				fail_msg("gelu(%.9g) = %.9g, double rounded to f16 %.9g", (double)x[i],
+					 (double)y[i], (double)w16);
+			off++;
+		}
+		if (y[i] != z[i]) {
+			assert_int_equal(q42_f32_to_f16(x[i]), 0xbfff);
+			diff++;
+		}
+	}
+	print_message("# gelu table: %u of %u f16 inputs one step from the double value\n", off, n);
+	assert_int_equal(diff, 1);
+	const float xs[4] = {-10.0f, -11.5f, 10.0f, 12.25f}, gs[4] = {3.0f, -2.0f, 0.5f, -4.0f};
+	q42_op_geglu(4, y, xs, gs);
+	assert_true(y[0] == 0.0f && y[1] == 0.0f && y[2] == 5.0f && y[3] == -49.0f);
+	/* the product with g is the last step, in f32 */
+	q42_op_geglu(1, y, &x[1000], &g[0]);
+	const float gg = 0.3f;
+	q42_op_geglu(1, z, &x[1000], &gg);
+	assert_true(z[0] == y[0] * gg);
+}
+
+/* Soft-capping: three f32 roundings, tanh of the scaled value. */
+static void test_softcap(void **state)
+{
+	(void)state;
+	static float x[N], y[N];
+	srand(5);
+	for (int i = 0; i < N; i++)
+		x[i] = frand(200.0f);
+	q42_op_softcap(N, y, x, 30.0f);
+	for (int i = 0; i < N; i++) {
+		assert_true(y[i] == tanhf(x[i] * (1.0f / 30.0f)) * 30.0f);
+		near(y[i], 30.0 * tanh((double)x[i] / 30.0), 8, 1e-6, "softcap", i);
+		assert_true(fabsf(y[i]) <= 30.0f);
+	}
+	q42_op_softcap(N, x, x, 30.0f); /* in place */
+	assert_memory_equal(x, y, sizeof y);
+}
+
+/* The short convolution's sum: the reference adds each rounded product
+ * in order; llama.cpp's x86 build does that for whole groups of 16, then
+ * of 8, and fuses the last n % 8 (a width of 3: three fmas). */
+static void test_conv_dot(void **state)
+{
+	(void)state;
+	float s[40], c[40];
+	srand(6);
+	for (int i = 0; i < 40; i++) {
+		s[i] = frand(3.0f);
+		c[i] = frand(1.0f);
+	}
+	int differ = 0;
+	for (int64_t n = 1; n <= 40; n++) {
+		float ref = 0.0f, want = 0.0f;
+		const int64_t plain = n >= 16 ? n / 16 * 16 + (n % 16 >= 8 ? 8 : 0) : (n >= 8 ? 8 : 0);
+		for (int64_t i = 0; i < n; i++) {
+			const float p = s[i] * c[i];
+			ref += p;
+			want = i < plain ? want + p : fmaf(s[i], c[i], want);
+		}
+		assert_true(q42_op_conv_dot(n, s, c) == ref);
+		assert_true(q42_llamacpp_conv_dot(n, s, c) == want);
+		differ += ref != want;
+	}
+	/* the two orders are different arithmetic, not two spellings */
+	assert_true(differ > 0);
+	print_message("# conv sums: fused and plain differ for %d of 40 widths\n", differ);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +274,9 @@ int main(void)
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_silu_swiglu),
 		cmocka_unit_test(test_elementwise),
+		cmocka_unit_test(test_geglu),
+		cmocka_unit_test(test_softcap),
+		cmocka_unit_test(test_conv_dot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

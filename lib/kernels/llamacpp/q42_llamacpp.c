@@ -1061,3 +1061,26 @@ bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dty
 		return false;
 	}
 }
+
+/* ---- GeGLU ------------------------------------------------------------- */
+
+void q42_llamacpp_geglu(int64_t n, float *y, const float *x, const float *g)
+{
+	q42_gelu_table_geglu(n, y, x, g, q42_gelu_table(true));
+}
+
+/* ---- short convolution ------------------------------------------------- */
+
+float q42_llamacpp_conv_dot(int64_t n, const float *s, const float *c)
+{
+	const int64_t whole = n >= 16 ? n / 16 * 16 : 0;
+	const int64_t eight = n - whole >= 8 ? whole + 8 : whole;
+	float sum = 0.0f;
+	for (int64_t i = 0; i < eight; i++) {
+		const float p = s[i] * c[i];
+		sum += p;
+	}
+	for (int64_t i = eight; i < n; i++)
+		sum = fmaf(s[i], c[i], sum);
+	return sum;
+}

@@ -6,6 +6,7 @@
  * breaks agreement with llama.cpp. Never allocates.
  */
 #include <math.h>
+#include <pthread.h>
 #include "kernels/q42_kernels_impl.h"
 #include "kernels/q42_ops.h"
 
@@ -122,4 +123,67 @@ void q42_op_scale(int64_t n, float *y, const float *x, float s)
 {
 	for (int64_t i = 0; i < n; i++)
 		y[i] = x[i] * s;
+}
+
+/* ggml_gelu_f32; with fma, 1 + a x x fused as llama.cpp's x86 builds
+ * compile it (seen in libggml-cpu-zen4.so's ggml_cpu_init), which
+ * changes one f16 entry of the 63,488 finite ones (x = -1.99902) */
+static float gelu(float x, bool fma)
+{
+	const float a = 0.044715f, s = 0.79788456080286535587989211986876f;
+	const float inner = fma ? fmaf(a * x, x, 1.0f) : 1.0f + a * x * x;
+	return 0.5f * x * (1.0f + tanhf(s * x * inner));
+}
+
+static uint16_t gelu_tables[2][65536];
+static pthread_once_t gelu_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+
+static void gelu_fill(bool fma)
+{
+	for (uint32_t h = 0; h < 65536u; h++)
+		gelu_tables[fma][h] = q42_f32_to_f16(gelu(q42_f16_to_f32((uint16_t)h), fma));
+}
+
+static void gelu_init_plain(void) { gelu_fill(false); }
+static void gelu_init_fma(void) { gelu_fill(true); }
+
+const uint16_t *q42_gelu_table(bool fma)
+{
+	pthread_once(&gelu_once[fma], fma ? gelu_init_fma : gelu_init_plain);
+	return gelu_tables[fma];
+}
+
+void q42_gelu_table_geglu(int64_t n, float *y, const float *x, const float *g,
+			  const uint16_t *table)
+{
+	for (int64_t i = 0; i < n; i++) {
+		if (x[i] <= -10.0f)
+			y[i] = 0.0f;
+		else if (x[i] >= 10.0f)
+			y[i] = x[i] * g[i];
+		else
+			y[i] = q42_f16_to_f32(table[q42_f32_to_f16(x[i])]) * g[i];
+	}
+}
+
+void q42_op_geglu(int64_t n, float *y, const float *x, const float *g)
+{
+	q42_gelu_table_geglu(n, y, x, g, q42_gelu_table(false));
+}
+
+void q42_op_softcap(int64_t n, float *y, const float *x, float cap)
+{
+	const float inv = 1.0f / cap;
+	for (int64_t i = 0; i < n; i++) {
+		const float t = tanhf(x[i] * inv);
+		y[i] = t * cap;
+	}
+}
+
+float q42_op_conv_dot(int64_t n, const float *s, const float *c)
+{
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n; i++)
+		sum += s[i] * c[i];
+	return sum;
 }
