@@ -107,8 +107,9 @@ static void usage(FILE *f)
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: auto (default: llama.cpp's\n"
-	      "                          on this CPU), llamacpp (also sapphirerapids), zen4\n"
-	      "                          (llama.cpp on AMD Zen 4/5) or ggml\n"
+	      "                          on this CPU), portable (the same bits on every CPU),\n"
+	      "                          llamacpp (also sapphirerapids), zen4 (llama.cpp on AMD\n"
+	      "                          Zen 4/5) or ggml\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -255,15 +256,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_ARITH:
 			if (strcmp(optarg, "auto") == 0)
 				o->eo.arith = Q42_ARITH_AUTO;
-			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0)
+			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0 ||
+				 strcmp(optarg, "portable") == 0)
 				o->eo.arith = Q42_ARITH_LLAMACPP;
 			else if (strcmp(optarg, "zen4") == 0)
 				o->eo.arith = Q42_ARITH_ZEN4;
 			else if (strcmp(optarg, "ggml") == 0)
 				o->eo.arith = Q42_ARITH_GGML;
 			else
-				return bad_usage("--arith '%s': expected auto, llamacpp, sapphirerapids, zen4 or ggml",
-						 optarg);
+				return bad_usage("--arith '%s': expected auto, portable, llamacpp, sapphirerapids, zen4 "
+						 "or ggml", optarg);
 			break;
 		case OPT_BACKEND:
 			if (strcmp(optarg, "cpu") == 0)

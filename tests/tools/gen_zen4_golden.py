@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gen_zen4_golden.py -- write tests/golden/zen4/ for tests/unit/test_llamacpp.c
-and tests/bats/arith_zen4.bats.
+and tests/bats/arith.bats.
 
 Run by a developer, never by `make check`. Every expected value comes from
 llama.cpp itself as it runs on an AVX-512 CPU without AMX, i.e. the

@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# arith.bats -- q42run's arithmetic modes. --arith zen4 gives the greedy
+# ids llama.cpp gives on an AVX-512 CPU without AMX (its
+# libggml-cpu-zen4.so), on every quantized model of tests/models, whatever
+# CPU runs the test: the mode is an arithmetic, not a CPU check.
+# --arith portable gives the same bytes at every ISA level and thread
+# count; auto names the mode it chose.
+#
+# Expected ids: tests/golden/zen4/gen.tsv (llamapeer on an AMD EPYC guest
+# that loads the zen4 variant; tests/golden/zen4/README). q42run stops at
+# an end-of-generation token and llama.cpp's gen does not, so a shorter
+# q42 output must be the golden's prefix ending at the model's EOS id.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	Q42RUN=$(q42_bin q42run)
+	GOLD="$Q42_SRCDIR/tests/golden/zen4/gen.tsv"
+	TM="$Q42_SRCDIR/tests/models"
+}
+
+# check MODEL PROMPT WANT [OPTION...]: q42run's ids under --arith zen4
+check_ids() {
+	local model=$1 prompt=$2 want=$3
+	shift 3
+	run "$Q42RUN" -m "$TM/$model" -p "$prompt" -n 32 --arith zen4 --record "$@"
+	[ "$status" -eq 0 ] || { echo "$model: exit $status: $output"; return 1; }
+	python3 - "$output" "$want" "$model | $prompt" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); want = sys.argv[2].split(); got = [str(i) for i in r["tokens"]["generated"]]
+assert r["engine"]["arith"] == "zen4", r["engine"]["arith"]
+ok = got == want or (len(got) < len(want) and got == want[:len(got)] and r["stop"] in ("eos", "eog"))
+if not ok:
+    sys.exit("%s\n  llama.cpp zen4: %s\n  q42 --arith zen4: %s (stop %s)" % (sys.argv[3], " ".join(want), " ".join(got), r["stop"]))
+PY
+}
+
+@test "--arith zen4: llama.cpp zen4's greedy ids on every quantized model of tests/models, three prompts" {
+	[ -s "$GOLD" ]
+	local n=0
+	while IFS=$'\t' read -r model prompt want; do
+		check_ids "$model" "$prompt" "$want"
+		n=$((n + 1))
+	done <"$GOLD"
+	[ "$n" -eq 42 ]
+}
+
+# Q4_K's repacked kernels round a prompt token by its place in its pass
+# (in a group of four or not), as in llama.cpp: only the whole prompt as
+# one pass gives llama.cpp's bits there, so --batch is varied elsewhere.
+@test "--arith zen4: the same ids for 1 and 2 threads, and for batch 1, 3 and whole without Q4_K" {
+	while IFS=$'\t' read -r model prompt want; do
+		case $model in
+		e256-llama-q4_k_m.gguf) batches=512 ;;
+		e256-llama-q8_0.gguf | e256-llama-q6_k.gguf) batches="1 3 512" ;;
+		*) continue ;;
+		esac
+		for t in 1 2; do
+			for b in $batches; do
+				check_ids "$model" "$prompt" "$want" -t "$t" -b "$b"
+			done
+		done
+	done <"$GOLD"
+}
+
+@test "--arith: sapphirerapids is llamacpp's other name; a bad mode names them all" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 4 --arith sapphirerapids --record
+	[ "$status" -eq 0 ]
+	[[ $output == *'"arith":"llamacpp"'* ]]
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --arith zen5
+	[ "$status" -eq 2 ]
+	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4 or ggml"* ]]
+}
+
+# The same ids and logits bytes at every ISA level this CPU runs and for 1
+# to 3 threads: the property that lets one machine's results be checked on
+# another. Weight families: K-quants, legacy blocks, ternary, F16.
+@test "--arith portable: byte-identical ids and logits under --isa scalar, avx2, avx512 and 1 to 3 threads" {
+	all=$(seq -s, 0 511)
+	for m in e256-llama-q4_k_m e256-llama-q5_0 e256-llama-tq1_0 e256-llama-tied-f16; do
+		ref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." -n 16 --arith portable --isa scalar -t 1 --record |
+			python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); print(r["tokens"]["generated"], r["engine"]["arith"])')
+		lref=$("$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --arith portable --isa scalar)
+		[[ $ref == *llamacpp ]]
+		for isa in avx2 avx512; do
+			for t in 1 2 3; do
+				run "$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." -n 16 --arith portable --isa "$isa" \
+					-t "$t" --record
+				# a level this CPU lacks is refused when the model loads
+				[ "$status" -ne 0 ] && continue
+				got=$(printf '%s\n' "$output" | python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); print(r["tokens"]["generated"], r["engine"]["arith"])')
+				[ "$got" = "$ref" ]
+				run "$Q42RUN" -m "$TM/$m.gguf" -p "Tom and Lily went to the park." --logits-for "$all" --arith portable \
+					--isa "$isa" -t "$t"
+				[ "$output" = "$lref" ]
+			done
+		done
+	done
+}
+
+@test "--arith auto (the default) names the mode it chose: zen4 on AVX-512 with BF16 and no AMX, llamacpp otherwise" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 2 --record
+	[ "$status" -eq 0 ]
+	mode=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["engine"]["arith"])' "$output")
+	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+	want=zen4
+	for f in avx512f avx512bw avx512vl avx512_vnni avx512vbmi gfni avx512_bf16; do
+		[[ $flags == *" $f "* ]] || want=llamacpp
+	done
+	[[ $flags == *" amx_int8 "* ]] && want=llamacpp
+	[ "$mode" = "$want" ]
+}
