@@ -26,7 +26,7 @@ enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 
 enum list_mode {
 	LIST_NONE, LIST_HEADER, LIST_METADATA, LIST_ARRAY, LIST_TENSORS,
-	LIST_TOKENIZER, LIST_TOKENS, LIST_MANIFOLD, LIST_VALUES,
+	LIST_TOKENIZER, LIST_TOKENS, LIST_MANIFOLD, LIST_VALUES, LIST_MATVEC,
 };
 
 typedef struct opts {
@@ -37,6 +37,9 @@ typedef struct opts {
 	const char *verify_key;
 	enum list_mode list;
 	const char *list_arg;
+	const char *matvec_x; /* --matvec's X */
+	enum q42_arith arith; /* --arith, for --matvec */
+	bool has_arith;
 	bool json;
 	const char *quality; /* --quality BASE */
 	quality_opts qo;
@@ -83,6 +86,9 @@ static void help(void)
 	       "      --tokens               one row per token (id, token, score, type)\n"
 	       "      --manifold             P64 manifold records\n"
 	       "      --values NAME[:FIRST[:COUNT]]  dequantized f32 values of a tensor\n"
+	       "      --matvec NAME X        tensor NAME times the float32 vector in X ('-':\n"
+	       "                             stdin), one row per output (row, value)\n"
+	       "      --arith MODE           --matvec's rounding, as q42run's --arith (auto)\n"
 	       "\n"
 	       "      --json                 JSON Lines instead of TSV\n"
 	       "\n"
@@ -445,6 +451,9 @@ static int inspect(const char *file, const opts *o)
 		case LIST_VALUES:
 			rc = list_values(&s, o->list_arg, stdout, o->json, &err);
 			break;
+		case LIST_MATVEC:
+			rc = list_matvec(&s, o->list_arg, o->matvec_x, o->arith, stdout, o->json, &err);
+			break;
 		case LIST_NONE:
 			break;
 		}
@@ -457,7 +466,7 @@ static int inspect(const char *file, const opts *o)
 
 enum { OPT_AGAINST = 256, OPT_SHA256, OPT_SHA256_FILE, OPT_VERIFY, OPT_HEADER, OPT_METADATA,
        OPT_ARRAY, OPT_TENSORS, OPT_TOKENIZER, OPT_TOKENS, OPT_MANIFOLD, OPT_VALUES, OPT_JSON,
-       OPT_QUALITY, OPT_MAX_KL, OPT_MIN_SAME_TOP, OPT_CTX, OPT_THREADS };
+       OPT_QUALITY, OPT_MAX_KL, OPT_MIN_SAME_TOP, OPT_CTX, OPT_THREADS, OPT_MATVEC, OPT_ARITH };
 
 static const struct option long_opts[] = {
 	{"against", required_argument, NULL, OPT_AGAINST},
@@ -472,6 +481,8 @@ static const struct option long_opts[] = {
 	{"tokens", no_argument, NULL, OPT_TOKENS},
 	{"manifold", no_argument, NULL, OPT_MANIFOLD},
 	{"values", required_argument, NULL, OPT_VALUES},
+	{"matvec", required_argument, NULL, OPT_MATVEC},
+	{"arith", required_argument, NULL, OPT_ARITH},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"quality", required_argument, NULL, OPT_QUALITY},
 	{"max-kl", required_argument, NULL, OPT_MAX_KL},
@@ -547,6 +558,33 @@ int main(int argc, char **argv)
 		case OPT_VALUES:
 			ok = ok && set_list(&o, LIST_VALUES, optarg);
 			break;
+		case OPT_MATVEC:
+			/* the option's second argument, X, is the next word */
+			if (optind >= argc) {
+				fprintf(stderr, "%s: --matvec NAME X: X (a float32 file or '-') is missing\n", prog);
+				ok = false;
+				break;
+			}
+			o.matvec_x = argv[optind++];
+			ok = ok && set_list(&o, LIST_MATVEC, optarg);
+			break;
+		case OPT_ARITH:
+			o.has_arith = true;
+			if (strcmp(optarg, "auto") == 0)
+				o.arith = Q42_ARITH_AUTO;
+			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0 ||
+				 strcmp(optarg, "portable") == 0)
+				o.arith = Q42_ARITH_LLAMACPP;
+			else if (strcmp(optarg, "zen4") == 0)
+				o.arith = Q42_ARITH_ZEN4;
+			else if (strcmp(optarg, "ggml") == 0)
+				o.arith = Q42_ARITH_GGML;
+			else {
+				fprintf(stderr, "%s: --arith '%s': expected auto, portable, llamacpp, sapphirerapids, "
+					"zen4 or ggml\n", prog, optarg);
+				ok = false;
+			}
+			break;
 		case OPT_JSON:
 			o.json = true;
 			break;
@@ -608,6 +646,10 @@ int main(int argc, char **argv)
 			ok = false;
 			break;
 		}
+	}
+	if (ok && o.has_arith && o.list != LIST_MATVEC) {
+		fprintf(stderr, "%s: --arith goes with --matvec\n", prog);
+		ok = false;
 	}
 	if (ok && o.quality == NULL &&
 	    (o.qo.has_max_kl || o.qo.has_min_same_top || o.qo.n_ctx || o.qo.n_threads)) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include "common/q42_err.h"
 #include "formats/q42_source.h"
+#include "engine/q42_engine.h"
 
 int list_header(q42_source *s, FILE *out, bool json, q42_err *err);
 int list_metadata(q42_source *s, FILE *out, bool json, q42_err *err);
@@ -22,6 +23,10 @@ int list_tokens(q42_source *s, FILE *out, bool json, q42_err *err);
 int list_manifold(q42_source *s, FILE *out, bool json, q42_err *err);
 /* spec is NAME[:FIRST[:COUNT]]. */
 int list_values(q42_source *s, const char *spec, FILE *out, bool json, q42_err *err);
+/* --matvec NAME X (matvec.c): tensor NAME times the float32 vector in file
+ * X ("-": stdin) under arith. */
+int list_matvec(q42_source *s, const char *name, const char *x_path, enum q42_arith arith, FILE *out,
+		bool json, q42_err *err);
 
 /* --quality (quality.c): the KL gate of MODEL against BASE over TEXT;
  * returns the exit status (p64check(1), "QUALITY GATE"). */
