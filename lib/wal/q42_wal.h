@@ -1,13 +1,17 @@
 /* q42_wal.h -- writing Q42 volumes: create, lock, append with group
- * commit, vote, recover a torn tail; and the lock-free reader's view.
+ * commit, vote, recover a torn tail; and the lock-free readers.
  *
  * One writer at a time holds an exclusive flock(2) on the volume for as
- * long as it is open; readers never take a blocking lock. A writer first
- * validates the whole volume (q42_volume_parse) and refuses one whose tail
- * is torn: cutting is q42_wal_recover's job, done on request and reported.
- * Frames are staged in memory and written by q42_wal_flush with one
- * write(2) and, under Q42_WAL_SYNC_FULL, one fsync(2): an entry counts as
- * acknowledged only after the flush that carried it returned Q42_OK.
+ * long as it is open; readers never take a blocking lock. A writer opens
+ * the volume at its checkpoint (the last record of the index VOL.idx that
+ * matches the frames, q42-volume(5), INDEX), validates every frame after
+ * it, and refuses a volume whose tail is torn: cutting is
+ * q42_wal_recover's job, done on request and reported. It holds O(log n)
+ * hashes and the batch, never the volume. Frames are staged in memory and
+ * written by q42_wal_flush with one write(2) and, under Q42_WAL_SYNC_FULL,
+ * one fsync(2): an entry counts as acknowledged only after the flush that
+ * carried it returned Q42_OK. The index records follow, unsynced: they
+ * are derived data, checked against the frames by whoever uses them.
  */
 #ifndef Q42_WAL_H
 #define Q42_WAL_H
@@ -37,20 +41,32 @@ typedef struct q42_wal_binding {
 	uint8_t source_sha256[32];
 } q42_wal_binding;
 
+/* An entry staged in the batch: what its index record needs. */
+typedef struct q42_wal_batch_entry {
+	uint64_t offset, seq;
+	q42_hash frame_hash, leaf;
+	uint32_t kind;
+} q42_wal_batch_entry;
+
+struct q42_walopen;
+
 typedef struct q42_wal {
 	int fd;
 	char *path;
-	uint8_t *data;          /* the file as read at open (owned) */
-	q42_volume vol;         /* parsed over data: the state at open */
+	struct q42_walopen *st; /* header, config and index as found at open */
+	uint8_t id[Q42_VOL_ID_LEN];
+	q42_vol_config config;
 	uint32_t sync;          /* enum q42_wal_sync */
 	uint64_t size;          /* bytes written to the file so far */
 	uint64_t next_seq;
 	q42_hash last;          /* hash of the last frame (written or staged) */
 	q42_buf batch;          /* staged frames, not yet written */
 	uint64_t n_leaves;      /* including staged */
-	uint64_t cap_leaves;
-	q42_hash *leaves;
-	uint8_t *leaf_kind;
+	uint64_t n_written;     /* leaves written */
+	q42_merkle_range range; /* the tree's right edge over the leaves written */
+	uint64_t last_binding;  /* latest binding among the leaves written */
+	uint64_t n_staged, cap_staged;
+	q42_wal_batch_entry *staged;
 	uint64_t n_bindings, cap_bindings;
 	q42_wal_binding *bindings;
 	bool unsynced;          /* written since the last fsync */
@@ -58,7 +74,9 @@ typedef struct q42_wal {
 } q42_wal;
 
 /* Open path for appending: take the exclusive lock (waiting for another
- * writer unless nowait, then Q42_EIO "locked"), read and validate it.
+ * writer unless nowait, then Q42_EIO "locked"), validate the frames after
+ * the checkpoint and bring the index up to date with them (building it
+ * from frame 0 for a volume that has none).
  * A volume that fails validation is refused with Q42_EFORMAT (the message
  * names the frame and, for a torn tail, says to run recovery). */
 Q42_API int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err);
@@ -132,8 +150,71 @@ typedef struct q42_wal_recovery {
 Q42_API int q42_wal_recover(const char *path, bool dry_run, bool force, q42_wal_recovery *rep,
 			    q42_err *err);
 
+/* Bring VOL.idx up to date (rebuild: start it afresh from frame 0)
+ * under the writer lock. *before and *after receive the entries the
+ * index matched at open and covers now. */
+Q42_API int q42_wal_reindex(const char *path, bool rebuild, uint64_t *before, uint64_t *after,
+			    q42_err *err);
+
 /* ---- Readers ---------------------------------------------------------- */
 
+/* The indexed reader: the header, the config frame, the index up to its
+ * checkpoint and the frames after it (validated; their leaves held in
+ * memory). Entries, roots and proofs are read through the index, O(log n)
+ * records each; a record that fails its CRC makes the reader fall back to
+ * reading every frame once. */
+typedef struct q42_wal_reader {
+	int fd;
+	char *path;
+	struct q42_walopen *st;
+	uint64_t n_leaves, n_frames;
+	uint64_t valid_end;
+	uint64_t n_idx;        /* entries served by the index */
+	uint64_t n_tail, cap_tail;
+	q42_hash *tail_leaf;   /* leaves n_idx.. */
+	uint64_t *tail_off;    /* their frame offsets */
+	uint64_t *tail_seq;
+	bool in_progress;      /* a writer holds the lock and the tail was ignored */
+	uint64_t ignored;
+	bool fell_back;        /* the index failed a check: everything came from the frames */
+	bool idx_failed;       /* set by an index read that failed (then fall back) */
+	uint8_t *buf;          /* the last entry read */
+	uint64_t cap_buf;
+} q42_wal_reader;
+
+Q42_API int q42_wal_reader_open(q42_wal_reader *r, const char *path, q42_err *err);
+Q42_API void q42_wal_reader_close(q42_wal_reader *r);
+Q42_API const uint8_t *q42_wal_reader_id(const q42_wal_reader *r);
+/* Entry i: its payload decoded (body valid until the next call), frame
+ * seq and leaf hash. */
+Q42_API int q42_wal_reader_entry(q42_wal_reader *r, uint64_t i, q42_vol_entry *e, uint64_t *seq,
+				 q42_hash leaf, q42_err *err);
+Q42_API int q42_wal_reader_root(q42_wal_reader *r, uint64_t n, q42_hash out, q42_err *err);
+Q42_API int q42_wal_reader_path(q42_wal_reader *r, uint64_t n, uint64_t m,
+				q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err);
+Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m,
+				       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY],
+				       uint32_t *len, q42_err *err);
+
+/* verify: every frame from 0, with bounded memory (one frame or 1 MiB of
+ * buffer, one byte per entry, one record per pending frame), and the index
+ * record by record against them. */
+typedef struct q42_wal_verify_report {
+	uint64_t n_frames, n_leaves;
+	q42_hash root;
+	bool in_progress;
+	uint64_t ignored;
+	uint64_t idx_records;  /* records of VOL.idx that match the frames */
+	bool idx_bad;          /* a CRC-valid record contradicts the frames */
+	char idx_msg[Q42_ERR_MSG_MAX];
+} q42_wal_verify_report;
+/* progress(arg, bytes done, bytes total), at most every 16 MiB. */
+typedef void (*q42_wal_progress_fn)(void *arg, uint64_t done, uint64_t total);
+Q42_API int q42_wal_verify(const char *path, q42_wal_progress_fn progress, void *arg,
+			   q42_wal_verify_report *rep, q42_err *err);
+
+/* The whole volume, mapped and parsed in memory (the commands that need
+ * every entry at once: pending, export, verify --outputs, facts). */
 typedef struct q42_wal_view {
 	q42_map map;
 	q42_volume vol;
@@ -171,11 +252,11 @@ Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *e
 
 /* verify --head (q42_walcheck.c): the tree head in the JSON file head_path
  * ({"size", "root"[, "key", "signature"]}, q42-volume(5)) must be the
- * size and root of v's first size entries, and its Ed25519 signature, when
+ * size and root of r's first size entries, and its Ed25519 signature, when
  * present or when pub_pem names the key that must have made it, must
  * verify. Q42_OK, Q42_EFORMAT naming what differs, or the error of reading
  * pub_pem. */
-Q42_API int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+Q42_API int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const char *pub_pem,
 			       q42_err *err);
 
 /* verify --outputs: each record names a binding (by ref) whose P64 or

@@ -9,7 +9,7 @@
 #include "formats/q42_digest.h"
 #include "wal/q42_wal.h"
 
-int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const char *pub_pem,
 		       q42_err *err)
 {
 	json_error_t je;
@@ -27,12 +27,12 @@ int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *p
 		goto out;
 	}
 	const uint64_t size = (uint64_t)json_integer_value(js);
-	if (size > v->n_leaves) {
+	if (size > r->n_leaves) {
 		q42_err_set(err, Q42_EFORMAT, "head size %llu exceeds the volume's %llu entries",
-			    (unsigned long long)size, (unsigned long long)v->n_leaves);
+			    (unsigned long long)size, (unsigned long long)r->n_leaves);
 		goto out;
 	}
-	if (q42_volume_root(v, size, root, NULL) != Q42_OK || memcmp(root, want, 32) != 0) {
+	if (q42_wal_reader_root(r, size, root, NULL) != Q42_OK || memcmp(root, want, 32) != 0) {
 		q42_err_set(err, Q42_EFORMAT,
 			    "head root differs from the root of the first %llu entries",
 			    (unsigned long long)size);
@@ -59,7 +59,7 @@ int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *p
 				goto out;
 			}
 		}
-		q42_vol_head_message(v->id, size, root, msg);
+		q42_vol_head_message(q42_wal_reader_id(r), size, root, msg);
 		if (q42_vol_ed25519_verify_raw(key, msg, sizeof msg, sig, err) != Q42_OK) {
 			q42_err_prefix(err, "head signature");
 			goto out;
