@@ -793,6 +793,17 @@ int main(int argc, char **argv)
 		case OPT_SIGN: o.sign = optarg; break;
 		case OPT_DRY: o.dry_run = true; break;
 		case OPT_FORCE: o.force = true; break;
+		case OPT_ALL: o.all = true; break;
+		case OPT_FROM:
+			if (!q42_cli_u64(optarg, &o.from))
+				return usage("--from takes a non-negative integer, not '%s'", optarg);
+			break;
+		case OPT_COUNT:
+			if (!q42_cli_u64(optarg, &o.count))
+				return usage("--count takes a non-negative integer, not '%s'", optarg);
+			o.have_count = true;
+			break;
+		case OPT_REBUILD: o.rebuild = true; break;
 		case OPT_KEY: o.key = optarg; break;
 		case OPT_RKEY:
 			if (o.n_keys >= Q42_VOL_MAX_KEYS)

@@ -27,17 +27,21 @@ keygen() {
 
 @test "--help, --version, usage errors exit 2" {
 	run "$W" --help
-	[ "$status" -eq 0 ] && [[ "$output" == *"consistency VOL OLD NEW"* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"consistency VOL OLD NEW"* ]]
 	run "$W" --version
-	[ "$status" -eq 0 ] && [[ "$output" == "q42wal "* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == "q42wal "* ]]
 	run "$W"
 	[ "$status" -eq 2 ]
 	run "$W" frobnicate x
-	[ "$status" -eq 2 ] && [[ "$output" == *"unknown command"* ]]
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown command"* ]]
 	run "$W" init
 	[ "$status" -eq 2 ]
 	run "$W" log "$V" --sign k.pem
-	[ "$status" -eq 2 ] && [[ "$output" == *"--sign does not apply to log"* ]]
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sign does not apply to log"* ]]
 	run "$W" commit "$V" --sync sometimes
 	[ "$status" -eq 2 ]
 	run "$W" commit "$V" --batch 0
@@ -54,7 +58,8 @@ keygen() {
 	run "$W" init "$V"
 	[ "$status" -eq 0 ]
 	run "$W" verify "$V"
-	[ "$status" -eq 0 ] && [[ "$output" == "ok	1 frames	0 entries	e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok	1 frames	0 entries	e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" ]]
 	cp "$V" "$T/before"
 	run "$W" init "$V"
 	[ "$status" -eq 3 ]
@@ -107,18 +112,21 @@ keygen() {
 @test "commit --review without review keys is refused (exit 1)" {
 	"$W" init "$V"
 	run bash -c "$(declare -f rec); rec 1 | '$W' commit '$V' --review"
-	[ "$status" -eq 1 ] && [[ "$output" == *"no review keys"* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no review keys"* ]]
 }
 
 @test "log, log --json and show" {
 	"$W" init "$V"
 	recs 2 | "$W" commit "$V" > /dev/null
 	run "$W" log "$V"
-	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ]
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 4 ]
 	[[ "${lines[1]}" =~ ^1$'\t'quin$'\t'2$'\t'[0-9a-f]{64}$'\t'0$'\t'-$'\t'[0-9]+$ ]]
 	"$W" log "$V" --json | json_lines
 	run "$W" show "$V" 2
-	[ "$status" -eq 0 ] && [ "$output" = "$(rec 2)" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(rec 2)" ]
 	run "$W" show "$V" 3
 	[ "$output" = '<urn:q42:s2> <urn:q42:p> "o2" .' ]
 	run "$W" show "$V" 4
@@ -224,23 +232,30 @@ PY
 	"$W" init "$V"
 	recs 3 | "$W" commit "$V" > /dev/null
 	run "$W" recover "$V"
-	[ "$status" -eq 0 ] && [[ "$output" == "clean	7 frames	6 entries" ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == "clean	7 frames	6 entries" ]]
 	size=$(stat -c %s "$V")
 	truncate -s $((size - 10)) "$V"
 	run "$W" verify "$V"
-	[ "$status" -eq 1 ] && [[ "$output" == *"frame 6 at offset"*"truncated"* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"frame 6 at offset"*"truncated"* ]]
 	run "$W" commit "$V" < /dev/null
-	[ "$status" -eq 1 ] && [[ "$output" == *"recover"* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"recover"* ]]
 	run "$W" recover "$V" --dry-run
-	[ "$status" -eq 0 ] && [[ "$output" == would-cut* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == would-cut* ]]
 	[ "$(stat -c %s "$V")" -eq $((size - 10)) ]
 	run "$W" recover "$V"
-	[ "$status" -eq 0 ] && [[ "$output" == cut$'\t'*$'\t'6$'\t'* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == cut$'\t'*$'\t'6$'\t'* ]]
 	run "$W" verify "$V"
-	[ "$status" -eq 0 ] && [[ "$output" == *"5 entries"* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"5 entries"* ]]
 	flip_byte "$V" 200
 	run "$W" recover "$V"
-	[ "$status" -eq 1 ] && [[ "$output" == *"not a torn tail"* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not a torn tail"* ]]
 	run "$W" recover "$V" --force
 	[ "$status" -eq 0 ]
 	run "$W" verify "$V"
@@ -254,7 +269,8 @@ PY
 	for a in vol.tar vol.tar.zst; do
 		"$W" export "$V" "$T/$a"
 		run "$W" import "$T/$a" "$T/in-$a.q42"
-		[ "$status" -eq 0 ] && [[ "$output" == "imported	6 entries	$root" ]]
+		[ "$status" -eq 0 ]
+		[[ "$output" == "imported	6 entries	$root" ]]
 		cmp "$V" "$T/in-$a.q42"
 	done
 	tar -tf "$T/vol.tar" | sort | tr '\n' ' ' | grep -q "head.json volume.q42"
@@ -265,15 +281,18 @@ PY
 	flip_byte "$T/x/volume.q42" 300
 	tar -cf "$T/bad.tar" -C "$T/x" volume.q42 head.json
 	run "$W" import "$T/bad.tar" "$T/bad.q42"
-	[ "$status" -eq 1 ] && [ ! -e "$T/bad.q42" ]
+	[ "$status" -eq 1 ]
+	[ ! -e "$T/bad.q42" ]
 	# a head that does not match
 	tar -xf "$T/vol.tar" -C "$T/x"
 	echo '{"size":6,"root":"00'"${root:2}"'"}' > "$T/x/head.json"
 	tar -cf "$T/badhead.tar" -C "$T/x" volume.q42 head.json
 	run "$W" import "$T/badhead.tar" "$T/bh.q42"
-	[ "$status" -eq 1 ] && [ ! -e "$T/bh.q42" ]
+	[ "$status" -eq 1 ]
+	[ ! -e "$T/bh.q42" ]
 	run "$W" export "$T/absent.q42" "$T/z.tar"
-	[ "$status" -eq 3 ] && [ ! -e "$T/z.tar" ]
+	[ "$status" -eq 3 ]
+	[ ! -e "$T/z.tar" ]
 }
 
 @test "review: pending records wait until K of N keys approve; rejection; wrong keys refused" {
@@ -281,33 +300,45 @@ PY
 	run "$W" init "$V" --review-key "$T/a.pub" --review-key "$T/b.pub" --review-key "$T/c.pub" --quorum 2
 	[ "$status" -eq 0 ]
 	run bash -c "$(declare -f rec recs); recs 2 | '$W' commit '$V' --review"
-	[ "$status" -eq 0 ] && [[ "${lines[0]}" == 1$'\t'*$'\t'pending ]] && [[ "${lines[1]}" == 2$'\t'*$'\t'pending ]]
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == 1$'\t'*$'\t'pending ]]
+	[[ "${lines[1]}" == 2$'\t'*$'\t'pending ]]
 	run "$W" pending "$V"
-	[ "${#lines[@]}" -eq 2 ] && [[ "${lines[0]}" == 1$'\t'open$'\t'0/2$'\t'0* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == 1$'\t'open$'\t'0/2$'\t'0* ]]
 	run "$W" approve "$V" 1 --key "$T/a.pem"
-	[ "$status" -eq 0 ] && [ "$output" = "1	open" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "1	open" ]
 	run "$W" approve "$V" 1 --key "$T/a.pem"
-	[ "$status" -eq 2 ] && [[ "$output" == *"already voted"* ]]
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"already voted"* ]]
 	run "$W" approve "$V" 1 --key "$T/stranger.pem"
 	[ "$status" -eq 2 ]
 	run "$W" approve "$V" 1
 	[ "$status" -eq 2 ]
 	run "$W" approve "$V" 1 --key "$T/b.pem"
-	[ "$status" -eq 0 ] && [ "${lines[0]}" = "1	committed" ] && [[ "${lines[1]}" == 0$'\t'*$'\t'record ]] && [[ "${lines[2]}" == 1$'\t'*$'\t'quin ]]
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "1	committed" ]
+	[[ "${lines[1]}" == 0$'\t'*$'\t'record ]]
+	[[ "${lines[2]}" == 1$'\t'*$'\t'quin ]]
 	run "$W" show "$V" 0
 	[ "$output" = "$(rec 1)" ]
 	run "$W" reject "$V" 2 --key "$T/c.pem"
 	[ "$output" = "2	open" ]
 	run "$W" reject "$V" 2 --key "$T/b.pem"
-	[ "$status" -eq 0 ] && [ "$output" = "2	rejected" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "2	rejected" ]
 	run "$W" approve "$V" 2 --key "$T/a.pem"
-	[ "$status" -eq 2 ] && [[ "$output" == *rejected* ]]
+	[ "$status" -eq 2 ]
+	[[ "$output" == *rejected* ]]
 	run "$W" approve "$V" 0 --key "$T/a.pem"
 	[ "$status" -eq 1 ]
 	run "$W" pending "$V" --all
-	[ "${#lines[@]}" -eq 2 ] && [[ "${lines[1]}" == 2$'\t'rejected* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == 2$'\t'rejected* ]]
 	run "$W" verify "$V"
-	[ "$status" -eq 0 ] && [[ "$output" == *"2 entries"* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"2 entries"* ]]
 	$RFC root "$V" > /dev/null
 }
 
@@ -317,7 +348,8 @@ PY
 	"$p64c" "$gguf" -o "$T/m.p64" 2>/dev/null
 	"$W" init "$V"
 	run "$W" bind "$V" "$T/m.p64"
-	[ "$status" -eq 0 ] && [[ "$output" == 0$'\t'*$'\t'binding ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == 0$'\t'*$'\t'binding ]]
 	run "$W" show "$V" 0
 	p64sha=$(sha256sum "$T/m.p64" | cut -c1-64)
 	srcsha=$(sha256sum "$gguf" | cut -c1-64)
@@ -327,10 +359,12 @@ PY
 	run "$W" log "$V"
 	[[ "${lines[1]}" == 1$'\t'record$'\t'2$'\t'*$'\t'0$'\t'-* ]]
 	run "$W" verify "$V" --outputs
-	[ "$status" -eq 0 ] && [[ "${lines[0]}" == "1	bound	0	$srcsha" ]]
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "1	bound	0	$srcsha" ]]
 	rec 9 | "$W" commit "$V" > /dev/null
 	run "$W" verify "$V" --outputs
-	[ "$status" -eq 1 ] && [[ "$output" == *"unbound"* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unbound"* ]]
 	run "$W" bind "$V" "$gguf"
 	[ "$status" -eq 1 ]
 }
@@ -341,7 +375,8 @@ PY
 	flock "$V" sleep 3 &
 	sleep 0.5
 	run "$W" commit "$V" --no-wait < /dev/null
-	[ "$status" -eq 3 ] && [[ "$output" == *"locked"* ]]
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"locked"* ]]
 	run timeout 2 "$W" verify "$V"
 	[ "$status" -eq 0 ]
 	run timeout 2 "$W" log "$V"
