@@ -180,6 +180,7 @@ typedef struct q42_wal_reader {
 	bool idx_failed;       /* set by an index read that failed (then fall back) */
 	uint8_t *buf;          /* the last entry read */
 	uint64_t cap_buf;
+	uint64_t last_offset, last_end; /* its frame's first byte and end */
 } q42_wal_reader;
 
 Q42_API int q42_wal_reader_open(q42_wal_reader *r, const char *path, q42_err *err);

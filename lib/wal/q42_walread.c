@@ -247,6 +247,8 @@ static int entry_once(q42_wal_reader *r, uint64_t i, q42_vol_entry *e, uint64_t 
 				   "not hash to the indexed leaf", r->path, (unsigned long long)i,
 				   (unsigned long long)off);
 	}
+	r->last_offset = off;
+	r->last_end = end;
 	e->kind = r->buf[0];
 	e->ref = q42_ld64(r->buf + 8);
 	e->review = q42_ld64(r->buf + 16);
