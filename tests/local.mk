@@ -112,6 +112,19 @@ clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
 
+# q42wal at growing volume sizes beside sqlite3 (not a test; docs/perf/wal.md):
+# `make bench-wal`, sizes in entries, commits timed at each size.
+BENCH_WAL_SIZES = 1000 10000 100000 1000000
+BENCH_WAL_COMMITS = 20
+bench-wal: bin/q42wal/q42wal$(EXEEXT) tests/tools/runstat$(EXEEXT)
+	Q42WAL=bin/q42wal/q42wal$(EXEEXT) RUNSTAT=tests/tools/runstat$(EXEEXT) \
+	BENCH_WAL_SIZES="$(BENCH_WAL_SIZES)" BENCH_WAL_COMMITS="$(BENCH_WAL_COMMITS)" \
+	$(SHELL) $(srcdir)/tests/tools/bench_wal.sh
+clean-local: clean-bench-wal
+clean-bench-wal:
+	rm -rf bench-wal.d
+.PHONY: bench-wal clean-bench-wal
+
 # Kernel micro-benchmarks (not tests): `make bench-kernels`, options via
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K") and BENCH_ROWS_ARGS
 # (bench_rows: the engine's row products against a plain read of the same
