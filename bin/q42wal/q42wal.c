@@ -415,6 +415,22 @@ static int cmd_head(const opts *o, const char *vol)
 	}
 	char id[33];
 	q42_hex_encode(q42_wal_reader_id(&r), Q42_VOL_ID_LEN, id);
+	if (o->sign) {
+		/* A signature attests the volume: the root it signs is computed
+		 * from every frame, never from the index alone. */
+		q42_wal_verify_report rep;
+		if ((rc = q42_wal_verify(vol, size, NULL, NULL, &rep, &err)) != Q42_OK) {
+			q42_wal_reader_close(&r);
+			return fail(rc, &err);
+		}
+		if (!rep.have_at || memcmp(rep.root_at, root, 32) != 0) {
+			fprintf(stderr, "%s: head: the index gives another root for size %" PRIu64
+				" than the frames; not signing (`q42wal index %s --rebuild`)\n", prog,
+				size, vol);
+			q42_wal_reader_close(&r);
+			return EXIT_INVALID;
+		}
+	}
 	json_t *j = json_pack("{s:s,s:I,s:o}", "volume", id, "size", (json_int_t)size, "root",
 			      hex_json(root));
 	if (o->sign && j) {
@@ -541,7 +557,7 @@ static int cmd_verify(const opts *o, const char *vol)
 	q42_wal_verify_report rep;
 	q42_err err;
 	int status = EXIT_OK;
-	int rc = q42_wal_verify(vol, isatty(2) ? progress : NULL, NULL, &rep, &err);
+	int rc = q42_wal_verify(vol, Q42_VOL_NONE, isatty(2) ? progress : NULL, NULL, &rep, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
 		return q42_cli_status(rc);

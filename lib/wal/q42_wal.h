@@ -203,16 +203,19 @@ Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m
 typedef struct q42_wal_verify_report {
 	uint64_t n_frames, n_leaves;
 	q42_hash root;
+	bool have_at;          /* the volume has at least `at` entries ... */
+	q42_hash root_at;      /* ... and this is the root of the first `at` */
 	bool in_progress;
 	uint64_t ignored;
 	uint64_t idx_records;  /* records of VOL.idx that match the frames */
 	bool idx_bad;          /* a CRC-valid record contradicts the frames */
 	char idx_msg[Q42_ERR_MSG_MAX];
 } q42_wal_verify_report;
-/* progress(arg, bytes done, bytes total), at most every 16 MiB. */
+/* progress(arg, bytes done, bytes total), at most every 16 MiB. at: also
+ * the root of the first `at` entries (Q42_VOL_NONE: none). */
 typedef void (*q42_wal_progress_fn)(void *arg, uint64_t done, uint64_t total);
-Q42_API int q42_wal_verify(const char *path, q42_wal_progress_fn progress, void *arg,
-			   q42_wal_verify_report *rep, q42_err *err);
+Q42_API int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress,
+			   void *arg, q42_wal_verify_report *rep, q42_err *err);
 
 /* The whole volume, mapped and parsed in memory (the commands that need
  * every entry at once: pending, export, verify --outputs, facts). */

@@ -317,7 +317,7 @@ typedef struct verify_ctx {
 	const char *path;
 	q42_walidx idx;
 	bool idx_open, idx_done;
-	uint64_t binding;
+	uint64_t binding, at;
 	uint64_t size, reported;
 	q42_wal_progress_fn progress;
 	void *arg;
@@ -385,6 +385,13 @@ static void verify_record(verify_ctx *c, const q42_volscan *s)
 static int verify_frame(void *arg, const q42_volscan *s, const uint8_t *frame, q42_err *err)
 {
 	verify_ctx *c = arg;
+	if (c->at == s->n_leaves && !c->rep->have_at) {
+		/* the first time the scan holds exactly `at` leaves */
+		int rc = q42_merkle_range_root(&s->range, c->rep->root_at, err);
+		if (rc != Q42_OK)
+			return rc;
+		c->rep->have_at = true;
+	}
 	if (!frame) {
 		if (!c->idx_open) {
 			int rc = q42_walidx_open(&c->idx, c->path, false, s->header_hash, err);
@@ -403,11 +410,11 @@ static int verify_frame(void *arg, const q42_volscan *s, const uint8_t *frame, q
 	return Q42_OK;
 }
 
-int q42_wal_verify(const char *path, q42_wal_progress_fn progress, void *arg,
+int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress, void *arg,
 		   q42_wal_verify_report *rep, q42_err *err)
 {
-	verify_ctx c = {.path = path, .binding = Q42_VOL_NONE, .progress = progress, .arg = arg,
-			.rep = rep};
+	verify_ctx c = {.path = path, .binding = Q42_VOL_NONE, .at = at, .progress = progress,
+			.arg = arg, .rep = rep};
 	q42_volscan s;
 	struct stat st;
 	int rc;

@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 		if (k % 25 == 24 || k + 1 == kills) {
 			q42_wal_verify_report vr;
 			uint8_t root[32];
-			if (q42_wal_verify(vol, NULL, NULL, &vr, &err) != Q42_OK || vr.idx_bad ||
+			if (q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &vr, &err) != Q42_OK || vr.idx_bad ||
 			    q42_wal_reader_root(&v, v.n_leaves, root, &err) != Q42_OK ||
 			    vr.n_leaves != v.n_leaves || memcmp(root, vr.root, 32)) {
 				fprintf(stderr, "crashtest: round %" PRIu64 ": verify: %s %s\n", k,

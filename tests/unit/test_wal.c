@@ -287,7 +287,7 @@ static void test_index_flip_every_byte(void **state)
 		write_file(idxp, copy, in);
 		check_reader(&ref);
 		q42_wal_verify_report rep;
-		assert_int_equal(q42_wal_verify(vol, NULL, NULL, &rep, &err), Q42_OK);
+		assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
 		if (!rep.idx_bad && rep.idx_records == ref.n_leaves)
 			fail_msg("index byte %zu inverted, verify found nothing", i);
 		if (i % 61 == 0) { /* (each rebuild fsyncs: a sample keeps make check fast) */
@@ -330,7 +330,7 @@ static void test_index_stale_after_cut(void **state)
 	assert_int_equal(ref.n_leaves, 7);
 	check_reader(&ref);
 	q42_wal_verify_report rep;
-	assert_int_equal(q42_wal_verify(vol, NULL, NULL, &rep, &err), Q42_OK);
+	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
 	assert_false(rep.idx_bad);
 	assert_int_equal(rep.idx_records, 7);
 	q42_volume_free(&ref);
