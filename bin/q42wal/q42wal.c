@@ -272,16 +272,6 @@ static void note_in_progress(const char *vol, bool in_progress, uint64_t ignored
 			prog, vol, ignored);
 }
 
-static int open_view(q42_wal_view *r, const char *vol)
-{
-	q42_err err;
-	int rc = q42_wal_view_open(r, vol, &err);
-	if (rc != Q42_OK)
-		return fail(rc, &err);
-	note_in_progress(vol, r->in_progress, r->ignored);
-	return EXIT_OK;
-}
-
 static json_t *hex_json(const uint8_t *h)
 {
 	char s[65];
@@ -582,41 +572,49 @@ static int cmd_verify(const opts *o, const char *vol)
 		}
 	}
 	if (status == EXIT_OK && o->outputs) {
-		/* Every record against its binding: the whole volume in memory. */
-		q42_wal_view v;
-		if ((rc = q42_wal_view_open(&v, vol, &err)) != Q42_OK) {
+		/* Every record against its binding, one entry at a time. */
+		q42_wal_reader r;
+		uint64_t bad = 0;
+		if ((rc = q42_wal_reader_open(&r, vol, &err)) == Q42_OK) {
+			rc = q42_wal_check_bindings(&r, print_binding, NULL, &bad, &err);
+			q42_wal_reader_close(&r);
+		}
+		if (rc != Q42_OK) {
 			fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
+			q42_wal_verify_free(&rep);
 			return q42_cli_status(rc);
 		}
-		if (q42_wal_check_bindings(&v.vol, print_binding, NULL))
+		if (bad)
 			status = EXIT_INVALID;
-		q42_wal_view_close(&v);
 	}
 	if (status == EXIT_OK)
 		printf("ok\t%" PRIu64 " frames\t%" PRIu64 " entries\t%s\n", rep.n_frames,
 		       rep.n_leaves, h);
+	q42_wal_verify_free(&rep);
 	return status;
 }
 
 static int cmd_pending(const opts *o, const char *vol)
 {
-	q42_wal_view r;
-	int st = open_view(&r, vol);
-	if (st)
-		return st;
+	q42_wal_verify_report rep;
+	q42_err err;
+	/* The review state is in the votes, anywhere: every frame, streamed. */
+	int rc = q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err);
+	if (rc != Q42_OK)
+		return fail(rc, &err);
+	note_in_progress(vol, rep.in_progress, rep.ignored);
 	static const char *const names[] = {"open", "committed", "rejected"};
-	for (uint64_t i = 0; i < r.vol.n_pending; i++) {
-		const q42_vol_pending *p = &r.vol.pending[i];
+	for (uint64_t i = 0; i < rep.n_pending; i++) {
+		const q42_vol_pending *p = &rep.pending[i];
 		if (!o->all && p->state != Q42_VOL_P_OPEN)
 			continue;
 		char leaf[24] = "-";
 		if (p->leaf != Q42_VOL_NONE)
 			snprintf(leaf, sizeof leaf, "%" PRIu64, p->leaf);
 		printf("%" PRIu64 "\t%s\t%u/%u\t%u\t%s\t%u\n", p->seq, names[p->state], p->approvals,
-		       r.vol.config.quorum, p->rejections, leaf,
-		       r.vol.frames[p->seq].length - Q42_VOL_ENTRY_HEAD);
+		       rep.quorum, p->rejections, leaf, p->length - Q42_VOL_ENTRY_HEAD);
 	}
-	q42_wal_view_close(&r);
+	q42_wal_verify_free(&rep);
 	return EXIT_OK;
 }
 

@@ -1,5 +1,5 @@
 /* q42_wal.c -- the writer side of a Q42 volume: create, lock, stage,
- * group-commit, keep the index, recover; and the in-memory view.
+ * group-commit, keep the index, recover.
  *
  * The writer never appends after a frame it has not validated (the frames
  * after the index's checkpoint are read at open; the checkpoint itself is
@@ -674,36 +674,4 @@ fail:
 	q42_map_close(&map);
 	close(fd);
 	return rc;
-}
-
-int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err)
-{
-	int rc;
-	memset(r, 0, sizeof *r);
-	r->map.fd = -1;
-	if ((rc = q42_map_open(&r->map, path, 0, err)) != Q42_OK)
-		return rc;
-	rc = q42_volume_parse(&r->vol, r->map.data, r->map.size, path, err);
-	if (rc == Q42_EFORMAT && r->vol.header_ok && r->vol.n_frames > 0 && r->vol.tail_bad) {
-		/* A writer mid-batch looks exactly like a torn tail; it can only
-		 * be told apart by its lock, tested without waiting. */
-		if (q42_wal_writer_active(path)) {
-			r->in_progress = true;
-			r->ignored = r->vol.size - r->vol.valid_end;
-			rc = Q42_OK;
-		}
-	}
-	/* A view that fails to open holds nothing: callers close only views
-	 * that opened. */
-	if (rc != Q42_OK)
-		q42_wal_view_close(r);
-	return rc;
-}
-
-void q42_wal_view_close(q42_wal_view *r)
-{
-	q42_volume_free(&r->vol);
-	q42_map_close(&r->map);
-	memset(r, 0, sizeof *r);
-	r->map.fd = -1;
 }

@@ -201,8 +201,13 @@ Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m
  * buffer, one byte per entry, one record per pending frame), and the index
  * record by record against them. */
 typedef struct q42_wal_verify_report {
+	uint8_t id[Q42_VOL_ID_LEN];
 	uint64_t n_frames, n_leaves;
+	uint64_t valid_end;    /* bytes verified (less than the size while a writer appends) */
 	q42_hash root;
+	uint32_t quorum;       /* of the config frame */
+	uint64_t n_pending;
+	q42_vol_pending *pending; /* every pending frame and its state; q42_wal_verify_free */
 	bool have_at;          /* the volume has at least `at` entries ... */
 	q42_hash root_at;      /* ... and this is the root of the first `at` */
 	bool in_progress;
@@ -216,27 +221,14 @@ typedef struct q42_wal_verify_report {
 typedef void (*q42_wal_progress_fn)(void *arg, uint64_t done, uint64_t total);
 Q42_API int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress,
 			   void *arg, q42_wal_verify_report *rep, q42_err *err);
-
-/* The whole volume, mapped and parsed in memory (the commands that need
- * every entry at once: pending, export, verify --outputs, facts). */
-typedef struct q42_wal_view {
-	q42_map map;
-	q42_volume vol;
-	bool in_progress;    /* a writer holds the lock and the tail was ignored */
-	uint64_t ignored;    /* bytes after vol.valid_end ignored because of that */
-} q42_wal_view;
-
-/* Map and validate path without blocking anyone. An invalid tail is
- * ignored (in_progress) only while a writer holds the lock; otherwise any
- * failure is returned as q42_volume_parse reports it. */
-Q42_API int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err);
-Q42_API void q42_wal_view_close(q42_wal_view *r);
+Q42_API void q42_wal_verify_free(q42_wal_verify_report *rep);
 
 /* ---- Archives (q42_walarc.c) ------------------------------------------ */
 
 /* Write the validated volume at vol_path to a tar archive (zstd-compressed
  * when the name ends in .zst or .tzst) holding volume.q42 and head.json;
- * atomically, through q42_outfile. The volume must verify first. */
+ * atomically, through q42_outfile. The volume must verify first (streamed;
+ * then copied through a 1 MiB buffer). */
 Q42_API int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err);
 /* Read volume.q42 (and head.json, when present) from a tar or tar.zst
  * archive, verify the volume completely and that the head matches it, and
@@ -266,8 +258,8 @@ Q42_API int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const c
 /* verify --outputs: each record names a binding (by ref) whose P64 or
  * source digest must be the model the record names. fn is called once per
  * record in order, with the binding's entry and source digest (hex; NULL
- * and Q42_VOL_NONE when unbound); returns the records that are not
- * bound. */
+ * and Q42_VOL_NONE when unbound); *bad receives the records that are not
+ * bound. Entries are read one at a time through r. */
 enum q42_wal_bound {
 	Q42_WAL_BOUND = 0,
 	Q42_WAL_UNBOUND = 1,
@@ -275,6 +267,7 @@ enum q42_wal_bound {
 };
 typedef void (*q42_wal_binding_fn)(void *arg, uint64_t entry, enum q42_wal_bound state,
 				   uint64_t binding, const char *source_sha256);
-Q42_API uint64_t q42_wal_check_bindings(const q42_volume *v, q42_wal_binding_fn fn, void *arg);
+Q42_API int q42_wal_check_bindings(q42_wal_reader *r, q42_wal_binding_fn fn, void *arg,
+				   uint64_t *bad, q42_err *err);
 
 #endif

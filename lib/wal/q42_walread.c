@@ -441,6 +441,12 @@ int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress, 
 		progress(arg, s.end, c.size);
 	rep->n_frames = s.n_frames;
 	rep->n_leaves = s.n_leaves;
+	rep->valid_end = s.end;
+	memcpy(rep->id, s.id, Q42_VOL_ID_LEN);
+	rep->quorum = s.config.quorum;
+	rep->pending = s.pending;
+	rep->n_pending = s.n_pending;
+	s.pending = NULL;
 	if ((rc = q42_merkle_range_root(&s.range, rep->root, err)) != Q42_OK)
 		goto out;
 	if (!c.idx_done && c.idx.fd >= 0 && c.idx.n > s.n_leaves && !rep->in_progress)
@@ -453,4 +459,11 @@ out:
 	q42_walidx_close(&c.idx);
 	close(fd);
 	return rc;
+}
+
+void q42_wal_verify_free(q42_wal_verify_report *rep)
+{
+	free(rep->pending);
+	rep->pending = NULL;
+	rep->n_pending = 0;
 }
