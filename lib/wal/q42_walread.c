@@ -351,8 +351,14 @@ static void verify_record(verify_ctx *c, const q42_volscan *s)
 		return;
 	}
 	if (q42_walidx_read(&c->idx, leaf, &rec, &e) != Q42_OK) {
-		/* A torn last record is what a crash leaves; one before others is damage. */
-		idx_problem(c, leaf + 1 < c->idx.n, "%s", e.msg);
+		/* A crash leaves a torn end: records that fail, and nothing valid
+		 * after them. A valid record after a failing one is damage. */
+		bool later = false;
+		q42_err e2;
+		for (uint64_t j = leaf + 1; j < c->idx.n && !later; j++)
+			later = q42_walidx_read(&c->idx, j, &rec, &e2) == Q42_OK;
+		idx_problem(c, later, "%s%s", e.msg, later ? ", and valid records follow it" :
+			    " (a torn end: the next writer cuts it)");
 		return;
 	}
 	const char *what = NULL;

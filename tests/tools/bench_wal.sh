@@ -12,8 +12,12 @@
 # fsync per record). sqlite3 (when installed) gets a table grown to the
 # same row count and the same two kinds of one-row transactions under
 # PRAGMA synchronous=FULL (default rollback journal): one sqlite3 process
-# per transaction, and all in one process. Records are about 1 KiB. Prints
-# a Markdown table (also to $BENCH_WAL_DIR/results.md). A benchmark, not
+# per transaction, and all in one process. Records are about 1 KiB. At
+# each size the proofs printed (inclusion of random entries, and
+# consistency with the previous size) are checked by the independent
+# RFC 6962/9162 verifier tests/tools/rfc6962.py against the root that
+# `verify` computed from every frame. Prints a Markdown table (also to
+# $BENCH_WAL_DIR/results.md). A benchmark, not
 # a test: nothing here is part of `make check`.
 set -eu
 
@@ -22,6 +26,7 @@ SIZES=${BENCH_WAL_SIZES:-1000 10000 100000 1000000}
 COMMITS=${BENCH_WAL_COMMITS:-20}
 DIR=${BENCH_WAL_DIR:-bench-wal.d}
 SQLITE=$(command -v sqlite3 || true)
+RFC="python3 $(dirname "$0")/rfc6962.py"
 
 rm -rf "$DIR"
 mkdir -p "$DIR"
@@ -95,6 +100,21 @@ for size in $SIZES; do
 		run prove "$Q42WAL" prove "$V" "$(python3 -c "import random; print(random.randrange($have))")"
 	done
 	run verify "$Q42WAL" verify "$V"
+	# the proofs, checked independently against the root verify computed
+	root=$("$Q42WAL" verify "$V" | cut -f4)
+	for k in 1 2 3 4 5; do
+		"$Q42WAL" prove "$V" "$(python3 -c "import random; print(random.randrange($have))")" > "$DIR/p$k.json"
+		grep -q "\"root\":\"$root\"" "$DIR/p$k.json"
+	done
+	$RFC inclusion "$DIR"/p?.json > /dev/null
+	if [ -n "${prev:-}" ]; then
+		"$Q42WAL" consistency "$V" "$prev" "$have" > "$DIR/c.json"
+		grep -q "\"new_root\":\"$root\"" "$DIR/c.json"
+		grep -q "\"old_root\":\"$prev_root\"" "$DIR/c.json"
+		$RFC consistency "$DIR/c.json" > /dev/null
+	fi
+	prev=$have
+	prev_root=$root
 	vmb=$(du -m --apparent-size "$V" | cut -f1)
 	imb=$(du -m --apparent-size "$V.idx" | cut -f1)
 	line="| $have | $vmb | $imb | $(med "$DIR/commit") | $(rss "$DIR/commit") | $(med "$DIR/log") | $(med "$DIR/prove") | $(rss "$DIR/prove") | $(awk '{ printf "%.2f", $1 / 1000 }' "$DIR/verify") | $(rss "$DIR/verify") | $per_proc |"
