@@ -269,10 +269,13 @@ static int leaf_kind(q42_volscan *s, uint64_t ref, uint32_t *kind, q42_err *err)
 		*kind = s->kind[ref - s->kind_base];
 		return Q42_OK;
 	}
-	if (!s->kind_of)
-		return q42_err_set(err, Q42_EARG, "%s: no way to look up leaf %llu", s->name,
-				   (unsigned long long)ref);
-	return s->kind_of(s->kind_arg, ref, kind, err);
+	if (s->kind_of && s->kind_of(s->kind_arg, ref, kind, err) == Q42_OK)
+		return Q42_OK;
+	/* Whatever answers for leaves before the checkpoint (the index) could
+	 * not: the kinds must come from the frames, read from frame 0. */
+	s->need_full = true;
+	return q42_err_set(err, Q42_EUNSUPPORTED, "%s: the kind of leaf %llu needs frame 0",
+			   s->name, (unsigned long long)ref);
 }
 
 static int check_entry(q42_volscan *s, uint64_t seq, uint64_t off, uint16_t type,

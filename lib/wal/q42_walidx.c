@@ -380,10 +380,13 @@ static bool rec_matches(const q42_walidx *x, walfile *wf, uint64_t i, q42_walidx
 
 static int idx_kind_of(void *arg, uint64_t leaf, uint32_t *kind, q42_err *err)
 {
+	q42_walopen *o = arg;
 	q42_walidx_rec r;
-	int rc = q42_walidx_read(arg, leaf, &r, err);
+	int rc = q42_walidx_read(&o->idx, leaf, &r, err);
 	if (rc == Q42_OK)
 		*kind = r.kind;
+	else
+		o->idx_failed = true;
 	return rc;
 }
 
@@ -499,7 +502,7 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 		q42_volscan_resume(&o->scan, r.seq, trusted,
 				   r.offset + Q42_VOL_FRAME_OVERHEAD + q42_ld32(p), r.frame_hash, &range);
 		o->scan.kind_of = idx_kind_of;
-		o->scan.kind_arg = &o->idx;
+		o->scan.kind_arg = o;
 		o->binding = r.binding;
 	} else if (fn) {
 		rc = fn(arg, &o->scan, NULL, err);
@@ -508,11 +511,16 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 	}
 	rc = scan_frames(&o->scan, &wf, open_frame, &c, err);
 	if (rc == Q42_EUNSUPPORTED && o->scan.need_full) {
-		/* A vote or a reviewed entry after the checkpoint: its rules need
-		 * every pending frame, so read the volume from frame 0. */
+		/* A vote or a reviewed entry after the checkpoint (its rules need
+		 * every pending frame), or an index record that failed when a
+		 * reference was looked up: read the volume from frame 0. */
 		q42_volscan_free(&o->scan);
 		o->rescanned = true;
 		o->binding = Q42_VOL_NONE;
+		/* An index record failed on the way: a writer rewrites it all. */
+		if (o->idx_failed && write && o->idx.fd >= 0 &&
+		    q42_walidx_truncate(&o->idx, 0, &e) != Q42_OK)
+			q42_walidx_close(&o->idx);
 		if ((rc = scan_start(&o->scan, &wf, err)) == Q42_OK && fn)
 			rc = fn(arg, &o->scan, NULL, err);
 		if (rc == Q42_OK)

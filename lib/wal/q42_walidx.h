@@ -79,6 +79,7 @@ typedef struct q42_walopen {
 	bool header_ok;         /* header and config frame valid */
 	bool tail_bad;          /* a frame after the checkpoint failed: err says which */
 	bool rescanned;         /* the frames were read from frame 0 */
+	bool idx_failed;        /* an index record failed a check during the scan */
 } q42_walopen;
 
 enum q42_walscan_mode {

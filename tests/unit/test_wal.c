@@ -381,6 +381,59 @@ static void test_index_proofs_match_arrays(void **state)
 	free(data);
 }
 
+static void test_index_damage_before_checkpoint(void **state)
+{
+	(void)state;
+	q42_wal w;
+	q42_err err;
+	q42_wal_ack acks[1 + Q42_WAL_MAX_QUINS];
+	uint32_t na;
+	uint64_t idx_leaf;
+	q42_hash h;
+	uint8_t body[80] = {0};
+	char rec[256];
+	memset(body, 0xAB, 32); /* the "P64" digest records will name */
+	unlink(vol);
+	unlink(idxp);
+	q42_vol_config cfg = {0};
+	assert_int_equal(q42_wal_create(vol, &cfg, &err), Q42_OK);
+	assert_int_equal(q42_wal_open(&w, vol, Q42_WAL_SYNC_OFF, false, &err), Q42_OK);
+	assert_int_equal(q42_wal_stage(&w, Q42_VOL_F_ENTRY, Q42_VOL_K_BINDING, Q42_VOL_NONE,
+				       Q42_VOL_NONE, body, sizeof body, &idx_leaf, h, &err), Q42_OK);
+	int len = snprintf(rec, sizeof rec, "{\"schema\":\"q42-record/1\",\"text\":\"x\",\"model\":"
+			   "{\"container\":\"p64\",\"sha256\":\"%s\"}}",
+			   "abababababababababababababababababababababababababababababababab");
+	assert_int_equal(q42_wal_stage_record(&w, rec, (uint64_t)len, false, acks, &na, &err), Q42_OK);
+	assert_int_equal(q42_wal_close(&w, &err), Q42_OK);
+	/* a third entry, a record bound to leaf 0; then the index is put back
+	 * as it was before it, covering leaves 0 and 1 only */
+	size_t in;
+	uint8_t *x = read_file(idxp, &in);
+	assert_int_equal(q42_wal_open(&w, vol, Q42_WAL_SYNC_OFF, false, &err), Q42_OK);
+	assert_int_equal(q42_wal_stage_record(&w, rec, (uint64_t)len, false, acks, &na, &err), Q42_OK);
+	assert_int_equal(acks[0].index, 2);
+	assert_int_equal(q42_wal_close(&w, &err), Q42_OK);
+	/* damage leaf 0's record (not the checkpoint, not in the compact
+	 * range of 2 leaves): the tail's reference to leaf 0 meets it */
+	x[64 + 40] ^= 0x01;
+	write_file(idxp, x, in);
+	q42_wal_reader r;
+	assert_int_equal(q42_wal_reader_open(&r, vol, &err), Q42_OK);
+	assert_int_equal(r.n_leaves, 3);
+	q42_wal_reader_close(&r);
+	/* the writer is not stopped by the index: it reads from frame 0,
+	 * rewrites the index, and the record still finds its binding */
+	assert_int_equal(q42_wal_open(&w, vol, Q42_WAL_SYNC_OFF, false, &err), Q42_OK);
+	assert_int_equal(q42_wal_find_binding(&w, body, NULL), 0);
+	assert_int_equal(q42_wal_close(&w, &err), Q42_OK);
+	q42_wal_verify_report rep;
+	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
+	assert_false(rep.idx_bad);
+	assert_int_equal(rep.idx_records, 3);
+	q42_wal_verify_free(&rep);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_index_flip_every_byte),
 		cmocka_unit_test(test_index_stale_after_cut),
 		cmocka_unit_test(test_index_proofs_match_arrays),
+		cmocka_unit_test(test_index_damage_before_checkpoint),
 	};
 	if (!mkdtemp(dir))
 		return 1;
