@@ -518,3 +518,34 @@ for i in range(600):
 	rec 1 | "$W" commit "$V" > /dev/null   # the writer completes the cut index
 	$RFC index "$V"
 }
+
+@test "index forged with a valid CRC: verify names the record and field, head --sign refuses to sign it, index --rebuild restores it" {
+	keygen signer
+	"$W" init "$V"
+	recs 4 | "$W" commit "$V" > /dev/null   # 8 entries: record 7 holds the 8-leaf root
+	good=$("$W" head "$V")
+	python3 - "$V.idx" "$Q42_SRCDIR/tests/tools" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from rfc6962 import crc32c
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+off = 64 + 100 * 7 + 32 * (7 - 3)          # record 7: 3 nodes
+n = 96 + 32 * 3
+d[off + 96 + 64] ^= 0x01                   # its level-3 node
+d[off + n:off + n + 4] = struct.pack("<I", crc32c(bytes(d[off:off + n])))
+open(p, "wb").write(bytes(d))
+PY
+	run "$W" verify "$V"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"v.q42.idx: record 7 at offset 892: Merkle nodes differs from the volume's entry 7"* ]]
+	run "$W" head "$V" --sign "$T/signer.pem"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not signing"* ]]
+	run "$W" index "$V" --rebuild
+	[ "$status" -eq 0 ]
+	run "$W" head "$V"
+	[ "$output" = "$good" ]
+	run "$W" head "$V" --sign "$T/signer.pem"
+	[ "$status" -eq 0 ]
+}
