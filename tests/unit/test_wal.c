@@ -230,6 +230,18 @@ static q42_volume ref_parse(uint8_t **data)
 	return v;
 }
 
+/* The volume verifies and its index matches it in all n records. */
+static void verify_index_whole(uint64_t n)
+{
+	q42_wal_verify_report rep;
+	q42_err err;
+	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
+	assert_false(rep.idx_bad);
+	assert_int_equal(rep.idx_records, n);
+	assert_int_equal(rep.n_leaves, n);
+	q42_wal_verify_free(&rep);
+}
+
 static void reopen_writer(void)
 {
 	q42_wal w;
@@ -329,10 +341,7 @@ static void test_index_stale_after_cut(void **state)
 	q42_volume ref = ref_parse(&data);
 	assert_int_equal(ref.n_leaves, 7);
 	check_reader(&ref);
-	q42_wal_verify_report rep;
-	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
-	assert_false(rep.idx_bad);
-	assert_int_equal(rep.idx_records, 7);
+	verify_index_whole(7);
 	q42_volume_free(&ref);
 	free(data);
 	free(short_vol);
@@ -426,11 +435,7 @@ static void test_index_damage_before_checkpoint(void **state)
 	assert_int_equal(q42_wal_open(&w, vol, Q42_WAL_SYNC_OFF, false, &err), Q42_OK);
 	assert_int_equal(q42_wal_find_binding(&w, body, NULL), 0);
 	assert_int_equal(q42_wal_close(&w, &err), Q42_OK);
-	q42_wal_verify_report rep;
-	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
-	assert_false(rep.idx_bad);
-	assert_int_equal(rep.idx_records, 3);
-	q42_wal_verify_free(&rep);
+	verify_index_whole(3);
 	free(x);
 }
 
