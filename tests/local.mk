@@ -102,19 +102,36 @@ tests_tools_gen_demo_SOURCES = tests/tools/gen_demo.c
 tests_tools_gen_demo_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_tools_gen_demo_LDADD = tests/tools/libggufbuild.la $(Q42_PROGRAM_LIBS)
 
-# The crash driver: kills committing q42wal processes and checks recovery.
-# `make check` runs 200 kills (tests/bats/q42wal.bats); `make crashtest`
-# runs CRASH_KILLS of them.
+# The crash driver: kills committing q42wal processes, tears the volume's
+# and the index's ends, and checks recovery. `make check` runs 200 kills on
+# a fresh volume (tests/bats/q42wal.bats); `make crashtest` runs
+# CRASH_KILLS of them on a volume first grown to CRASH_GROW entries (about
+# 5 minutes at the defaults).
 check_PROGRAMS += tests/tools/crashtest
 tests_tools_crashtest_LDADD = $(Q42_PROGRAM_LIBS)
 CRASH_KILLS = 1000
+CRASH_GROW = 100000
 crashtest: tests/tools/crashtest$(EXEEXT) bin/q42wal/q42wal$(EXEEXT)
 	@mkdir -p crashtest.d
-	tests/tools/crashtest --kills $(CRASH_KILLS) --q42wal bin/q42wal/q42wal --dir crashtest.d
+	tests/tools/crashtest --kills $(CRASH_KILLS) --grow $(CRASH_GROW) \
+		--q42wal bin/q42wal/q42wal --dir crashtest.d
 clean-local: clean-crashtest
 clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
+
+# q42wal at growing volume sizes beside sqlite3 (not a test; docs/perf/wal.md):
+# `make bench-wal`, sizes in entries, commits timed at each size.
+BENCH_WAL_SIZES = 1000 10000 100000 1000000
+BENCH_WAL_COMMITS = 20
+bench-wal: bin/q42wal/q42wal$(EXEEXT) tests/tools/runstat$(EXEEXT)
+	Q42WAL=bin/q42wal/q42wal$(EXEEXT) RUNSTAT=tests/tools/runstat$(EXEEXT) \
+	BENCH_WAL_SIZES="$(BENCH_WAL_SIZES)" BENCH_WAL_COMMITS="$(BENCH_WAL_COMMITS)" \
+	$(SHELL) $(srcdir)/tests/tools/bench_wal.sh
+clean-local: clean-bench-wal
+clean-bench-wal:
+	rm -rf bench-wal.d
+.PHONY: bench-wal clean-bench-wal
 
 # Kernel micro-benchmarks (not tests): `make bench-kernels`, options via
 # BENCH_KERNELS_ARGS (e.g. "--threads 2 --type q4_K") and BENCH_ROWS_ARGS

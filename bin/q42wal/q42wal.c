@@ -34,7 +34,7 @@ static void help(void)
 	       "  init VOL [--review-key PUB.pem]... [--quorum K]   create a volume\n"
 	       "  commit VOL [--sync full|normal|off] [--batch N] [--review] [--no-wait]\n"
 	       "                            records on stdin -> entries; prints INDEX HASH KIND\n"
-	       "  log VOL [--json]          list entries\n"
+	       "  log VOL [--json] [--from N] [--count N]   list entries\n"
 	       "  show VOL ENTRY            print an entry's body\n"
 	       "  verify VOL [--outputs] [--head HEAD.json [--pub PUB.pem]]\n"
 	       "                            check every CRC, link, rule and the root\n"
@@ -42,6 +42,7 @@ static void help(void)
 	       "  prove VOL ENTRY [--size N]             inclusion proof (JSON)\n"
 	       "  consistency VOL OLD NEW                consistency proof (JSON)\n"
 	       "  recover VOL [--dry-run] [--force]      cut a torn tail\n"
+	       "  index VOL [--rebuild]     bring VOL.idx up to date (or rebuild it)\n"
 	       "  export VOL ARCHIVE        write VOL to ARCHIVE (.tar, .tar.zst)\n"
 	       "  import ARCHIVE VOL        verify ARCHIVE's volume, then create VOL\n"
 	       "  pending VOL [--all]       records waiting for review\n"
@@ -85,8 +86,8 @@ typedef struct opts {
 	uint32_t sync;
 	uint64_t batch;
 	bool review, nowait, json, outputs, dry_run, force, all;
-	bool have_size;
-	uint64_t size;
+	bool have_size, have_count, rebuild;
+	uint64_t size, from, count;
 	const char *sign, *key, *head, *pub;
 	q42_vol_config cfg;
 	const char *keys[Q42_VOL_MAX_KEYS];
@@ -264,16 +265,11 @@ out:
 
 /* ---- readers -------------------------------------------------------------- */
 
-static int open_view(q42_wal_view *r, const char *vol)
+static void note_in_progress(const char *vol, bool in_progress, uint64_t ignored)
 {
-	q42_err err;
-	int rc = q42_wal_view_open(r, vol, &err);
-	if (rc != Q42_OK)
-		return fail(rc, &err);
-	if (r->in_progress)
+	if (in_progress)
 		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
-			prog, vol, r->ignored);
-	return EXIT_OK;
+			prog, vol, ignored);
 }
 
 static json_t *hex_json(const uint8_t *h)
@@ -292,27 +288,53 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
+static int open_reader(q42_wal_reader *r, const char *vol)
+{
+	q42_err err;
+	int rc = q42_wal_reader_open(r, vol, &err);
+	if (rc != Q42_OK)
+		return fail(rc, &err);
+	note_in_progress(vol, r->in_progress, r->ignored);
+	return EXIT_OK;
+}
+
+/* Said once, when a reader had to read the frames instead of the index. */
+static void note_fallback(const q42_wal_reader *r, const char *vol)
+{
+	if (r->fell_back)
+		fprintf(stderr, "%s: %s.idx failed a check and was not used; `q42wal index %s "
+			"--rebuild` rebuilds it\n", prog, vol, vol);
+}
+
 static int cmd_log(const opts *o, const char *vol)
 {
-	q42_wal_view r;
-	int st = open_view(&r, vol);
+	q42_wal_reader r;
+	q42_err err;
+	int st = open_reader(&r, vol), rc;
 	if (st)
 		return st;
-	for (uint64_t i = 0; i < r.vol.n_leaves; i++) {
-		const q42_vol_frame *f = &r.vol.frames[r.vol.leaf_frame[i]];
+	uint64_t end = r.n_leaves;
+	if (o->have_count && o->from < end && o->count < end - o->from)
+		end = o->from + o->count;
+	for (uint64_t i = o->from; i < end; i++) {
 		q42_vol_entry e;
+		uint64_t seq;
+		q42_hash leaf;
 		char h[65], ref[24] = "-", rev[24] = "-";
-		q42_volume_entry(&r.vol, f, &e);
-		hex32(r.vol.leaves[i], h);
+		if ((rc = q42_wal_reader_entry(&r, i, &e, &seq, leaf, &err)) != Q42_OK) {
+			note_fallback(&r, vol);
+			q42_wal_reader_close(&r);
+			return fail(rc, &err);
+		}
+		hex32(leaf, h);
 		if (e.ref != Q42_VOL_NONE)
 			snprintf(ref, sizeof ref, "%" PRIu64, e.ref);
 		if (e.review != Q42_VOL_NONE)
 			snprintf(rev, sizeof rev, "%" PRIu64, e.review);
 		if (o->json) {
 			json_t *j = json_pack("{s:I,s:s,s:I,s:o,s:I}", "index", (json_int_t)i, "kind",
-					      q42_vol_kind_name(e.kind), "frame",
-					      (json_int_t)r.vol.leaf_frame[i], "hash",
-					      hex_json(r.vol.leaves[i]), "bytes", (json_int_t)e.body_len);
+					      q42_vol_kind_name(e.kind), "frame", (json_int_t)seq,
+					      "hash", hex_json(leaf), "bytes", (json_int_t)e.body_len);
 			if (j) {
 				json_object_set_new(j, "ref", e.ref == Q42_VOL_NONE ? json_null()
 							: json_integer((json_int_t)e.ref));
@@ -322,30 +344,37 @@ static int cmd_log(const opts *o, const char *vol)
 			}
 		} else {
 			printf("%" PRIu64 "\t%s\t%" PRIu64 "\t%s\t%s\t%s\t%" PRIu64 "\n", i,
-			       q42_vol_kind_name(e.kind), r.vol.leaf_frame[i], h, ref, rev, e.body_len);
+			       q42_vol_kind_name(e.kind), seq, h, ref, rev, e.body_len);
 		}
 	}
-	q42_wal_view_close(&r);
+	note_fallback(&r, vol);
+	q42_wal_reader_close(&r);
 	return EXIT_OK;
 }
 
 static int cmd_show(const char *vol, const char *arg)
 {
-	q42_wal_view r;
-	uint64_t i;
+	q42_wal_reader r;
+	q42_err err;
+	uint64_t i, seq;
+	q42_hash leaf;
 	if (!q42_cli_u64(arg, &i))
 		return usage("show: ENTRY must be a non-negative integer, got '%s'", arg);
-	int st = open_view(&r, vol);
+	int st = open_reader(&r, vol), rc;
 	if (st)
 		return st;
-	if (i >= r.vol.n_leaves) {
+	if (i >= r.n_leaves) {
 		fprintf(stderr, "%s: show: entry %" PRIu64 " does not exist (the volume has %" PRIu64
-			" entries)\n", prog, i, r.vol.n_leaves);
-		q42_wal_view_close(&r);
+			" entries)\n", prog, i, r.n_leaves);
+		q42_wal_reader_close(&r);
 		return EXIT_INVALID;
 	}
 	q42_vol_entry e;
-	q42_volume_entry(&r.vol, &r.vol.frames[r.vol.leaf_frame[i]], &e);
+	if ((rc = q42_wal_reader_entry(&r, i, &e, &seq, leaf, &err)) != Q42_OK) {
+		note_fallback(&r, vol);
+		q42_wal_reader_close(&r);
+		return fail(rc, &err);
+	}
 	const uint8_t *b = e.body;
 	uint64_t n = e.body_len;
 	if (e.kind == Q42_VOL_K_BINDING) {
@@ -355,35 +384,53 @@ static int cmd_show(const char *vol, const char *arg)
 	fwrite(b, 1, (size_t)n, stdout);
 	if (n == 0 || b[n - 1] != '\n')
 		putchar('\n');
-	q42_wal_view_close(&r);
+	note_fallback(&r, vol);
+	q42_wal_reader_close(&r);
 	return EXIT_OK;
 }
 
 static int cmd_head(const opts *o, const char *vol)
 {
-	q42_wal_view r;
+	q42_wal_reader r;
 	q42_err err;
 	q42_hash root;
-	int st = open_view(&r, vol), rc;
+	int st = open_reader(&r, vol), rc;
 	if (st)
 		return st;
-	uint64_t size = o->have_size ? o->size : r.vol.n_leaves;
-	if ((rc = q42_volume_root(&r.vol, size, root, &err)) != Q42_OK) {
-		q42_wal_view_close(&r);
+	uint64_t size = o->have_size ? o->size : r.n_leaves;
+	if ((rc = q42_wal_reader_root(&r, size, root, &err)) != Q42_OK) {
+		note_fallback(&r, vol);
+		q42_wal_reader_close(&r);
 		return fail(rc == Q42_EARG ? Q42_EFORMAT : rc, &err);
 	}
 	char id[33];
-	q42_hex_encode(r.vol.id, Q42_VOL_ID_LEN, id);
+	q42_hex_encode(q42_wal_reader_id(&r), Q42_VOL_ID_LEN, id);
+	if (o->sign) {
+		/* A signature attests the volume: the root it signs is computed
+		 * from every frame, never from the index alone. */
+		q42_wal_verify_report rep;
+		if ((rc = q42_wal_verify(vol, size, NULL, NULL, &rep, &err)) != Q42_OK) {
+			q42_wal_reader_close(&r);
+			return fail(rc, &err);
+		}
+		if (!rep.have_at || memcmp(rep.root_at, root, 32) != 0) {
+			fprintf(stderr, "%s: head: the index gives another root for size %" PRIu64
+				" than the frames; not signing (`q42wal index %s --rebuild`)\n", prog,
+				size, vol);
+			q42_wal_reader_close(&r);
+			return EXIT_INVALID;
+		}
+	}
 	json_t *j = json_pack("{s:s,s:I,s:o}", "volume", id, "size", (json_int_t)size, "root",
 			      hex_json(root));
 	if (o->sign && j) {
 		uint8_t msg[Q42_VOL_HEAD_MSG_LEN], sig[64], key[32];
 		char sh[129], kh[65];
-		q42_vol_head_message(r.vol.id, size, root, msg);
+		q42_vol_head_message(q42_wal_reader_id(&r), size, root, msg);
 		if ((rc = q42_vol_ed25519_pubkey(o->sign, key, &err)) != Q42_OK ||
 		    (rc = q42_ed25519_sign(o->sign, msg, sizeof msg, sig, &err)) != Q42_OK) {
 			json_decref(j);
-			q42_wal_view_close(&r);
+			q42_wal_reader_close(&r);
 			return fail(rc, &err);
 		}
 		q42_hex_encode(key, 32, kh);
@@ -392,7 +439,8 @@ static int cmd_head(const opts *o, const char *vol)
 		json_object_set_new(j, "signature", json_string(sh));
 	}
 	print_json(j);
-	q42_wal_view_close(&r);
+	note_fallback(&r, vol);
+	q42_wal_reader_close(&r);
 	return EXIT_OK;
 }
 
@@ -404,66 +452,72 @@ static void json_path(json_t *arr, const q42_hash *h, uint32_t n)
 
 static int cmd_prove(const opts *o, const char *vol, const char *arg)
 {
-	q42_wal_view r;
+	q42_wal_reader r;
 	q42_err err;
-	q42_hash root, path[Q42_MERKLE_MAX_PATH];
+	q42_hash root, leaf, path[Q42_MERKLE_MAX_PATH];
 	uint32_t len;
-	uint64_t i;
+	uint64_t i, seq;
+	q42_vol_entry e;
 	if (!q42_cli_u64(arg, &i))
 		return usage("prove: ENTRY must be a non-negative integer, got '%s'", arg);
-	int st = open_view(&r, vol), rc;
+	int st = open_reader(&r, vol), rc;
 	if (st)
 		return st;
-	uint64_t size = o->have_size ? o->size : r.vol.n_leaves;
-	if (size > r.vol.n_leaves || i >= size) {
+	uint64_t size = o->have_size ? o->size : r.n_leaves;
+	if (size > r.n_leaves || i >= size) {
 		fprintf(stderr, "%s: prove: entry %" PRIu64 " is not in a tree of %" PRIu64
-			" entries (the volume has %" PRIu64 ")\n", prog, i, size, r.vol.n_leaves);
-		q42_wal_view_close(&r);
+			" entries (the volume has %" PRIu64 ")\n", prog, i, size, r.n_leaves);
+		q42_wal_reader_close(&r);
 		return EXIT_INVALID;
 	}
-	if ((rc = q42_volume_root(&r.vol, size, root, &err)) != Q42_OK ||
-	    (rc = q42_merkle_path(r.vol.leaves, size, i, path, &len, &err)) != Q42_OK) {
-		q42_wal_view_close(&r);
+	if ((rc = q42_wal_reader_entry(&r, i, &e, &seq, leaf, &err)) != Q42_OK ||
+	    (rc = q42_wal_reader_root(&r, size, root, &err)) != Q42_OK ||
+	    (rc = q42_wal_reader_path(&r, size, i, path, &len, &err)) != Q42_OK) {
+		note_fallback(&r, vol);
+		q42_wal_reader_close(&r);
 		return fail(rc, &err);
 	}
 	json_t *arr = json_array();
 	json_path(arr, path, len);
 	print_json(json_pack("{s:I,s:I,s:o,s:o,s:o}", "index", (json_int_t)i, "size",
-			     (json_int_t)size, "leaf", hex_json(r.vol.leaves[i]), "root",
+			     (json_int_t)size, "leaf", hex_json(leaf), "root",
 			     hex_json(root), "path", arr));
-	q42_wal_view_close(&r);
+	note_fallback(&r, vol);
+	q42_wal_reader_close(&r);
 	return EXIT_OK;
 }
 
 static int cmd_consistency(const char *vol, const char *a, const char *b)
 {
-	q42_wal_view r;
+	q42_wal_reader r;
 	q42_err err;
 	q42_hash r1, r2, proof[Q42_MERKLE_MAX_CONSISTENCY];
 	uint32_t len;
 	uint64_t m, n;
 	if (!q42_cli_u64(a, &m) || !q42_cli_u64(b, &n))
 		return usage("consistency: OLD and NEW must be non-negative integers, got '%s' '%s'", a, b);
-	int st = open_view(&r, vol), rc;
+	int st = open_reader(&r, vol), rc;
 	if (st)
 		return st;
-	if (m == 0 || m > n || n > r.vol.n_leaves) {
+	if (m == 0 || m > n || n > r.n_leaves) {
 		fprintf(stderr, "%s: consistency: need 0 < OLD <= NEW <= %" PRIu64 " (got %" PRIu64
-			" and %" PRIu64 ")\n", prog, r.vol.n_leaves, m, n);
-		q42_wal_view_close(&r);
+			" and %" PRIu64 ")\n", prog, r.n_leaves, m, n);
+		q42_wal_reader_close(&r);
 		return EXIT_INVALID;
 	}
-	if ((rc = q42_volume_root(&r.vol, m, r1, &err)) != Q42_OK ||
-	    (rc = q42_volume_root(&r.vol, n, r2, &err)) != Q42_OK ||
-	    (rc = q42_merkle_consistency(r.vol.leaves, n, m, proof, &len, &err)) != Q42_OK) {
-		q42_wal_view_close(&r);
+	if ((rc = q42_wal_reader_root(&r, m, r1, &err)) != Q42_OK ||
+	    (rc = q42_wal_reader_root(&r, n, r2, &err)) != Q42_OK ||
+	    (rc = q42_wal_reader_consistency(&r, n, m, proof, &len, &err)) != Q42_OK) {
+		note_fallback(&r, vol);
+		q42_wal_reader_close(&r);
 		return fail(rc, &err);
 	}
 	json_t *arr = json_array();
 	json_path(arr, proof, len);
 	print_json(json_pack("{s:I,s:I,s:o,s:o,s:o}", "old", (json_int_t)m, "new", (json_int_t)n,
 			     "old_root", hex_json(r1), "new_root", hex_json(r2), "proof", arr));
-	q42_wal_view_close(&r);
+	note_fallback(&r, vol);
+	q42_wal_reader_close(&r);
 	return EXIT_OK;
 }
 
@@ -478,57 +532,89 @@ static void print_binding(void *arg, uint64_t entry, enum q42_wal_bound state, u
 		       state == Q42_WAL_BOUND ? "bound" : "mismatch", binding, src);
 }
 
+/* A progress line on a terminal only: stderr is rewritten in place. */
+static void progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	fprintf(stderr, "\r%s: verify: %" PRIu64 " of %" PRIu64 " MiB (%3u%%)", prog, done >> 20,
+		total >> 20, total ? (unsigned)(done * 100 / total) : 100u);
+	if (done >= total)
+		fputc('\n', stderr);
+}
+
 static int cmd_verify(const opts *o, const char *vol)
 {
-	q42_wal_view r;
+	q42_wal_verify_report rep;
 	q42_err err;
-	q42_hash root;
-	int rc = q42_wal_view_open(&r, vol, &err), status = EXIT_OK;
+	int status = EXIT_OK;
+	int rc = q42_wal_verify(vol, Q42_VOL_NONE, isatty(2) ? progress : NULL, NULL, &rep, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
 		return q42_cli_status(rc);
 	}
-	if (r.in_progress)
-		fprintf(stderr, "%s: %s: a writer is active; %" PRIu64 " bytes in progress ignored\n",
-			prog, vol, r.ignored);
-	if ((rc = q42_volume_root(&r.vol, r.vol.n_leaves, root, &err)) != Q42_OK) {
-		q42_wal_view_close(&r);
-		return fail(rc, &err);
-	}
-	char h[65];
-	hex32(root, h);
-	if (o->head && (rc = q42_wal_check_head(&r.vol, o->head, o->pub, &err)) != Q42_OK) {
-		fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
-		status = q42_cli_status(rc);
-	}
-	if (status == EXIT_OK && o->outputs && q42_wal_check_bindings(&r.vol, print_binding, NULL))
+	note_in_progress(vol, rep.in_progress, rep.ignored);
+	if (rep.idx_msg[0])
+		fprintf(stderr, "%s: verify: index: %s%s\n", prog, rep.idx_msg,
+			rep.idx_bad ? " (the volume is intact; `q42wal index --rebuild` rebuilds it)" : "");
+	if (rep.idx_bad)
 		status = EXIT_INVALID;
+	char h[65];
+	hex32(rep.root, h);
+	if (status == EXIT_OK && o->head) {
+		q42_wal_reader r;
+		if ((rc = q42_wal_reader_open(&r, vol, &err)) == Q42_OK) {
+			rc = q42_wal_check_head(&r, o->head, o->pub, &err);
+			q42_wal_reader_close(&r);
+		}
+		if (rc != Q42_OK) {
+			fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
+			status = q42_cli_status(rc);
+		}
+	}
+	if (status == EXIT_OK && o->outputs) {
+		/* Every record against its binding, one entry at a time. */
+		q42_wal_reader r;
+		uint64_t bad = 0;
+		if ((rc = q42_wal_reader_open(&r, vol, &err)) == Q42_OK) {
+			rc = q42_wal_check_bindings(&r, print_binding, NULL, &bad, &err);
+			q42_wal_reader_close(&r);
+		}
+		if (rc != Q42_OK) {
+			fprintf(stderr, "%s: verify: %s\n", prog, err.msg);
+			q42_wal_verify_free(&rep);
+			return q42_cli_status(rc);
+		}
+		if (bad)
+			status = EXIT_INVALID;
+	}
 	if (status == EXIT_OK)
-		printf("ok\t%" PRIu64 " frames\t%" PRIu64 " entries\t%s\n", r.vol.n_frames,
-		       r.vol.n_leaves, h);
-	q42_wal_view_close(&r);
+		printf("ok\t%" PRIu64 " frames\t%" PRIu64 " entries\t%s\n", rep.n_frames,
+		       rep.n_leaves, h);
+	q42_wal_verify_free(&rep);
 	return status;
 }
 
 static int cmd_pending(const opts *o, const char *vol)
 {
-	q42_wal_view r;
-	int st = open_view(&r, vol);
-	if (st)
-		return st;
+	q42_wal_verify_report rep;
+	q42_err err;
+	/* The review state is in the votes, anywhere: every frame, streamed. */
+	int rc = q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err);
+	if (rc != Q42_OK)
+		return fail(rc, &err);
+	note_in_progress(vol, rep.in_progress, rep.ignored);
 	static const char *const names[] = {"open", "committed", "rejected"};
-	for (uint64_t i = 0; i < r.vol.n_pending; i++) {
-		const q42_vol_pending *p = &r.vol.pending[i];
+	for (uint64_t i = 0; i < rep.n_pending; i++) {
+		const q42_vol_pending *p = &rep.pending[i];
 		if (!o->all && p->state != Q42_VOL_P_OPEN)
 			continue;
 		char leaf[24] = "-";
 		if (p->leaf != Q42_VOL_NONE)
 			snprintf(leaf, sizeof leaf, "%" PRIu64, p->leaf);
 		printf("%" PRIu64 "\t%s\t%u/%u\t%u\t%s\t%u\n", p->seq, names[p->state], p->approvals,
-		       r.vol.config.quorum, p->rejections, leaf,
-		       r.vol.frames[p->seq].length - Q42_VOL_ENTRY_HEAD);
+		       rep.quorum, p->rejections, leaf, p->length - Q42_VOL_ENTRY_HEAD);
 	}
-	q42_wal_view_close(&r);
+	q42_wal_verify_free(&rep);
 	return EXIT_OK;
 }
 
@@ -608,6 +694,7 @@ static int cmd_bind(const opts *o, const char *vol, const char *model)
 enum {
 	OPT_SYNC = 256, OPT_BATCH, OPT_REVIEW, OPT_NOWAIT, OPT_JSON, OPT_OUTPUTS, OPT_HEAD,
 	OPT_PUB, OPT_SIZE, OPT_SIGN, OPT_DRY, OPT_FORCE, OPT_KEY, OPT_RKEY, OPT_QUORUM, OPT_ALL,
+	OPT_FROM, OPT_COUNT, OPT_REBUILD,
 };
 
 /* Which commands take which option (checked after parsing). */
@@ -632,6 +719,9 @@ static const struct {
 	{OPT_RKEY, "--review-key", " init "},
 	{OPT_QUORUM, "--quorum", " init "},
 	{OPT_ALL, "--all", " pending "},
+	{OPT_FROM, "--from", " log "},
+	{OPT_COUNT, "--count", " log "},
+	{OPT_REBUILD, "--rebuild", " index "},
 };
 
 static const struct {
@@ -640,7 +730,7 @@ static const struct {
 } commands[] = {
 	{"init", 1}, {"commit", 1}, {"log", 1}, {"show", 2}, {"verify", 1}, {"head", 1},
 	{"prove", 2}, {"consistency", 3}, {"recover", 1}, {"export", 2}, {"import", 2},
-	{"pending", 1}, {"approve", 2}, {"reject", 2}, {"bind", 2},
+	{"pending", 1}, {"approve", 2}, {"reject", 2}, {"bind", 2}, {"index", 1},
 };
 
 int main(int argc, char **argv)
@@ -662,6 +752,9 @@ int main(int argc, char **argv)
 		{"review-key", required_argument, NULL, OPT_RKEY},
 		{"quorum", required_argument, NULL, OPT_QUORUM},
 		{"all", no_argument, NULL, OPT_ALL},
+		{"from", required_argument, NULL, OPT_FROM},
+		{"count", required_argument, NULL, OPT_COUNT},
+		{"rebuild", no_argument, NULL, OPT_REBUILD},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -714,6 +807,17 @@ int main(int argc, char **argv)
 		case OPT_SIGN: o.sign = optarg; break;
 		case OPT_DRY: o.dry_run = true; break;
 		case OPT_FORCE: o.force = true; break;
+		case OPT_ALL: o.all = true; break;
+		case OPT_FROM:
+			if (!q42_cli_u64(optarg, &o.from))
+				return usage("--from takes a non-negative integer, not '%s'", optarg);
+			break;
+		case OPT_COUNT:
+			if (!q42_cli_u64(optarg, &o.count))
+				return usage("--count takes a non-negative integer, not '%s'", optarg);
+			o.have_count = true;
+			break;
+		case OPT_REBUILD: o.rebuild = true; break;
 		case OPT_KEY: o.key = optarg; break;
 		case OPT_RKEY:
 			if (o.n_keys >= Q42_VOL_MAX_KEYS)
@@ -815,6 +919,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(o.cmd, "pending"))
 		return cmd_pending(&o, a[0]);
+	if (!strcmp(o.cmd, "index")) {
+		uint64_t before, after;
+		if ((rc = q42_wal_reindex(a[0], o.rebuild, &before, &after, &err)) != Q42_OK)
+			return fail(rc, &err);
+		printf("index\t%" PRIu64 " entries matched\t%" PRIu64 " entries now\n", before, after);
+		return EXIT_OK;
+	}
 	if (!strcmp(o.cmd, "approve"))
 		return cmd_vote(&o, a[0], a[1], Q42_VOL_APPROVE);
 	if (!strcmp(o.cmd, "reject"))

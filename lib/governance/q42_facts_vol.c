@@ -2,8 +2,8 @@
  *
  * Grounding may use what a volume has committed: the quin entries and the
  * N-Quads of binding entries, never pending (unreviewed) frames. The
- * volume is opened through the wal's reader view, which validates every
- * frame first and never blocks a writer. Kept apart from q42_facts.c so
+ * volume is read through the wal's indexed reader, one entry at a time,
+ * each checked against its frame, and never blocks a writer. Kept apart from q42_facts.c so
  * the fact set itself does not depend on lib/wal.
  */
 #include "governance/q42_facts.h"
@@ -14,17 +14,18 @@
 
 int q42_facts_load_volume(q42_facts *f, const char *path, q42_err *err)
 {
-	q42_wal_view view;
+	q42_wal_reader r;
 	q42_buf text;
 	int rc;
-	if ((rc = q42_wal_view_open(&view, path, err)) != Q42_OK)
+	if ((rc = q42_wal_reader_open(&r, path, err)) != Q42_OK)
 		return rc;
 	q42_buf_init(&text);
-	for (uint64_t i = 0; i < view.vol.n_leaves; i++) {
-		const q42_vol_frame *fr = &view.vol.frames[view.vol.leaf_frame[i]];
+	for (uint64_t i = 0; i < r.n_leaves; i++) {
 		q42_vol_entry e;
-		uint64_t skip = 0;
-		q42_volume_entry(&view.vol, fr, &e);
+		uint64_t seq, skip = 0;
+		q42_hash leaf;
+		if ((rc = q42_wal_reader_entry(&r, i, &e, &seq, leaf, err)) != Q42_OK)
+			goto done;
 		if (e.kind == Q42_VOL_K_BINDING)
 			skip = Q42_VOL_BINDING_HEAD;
 		else if (e.kind != Q42_VOL_K_QUIN)
@@ -39,6 +40,6 @@ int q42_facts_load_volume(q42_facts *f, const char *path, q42_err *err)
 	rc = q42_facts_add(f, text.data, text.len, path, err);
 done:
 	q42_buf_free(&text);
-	q42_wal_view_close(&view);
+	q42_wal_reader_close(&r);
 	return rc;
 }

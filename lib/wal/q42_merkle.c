@@ -1,8 +1,8 @@
 /* q42_merkle.c -- RFC 6962 tree hashing, audit paths and consistency proofs.
  *
  * The recursions follow the RFC's definitions directly (MTH, PATH, PROOF);
- * their depth is at most 64, and each level hashes each leaf at most once,
- * so a proof costs O(n) hashes. Hashing goes through OpenSSL's EVP so the
+ * their depth is at most 64. Over a leaf array a proof costs O(n) hashes;
+ * over a node source (the volume's index) one fetch per level. Hashing goes through OpenSSL's EVP so the
  * same SHA-256 serves the volume format and the tree. See q42-volume(5).
  */
 #include <openssl/evp.h>
@@ -45,22 +45,26 @@ static uint64_t split_point(uint64_t n)
 	return k;
 }
 
+static int empty_root(q42_hash out, q42_err *err)
+{
+	uint8_t none = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int rc = Q42_OK;
+	if (!ctx)
+		return q42_err_set(err, Q42_ENOMEM, "merkle: cannot allocate a digest context");
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(ctx, &none, 0) != 1 || EVP_DigestFinal_ex(ctx, out, NULL) != 1)
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "merkle: SHA-256 failed in libcrypto");
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
 int q42_merkle_root(const q42_hash *leaves, uint64_t n, q42_hash out, q42_err *err)
 {
 	q42_hash l, r;
 	int rc;
-	if (n == 0) {
-		uint8_t none = 0;
-		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-		if (!ctx)
-			return q42_err_set(err, Q42_ENOMEM, "merkle: cannot allocate a digest context");
-		rc = Q42_OK;
-		if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-		    EVP_DigestUpdate(ctx, &none, 0) != 1 || EVP_DigestFinal_ex(ctx, out, NULL) != 1)
-			rc = q42_err_set(err, Q42_EUNSUPPORTED, "merkle: SHA-256 failed in libcrypto");
-		EVP_MD_CTX_free(ctx);
-		return rc;
-	}
+	if (n == 0)
+		return empty_root(out, err);
 	if (n == 1) {
 		memcpy(out, leaves[0], Q42_MERKLE_HASH_LEN);
 		return Q42_OK;
@@ -72,8 +76,25 @@ int q42_merkle_root(const q42_hash *leaves, uint64_t n, q42_hash out, q42_err *e
 	return q42_merkle_node(l, r, out, err);
 }
 
-int q42_merkle_path(const q42_hash *leaves, uint64_t n, uint64_t m,
-		    q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err)
+int q42_merkle_src_root(const q42_merkle_src *s, uint64_t lo, uint64_t n, q42_hash out,
+			q42_err *err)
+{
+	q42_hash l, r;
+	int rc;
+	if (n == 0)
+		return empty_root(out, err);
+	if ((n & (n - 1)) == 0)
+		return s->node(s->arg, lo, (uint32_t)__builtin_ctzll(n), out, err);
+	/* The left part of a split is perfect: one fetch; recurse on the right. */
+	uint64_t k = split_point(n);
+	if ((rc = s->node(s->arg, lo, (uint32_t)__builtin_ctzll(k), l, err)) != Q42_OK ||
+	    (rc = q42_merkle_src_root(s, lo + k, n - k, r, err)) != Q42_OK)
+		return rc;
+	return q42_merkle_node(l, r, out, err);
+}
+
+int q42_merkle_src_path(const q42_merkle_src *s, uint64_t n, uint64_t m,
+			q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err)
 {
 	/* Walk down from the root, remembering the sibling subtree of each
 	 * level; the RFC lists them leaf side first, so emit in reverse. */
@@ -102,7 +123,7 @@ int q42_merkle_path(const q42_hash *leaves, uint64_t n, uint64_t m,
 	}
 	for (uint32_t i = 0; i < depth; i++) {
 		uint32_t d = depth - 1 - i;
-		if ((rc = q42_merkle_root(leaves + lo[d], cnt[d], path[i], err)) != Q42_OK)
+		if ((rc = q42_merkle_src_root(s, lo[d], cnt[d], path[i], err)) != Q42_OK)
 			return rc;
 	}
 	*len = depth;
@@ -110,7 +131,7 @@ int q42_merkle_path(const q42_hash *leaves, uint64_t n, uint64_t m,
 }
 
 /* SUBPROOF(m, D[lo, lo + n), b) of RFC 6962 section 2.1.2, appended to proof. */
-static int subproof(const q42_hash *leaves, uint64_t n, uint64_t m, int complete,
+static int subproof(const q42_merkle_src *s, uint64_t lo, uint64_t n, uint64_t m, int complete,
 		    q42_hash *proof, uint32_t *len, q42_err *err)
 {
 	int rc;
@@ -119,31 +140,107 @@ static int subproof(const q42_hash *leaves, uint64_t n, uint64_t m, int complete
 			return Q42_OK;
 		if (*len >= Q42_MERKLE_MAX_CONSISTENCY)
 			return q42_err_set(err, Q42_EARG, "merkle: consistency proof too long");
-		return q42_merkle_root(leaves, n, proof[(*len)++], err);
+		return q42_merkle_src_root(s, lo, n, proof[(*len)++], err);
 	}
 	uint64_t k = split_point(n);
 	if (m <= k) {
-		if ((rc = subproof(leaves, k, m, complete, proof, len, err)) != Q42_OK)
+		if ((rc = subproof(s, lo, k, m, complete, proof, len, err)) != Q42_OK)
 			return rc;
 		if (*len >= Q42_MERKLE_MAX_CONSISTENCY)
 			return q42_err_set(err, Q42_EARG, "merkle: consistency proof too long");
-		return q42_merkle_root(leaves + k, n - k, proof[(*len)++], err);
+		return q42_merkle_src_root(s, lo + k, n - k, proof[(*len)++], err);
 	}
-	if ((rc = subproof(leaves + k, n - k, m - k, 0, proof, len, err)) != Q42_OK)
+	if ((rc = subproof(s, lo + k, n - k, m - k, 0, proof, len, err)) != Q42_OK)
 		return rc;
 	if (*len >= Q42_MERKLE_MAX_CONSISTENCY)
 		return q42_err_set(err, Q42_EARG, "merkle: consistency proof too long");
-	return q42_merkle_root(leaves, k, proof[(*len)++], err);
+	return q42_merkle_src_root(s, lo, k, proof[(*len)++], err);
 }
 
-int q42_merkle_consistency(const q42_hash *leaves, uint64_t n, uint64_t m,
-			   q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY], uint32_t *len,
-			   q42_err *err)
+int q42_merkle_src_consistency(const q42_merkle_src *s, uint64_t n, uint64_t m,
+			       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY], uint32_t *len,
+			       q42_err *err)
 {
 	*len = 0;
 	if (m == 0 || m > n)
 		return q42_err_set(err, Q42_EARG,
 				   "merkle: consistency needs 0 < old size <= new size (old %llu, new %llu)",
 				   (unsigned long long)m, (unsigned long long)n);
-	return subproof(leaves, n, m, 1, proof, len, err);
+	return subproof(s, 0, n, m, 1, proof, len, err);
+}
+
+/* The array form: a perfect subtree is hashed from its leaves. */
+static int array_node(void *arg, uint64_t lo, uint32_t level, q42_hash out, q42_err *err)
+{
+	const q42_hash *leaves = arg;
+	return q42_merkle_root(leaves + lo, UINT64_C(1) << level, out, err);
+}
+
+int q42_merkle_path(const q42_hash *leaves, uint64_t n, uint64_t m,
+		    q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err)
+{
+	q42_merkle_src s = {array_node, (void *)(uintptr_t)leaves};
+	return q42_merkle_src_path(&s, n, m, path, len, err);
+}
+
+int q42_merkle_consistency(const q42_hash *leaves, uint64_t n, uint64_t m,
+			   q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY], uint32_t *len,
+			   q42_err *err)
+{
+	q42_merkle_src s = {array_node, (void *)(uintptr_t)leaves};
+	return q42_merkle_src_consistency(&s, n, m, proof, len, err);
+}
+
+int q42_merkle_range_push(q42_merkle_range *r, const q42_hash leaf, q42_hash *nodes,
+			  uint32_t *n_nodes, q42_err *err)
+{
+	q42_hash cur;
+	uint32_t t = (uint32_t)__builtin_ctzll(~r->n), k;
+	int rc;
+	if (t > r->count)
+		return q42_err_set(err, Q42_EARG, "merkle: compact range of %u hashes for %llu leaves",
+				   r->count, (unsigned long long)r->n);
+	memcpy(cur, leaf, Q42_MERKLE_HASH_LEN);
+	for (k = 0; k < t; k++) {
+		if ((rc = q42_merkle_node(r->h[r->count - 1], cur, cur, err)) != Q42_OK)
+			return rc;
+		r->count--;
+		if (nodes)
+			memcpy(nodes[k], cur, Q42_MERKLE_HASH_LEN);
+	}
+	memcpy(r->h[r->count++], cur, Q42_MERKLE_HASH_LEN);
+	r->n++;
+	if (n_nodes)
+		*n_nodes = t;
+	return Q42_OK;
+}
+
+int q42_merkle_range_root(const q42_merkle_range *r, q42_hash out, q42_err *err)
+{
+	int rc;
+	if (r->count == 0)
+		return empty_root(out, err);
+	memcpy(out, r->h[r->count - 1], Q42_MERKLE_HASH_LEN);
+	for (uint32_t i = r->count - 1; i-- > 0;)
+		if ((rc = q42_merkle_node(r->h[i], out, out, err)) != Q42_OK)
+			return rc;
+	return Q42_OK;
+}
+
+void q42_merkle_range_part(uint64_t n, uint32_t i, uint32_t *level, uint64_t *lo)
+{
+	uint64_t base = 0;
+	for (uint32_t b = 64; b-- > 0;) {
+		if (!(n >> b & 1))
+			continue;
+		if (i == 0) {
+			*level = b;
+			*lo = base;
+			return;
+		}
+		i--;
+		base += UINT64_C(1) << b;
+	}
+	*level = 0;
+	*lo = base;
 }

@@ -2,9 +2,13 @@
  *
  * Leaves are hashed as SHA-256(0x00 || data), interior nodes as
  * SHA-256(0x01 || left || right), and a tree of n leaves splits at the
- * largest power of two below n (RFC 6962, section 2.1). Every function
- * works on an array of leaf hashes that the caller owns; nothing here
- * reads files, allocates beyond its own recursion scratch, or prints.
+ * largest power of two below n (RFC 6962, section 2.1). The functions
+ * work either on an array of leaf hashes that the caller owns or on a
+ * node source (q42_merkle_src): a callback that returns the hash of any
+ * perfect, aligned subtree, which is how proofs are made from the
+ * volume's persisted node store in O(log n) reads. The compact range
+ * (RFC 9162, the right edge of the tree: one hash per 1 bit of n) is what
+ * an appender keeps. Nothing here reads files or prints.
  */
 #ifndef Q42_MERKLE_H
 #define Q42_MERKLE_H
@@ -40,5 +44,48 @@ Q42_API int q42_merkle_path(const q42_hash *leaves, uint64_t n, uint64_t m,
 Q42_API int q42_merkle_consistency(const q42_hash *leaves, uint64_t n, uint64_t m,
 				   q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY], uint32_t *len,
 				   q42_err *err);
+
+/* ---- Node sources ------------------------------------------------------ */
+
+/* Hash of the perfect subtree of 2^level leaves that starts at leaf lo (a
+ * multiple of 2^level); level 0 is the leaf hash. */
+typedef int (*q42_merkle_node_fn)(void *arg, uint64_t lo, uint32_t level, q42_hash out,
+				  q42_err *err);
+typedef struct q42_merkle_src {
+	q42_merkle_node_fn node;
+	void *arg;
+} q42_merkle_src;
+
+/* MTH(D[lo, lo + n)) for a subtree of an RFC 6962 tree: at most one node
+ * fetch per level. */
+Q42_API int q42_merkle_src_root(const q42_merkle_src *s, uint64_t lo, uint64_t n, q42_hash out,
+				q42_err *err);
+/* As q42_merkle_path and q42_merkle_consistency, over a node source. */
+Q42_API int q42_merkle_src_path(const q42_merkle_src *s, uint64_t n, uint64_t m,
+				q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err);
+Q42_API int q42_merkle_src_consistency(const q42_merkle_src *s, uint64_t n, uint64_t m,
+				       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY],
+				       uint32_t *len, q42_err *err);
+
+/* ---- Compact range (the tree's right edge) ------------------------------ */
+
+/* The roots of the perfect subtrees that make up a tree of n leaves, one
+ * per 1 bit of n, largest (leftmost) first. */
+typedef struct q42_merkle_range {
+	uint64_t n;
+	uint32_t count;
+	q42_hash h[64];
+} q42_merkle_range;
+
+/* Append one leaf. nodes (may be NULL) receives the hashes of the
+ * subtrees the leaf completes, levels 1..*n_nodes (the number of trailing
+ * 1 bits of the old n). */
+Q42_API int q42_merkle_range_push(q42_merkle_range *r, const q42_hash leaf, q42_hash *nodes,
+				  uint32_t *n_nodes, q42_err *err);
+/* Root of the tree the range describes. */
+Q42_API int q42_merkle_range_root(const q42_merkle_range *r, q42_hash out, q42_err *err);
+/* Level of the i-th subtree of a range over n leaves (i < popcount(n)), and
+ * its first leaf. */
+Q42_API void q42_merkle_range_part(uint64_t n, uint32_t i, uint32_t *level, uint64_t *lo);
 
 #endif

@@ -177,25 +177,67 @@ static bool grow(void **arr, uint64_t *cap, uint64_t need, size_t item)
 	return true;
 }
 
-typedef struct parse_state {
-	q42_volume *v;
-	const char *name;
-	uint64_t cap_frames, cap_leaves, cap_kind, cap_lf, cap_pending;
-	uint8_t prev[Q42_MERKLE_HASH_LEN];
-} parse_state;
+void q42_volscan_free(q42_volscan *s)
+{
+	free(s->kind);
+	free(s->pending);
+	s->kind = NULL;
+	s->pending = NULL;
+	s->cap_kind = s->cap_pending = s->n_pending = 0;
+}
+
+q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq)
+{
+	/* Pending frames are recorded in frame order: binary search by seq. */
+	uint64_t lo = 0, hi = s->n_pending;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (s->pending[mid].seq == seq)
+			return &s->pending[mid];
+		if (s->pending[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* SHA-256 of an ENTRY/PENDING payload without its review field (16..23):
+ * equal digests mean an entry repeats its pending frame. */
+static int payload_digest(const uint8_t *p, uint32_t len, q42_hash out, q42_err *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int rc = Q42_OK;
+	if (!ctx)
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate a digest context");
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, p, 16) != 1 ||
+	    EVP_DigestUpdate(ctx, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD) != 1 ||
+	    EVP_DigestFinal_ex(ctx, out, NULL) != 1)
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "SHA-256 failed in libcrypto");
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
 
 #define FRAME_FAIL(...)                                                                    \
 	do {                                                                               \
 		q42_err_set(err, Q42_EFORMAT, __VA_ARGS__);                                 \
-		q42_err_prefix(err, "%s: frame %llu at offset %llu", st->name,             \
+		q42_err_prefix(err, "%s: frame %llu at offset %llu", s->name,              \
 			       (unsigned long long)seq, (unsigned long long)off);          \
 		return Q42_EFORMAT;                                                        \
 	} while (0)
 
-static int check_config(parse_state *st, uint64_t seq, uint64_t off, const uint8_t *p,
+#define NEED_FULL()                                                                        \
+	do {                                                                               \
+		s->need_full = true;                                                       \
+		return q42_err_set(err, Q42_EUNSUPPORTED,                                   \
+				   "%s: frame %llu needs the review state from frame 0",   \
+				   s->name, (unsigned long long)seq);                      \
+	} while (0)
+
+static int check_config(q42_volscan *s, uint64_t seq, uint64_t off, const uint8_t *p,
 			uint32_t len, q42_err *err)
 {
-	q42_vol_config *c = &st->v->config;
+	q42_vol_config *c = &s->config;
 	if (len < 8)
 		FRAME_FAIL("config: payload of %u bytes, expected at least 8", len);
 	uint32_t quorum = q42_ld32(p), n = q42_ld32(p + 4);
@@ -217,10 +259,30 @@ static int check_config(parse_state *st, uint64_t seq, uint64_t off, const uint8
 	return Q42_OK;
 }
 
-static int check_entry(parse_state *st, uint64_t seq, uint64_t off, uint16_t type,
+/* Kind of an earlier leaf, or 0 when ref names no earlier leaf. */
+static int leaf_kind(q42_volscan *s, uint64_t ref, uint32_t *kind, q42_err *err)
+{
+	*kind = 0;
+	if (ref >= s->n_leaves)
+		return Q42_OK;
+	if (ref >= s->kind_base) {
+		*kind = s->kind[ref - s->kind_base];
+		return Q42_OK;
+	}
+	if (s->kind_of && s->kind_of(s->kind_arg, ref, kind, err) == Q42_OK)
+		return Q42_OK;
+	/* Whatever answers for leaves before the checkpoint (the index) could
+	 * not: the kinds must come from the frames, read from frame 0. */
+	s->need_full = true;
+	return q42_err_set(err, Q42_EUNSUPPORTED, "%s: the kind of leaf %llu needs frame 0",
+			   s->name, (unsigned long long)ref);
+}
+
+static int check_entry(q42_volscan *s, uint64_t seq, uint64_t off, uint16_t type,
 		       const uint8_t *p, uint32_t len, q42_err *err)
 {
-	q42_volume *v = st->v;
+	uint32_t rk;
+	int rc;
 	if (len < Q42_VOL_ENTRY_HEAD + 1)
 		FRAME_FAIL("%s: payload of %u bytes, expected at least %u",
 			   q42_vol_frame_type_name(type), len, Q42_VOL_ENTRY_HEAD + 1);
@@ -230,13 +292,18 @@ static int check_entry(parse_state *st, uint64_t seq, uint64_t off, uint16_t typ
 		FRAME_FAIL("%s: reserved bytes 1..7 are not zero", q42_vol_frame_type_name(type));
 	switch (kind) {
 	case Q42_VOL_K_RECORD:
-		if (ref != Q42_VOL_NONE &&
-		    (ref >= v->n_leaves || v->leaf_kind[ref] != Q42_VOL_K_BINDING))
+		if (ref == Q42_VOL_NONE)
+			break;
+		if ((rc = leaf_kind(s, ref, &rk, err)) != Q42_OK)
+			return rc;
+		if (rk != Q42_VOL_K_BINDING)
 			FRAME_FAIL("record: binding reference %llu is not a binding entry",
 				   (unsigned long long)ref);
 		break;
 	case Q42_VOL_K_QUIN:
-		if (ref >= v->n_leaves || v->leaf_kind[ref] != Q42_VOL_K_RECORD)
+		if ((rc = leaf_kind(s, ref, &rk, err)) != Q42_OK)
+			return rc;
+		if (rk != Q42_VOL_K_RECORD)
 			FRAME_FAIL("quin: record reference %llu is not a record entry",
 				   (unsigned long long)ref);
 		break;
@@ -252,7 +319,7 @@ static int check_entry(parse_state *st, uint64_t seq, uint64_t off, uint16_t typ
 		FRAME_FAIL("%s: unknown entry kind %u", q42_vol_frame_type_name(type), kind);
 	}
 	if (type == Q42_VOL_F_PENDING) {
-		if (v->config.quorum == 0)
+		if (s->config.quorum == 0)
 			FRAME_FAIL("pending: the volume has no review keys configured");
 		if (kind != Q42_VOL_K_RECORD)
 			FRAME_FAIL("pending: only records can wait for review, found %s",
@@ -263,31 +330,32 @@ static int check_entry(parse_state *st, uint64_t seq, uint64_t off, uint16_t typ
 	}
 	if (review == Q42_VOL_NONE)
 		return Q42_OK;
-	if (review >= seq || v->frames[review].type != Q42_VOL_F_PENDING)
+	q42_vol_pending *pd = review < seq ? q42_volscan_pending(s, review) : NULL;
+	if (!pd && s->partial && review < seq)
+		NEED_FULL();
+	if (!pd)
 		FRAME_FAIL("entry: review reference %llu is not a pending frame",
 			   (unsigned long long)review);
-	q42_vol_frame *pf = &v->frames[review];
-	q42_vol_pending *pd = &v->pending[pf->pending];
 	if (pd->state != Q42_VOL_P_OPEN)
 		FRAME_FAIL("entry: pending frame %llu was already %s", (unsigned long long)review,
 			   pd->state == Q42_VOL_P_COMMITTED ? "committed" : "rejected");
-	if (pd->approvals < v->config.quorum)
+	if (pd->approvals < s->config.quorum)
 		FRAME_FAIL("entry: pending frame %llu has %u approvals, quorum is %u",
-			   (unsigned long long)review, pd->approvals, v->config.quorum);
-	const uint8_t *pp = v->data + pf->payload_off;
-	if (pf->length != len || memcmp(pp, p, 16) != 0 ||
-	    memcmp(pp + Q42_VOL_ENTRY_HEAD, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD) != 0)
+			   (unsigned long long)review, pd->approvals, s->config.quorum);
+	q42_hash d;
+	if ((rc = payload_digest(p, len, d, err)) != Q42_OK)
+		return rc;
+	if (pd->length != len || memcmp(pd->digest, d, Q42_MERKLE_HASH_LEN) != 0)
 		FRAME_FAIL("entry: differs from the pending frame %llu it commits",
 			   (unsigned long long)review);
 	pd->state = Q42_VOL_P_COMMITTED;
-	pd->leaf = v->n_leaves;
+	pd->leaf = s->n_leaves;
 	return Q42_OK;
 }
 
-static int check_vote(parse_state *st, uint64_t seq, uint64_t off, const uint8_t *p,
+static int check_vote(q42_volscan *s, uint64_t seq, uint64_t off, const uint8_t *p,
 		      uint32_t len, q42_err *err)
 {
-	q42_volume *v = st->v;
 	q42_err e2;
 	if (len != Q42_VOL_VOTE_SIZE)
 		FRAME_FAIL("vote: payload of %u bytes, expected %u", len, Q42_VOL_VOTE_SIZE);
@@ -297,23 +365,25 @@ static int check_vote(parse_state *st, uint64_t seq, uint64_t off, const uint8_t
 		FRAME_FAIL("vote: decision %u is neither 1 (approve) nor 2 (reject)", decision);
 	if (!all_zero(p + 9, 7))
 		FRAME_FAIL("vote: reserved bytes 9..15 are not zero");
-	if (ps >= seq || v->frames[ps].type != Q42_VOL_F_PENDING)
+	q42_vol_pending *pd = ps < seq ? q42_volscan_pending(s, ps) : NULL;
+	if (!pd && s->partial && ps < seq)
+		NEED_FULL();
+	if (!pd)
 		FRAME_FAIL("vote: frame %llu is not a pending frame", (unsigned long long)ps);
-	q42_vol_pending *pd = &v->pending[v->frames[ps].pending];
 	if (pd->state != Q42_VOL_P_OPEN)
 		FRAME_FAIL("vote: pending frame %llu is already %s", (unsigned long long)ps,
 			   pd->state == Q42_VOL_P_COMMITTED ? "committed" : "rejected");
 	uint32_t ki;
-	for (ki = 0; ki < v->config.n_keys; ki++)
-		if (!memcmp(v->config.keys[ki], p + 16, Q42_VOL_ED25519_KEY_LEN))
+	for (ki = 0; ki < s->config.n_keys; ki++)
+		if (!memcmp(s->config.keys[ki], p + 16, Q42_VOL_ED25519_KEY_LEN))
 			break;
-	if (ki == v->config.n_keys)
+	if (ki == s->config.n_keys)
 		FRAME_FAIL("vote: the signing key is not one of the configured review keys");
 	if (pd->voted & (1u << ki))
 		FRAME_FAIL("vote: review key %u already voted on pending frame %llu", ki,
 			   (unsigned long long)ps);
 	uint8_t msg[Q42_VOL_VOTE_MSG_LEN];
-	q42_vol_vote_message(v->id, ps, v->frames[ps].hash, decision, msg);
+	q42_vol_vote_message(s->id, ps, pd->hash, decision, msg);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	if (q42_vol_ed25519_verify_raw(p + 16, msg, sizeof msg, p + 48, &e2) != Q42_OK)
 		FRAME_FAIL("vote: signature by review key %u: %s", ki, e2.msg);
@@ -325,22 +395,68 @@ static int check_vote(parse_state *st, uint64_t seq, uint64_t off, const uint8_t
 		pd->approvals++;
 	} else {
 		pd->rejections++;
-		if (pd->rejections > v->config.n_keys - v->config.quorum)
+		if (pd->rejections > s->config.n_keys - s->config.quorum)
 			pd->state = Q42_VOL_P_REJECTED;
 	}
 	return Q42_OK;
 }
 
-/* Validate one frame at off; on success record it and return its end in *end. */
-static int parse_frame(parse_state *st, uint64_t off, uint64_t *end, q42_err *err)
+int q42_volscan_header(q42_volscan *s, const uint8_t hdr[Q42_VOL_HEADER_SIZE], const char *name,
+		       q42_err *err)
 {
-	q42_volume *v = st->v;
-	uint64_t seq = v->n_frames, avail = v->size - off, total;
-	const uint8_t *f = v->data + off;
+	memset(s, 0, sizeof *s);
+	s->name = name ? name : "volume";
+	s->end = Q42_VOL_HEADER_SIZE;
+	if (memcmp(hdr, Q42_VOL_MAGIC, 4) != 0)
+		return q42_err_set(err, Q42_EFORMAT, "%s: header: magic is not \"Q42\\0\"", s->name);
+	uint32_t hcrc = q42_crc32c(0, hdr, 60);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	if (q42_ld32(hdr + 60) != hcrc)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "%s: header: CRC-32C: stored 0x%08x, computed 0x%08x", s->name,
+				   q42_ld32(hdr + 60), hcrc);
+#else
+	(void)hcrc;
+#endif
+	s->version = q42_ld32(hdr + 4);
+	if (s->version != Q42_VOL_VERSION)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: header: version %u, this reader knows %u",
+				   s->name, s->version, Q42_VOL_VERSION);
+	if (q42_ld32(hdr + 8) != Q42_VOL_HEADER_SIZE || q42_ld32(hdr + 12) != 0 ||
+	    !all_zero(hdr + 40, 20))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "%s: header: size field, flags or reserved bytes 40..59 are not as "
+				   "specified (64, 0, zeros)", s->name);
+	memcpy(s->id, hdr + 16, Q42_VOL_ID_LEN);
+	s->created = q42_ld64(hdr + 32);
+	int rc = q42_sha256(hdr, Q42_VOL_HEADER_SIZE, s->header_hash, err);
+	if (rc == Q42_OK)
+		memcpy(s->prev, s->header_hash, Q42_MERKLE_HASH_LEN);
+	return rc;
+}
+
+void q42_volscan_resume(q42_volscan *s, uint64_t seq, uint64_t n_leaves, uint64_t end,
+			const q42_hash fh, const q42_merkle_range *range)
+{
+	s->n_frames = seq + 1;
+	s->n_leaves = n_leaves;
+	s->kind_base = n_leaves;
+	s->end = end;
+	memcpy(s->prev, fh, Q42_MERKLE_HASH_LEN);
+	s->range = *range;
+	s->partial = true;
+	s->n_pending = 0;
+}
+
+int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)
+{
+	uint64_t seq = s->n_frames, off = s->end, total;
 	int rc;
-	v->bad_end = v->size;
+	s->short_frame = false;
+	s->need_full = false;
+	s->bad_end = off + avail;
 	if (avail < Q42_VOL_FRAME_HEAD) {
-		v->tail_short = true;
+		s->short_frame = true;
 		FRAME_FAIL("truncated: %llu of the %u head bytes present", (unsigned long long)avail,
 			   Q42_VOL_FRAME_HEAD);
 	}
@@ -350,11 +466,11 @@ static int parse_frame(parse_state *st, uint64_t off, uint64_t *end, q42_err *er
 		FRAME_FAIL("length %u exceeds the %u-byte payload cap", len, Q42_VOL_MAX_PAYLOAD);
 	total = (uint64_t)Q42_VOL_FRAME_OVERHEAD + len;
 	if (avail < total) {
-		v->tail_short = true;
+		s->short_frame = true;
 		FRAME_FAIL("truncated: %llu of %llu bytes present", (unsigned long long)avail,
 			   (unsigned long long)total);
 	}
-	v->bad_end = off + total;
+	s->bad_end = off + total;
 	uint32_t stored = q42_ld32(f + Q42_VOL_FRAME_HEAD + len);
 	uint32_t crc = q42_crc32c(0, f, Q42_VOL_FRAME_HEAD + (size_t)len);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -370,7 +486,7 @@ static int parse_frame(parse_state *st, uint64_t off, uint64_t *end, q42_err *er
 		FRAME_FAIL("sequence number %llu, expected %llu",
 			   (unsigned long long)q42_ld64(f + 8), (unsigned long long)seq);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-	if (memcmp(f + 16, st->prev, Q42_MERKLE_HASH_LEN) != 0)
+	if (memcmp(f + 16, s->prev, Q42_MERKLE_HASH_LEN) != 0)
 		FRAME_FAIL("link does not match the hash of the previous %s",
 			   seq ? "frame" : "header");
 #endif
@@ -380,14 +496,14 @@ static int parse_frame(parse_state *st, uint64_t off, uint64_t *end, q42_err *er
 	const uint8_t *p = f + Q42_VOL_FRAME_HEAD;
 	switch (type) {
 	case Q42_VOL_F_CONFIG:
-		rc = check_config(st, seq, off, p, len, err);
+		rc = check_config(s, seq, off, p, len, err);
 		break;
 	case Q42_VOL_F_ENTRY:
 	case Q42_VOL_F_PENDING:
-		rc = check_entry(st, seq, off, type, p, len, err);
+		rc = check_entry(s, seq, off, type, p, len, err);
 		break;
 	case Q42_VOL_F_VOTE:
-		rc = check_vote(st, seq, off, p, len, err);
+		rc = check_vote(s, seq, off, p, len, err);
 		break;
 	default:
 		FRAME_FAIL("unknown frame type %u", type);
@@ -395,101 +511,122 @@ static int parse_frame(parse_state *st, uint64_t off, uint64_t *end, q42_err *er
 	if (rc != Q42_OK)
 		return rc;
 
-	if (!grow((void **)&v->frames, &st->cap_frames, seq + 1, sizeof *v->frames))
-		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu", st->name,
-				   (unsigned long long)seq);
-	q42_vol_frame *fr = &v->frames[seq];
+	q42_vol_frame *fr = &s->last;
 	fr->offset = off;
 	fr->length = len;
 	fr->type = type;
 	fr->payload_off = off + Q42_VOL_FRAME_HEAD;
 	fr->leaf = Q42_VOL_NONE;
 	fr->pending = Q42_VOL_NONE;
+	s->last_kind = 0;
 	if ((rc = q42_sha256(f, total, fr->hash, err)) != Q42_OK)
 		return rc;
 	if (type == Q42_VOL_F_ENTRY) {
-		uint64_t n = v->n_leaves;
-		if (!grow((void **)&v->leaves, &st->cap_leaves, n + 1, sizeof *v->leaves) ||
-		    !grow((void **)&v->leaf_frame, &st->cap_lf, n + 1, sizeof *v->leaf_frame) ||
-		    !grow((void **)&v->leaf_kind, &st->cap_kind, n + 1, 1))
+		uint64_t n = s->n_leaves;
+		if (!grow((void **)&s->kind, &s->cap_kind, n - s->kind_base + 1, 1))
 			return q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
-					   st->name, (unsigned long long)seq);
-		if ((rc = q42_merkle_leaf(p, len, v->leaves[n], err)) != Q42_OK)
+					   s->name, (unsigned long long)seq);
+		if ((rc = q42_merkle_leaf(p, len, s->last_leaf, err)) != Q42_OK ||
+		    (rc = q42_merkle_range_push(&s->range, s->last_leaf, s->last_nodes,
+						    &s->last_n_nodes, err)) != Q42_OK)
 			return rc;
-		v->leaf_frame[n] = seq;
-		v->leaf_kind[n] = p[0];
+		s->kind[n - s->kind_base] = p[0];
+		s->last_kind = p[0];
 		fr->leaf = n;
-		v->n_leaves = n + 1;
+		s->n_leaves = n + 1;
 	} else if (type == Q42_VOL_F_PENDING) {
-		uint64_t n = v->n_pending;
-		if (!grow((void **)&v->pending, &st->cap_pending, n + 1, sizeof *v->pending))
+		uint64_t n = s->n_pending;
+		if (!grow((void **)&s->pending, &s->cap_pending, n + 1, sizeof *s->pending))
 			return q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
-					   st->name, (unsigned long long)seq);
-		memset(&v->pending[n], 0, sizeof v->pending[n]);
-		v->pending[n].seq = seq;
-		v->pending[n].leaf = Q42_VOL_NONE;
+					   s->name, (unsigned long long)seq);
+		q42_vol_pending *pd = &s->pending[n];
+		memset(pd, 0, sizeof *pd);
+		pd->seq = seq;
+		pd->leaf = Q42_VOL_NONE;
+		pd->offset = off;
+		pd->length = len;
+		memcpy(pd->hash, fr->hash, Q42_MERKLE_HASH_LEN);
+		if ((rc = payload_digest(p, len, pd->digest, err)) != Q42_OK)
+			return rc;
 		fr->pending = n;
-		v->n_pending = n + 1;
+		s->n_pending = n + 1;
 	}
-	memcpy(st->prev, fr->hash, Q42_MERKLE_HASH_LEN);
-	v->n_frames = seq + 1;
-	*end = off + total;
+	memcpy(s->prev, fr->hash, Q42_MERKLE_HASH_LEN);
+	s->n_frames = seq + 1;
+	s->end = off + total;
 	return Q42_OK;
 }
+
+/* ---- The in-memory reader: a scan that also keeps every frame ----------- */
+
 
 int q42_volume_parse(q42_volume *v, const uint8_t *data, uint64_t size, const char *name,
 		     q42_err *err)
 {
-	parse_state st = {.v = v, .name = name ? name : "volume"};
+	q42_volscan s;
+	uint64_t cap_frames = 0, cap_leaves = 0, cap_lf = 0;
 	int rc;
 	memset(v, 0, sizeof *v);
+	memset(&s, 0, sizeof s);
 	v->data = data;
 	v->size = size;
+	name = name ? name : "volume";
 	if (size < Q42_VOL_HEADER_SIZE)
 		return q42_err_set(err, Q42_EFORMAT, "%s: header: file has %llu bytes, expected at least %u",
-				   st.name, (unsigned long long)size, Q42_VOL_HEADER_SIZE);
-	if (memcmp(data, Q42_VOL_MAGIC, 4) != 0)
-		return q42_err_set(err, Q42_EFORMAT, "%s: header: magic is not \"Q42\\0\"", st.name);
-	uint32_t hcrc = q42_crc32c(0, data, 60);
-#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-	if (q42_ld32(data + 60) != hcrc)
-		return q42_err_set(err, Q42_EFORMAT,
-				   "%s: header: CRC-32C: stored 0x%08x, computed 0x%08x", st.name,
-				   q42_ld32(data + 60), hcrc);
-#else
-	(void)hcrc;
-#endif
-	v->version = q42_ld32(data + 4);
-	if (v->version != Q42_VOL_VERSION)
-		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: header: version %u, this reader knows %u",
-				   st.name, v->version, Q42_VOL_VERSION);
-	if (q42_ld32(data + 8) != Q42_VOL_HEADER_SIZE || q42_ld32(data + 12) != 0 ||
-	    !all_zero(data + 40, 20))
-		return q42_err_set(err, Q42_EFORMAT,
-				   "%s: header: size field, flags or reserved bytes 40..59 are not as "
-				   "specified (64, 0, zeros)", st.name);
-	memcpy(v->id, data + 16, Q42_VOL_ID_LEN);
-	v->created = q42_ld64(data + 32);
-	if ((rc = q42_sha256(data, Q42_VOL_HEADER_SIZE, st.prev, err)) != Q42_OK)
+				   name, (unsigned long long)size, Q42_VOL_HEADER_SIZE);
+	if ((rc = q42_volscan_header(&s, data, name, err)) != Q42_OK) {
+		v->version = s.version;
 		return rc;
-	v->header_ok = true;
-	uint64_t off = Q42_VOL_HEADER_SIZE;
-	v->valid_end = off;
-	while (off < size) {
-		uint64_t end = off;
-		rc = parse_frame(&st, off, &end, err);
-		if (rc == Q42_ENOMEM)
-			return rc;
-		if (rc != Q42_OK) {
-			v->tail_bad = true;
-			v->bad_frame = v->n_frames;
-			return rc;
-		}
-		off = end;
-		v->valid_end = off;
 	}
-	if (v->n_frames == 0)
-		return q42_err_set(err, Q42_EFORMAT, "%s: frame 0 at offset 64: missing config frame",
-				   st.name);
-	return Q42_OK;
+	v->version = s.version;
+	memcpy(v->id, s.id, Q42_VOL_ID_LEN);
+	v->created = s.created;
+	v->header_ok = true;
+	v->valid_end = s.end;
+	while (s.end < size) {
+		rc = q42_volscan_frame(&s, data + s.end, size - s.end, err);
+		if (rc == Q42_OK) {
+			uint64_t seq = s.n_frames - 1;
+			if (!grow((void **)&v->frames, &cap_frames, seq + 1, sizeof *v->frames)) {
+				rc = q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
+						 name, (unsigned long long)seq);
+				goto out;
+			}
+			v->frames[seq] = s.last;
+			if (s.last.type == Q42_VOL_F_ENTRY) {
+				uint64_t n = s.n_leaves - 1;
+				if (!grow((void **)&v->leaves, &cap_leaves, n + 1, sizeof *v->leaves) ||
+				    !grow((void **)&v->leaf_frame, &cap_lf, n + 1, sizeof *v->leaf_frame)) {
+					rc = q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
+							 name, (unsigned long long)seq);
+					goto out;
+				}
+				memcpy(v->leaves[n], s.last_leaf, Q42_MERKLE_HASH_LEN);
+				v->leaf_frame[n] = seq;
+			}
+			v->n_frames = s.n_frames;
+			v->n_leaves = s.n_leaves;
+			v->valid_end = s.end;
+			continue;
+		}
+		if (rc == Q42_EFORMAT) {
+			v->tail_bad = true;
+			v->tail_short = s.short_frame;
+			v->bad_frame = s.n_frames;
+			v->bad_end = s.bad_end;
+		}
+		goto out;
+	}
+	if (s.n_frames == 0)
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: frame 0 at offset 64: missing config frame",
+				 name);
+out:
+	v->config = s.config;
+	v->leaf_kind = s.kind;
+	v->pending = s.pending;
+	v->n_pending = s.n_pending;
+	s.kind = NULL;
+	s.pending = NULL;
+	q42_volscan_free(&s);
+	return rc;
 }

@@ -88,6 +88,10 @@ typedef struct q42_vol_pending {
 	uint32_t approvals, rejections;
 	uint32_t voted;       /* bit i: configured key i has voted */
 	uint64_t leaf;        /* when committed */
+	uint64_t offset;      /* of the PENDING frame */
+	uint32_t length;      /* its payload bytes */
+	q42_hash hash;        /* its frame hash (what votes sign) */
+	q42_hash digest;      /* SHA-256 of its payload without bytes 16..23 */
 } q42_vol_pending;
 
 typedef struct q42_vol_config {
@@ -121,6 +125,65 @@ typedef struct q42_volume {
 	uint64_t bad_frame;   /* its seq (== n_frames) */
 	uint64_t bad_end;     /* end of the bad frame when its length was readable, else size */
 } q42_volume;
+
+/* ---- Streaming validation ----------------------------------------------- */
+
+/* The state of one pass over a volume, frame by frame, without holding the
+ * volume: what the rules of q42-volume(5) need to judge the next frame
+ * (the link, counts, the kind of every leaf a reference may name, the
+ * review state of pending frames) plus the Merkle tree's compact range.
+ * Memory: one byte per leaf scanned and one q42_vol_pending per pending
+ * frame. A scan may start at a checkpoint (q42_volscan_resume): leaves
+ * before it are then looked up through kind_of, and a frame whose rules
+ * need the review state from before the checkpoint (a vote, an entry that
+ * commits a pending frame) stops the scan with need_full set. */
+typedef struct q42_volscan {
+	const char *name;
+	uint32_t version;
+	uint8_t id[Q42_VOL_ID_LEN];
+	uint64_t created;
+	q42_hash header_hash;
+	q42_vol_config config;
+	uint64_t n_frames, n_leaves;
+	uint64_t end;          /* offset just after the last valid frame */
+	q42_hash prev;         /* hash of the last valid frame (or of the header) */
+	q42_merkle_range range;
+	/* the frame the last successful q42_volscan_frame accepted */
+	q42_vol_frame last;
+	q42_hash last_leaf;    /* its leaf hash when it is an ENTRY */
+	uint32_t last_kind;
+	uint32_t last_n_nodes; /* subtrees that leaf completed (levels 1..n) */
+	q42_hash last_nodes[64];
+	/* kinds of leaves kind_base.. ; earlier ones come from kind_of */
+	uint8_t *kind;
+	uint64_t kind_base, cap_kind;
+	int (*kind_of)(void *arg, uint64_t leaf, uint32_t *kind, q42_err *err);
+	void *kind_arg;
+	q42_vol_pending *pending;
+	uint64_t n_pending, cap_pending;
+	bool partial;          /* resumed at a checkpoint */
+	bool need_full;        /* stopped: this frame needs a scan from frame 0 */
+	bool short_frame;      /* the failing frame is cut off by the end of the input */
+	uint64_t bad_end;      /* end of the failing frame when its length was readable */
+} q42_volscan;
+
+/* Check the 64 header bytes and start a scan at offset 64. */
+Q42_API int q42_volscan_header(q42_volscan *s, const uint8_t hdr[Q42_VOL_HEADER_SIZE],
+			       const char *name, q42_err *err);
+/* Continue a scan after a frame already known to be valid (a checkpoint):
+ * it is frame seq, the leaf-th leaf (Q42_VOL_NONE when not an entry),
+ * ends at end, has frame hash fh; range is the tree over leaves 0..n_leaves-1.
+ * The config must have been scanned (frame 0). */
+Q42_API void q42_volscan_resume(q42_volscan *s, uint64_t seq, uint64_t n_leaves, uint64_t end,
+				const q42_hash fh, const q42_merkle_range *range);
+/* Validate the frame at s->end, whose first avail bytes are f. Q42_OK: it
+ * is accepted and described by s->last. Q42_EFORMAT: the message names the
+ * frame ("NAME: frame 7 at offset 1234: ..."), short_frame says whether the
+ * input ended inside it. Q42_ENOMEM, or Q42_EUNSUPPORTED with need_full. */
+Q42_API int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err);
+/* The pending frame seq, or NULL. */
+Q42_API q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq);
+Q42_API void q42_volscan_free(q42_volscan *s);
 
 /* ---- Reader ----------------------------------------------------------- */
 

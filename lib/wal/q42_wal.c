@@ -1,9 +1,11 @@
 /* q42_wal.c -- the writer side of a Q42 volume: create, lock, stage,
- * group-commit, recover; and the non-blocking reader view.
+ * group-commit, keep the index, recover.
  *
- * The writer never appends to a volume it has not validated end to end,
- * and never leaves a half-written batch behind when it can help it (a
- * failed write is cut back). Crash safety does not depend on that: the
+ * The writer never appends after a frame it has not validated (the frames
+ * after the index's checkpoint are read at open; the checkpoint itself is
+ * a frame read and hashed), holds O(log n) hashes and the batch, and
+ * never leaves a half-written batch behind when it can help it (a failed
+ * write is cut back). Crash safety does not depend on that: the
  * reader's CRC and link checks find a torn tail, and q42_wal_recover cuts
  * only a tail, never a frame that intact frames follow. See q42-volume(5).
  */
@@ -24,9 +26,7 @@
 #include "formats/q42_digest.h"
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
-
-/* Cap on a volume read into memory by a writer or by import. */
-#define WAL_MAX_VOLUME_BYTES (UINT64_C(1) << 36)
+#include "wal/q42_walidx.h"
 
 /* Append one frame (head, payload pieces, CRC) to buf; hash it. */
 static int frame_build(q42_buf *buf, uint16_t type, uint64_t seq, const q42_hash prev,
@@ -178,40 +178,6 @@ fail:
 	return rc;
 }
 
-/* Read the whole of fd into a fresh buffer. */
-static int read_all(int fd, const char *path, uint8_t **out, uint64_t *size, q42_err *err)
-{
-	struct stat st;
-	uint8_t *p;
-	*out = NULL;
-	*size = 0;
-	if (fstat(fd, &st) != 0)
-		return q42_err_set(err, Q42_EIO, "%s: stat: %s", path, strerror(errno));
-	if ((uint64_t)st.st_size > WAL_MAX_VOLUME_BYTES)
-		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: %llu bytes exceeds the %llu-byte cap",
-				   path, (unsigned long long)st.st_size,
-				   (unsigned long long)WAL_MAX_VOLUME_BYTES);
-	p = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!p)
-		return q42_err_set(err, Q42_ENOMEM, "%s: cannot allocate %llu bytes", path,
-				   (unsigned long long)st.st_size);
-	uint64_t got = 0;
-	while (got < (uint64_t)st.st_size) {
-		ssize_t n = pread(fd, p + got, (size_t)((uint64_t)st.st_size - got), (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(p);
-			return q42_err_set(err, Q42_EIO, "%s: read: %s", path,
-					   n < 0 ? strerror(errno) : "file shrank");
-		}
-		got += (uint64_t)n;
-	}
-	*out = p;
-	*size = got;
-	return Q42_OK;
-}
-
 static int lock_open(const char *path, bool nowait, int *fdp, q42_err *err)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -231,25 +197,6 @@ static int lock_open(const char *path, bool nowait, int *fdp, q42_err *err)
 	return Q42_OK;
 }
 
-static bool leaves_grow(q42_wal *w, uint64_t need)
-{
-	if (need <= w->cap_leaves)
-		return true;
-	uint64_t cap = w->cap_leaves ? w->cap_leaves * 2 : 256;
-	while (cap < need)
-		cap *= 2;
-	q42_hash *l = realloc(w->leaves, (size_t)cap * sizeof *l);
-	if (!l)
-		return false;
-	w->leaves = l;
-	uint8_t *k = realloc(w->leaf_kind, (size_t)cap);
-	if (!k)
-		return false;
-	w->leaf_kind = k;
-	w->cap_leaves = cap;
-	return true;
-}
-
 static bool binding_add(q42_wal *w, uint64_t leaf, const uint8_t *body)
 {
 	if (w->n_bindings == w->cap_bindings) {
@@ -267,9 +214,87 @@ static bool binding_add(q42_wal *w, uint64_t leaf, const uint8_t *body)
 	return true;
 }
 
-int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err)
+/* The bindings among the frames the open scan read (after the checkpoint,
+ * or all of them when it read from frame 0). */
+static int open_collect(void *arg, const q42_volscan *s, const uint8_t *frame, q42_err *err)
 {
-	uint64_t size;
+	q42_wal *w = arg;
+	if (!frame) {
+		w->n_bindings = 0;
+		return Q42_OK;
+	}
+	if (s->last.type == Q42_VOL_F_ENTRY && s->last_kind == Q42_VOL_K_BINDING &&
+	    !binding_add(w, s->last.leaf, frame + Q42_VOL_FRAME_HEAD + Q42_VOL_ENTRY_HEAD))
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	return Q42_OK;
+}
+
+/* The bindings before the checkpoint: a chain through the index records
+ * (each names the latest binding at or before it). */
+static int bindings_before(q42_wal *w, q42_err *err)
+{
+	q42_walopen *st = w->st;
+	q42_walidx_rec r;
+	uint64_t n_old = 0, cap = 0, *old = NULL;
+	int rc = Q42_OK;
+	if (st->rescanned || st->trusted == 0)
+		return Q42_OK;
+	if ((rc = q42_walidx_read(&st->idx, st->trusted - 1, &r, err)) != Q42_OK)
+		return rc;
+	uint64_t b = r.binding;
+	while (b != Q42_VOL_NONE) {
+		if (b >= st->trusted || n_old >= st->trusted) {
+			rc = q42_err_set(err, Q42_EFORMAT, "%s: binding chain names entry %llu",
+					 st->idx.path, (unsigned long long)b);
+			goto out;
+		}
+		if (n_old == cap) {
+			uint64_t *o = realloc(old, (size_t)(cap = cap ? cap * 2 : 8) * sizeof *o);
+			if (!o) {
+				rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+				goto out;
+			}
+			old = o;
+		}
+		old[n_old++] = b;
+		if (b == 0)
+			break;
+		if ((rc = q42_walidx_read(&st->idx, b - 1, &r, err)) != Q42_OK)
+			goto out;
+		b = r.binding;
+	}
+	/* oldest first, then those the scan found */
+	uint64_t n_new = w->n_bindings;
+	for (uint64_t k = 0; k < n_old; k++) {
+		uint8_t body[Q42_VOL_BINDING_HEAD + Q42_VOL_FRAME_HEAD + Q42_VOL_ENTRY_HEAD];
+		uint64_t leaf = old[n_old - 1 - k];
+		if ((rc = q42_walidx_read(&st->idx, leaf, &r, err)) != Q42_OK ||
+		    (rc = q42_wal_pread(w->fd, w->path, body, sizeof body, r.offset, err)) != Q42_OK)
+			goto out;
+		if (r.kind != Q42_VOL_K_BINDING || body[Q42_VOL_FRAME_HEAD] != Q42_VOL_K_BINDING) {
+			rc = q42_err_set(err, Q42_EFORMAT, "%s: entry %llu is not a binding",
+					 st->idx.path, (unsigned long long)leaf);
+			goto out;
+		}
+		if (!binding_add(w, leaf, body + Q42_VOL_FRAME_HEAD + Q42_VOL_ENTRY_HEAD)) {
+			rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	/* rotate: the n_new found by the scan were first */
+	for (uint64_t k = 0; k < n_new; k++) {
+		q42_wal_binding t = w->bindings[0];
+		memmove(w->bindings, w->bindings + 1, (size_t)(w->n_bindings - 1) * sizeof t);
+		w->bindings[w->n_bindings - 1] = t;
+	}
+out:
+	free(old);
+	return rc;
+}
+
+static int wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, int mode,
+		    q42_err *err)
+{
 	int rc;
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
@@ -278,44 +303,49 @@ int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_e
 	if (sync > Q42_WAL_SYNC_OFF)
 		return q42_err_set(err, Q42_EARG, "unknown sync mode %u", sync);
 	w->path = strdup(path);
-	if (!w->path)
-		return q42_err_set(err, Q42_ENOMEM, "out of memory");
-	if ((rc = lock_open(path, nowait, &w->fd, err)) != Q42_OK)
-		goto fail;
-	if ((rc = read_all(w->fd, path, &w->data, &size, err)) != Q42_OK)
-		goto fail;
-	rc = q42_volume_parse(&w->vol, w->data, size, path, err);
-	if (rc != Q42_OK) {
-		if (w->vol.header_ok && w->vol.tail_bad)
-			q42_err_prefix(err, "refusing to append (run `q42wal recover` for a torn tail)");
-		goto fail;
-	}
-	w->size = size;
-	w->next_seq = w->vol.n_frames;
-	memcpy(w->last, w->vol.frames[w->vol.n_frames - 1].hash, Q42_MERKLE_HASH_LEN);
-	if (!leaves_grow(w, w->vol.n_leaves + 1)) {
+	w->st = calloc(1, sizeof *w->st);
+	if (!w->path || !w->st) {
 		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (w->vol.n_leaves)
-		memcpy(w->leaves, w->vol.leaves, (size_t)w->vol.n_leaves * sizeof *w->leaves);
-	if (w->vol.n_leaves)
-		memcpy(w->leaf_kind, w->vol.leaf_kind, (size_t)w->vol.n_leaves);
-	w->n_leaves = w->vol.n_leaves;
-	for (uint64_t i = 0; i < w->vol.n_leaves; i++) {
-		if (w->vol.leaf_kind[i] != Q42_VOL_K_BINDING)
-			continue;
-		q42_vol_entry e;
-		q42_volume_entry(&w->vol, &w->vol.frames[w->vol.leaf_frame[i]], &e);
-		if (!binding_add(w, i, e.body)) {
-			rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
-			goto fail;
-		}
+	w->st->idx.fd = -1;
+	if ((rc = lock_open(path, nowait, &w->fd, err)) != Q42_OK)
+		goto fail;
+	rc = q42_wal_scan_open(w->st, w->fd, path, mode, open_collect, w, err);
+	if (rc != Q42_OK) {
+		if (w->st->header_ok && w->st->tail_bad)
+			q42_err_prefix(err, "refusing to append (run `q42wal recover` for a torn tail)");
+		goto fail;
 	}
+	const q42_volscan *s = &w->st->scan;
+	w->size = s->end;
+	w->next_seq = s->n_frames;
+	memcpy(w->last, s->prev, Q42_MERKLE_HASH_LEN);
+	w->n_leaves = w->n_written = s->n_leaves;
+	w->range = s->range;
+	w->config = s->config;
+	memcpy(w->id, s->id, Q42_VOL_ID_LEN);
+	w->last_binding = w->st->binding;
+	if ((rc = bindings_before(w, err)) != Q42_OK) {
+		/* The index's binding chain failed a check: read them from the frames. */
+		q42_volscan all;
+		w->n_bindings = 0;
+		rc = q42_wal_scan_all(&all, w->fd, path, w->size, open_collect, w, err);
+		q42_volscan_free(&all);
+		if (rc != Q42_OK)
+			goto fail;
+	}
+	/* What the scan kept (leaf kinds, pending frames) is not needed to append. */
+	q42_volscan_free(&w->st->scan);
 	return Q42_OK;
 fail:
 	q42_wal_close(w, NULL);
 	return rc;
+}
+
+int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err)
+{
+	return wal_open(w, path, sync, nowait, Q42_WALSCAN_WRITE, err);
 }
 
 uint64_t q42_wal_staged(const q42_wal *w)
@@ -339,22 +369,34 @@ int q42_wal_stage(q42_wal *w, uint32_t type, uint32_t kind, uint64_t ref, uint64
 	head[0] = (uint8_t)kind;
 	q42_st64(head + 8, ref);
 	q42_st64(head + 16, review);
-	if (!leaves_grow(w, w->n_leaves + 1))
-		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if (type == Q42_VOL_F_ENTRY && w->n_staged == w->cap_staged) {
+		uint64_t cap = w->cap_staged ? w->cap_staged * 2 : 64;
+		q42_wal_batch_entry *ns = realloc(w->staged, (size_t)cap * sizeof *ns);
+		if (!ns)
+			return q42_err_set(err, Q42_ENOMEM, "out of memory");
+		w->staged = ns;
+		w->cap_staged = cap;
+	}
+	uint64_t offset = w->size + w->batch.len;
 	if ((rc = frame_build(&w->batch, (uint16_t)type, w->next_seq, w->last, head, sizeof head,
 			      body, body_len, fh, err)) != Q42_OK)
 		return rc;
 	if (type == Q42_VOL_F_ENTRY) {
+		q42_wal_batch_entry *sg = &w->staged[w->n_staged];
 		const uint8_t *payload = w->batch.data + w->batch.len - Q42_VOL_FRAME_TAIL -
 					 Q42_VOL_ENTRY_HEAD - body_len;
-		if ((rc = q42_merkle_leaf(payload, Q42_VOL_ENTRY_HEAD + body_len,
-					  w->leaves[w->n_leaves], err)) != Q42_OK)
+		if ((rc = q42_merkle_leaf(payload, Q42_VOL_ENTRY_HEAD + body_len, sg->leaf, err)) !=
+		    Q42_OK)
 			return rc;
 		if (kind == Q42_VOL_K_BINDING && !binding_add(w, w->n_leaves, body))
 			return q42_err_set(err, Q42_ENOMEM, "out of memory");
-		w->leaf_kind[w->n_leaves] = (uint8_t)kind;
+		sg->offset = offset;
+		sg->seq = w->next_seq;
+		memcpy(sg->frame_hash, fh, Q42_MERKLE_HASH_LEN);
+		sg->kind = kind;
+		w->n_staged++;
 		*index = w->n_leaves++;
-		memcpy(hash, w->leaves[*index], Q42_MERKLE_HASH_LEN);
+		memcpy(hash, sg->leaf, Q42_MERKLE_HASH_LEN);
 	} else {
 		*index = w->next_seq;
 		memcpy(hash, fh, Q42_MERKLE_HASH_LEN);
@@ -380,28 +422,71 @@ void q42_wal_discard(q42_wal *w)
 {
 	/* Rebuilding the in-memory tail is simpler than undoing it: re-derive
 	 * seq, link and leaves from the last written state. Only called before
-	 * anything of the batch was written, so those are the open-time state
-	 * plus earlier flushed batches, which the writer tracks as `size`. */
+	 * anything of the batch was written. */
 	if (w->batch.len == 0)
 		return;
 	uint64_t off = 0;
-	uint64_t frames = 0, leaves = 0, bindings = 0;
+	uint64_t frames = 0, bindings = 0;
 	while (off < w->batch.len) {
 		uint32_t len = q42_ld32(w->batch.data + off);
 		uint16_t type = q42_ld16(w->batch.data + off + 4);
-		if (type == Q42_VOL_F_ENTRY) {
-			leaves++;
-			if (w->batch.data[off + Q42_VOL_FRAME_HEAD] == Q42_VOL_K_BINDING)
-				bindings++;
-		}
+		if (type == Q42_VOL_F_ENTRY && w->batch.data[off + Q42_VOL_FRAME_HEAD] == Q42_VOL_K_BINDING)
+			bindings++;
 		frames++;
 		off += Q42_VOL_FRAME_OVERHEAD + (uint64_t)len;
 	}
 	memcpy(w->last, w->batch.data + 16, Q42_MERKLE_HASH_LEN);
 	w->next_seq -= frames;
-	w->n_leaves -= leaves;
+	w->n_leaves = w->n_written;
+	w->n_staged = 0;
 	w->n_bindings -= bindings;
 	q42_buf_reset(&w->batch);
+}
+
+/* After a batch reached the file: its index records. The index is derived
+ * data, so a failure here closes it and leaves the repair to the next open;
+ * the entries are acknowledged either way. */
+static void index_batch(q42_wal *w)
+{
+	q42_walidx *x = &w->st->idx;
+	q42_walidx_rec *recs = NULL;
+	q42_err e;
+	int rc = Q42_OK;
+	if (w->n_staged == 0)
+		return;
+	if (x->fd >= 0 && x->n == w->n_written)
+		recs = malloc((size_t)w->n_staged * sizeof *recs);
+	for (uint64_t k = 0; k < w->n_staged; k++) {
+		const q42_wal_batch_entry *sg = &w->staged[k];
+		q42_walidx_rec *r = recs ? &recs[k] : NULL;
+		q42_hash nodes[64];
+		uint32_t nn = 0;
+		if (sg->kind == Q42_VOL_K_BINDING)
+			w->last_binding = w->n_written + k;
+		if (rc == Q42_OK)
+			rc = q42_merkle_range_push(&w->range, sg->leaf, nodes, &nn, &e);
+		if (!r)
+			continue;
+		r->offset = sg->offset;
+		r->seq = sg->seq;
+		memcpy(r->frame_hash, sg->frame_hash, 32);
+		memcpy(r->leaf, sg->leaf, 32);
+		r->kind = sg->kind;
+		r->binding = w->last_binding;
+		r->n_nodes = nn;
+		memcpy(r->nodes, nodes, 32u * nn);
+	}
+	if (rc != Q42_OK) {
+		/* only a failure inside libcrypto: nothing more may be appended */
+		w->broken = true;
+	}
+	if (recs && (rc != Q42_OK || q42_walidx_append(x, recs, w->n_staged, &e) != Q42_OK))
+		q42_walidx_close(x);
+	else if (!recs)
+		q42_walidx_close(x);
+	free(recs);
+	w->n_written += w->n_staged;
+	w->n_staged = 0;
 }
 
 int q42_wal_flush(q42_wal *w, q42_err *err)
@@ -439,6 +524,7 @@ int q42_wal_flush(q42_wal *w, q42_err *err)
 		}
 		w->unsynced = false;
 	}
+	index_batch(w);
 	return Q42_OK;
 }
 
@@ -451,18 +537,37 @@ int q42_wal_close(q42_wal *w, q42_err *err)
 		    fsync(w->fd) != 0)
 			rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", w->path, strerror(errno));
 	}
+	if (w->st) {
+		q42_wal_scan_close(w->st);
+		free(w->st);
+	}
 	if (w->fd >= 0)
 		close(w->fd); /* releases the lock */
-	q42_volume_free(&w->vol);
-	free(w->data);
 	free(w->path);
-	free(w->leaves);
-	free(w->leaf_kind);
+	free(w->staged);
 	free(w->bindings);
 	q42_buf_free(&w->batch);
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
 	return rc;
+}
+
+int q42_wal_reindex(const char *path, bool rebuild, uint64_t *before, uint64_t *after,
+		    q42_err *err)
+{
+	q42_wal w;
+	int rc;
+	*before = *after = 0;
+	rc = wal_open(&w, path, Q42_WAL_SYNC_FULL, false,
+		      rebuild ? Q42_WALSCAN_REBUILD : Q42_WALSCAN_WRITE, err);
+	if (rc != Q42_OK)
+		return rc;
+	*before = w.st->trusted;
+	*after = w.st->idx.fd >= 0 ? w.st->idx.n : 0;
+	if (w.st->idx.fd >= 0 && fsync(w.st->idx.fd) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", w.st->idx.path, strerror(errno));
+	int rc2 = q42_wal_close(&w, rc == Q42_OK ? err : NULL);
+	return rc == Q42_OK ? rc2 : rc;
 }
 
 uint64_t q42_wal_find_binding(const q42_wal *w, const uint8_t *p64_sha256,
@@ -481,18 +586,19 @@ uint64_t q42_wal_find_binding(const q42_wal *w, const uint8_t *p64_sha256,
 /* Is there an intact frame anywhere after the bad one? A torn write only
  * ever leaves a prefix of what was written, so one found means the damage
  * is not a torn tail. Candidates are filtered on the cheap fields first. */
-static bool intact_frame_after(const q42_volume *v)
+static bool intact_frame_after(const uint8_t *data, uint64_t size, uint64_t valid_end,
+			       uint64_t bad_frame)
 {
-	uint64_t first = v->valid_end + 1;
-	for (uint64_t o = first; o + Q42_VOL_FRAME_OVERHEAD <= v->size; o++) {
-		const uint8_t *f = v->data + o;
+	uint64_t first = valid_end + 1;
+	for (uint64_t o = first; o + Q42_VOL_FRAME_OVERHEAD <= size; o++) {
+		const uint8_t *f = data + o;
 		uint32_t len = q42_ld32(f);
 		uint16_t type = q42_ld16(f + 4);
 		uint64_t seq = q42_ld64(f + 8);
 		if (len > Q42_VOL_MAX_PAYLOAD || type < Q42_VOL_F_ENTRY || type > Q42_VOL_F_VOTE ||
-		    q42_ld16(f + 6) != 0 || seq <= v->bad_frame ||
-		    seq - v->bad_frame > (v->size - v->valid_end) / Q42_VOL_FRAME_OVERHEAD ||
-		    (uint64_t)len + Q42_VOL_FRAME_OVERHEAD > v->size - o)
+		    q42_ld16(f + 6) != 0 || seq <= bad_frame ||
+		    seq - bad_frame > (size - valid_end) / Q42_VOL_FRAME_OVERHEAD ||
+		    (uint64_t)len + Q42_VOL_FRAME_OVERHEAD > size - o)
 			continue;
 		if (q42_crc32c(0, f, Q42_VOL_FRAME_HEAD + (size_t)len) ==
 		    q42_ld32(f + Q42_VOL_FRAME_HEAD + len))
@@ -504,85 +610,68 @@ static bool intact_frame_after(const q42_volume *v)
 int q42_wal_recover(const char *path, bool dry_run, bool force, q42_wal_recovery *rep,
 		    q42_err *err)
 {
-	uint8_t *data = NULL;
-	uint64_t size;
-	q42_volume v;
+	q42_map map;
+	q42_volscan s;
 	q42_err perr;
 	int fd = -1, rc;
+	bool header_ok = false;
 	memset(rep, 0, sizeof *rep);
-	memset(&v, 0, sizeof v);
+	memset(&s, 0, sizeof s);
+	memset(&map, 0, sizeof map);
+	map.fd = -1;
 	if ((rc = lock_open(path, false, &fd, err)) != Q42_OK)
 		return rc;
-	if ((rc = read_all(fd, path, &data, &size, err)) != Q42_OK)
+	/* Mapped, and validated frame by frame without keeping them: the
+	 * pages read are the kernel's cache, not this process's memory. */
+	if ((rc = q42_map_open(&map, path, 0, err)) != Q42_OK)
 		goto fail;
-	rc = q42_volume_parse(&v, data, size, path, &perr);
-	rep->frames_kept = v.n_frames;
-	rep->entries_kept = v.n_leaves;
+	uint64_t size = map.size;
+	if (size < Q42_VOL_HEADER_SIZE) {
+		rc = q42_err_set(&perr, Q42_EFORMAT, "%s: header: file has %llu bytes, expected at least %u",
+				 path, (unsigned long long)size, Q42_VOL_HEADER_SIZE);
+	} else if ((rc = q42_volscan_header(&s, map.data, path, &perr)) == Q42_OK) {
+		header_ok = true;
+		while (s.end < size && (rc = q42_volscan_frame(&s, (const uint8_t *)map.data + s.end,
+							       size - s.end, &perr)) == Q42_OK)
+			;
+		if (rc == Q42_OK && s.n_frames == 0)
+			rc = q42_err_set(&perr, Q42_EFORMAT,
+					 "%s: frame 0 at offset 64: missing config frame", path);
+	}
+	rep->frames_kept = s.n_frames;
+	rep->entries_kept = s.n_leaves;
 	if (rc == Q42_OK)
 		goto fail; /* nothing to cut */
-	if (rc == Q42_ENOMEM) {
+	if (rc != Q42_EFORMAT && rc != Q42_EUNSUPPORTED) {
 		*err = perr;
 		goto fail;
 	}
-	if (!v.header_ok || v.n_frames == 0) {
+	if (!header_ok || s.n_frames == 0) {
 		rc = q42_err_set(err, Q42_EFORMAT, "%s; the %s is damaged, which recovery cannot repair",
-				 perr.msg, v.header_ok ? "config frame" : "header");
+				 perr.msg, header_ok ? "config frame" : "header");
 		goto fail;
 	}
-	if (!force && intact_frame_after(&v)) {
+	if (!force && intact_frame_after(map.data, size, s.end, s.n_frames)) {
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "%s; intact frames follow it, so this is corruption, not a torn "
 				 "tail: refusing to cut (--force cuts anyway)", perr.msg);
 		goto fail;
 	}
 	rep->cut = true;
-	rep->offset = v.valid_end;
-	rep->bytes = size - v.valid_end;
-	rep->frame = v.n_frames;
+	rep->offset = s.end;
+	rep->bytes = size - s.end;
+	rep->frame = s.n_frames;
 	snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg);
 	rc = Q42_OK;
-	if (!dry_run && (ftruncate(fd, (off_t)v.valid_end) != 0 || fsync(fd) != 0))
+	q42_map_close(&map);
+	/* The index may now name frames that are gone: the next writer finds
+	 * its last matching record and cuts it there. */
+	if (!dry_run && (ftruncate(fd, (off_t)s.end) != 0 || fsync(fd) != 0))
 		rc = q42_err_set(err, Q42_EIO, "%s: cannot truncate to %llu bytes: %s", path,
-				 (unsigned long long)v.valid_end, strerror(errno));
+				 (unsigned long long)s.end, strerror(errno));
 fail:
-	q42_volume_free(&v);
-	free(data);
+	q42_volscan_free(&s);
+	q42_map_close(&map);
 	close(fd);
 	return rc;
-}
-
-int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err)
-{
-	int rc;
-	memset(r, 0, sizeof *r);
-	r->map.fd = -1;
-	if ((rc = q42_map_open(&r->map, path, 0, err)) != Q42_OK)
-		return rc;
-	rc = q42_volume_parse(&r->vol, r->map.data, r->map.size, path, err);
-	if (rc == Q42_EFORMAT && r->vol.header_ok && r->vol.n_frames > 0 && r->vol.tail_bad) {
-		/* A writer mid-batch looks exactly like a torn tail; it can only
-		 * be told apart by its lock, tested without waiting. */
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-				r->in_progress = true;
-				r->ignored = r->vol.size - r->vol.valid_end;
-				rc = Q42_OK;
-			}
-			close(fd);
-		}
-	}
-	/* A view that fails to open holds nothing: callers close only views
-	 * that opened. */
-	if (rc != Q42_OK)
-		q42_wal_view_close(r);
-	return rc;
-}
-
-void q42_wal_view_close(q42_wal_view *r)
-{
-	q42_volume_free(&r->vol);
-	q42_map_close(&r->map);
-	memset(r, 0, sizeof *r);
-	r->map.fd = -1;
 }

@@ -1,13 +1,17 @@
 /* q42_wal.h -- writing Q42 volumes: create, lock, append with group
- * commit, vote, recover a torn tail; and the lock-free reader's view.
+ * commit, vote, recover a torn tail; and the lock-free readers.
  *
  * One writer at a time holds an exclusive flock(2) on the volume for as
- * long as it is open; readers never take a blocking lock. A writer first
- * validates the whole volume (q42_volume_parse) and refuses one whose tail
- * is torn: cutting is q42_wal_recover's job, done on request and reported.
- * Frames are staged in memory and written by q42_wal_flush with one
- * write(2) and, under Q42_WAL_SYNC_FULL, one fsync(2): an entry counts as
- * acknowledged only after the flush that carried it returned Q42_OK.
+ * long as it is open; readers never take a blocking lock. A writer opens
+ * the volume at its checkpoint (the last record of the index VOL.idx that
+ * matches the frames, q42-volume(5), INDEX), validates every frame after
+ * it, and refuses a volume whose tail is torn: cutting is
+ * q42_wal_recover's job, done on request and reported. It holds O(log n)
+ * hashes and the batch, never the volume. Frames are staged in memory and
+ * written by q42_wal_flush with one write(2) and, under Q42_WAL_SYNC_FULL,
+ * one fsync(2): an entry counts as acknowledged only after the flush that
+ * carried it returned Q42_OK. The index records follow, unsynced: they
+ * are derived data, checked against the frames by whoever uses them.
  */
 #ifndef Q42_WAL_H
 #define Q42_WAL_H
@@ -37,20 +41,32 @@ typedef struct q42_wal_binding {
 	uint8_t source_sha256[32];
 } q42_wal_binding;
 
+/* An entry staged in the batch: what its index record needs. */
+typedef struct q42_wal_batch_entry {
+	uint64_t offset, seq;
+	q42_hash frame_hash, leaf;
+	uint32_t kind;
+} q42_wal_batch_entry;
+
+struct q42_walopen;
+
 typedef struct q42_wal {
 	int fd;
 	char *path;
-	uint8_t *data;          /* the file as read at open (owned) */
-	q42_volume vol;         /* parsed over data: the state at open */
+	struct q42_walopen *st; /* header, config and index as found at open */
+	uint8_t id[Q42_VOL_ID_LEN];
+	q42_vol_config config;
 	uint32_t sync;          /* enum q42_wal_sync */
 	uint64_t size;          /* bytes written to the file so far */
 	uint64_t next_seq;
 	q42_hash last;          /* hash of the last frame (written or staged) */
 	q42_buf batch;          /* staged frames, not yet written */
 	uint64_t n_leaves;      /* including staged */
-	uint64_t cap_leaves;
-	q42_hash *leaves;
-	uint8_t *leaf_kind;
+	uint64_t n_written;     /* leaves written */
+	q42_merkle_range range; /* the tree's right edge over the leaves written */
+	uint64_t last_binding;  /* latest binding among the leaves written */
+	uint64_t n_staged, cap_staged;
+	q42_wal_batch_entry *staged;
 	uint64_t n_bindings, cap_bindings;
 	q42_wal_binding *bindings;
 	bool unsynced;          /* written since the last fsync */
@@ -58,7 +74,9 @@ typedef struct q42_wal {
 } q42_wal;
 
 /* Open path for appending: take the exclusive lock (waiting for another
- * writer unless nowait, then Q42_EIO "locked"), read and validate it.
+ * writer unless nowait, then Q42_EIO "locked"), validate the frames after
+ * the checkpoint and bring the index up to date with them (building it
+ * from frame 0 for a volume that has none).
  * A volume that fails validation is refused with Q42_EFORMAT (the message
  * names the frame and, for a torn tail, says to run recovery). */
 Q42_API int q42_wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, q42_err *err);
@@ -132,26 +150,85 @@ typedef struct q42_wal_recovery {
 Q42_API int q42_wal_recover(const char *path, bool dry_run, bool force, q42_wal_recovery *rep,
 			    q42_err *err);
 
+/* Bring VOL.idx up to date (rebuild: start it afresh from frame 0)
+ * under the writer lock. *before and *after receive the entries the
+ * index matched at open and covers now. */
+Q42_API int q42_wal_reindex(const char *path, bool rebuild, uint64_t *before, uint64_t *after,
+			    q42_err *err);
+
 /* ---- Readers ---------------------------------------------------------- */
 
-typedef struct q42_wal_view {
-	q42_map map;
-	q42_volume vol;
-	bool in_progress;    /* a writer holds the lock and the tail was ignored */
-	uint64_t ignored;    /* bytes after vol.valid_end ignored because of that */
-} q42_wal_view;
+/* The indexed reader: the header, the config frame, the index up to its
+ * checkpoint and the frames after it (validated; their leaves held in
+ * memory). Entries, roots and proofs are read through the index, O(log n)
+ * records each; a record that fails its CRC makes the reader fall back to
+ * reading every frame once. */
+typedef struct q42_wal_reader {
+	int fd;
+	char *path;
+	struct q42_walopen *st;
+	uint64_t n_leaves, n_frames;
+	uint64_t valid_end;
+	uint64_t n_idx;        /* entries served by the index */
+	uint64_t n_tail, cap_tail;
+	q42_hash *tail_leaf;   /* leaves n_idx.. */
+	uint64_t *tail_off;    /* their frame offsets */
+	uint64_t *tail_seq;
+	bool in_progress;      /* a writer holds the lock and the tail was ignored */
+	uint64_t ignored;
+	bool fell_back;        /* the index failed a check: everything came from the frames */
+	bool idx_failed;       /* set by an index read that failed (then fall back) */
+	uint8_t *buf;          /* the last entry read */
+	uint64_t cap_buf;
+	uint64_t last_offset, last_end; /* its frame's first byte and end */
+} q42_wal_reader;
 
-/* Map and validate path without blocking anyone. An invalid tail is
- * ignored (in_progress) only while a writer holds the lock; otherwise any
- * failure is returned as q42_volume_parse reports it. */
-Q42_API int q42_wal_view_open(q42_wal_view *r, const char *path, q42_err *err);
-Q42_API void q42_wal_view_close(q42_wal_view *r);
+Q42_API int q42_wal_reader_open(q42_wal_reader *r, const char *path, q42_err *err);
+Q42_API void q42_wal_reader_close(q42_wal_reader *r);
+Q42_API const uint8_t *q42_wal_reader_id(const q42_wal_reader *r);
+/* Entry i: its payload decoded (body valid until the next call), frame
+ * seq and leaf hash. */
+Q42_API int q42_wal_reader_entry(q42_wal_reader *r, uint64_t i, q42_vol_entry *e, uint64_t *seq,
+				 q42_hash leaf, q42_err *err);
+Q42_API int q42_wal_reader_root(q42_wal_reader *r, uint64_t n, q42_hash out, q42_err *err);
+Q42_API int q42_wal_reader_path(q42_wal_reader *r, uint64_t n, uint64_t m,
+				q42_hash path[Q42_MERKLE_MAX_PATH], uint32_t *len, q42_err *err);
+Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m,
+				       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY],
+				       uint32_t *len, q42_err *err);
+
+/* verify: every frame from 0, with bounded memory (one frame or 1 MiB of
+ * buffer, one byte per entry, one record per pending frame), and the index
+ * record by record against them. */
+typedef struct q42_wal_verify_report {
+	uint8_t id[Q42_VOL_ID_LEN];
+	uint64_t n_frames, n_leaves;
+	uint64_t valid_end;    /* bytes verified (less than the size while a writer appends) */
+	q42_hash root;
+	uint32_t quorum;       /* of the config frame */
+	uint64_t n_pending;
+	q42_vol_pending *pending; /* every pending frame and its state; q42_wal_verify_free */
+	bool have_at;          /* the volume has at least `at` entries ... */
+	q42_hash root_at;      /* ... and this is the root of the first `at` */
+	bool in_progress;
+	uint64_t ignored;
+	uint64_t idx_records;  /* records of VOL.idx that match the frames */
+	bool idx_bad;          /* a CRC-valid record contradicts the frames */
+	char idx_msg[Q42_ERR_MSG_MAX];
+} q42_wal_verify_report;
+/* progress(arg, bytes done, bytes total), at most every 16 MiB. at: also
+ * the root of the first `at` entries (Q42_VOL_NONE: none). */
+typedef void (*q42_wal_progress_fn)(void *arg, uint64_t done, uint64_t total);
+Q42_API int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress,
+			   void *arg, q42_wal_verify_report *rep, q42_err *err);
+Q42_API void q42_wal_verify_free(q42_wal_verify_report *rep);
 
 /* ---- Archives (q42_walarc.c) ------------------------------------------ */
 
 /* Write the validated volume at vol_path to a tar archive (zstd-compressed
  * when the name ends in .zst or .tzst) holding volume.q42 and head.json;
- * atomically, through q42_outfile. The volume must verify first. */
+ * atomically, through q42_outfile. The volume must verify first (streamed;
+ * then copied through a 1 MiB buffer). */
 Q42_API int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err);
 /* Read volume.q42 (and head.json, when present) from a tar or tar.zst
  * archive, verify the volume completely and that the head matches it, and
@@ -171,18 +248,18 @@ Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *e
 
 /* verify --head (q42_walcheck.c): the tree head in the JSON file head_path
  * ({"size", "root"[, "key", "signature"]}, q42-volume(5)) must be the
- * size and root of v's first size entries, and its Ed25519 signature, when
+ * size and root of r's first size entries, and its Ed25519 signature, when
  * present or when pub_pem names the key that must have made it, must
  * verify. Q42_OK, Q42_EFORMAT naming what differs, or the error of reading
  * pub_pem. */
-Q42_API int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+Q42_API int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const char *pub_pem,
 			       q42_err *err);
 
 /* verify --outputs: each record names a binding (by ref) whose P64 or
  * source digest must be the model the record names. fn is called once per
  * record in order, with the binding's entry and source digest (hex; NULL
- * and Q42_VOL_NONE when unbound); returns the records that are not
- * bound. */
+ * and Q42_VOL_NONE when unbound); *bad receives the records that are not
+ * bound. Entries are read one at a time through r. */
 enum q42_wal_bound {
 	Q42_WAL_BOUND = 0,
 	Q42_WAL_UNBOUND = 1,
@@ -190,6 +267,7 @@ enum q42_wal_bound {
 };
 typedef void (*q42_wal_binding_fn)(void *arg, uint64_t entry, enum q42_wal_bound state,
 				   uint64_t binding, const char *source_sha256);
-Q42_API uint64_t q42_wal_check_bindings(const q42_volume *v, q42_wal_binding_fn fn, void *arg);
+Q42_API int q42_wal_check_bindings(q42_wal_reader *r, q42_wal_binding_fn fn, void *arg,
+				   uint64_t *bad, q42_err *err);
 
 #endif

@@ -13,4 +13,7 @@ int q42_wal_stage_vote_frame(q42_wal *w, const uint8_t payload[Q42_VOL_VOTE_SIZE
  * exists: never replaced), directory fsynced. */
 int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err);
 
+/* Does a writer hold path's lock? Tested without waiting (q42_walread.c). */
+bool q42_wal_writer_active(const char *path);
+
 #endif

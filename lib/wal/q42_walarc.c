@@ -2,26 +2,33 @@
  * from tar or tar.zst archives, through libarchive.
  *
  * An archive holds volume.q42 and head.json (its tree head). Export only
- * writes a volume that verifies; import verifies the volume (and that the
+ * writes a volume that verifies (streamed, then copied through one
+ * buffer; the index is not exported: the importer's writers rebuild it);
+ * import verifies the volume (and that the
  * head matches it) completely in memory before creating anything, and it
  * never replaces an existing volume. Nothing here prints.
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "formats/q42_digest.h"
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
+#include "wal/q42_walidx.h"
 
 #define ARC_VOLUME "volume.q42"
 #define ARC_HEAD "head.json"
 /* Caps on what import reads into memory. */
 #define ARC_MAX_VOLUME (UINT64_C(1) << 32)
 #define ARC_MAX_HEAD 4096u
+#define ARC_CHUNK (1u << 20)
 
 static bool is_zstd_name(const char *path)
 {
@@ -49,16 +56,12 @@ static int add_member(struct archive *a, const char *name, const void *data, uin
 	return rc;
 }
 
-static int head_json(const q42_volume *v, char **out, q42_err *err)
+static int head_json(const q42_wal_verify_report *rep, char **out, q42_err *err)
 {
-	q42_hash root;
 	char idhex[Q42_VOL_ID_LEN * 2 + 1], roothex[65];
-	int rc = q42_volume_root(v, v->n_leaves, root, err);
-	if (rc != Q42_OK)
-		return rc;
-	q42_hex_encode(v->id, Q42_VOL_ID_LEN, idhex);
-	q42_hex_encode(root, 32, roothex);
-	json_t *o = json_pack("{s:s,s:I,s:s}", "volume", idhex, "size", (json_int_t)v->n_leaves,
+	q42_hex_encode(rep->id, Q42_VOL_ID_LEN, idhex);
+	q42_hex_encode(rep->root, 32, roothex);
+	json_t *o = json_pack("{s:s,s:I,s:s}", "volume", idhex, "size", (json_int_t)rep->n_leaves,
 			      "root", roothex);
 	*out = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
@@ -67,16 +70,59 @@ static int head_json(const q42_volume *v, char **out, q42_err *err)
 	return Q42_OK;
 }
 
+/* The first n bytes of the file at path, as an archive member, through one
+ * buffer: a volume only grows, so its verified prefix does not change. */
+static int add_file_prefix(struct archive *a, const char *name, const char *path, uint64_t n,
+			   q42_err *err)
+{
+	struct archive_entry *e = archive_entry_new();
+	uint8_t *buf = malloc(ARC_CHUNK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = Q42_OK;
+	if (!e || !buf) {
+		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (fd < 0) {
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot open: %s", path, strerror(errno));
+		goto out;
+	}
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_size(e, (la_int64_t)n);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_mtime(e, time(NULL), 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK) {
+		rc = q42_err_set(err, Q42_EIO, "archive: writing %s: %s", name, archive_error_string(a));
+		goto out;
+	}
+	for (uint64_t done = 0; done < n && rc == Q42_OK;) {
+		uint64_t k = n - done < ARC_CHUNK ? n - done : ARC_CHUNK;
+		if ((rc = q42_wal_pread(fd, path, buf, k, done, err)) != Q42_OK)
+			break;
+		if (archive_write_data(a, buf, (size_t)k) != (la_ssize_t)k)
+			rc = q42_err_set(err, Q42_EIO, "archive: writing %s: %s", name,
+					 archive_error_string(a));
+		done += k;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	archive_entry_free(e);
+	return rc;
+}
+
 int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err)
 {
-	q42_wal_view r;
+	q42_wal_verify_report rep;
 	q42_outfile o = {0};
 	struct archive *a = NULL;
 	char *head = NULL;
-	int rc = q42_wal_view_open(&r, vol_path, err);
+	int rc = q42_wal_verify(vol_path, Q42_VOL_NONE, NULL, NULL, &rep, err);
 	if (rc != Q42_OK)
-		goto fail;
-	if ((rc = head_json(&r.vol, &head, err)) != Q42_OK)
+		return rc;
+	q42_wal_verify_free(&rep);
+	if ((rc = head_json(&rep, &head, err)) != Q42_OK)
 		goto fail;
 	if ((rc = q42_outfile_open(&o, archive_path, err)) != Q42_OK)
 		goto fail;
@@ -94,7 +140,7 @@ int q42_wal_export(const char *vol_path, const char *archive_path, q42_err *err)
 		goto fail;
 	}
 	/* Only the verified prefix: a writer's batch in progress is not part of it. */
-	if ((rc = add_member(a, ARC_VOLUME, r.vol.data, r.vol.valid_end, err)) != Q42_OK ||
+	if ((rc = add_file_prefix(a, ARC_VOLUME, vol_path, rep.valid_end, err)) != Q42_OK ||
 	    (rc = add_member(a, ARC_HEAD, head, strlen(head), err)) != Q42_OK)
 		goto fail;
 	if (archive_write_close(a) != ARCHIVE_OK) {
@@ -107,7 +153,6 @@ fail:
 		archive_write_free(a);
 	q42_outfile_abort(&o);
 	free(head);
-	q42_wal_view_close(&r);
 	return rc;
 }
 

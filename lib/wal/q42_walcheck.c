@@ -9,7 +9,7 @@
 #include "formats/q42_digest.h"
 #include "wal/q42_wal.h"
 
-int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *pub_pem,
+int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const char *pub_pem,
 		       q42_err *err)
 {
 	json_error_t je;
@@ -27,12 +27,12 @@ int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *p
 		goto out;
 	}
 	const uint64_t size = (uint64_t)json_integer_value(js);
-	if (size > v->n_leaves) {
+	if (size > r->n_leaves) {
 		q42_err_set(err, Q42_EFORMAT, "head size %llu exceeds the volume's %llu entries",
-			    (unsigned long long)size, (unsigned long long)v->n_leaves);
+			    (unsigned long long)size, (unsigned long long)r->n_leaves);
 		goto out;
 	}
-	if (q42_volume_root(v, size, root, NULL) != Q42_OK || memcmp(root, want, 32) != 0) {
+	if (q42_wal_reader_root(r, size, root, NULL) != Q42_OK || memcmp(root, want, 32) != 0) {
 		q42_err_set(err, Q42_EFORMAT,
 			    "head root differs from the root of the first %llu entries",
 			    (unsigned long long)size);
@@ -59,7 +59,7 @@ int q42_wal_check_head(const q42_volume *v, const char *head_path, const char *p
 				goto out;
 			}
 		}
-		q42_vol_head_message(v->id, size, root, msg);
+		q42_vol_head_message(q42_wal_reader_id(r), size, root, msg);
 		if (q42_vol_ed25519_verify_raw(key, msg, sizeof msg, sig, err) != Q42_OK) {
 			q42_err_prefix(err, "head signature");
 			goto out;
@@ -71,32 +71,41 @@ out:
 	return rc;
 }
 
-uint64_t q42_wal_check_bindings(const q42_volume *v, q42_wal_binding_fn fn, void *arg)
+int q42_wal_check_bindings(q42_wal_reader *r, q42_wal_binding_fn fn, void *arg, uint64_t *bad,
+			   q42_err *err)
 {
-	uint64_t bad = 0;
-	for (uint64_t i = 0; i < v->n_leaves; i++) {
-		if (v->leaf_kind[i] != Q42_VOL_K_RECORD)
-			continue;
+	int rc = Q42_OK;
+	*bad = 0;
+	for (uint64_t i = 0; i < r->n_leaves && rc == Q42_OK; i++) {
 		q42_vol_entry e, b;
-		q42_volume_entry(v, &v->frames[v->leaf_frame[i]], &e);
+		uint64_t seq;
+		q42_hash leaf;
+		if ((rc = q42_wal_reader_entry(r, i, &e, &seq, leaf, err)) != Q42_OK)
+			break;
+		if (e.kind != Q42_VOL_K_RECORD)
+			continue;
 		if (e.ref == Q42_VOL_NONE) {
 			fn(arg, i, Q42_WAL_UNBOUND, Q42_VOL_NONE, NULL);
-			bad++;
+			(*bad)++;
 			continue;
 		}
-		q42_volume_entry(v, &v->frames[v->leaf_frame[e.ref]], &b);
-		char p64[65], src[65];
-		q42_hex_encode(b.body, 32, p64);
-		q42_hex_encode(b.body + 32, 32, src);
+		/* the record's model names, taken before the binding is read
+		 * into the same buffer */
+		uint64_t ref = e.ref;
 		json_t *rec = json_loadb((const char *)e.body, (size_t)e.body_len, 0, NULL);
 		json_t *m = rec ? json_object_get(rec, "model") : NULL;
 		const char *ms = json_string_value(json_object_get(m, "sha256"));
 		const char *ss = json_string_value(json_object_get(m, "source_sha256"));
-		const bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
+		char p64[65], src[65];
+		if ((rc = q42_wal_reader_entry(r, ref, &b, &seq, leaf, err)) == Q42_OK) {
+			q42_hex_encode(b.body, 32, p64);
+			q42_hex_encode(b.body + 32, 32, src);
+			const bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
+			fn(arg, i, ok ? Q42_WAL_BOUND : Q42_WAL_MISMATCH, ref, src);
+			if (!ok)
+				(*bad)++;
+		}
 		json_decref(rec);
-		fn(arg, i, ok ? Q42_WAL_BOUND : Q42_WAL_MISMATCH, e.ref, src);
-		if (!ok)
-			bad++;
 	}
-	return bad;
+	return rc;
 }

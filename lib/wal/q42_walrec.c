@@ -16,6 +16,7 @@
 #include "formats/q42_quin.h"
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
+#include "wal/q42_walidx.h"
 
 /* Decode a 64-digit hex member at obj.key into out; false when absent/bad. */
 static bool hex_member(json_t *obj, const char *key, uint8_t out[32])
@@ -154,7 +155,7 @@ int q42_wal_stage_record(q42_wal *w, const char *line, uint64_t len, bool review
 		goto fail;
 	if (wants_review(rec))
 		review = true;
-	if (review && w->vol.config.quorum == 0) {
+	if (review && w->config.quorum == 0) {
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "record: sent to review, but the volume has no review keys "
 				 "(q42wal init --review-key)");
@@ -176,72 +177,98 @@ fail:
 int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pem,
 		 uint32_t *state, q42_wal_ack *acks, uint32_t *n_acks, q42_err *err)
 {
-	const q42_volume *v = &w->vol;
+	const q42_vol_config *cfg = &w->config;
 	uint8_t key[Q42_VOL_ED25519_KEY_LEN], msg[Q42_VOL_VOTE_MSG_LEN], payload[Q42_VOL_VOTE_SIZE];
+	uint8_t *pbody = NULL;
+	q42_volscan s;
 	int rc;
 	*n_acks = 0;
-	if (seq >= v->n_frames || v->frames[seq].type != Q42_VOL_F_PENDING)
-		return q42_err_set(err, Q42_ENOTFOUND, "frame %llu is not a pending record",
-				   (unsigned long long)seq);
-	const q42_vol_frame *pf = &v->frames[seq];
-	q42_vol_pending pd = v->pending[pf->pending];
-	if (pd.state != Q42_VOL_P_OPEN)
-		return q42_err_set(err, Q42_EARG, "pending record %llu is already %s",
-				   (unsigned long long)seq,
-				   pd.state == Q42_VOL_P_COMMITTED ? "committed" : "rejected");
+	/* Review state lives in the votes, anywhere in the volume: read every
+	 * frame once (streamed; one record per pending frame is kept). */
+	if ((rc = q42_wal_scan_all(&s, w->fd, w->path, w->size, NULL, NULL, err)) != Q42_OK)
+		goto out;
+	const q42_vol_pending *found = q42_volscan_pending(&s, seq);
+	if (!found) {
+		rc = q42_err_set(err, Q42_ENOTFOUND, "frame %llu is not a pending record",
+				 (unsigned long long)seq);
+		goto out;
+	}
+	q42_vol_pending pd = *found;
+	if (pd.state != Q42_VOL_P_OPEN) {
+		rc = q42_err_set(err, Q42_EARG, "pending record %llu is already %s",
+				 (unsigned long long)seq,
+				 pd.state == Q42_VOL_P_COMMITTED ? "committed" : "rejected");
+		goto out;
+	}
 	if ((rc = q42_vol_ed25519_pubkey(key_pem, key, err)) != Q42_OK)
-		return rc;
+		goto out;
 	uint32_t ki;
-	for (ki = 0; ki < v->config.n_keys; ki++)
-		if (!memcmp(v->config.keys[ki], key, sizeof key))
+	for (ki = 0; ki < cfg->n_keys; ki++)
+		if (!memcmp(cfg->keys[ki], key, sizeof key))
 			break;
-	if (ki == v->config.n_keys)
-		return q42_err_set(err, Q42_EARG, "%s: not one of the volume's review keys", key_pem);
+	if (ki == cfg->n_keys) {
+		rc = q42_err_set(err, Q42_EARG, "%s: not one of the volume's review keys", key_pem);
+		goto out;
+	}
 	/* A quorum reached by votes whose commit frame was lost to a crash is
 	 * completed by the next approver without a further vote. */
-	bool quorum_done = pd.approvals >= v->config.quorum;
+	bool quorum_done = pd.approvals >= cfg->quorum;
 	if (!quorum_done) {
-		if (pd.voted & (1u << ki))
-			return q42_err_set(err, Q42_EARG, "%s: this key already voted on %llu",
-					   key_pem, (unsigned long long)seq);
-		q42_vol_vote_message(v->id, seq, pf->hash, decision, msg);
+		if (pd.voted & (1u << ki)) {
+			rc = q42_err_set(err, Q42_EARG, "%s: this key already voted on %llu",
+					 key_pem, (unsigned long long)seq);
+			goto out;
+		}
+		q42_vol_vote_message(w->id, seq, pd.hash, decision, msg);
 		memset(payload, 0, sizeof payload);
 		q42_st64(payload, seq);
 		payload[8] = (uint8_t)decision;
 		memcpy(payload + 16, key, sizeof key);
 		if ((rc = q42_ed25519_sign(key_pem, msg, sizeof msg, payload + 48, err)) != Q42_OK)
-			return rc;
+			goto out;
 		if ((rc = q42_wal_stage_vote_frame(w, payload, err)) != Q42_OK)
-			return rc;
+			goto out;
 		if (decision == Q42_VOL_APPROVE)
 			pd.approvals++;
 		else
 			pd.rejections++;
 	} else if (decision != Q42_VOL_APPROVE) {
-		return q42_err_set(err, Q42_EARG, "pending record %llu already has its quorum",
-				   (unsigned long long)seq);
+		rc = q42_err_set(err, Q42_EARG, "pending record %llu already has its quorum",
+				 (unsigned long long)seq);
+		goto out;
 	}
 	*state = Q42_VOL_P_OPEN;
-	if (pd.rejections > v->config.n_keys - v->config.quorum)
+	if (pd.rejections > cfg->n_keys - cfg->quorum)
 		*state = Q42_VOL_P_REJECTED;
-	if (pd.approvals >= v->config.quorum) {
-		q42_vol_entry e;
+	if (pd.approvals >= cfg->quorum) {
 		q42_buf canon;
 		uint64_t ends[Q42_WAL_MAX_QUINS], binding;
 		uint32_t nq = 0;
 		json_t *rec = NULL;
-		q42_volume_entry(v, pf, &e);
+		pbody = malloc(pd.length);
+		if (!pbody) {
+			rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+			q42_wal_discard(w);
+			goto out;
+		}
+		if ((rc = q42_wal_pread(w->fd, w->path, pbody, pd.length,
+					pd.offset + Q42_VOL_FRAME_HEAD, err)) != Q42_OK) {
+			q42_wal_discard(w);
+			goto out;
+		}
+		const uint8_t *body = pbody + Q42_VOL_ENTRY_HEAD;
+		uint64_t body_len = pd.length - Q42_VOL_ENTRY_HEAD;
 		q42_buf_init(&canon);
-		rc = record_check(w, (const char *)e.body, e.body_len, &rec, &binding, &canon, ends,
-				  &nq, err);
+		rc = record_check(w, (const char *)body, body_len, &rec, &binding, &canon, ends, &nq,
+				  err);
 		if (rc == Q42_OK) {
 			q42_wal_ack *a = &acks[(*n_acks)++];
 			a->kind = Q42_VOL_K_RECORD;
 			a->pending = false;
 			/* The entry must repeat the pending payload exactly, so the
 			 * binding reference is the one recorded when it was suspended. */
-			rc = q42_wal_stage(w, Q42_VOL_F_ENTRY, e.kind, e.ref, seq, e.body, e.body_len,
-					   &a->index, a->hash, err);
+			rc = q42_wal_stage(w, Q42_VOL_F_ENTRY, pbody[0], q42_ld64(pbody + 8), seq, body,
+					   body_len, &a->index, a->hash, err);
 			if (rc == Q42_OK)
 				rc = stage_quins(w, &canon, ends, nq, a->index, acks, n_acks, err);
 		}
@@ -249,9 +276,13 @@ int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pe
 		q42_buf_free(&canon);
 		if (rc != Q42_OK) {
 			q42_wal_discard(w);
-			return rc;
+			goto out;
 		}
 		*state = Q42_VOL_P_COMMITTED;
 	}
-	return q42_wal_flush(w, err);
+	rc = q42_wal_flush(w, err);
+out:
+	free(pbody);
+	q42_volscan_free(&s);
+	return rc;
 }

@@ -1,13 +1,18 @@
 /* crashtest.c -- kill committing q42wal processes with SIGKILL at random
  * moments and check that recovery keeps every acknowledged entry.
  *
- * Each round starts `q42wal commit --sync full` with a random batch size,
- * feeds it records, and kills it after a random delay (0..25 ms). Every
- * "INDEX HASH KIND" line read from its stdout before the kill is an
- * acknowledgement. Then q42_wal_recover must succeed, the volume must
- * verify completely, and every entry acknowledged in any round must be at
- * its index with its hash. Used by `make check` (200 kills, from bats) and
- * `make crashtest` (CRASH_KILLS). Prints one summary line; exit 0 or 1.
+ * Optionally the volume is first grown to --grow N entries. Each round
+ * starts `q42wal commit --sync full` with a random batch size, feeds it
+ * records, and kills it after a random delay (0..25 ms). Every "INDEX HASH
+ * KIND" line read from its stdout before the kill is an acknowledgement.
+ * The test then tears what a power cut could tear: the unsynced tail of
+ * the volume, and on some rounds the end of its index (VOL.idx: cut at a
+ * random byte, or junk appended). Then q42_wal_recover must succeed, every
+ * entry acknowledged in any round must be at its index with its hash as
+ * the indexed reader serves it, and (every 25 rounds, and at the end) the
+ * volume must verify completely with an index that never contradicts it.
+ * Used by `make check` (200 kills, from bats) and `make crashtest`
+ * (CRASH_KILLS at CRASH_GROW entries). Prints one summary line; exit 0 or 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,9 +71,54 @@ static int note_ack(acked *a, const char *line)
 	return 0;
 }
 
+/* Grow the volume to n entries quickly (one process, no fsync per batch). */
+static int grow_volume(const char *vol, uint64_t n, q42_err *err)
+{
+	q42_wal w;
+	q42_wal_ack acks[2];
+	uint32_t na;
+	int rc;
+	if (n == 0)
+		return Q42_OK;
+	if ((rc = q42_wal_open(&w, vol, Q42_WAL_SYNC_NORMAL, false, err)) != Q42_OK)
+		return rc;
+	for (uint64_t i = 0; i < n && rc == Q42_OK; i++) {
+		char rec[128];
+		int len = snprintf(rec, sizeof rec,
+				   "{\"schema\":\"q42-record/1\",\"text\":\"grown %" PRIu64 "\"}", i);
+		rc = q42_wal_stage_record(&w, rec, (uint64_t)len, false, acks, &na, err);
+		if (rc == Q42_OK && (i + 1) % 4096 == 0)
+			rc = q42_wal_flush(&w, err);
+	}
+	int rc2 = q42_wal_close(&w, rc == Q42_OK ? err : NULL);
+	return rc == Q42_OK ? rc2 : rc;
+}
+
+/* Cut the index at a random byte of its last 4 KiB, or append junk. */
+static int tear_index(const char *idx)
+{
+	struct stat st;
+	if (stat(idx, &st) != 0 || st.st_size <= 64)
+		return 0;
+	uint64_t size = (uint64_t)st.st_size;
+	if (rand() % 2) {
+		uint64_t span = size - 64 < 4096 ? size - 64 : 4096;
+		return truncate(idx, (off_t)(size - 1 - (uint64_t)rand() % span)) == 0 ? 1 : -1;
+	}
+	int fd = open(idx, O_WRONLY | O_APPEND);
+	uint8_t junk[300];
+	size_t jn = 1 + (size_t)(rand() % (int)sizeof junk);
+	for (size_t j = 0; j < jn; j++)
+		junk[j] = (uint8_t)rand();
+	int ok = fd >= 0 && write(fd, junk, jn) == (ssize_t)jn;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 1 : -1;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t kills = 200, seed = (uint64_t)time(NULL);
+	uint64_t kills = 200, seed = (uint64_t)time(NULL), grow = 0;
 	const char *bin = NULL, *dir = ".";
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--kills"))
@@ -78,22 +129,34 @@ int main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (!strcmp(argv[i], "--seed"))
 			seed = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--grow"))
+			grow = strtoull(argv[i + 1], NULL, 10);
 	}
 	if (!bin) {
-		fprintf(stderr, "usage: crashtest --q42wal PATH [--kills N] [--dir D] [--seed S]\n");
+		fprintf(stderr, "usage: crashtest --q42wal PATH [--kills N] [--dir D] [--seed S] [--grow N]\n");
 		return 2;
 	}
 	srand((unsigned)seed);
 	if (kills == 0)
 		return 2;
-	char vol[4096];
+	char vol[4096], idx[4200];
 	snprintf(vol, sizeof vol, "%s/crash.q42", dir);
+	snprintf(idx, sizeof idx, "%s.idx", vol);
 	unlink(vol);
+	unlink(idx);
 	q42_vol_config cfg = {0};
 	q42_err err;
-	if (q42_wal_create(vol, &cfg, &err) != Q42_OK) {
+	if (q42_wal_create(vol, &cfg, &err) != Q42_OK || grow_volume(vol, grow, &err) != Q42_OK) {
 		fprintf(stderr, "crashtest: %s\n", err.msg);
 		return 1;
+	}
+	uint64_t idx_tears = 0, verifies = 0, base_end;
+	{
+		/* what init and the growth made durable: never torn */
+		struct stat bst;
+		if (stat(vol, &bst) != 0)
+			return perror("stat"), 1;
+		base_end = (uint64_t)bst.st_size;
 	}
 	acked a = {0};
 	uint64_t tears = 0, cuts = 0, cut_bytes = 0, sent_total = 0, rec_no = 0;
@@ -186,18 +249,25 @@ int main(int argc, char **argv)
 		 * last acknowledged frame are torn at a random offset, or, when
 		 * there are none, a random partial frame is left at the end. */
 		{
-			q42_wal_view v;
-			if (q42_wal_view_open(&v, vol, &err) == Q42_OK && !v.in_progress) {
-				uint64_t keep = v.vol.frames[0].offset + Q42_VOL_FRAME_OVERHEAD +
-						v.vol.frames[0].length;
-				for (uint64_t i = 0; i < a.n && i < v.vol.n_leaves; i++)
-					if (a.have[i]) {
-						const q42_vol_frame *f = &v.vol.frames[v.vol.leaf_frame[i]];
-						if (f->offset + Q42_VOL_FRAME_OVERHEAD + f->length > keep)
-							keep = f->offset + Q42_VOL_FRAME_OVERHEAD + f->length;
+			q42_wal_reader v;
+			if (q42_wal_reader_open(&v, vol, &err) == Q42_OK && !v.in_progress) {
+				uint64_t keep = base_end;
+				for (uint64_t i = 0; i < a.n && i < v.n_leaves; i++) {
+					q42_vol_entry e;
+					uint64_t seq;
+					uint8_t h[32];
+					if (!a.have[i])
+						continue;
+					if (q42_wal_reader_entry(&v, i, &e, &seq, h, &err) != Q42_OK) {
+						fprintf(stderr, "crashtest: round %" PRIu64 ": %s\n", k, err.msg);
+						return 1;
 					}
-				uint64_t size = v.vol.size;
-				q42_wal_view_close(&v);
+					if (v.last_end > keep)
+						keep = v.last_end;
+				}
+				struct stat vst;
+				uint64_t size = stat(vol, &vst) == 0 ? (uint64_t)vst.st_size : 0;
+				q42_wal_reader_close(&v);
 				if (size > keep + 1) {
 					if (truncate(vol, (off_t)(keep + 1 + (uint64_t)rand() % (size - keep - 1))))
 						return perror("truncate"), 1;
@@ -214,7 +284,13 @@ int main(int argc, char **argv)
 					tears++;
 				}
 			} else {
-				q42_wal_view_close(&v);
+				q42_wal_reader_close(&v);
+			}
+			if (rand() % 3 == 0) {
+				int t = tear_index(idx);
+				if (t < 0)
+					return perror("index"), 1;
+				idx_tears += (uint64_t)t;
 			}
 		}
 		q42_wal_recovery rep;
@@ -226,30 +302,48 @@ int main(int argc, char **argv)
 			cuts++;
 			cut_bytes += rep.bytes;
 		}
-		q42_wal_view v;
-		if (q42_wal_view_open(&v, vol, &err) != Q42_OK || v.in_progress) {
-			fprintf(stderr, "crashtest: round %" PRIu64 ": verify after recover: %s\n", k, err.msg);
+		q42_wal_reader v;
+		if (q42_wal_reader_open(&v, vol, &err) != Q42_OK || v.in_progress) {
+			fprintf(stderr, "crashtest: round %" PRIu64 ": open after recover: %s\n", k, err.msg);
 			return 1;
 		}
 		for (uint64_t i = 0; i < a.n; i++) {
+			q42_vol_entry e;
+			uint64_t seq;
+			uint8_t h[32];
 			if (!a.have[i])
 				continue;
-			if (i >= v.vol.n_leaves || memcmp(v.vol.leaves[i], a.hash[i], 32)) {
+			if (i >= v.n_leaves || q42_wal_reader_entry(&v, i, &e, &seq, h, &err) != Q42_OK ||
+			    memcmp(h, a.hash[i], 32)) {
 				fprintf(stderr, "crashtest: round %" PRIu64 ": acknowledged entry %" PRIu64
 					" is %s after recovery\n", k, i,
-					i >= v.vol.n_leaves ? "missing" : "different");
+					i >= v.n_leaves ? "missing" : "different");
 				return 1;
 			}
 		}
-		q42_wal_view_close(&v);
+		if (k % 25 == 24 || k + 1 == kills) {
+			q42_wal_verify_report vr;
+			uint8_t root[32];
+			if (q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &vr, &err) != Q42_OK || vr.idx_bad ||
+			    q42_wal_reader_root(&v, v.n_leaves, root, &err) != Q42_OK ||
+			    vr.n_leaves != v.n_leaves || memcmp(root, vr.root, 32)) {
+				fprintf(stderr, "crashtest: round %" PRIu64 ": verify: %s %s\n", k,
+					err.msg, vr.idx_msg);
+				return 1;
+			}
+			verifies++;
+		}
+		q42_wal_reader_close(&v);
 	}
 	uint64_t n_acked = 0;
 	for (uint64_t i = 0; i < a.n; i++)
 		n_acked += a.have[i];
-	printf("crashtest: %" PRIu64 " kills, %" PRIu64 " records sent, %" PRIu64
-	       " entries acknowledged and all present after recovery, %" PRIu64
-	       " tails torn by the test, %" PRIu64 " cut by recovery (%" PRIu64 " bytes), seed %" PRIu64 ", %.1f s\n",
-	       kills, sent_total, n_acked, tears, cuts, cut_bytes, seed, (now_ms() - t0) / 1e3);
+	printf("crashtest: %" PRIu64 " kills on a volume grown to %" PRIu64 " entries, %" PRIu64
+	       " records sent, %" PRIu64 " entries acknowledged and all present after recovery, %" PRIu64
+	       " tails torn by the test, %" PRIu64 " cut by recovery (%" PRIu64 " bytes), %" PRIu64
+	       " index ends torn, %" PRIu64 " full verifies, seed %" PRIu64 ", %.1f s\n",
+	       kills, grow, sent_total, n_acked, tears, cuts, cut_bytes, idx_tears, verifies, seed,
+	       (now_ms() - t0) / 1e3);
 	free(a.hash);
 	free(a.have);
 	return 0;

@@ -7,7 +7,10 @@ from RFC 6962 section 2.1, and the proof checks follow the verification
 algorithms of RFC 9162 sections 2.1.3.2 and 2.1.4.2.
 
   rfc6962.py root VOLUME [SIZE]   print "SIZE ROOTHEX" of the volume's tree
+  rfc6962.py roots VOLUME         print "SIZE ROOTHEX" for every size 0..n
   rfc6962.py leaves VOLUME        print one leaf hash per line
+  rfc6962.py index VOLUME         check VOLUME.idx (q42-volume(5), INDEX)
+                                  record by record against the volume
   rfc6962.py inclusion PROOF.json...    verify `q42wal prove` outputs
   rfc6962.py consistency PROOF.json...  verify `q42wal consistency` outputs
 Exit status 0 when all are valid, 1 when one is not.
@@ -31,8 +34,9 @@ def sha(b):
     return hashlib.sha256(b).digest()
 
 
-def read_volume(path):
-    """Leaf payloads of every ENTRY frame, after checking every frame."""
+def read_volume(path, frames=None):
+    """Leaf payloads of every ENTRY frame, after checking every frame;
+    frames (a list) receives (offset, seq, frame hash) of each ENTRY."""
     data = open(path, "rb").read()
     if len(data) < 64 or data[:4] != b"Q42\0":
         raise ValueError("bad header")
@@ -52,6 +56,8 @@ def read_volume(path):
             raise ValueError("frame %d sequence, flags or link" % seq)
         if ftype == 2:
             leaves.append(frame[48:48 + length])
+            if frames is not None:
+                frames.append((off, seq, sha(frame)))
         prev = sha(frame)
         off, seq = end, seq + 1
     return leaves
@@ -132,8 +138,52 @@ def verify_consistency(first, second, first_root, second_root, proof):
     return sn == 0 and fr == first_root and sr == second_root
 
 
+def check_index(path):
+    """The index as q42-volume(5) specifies it, computed here from the
+    volume alone and compared byte for byte."""
+    frames = []
+    payloads = read_volume(path, frames)
+    hashes = [leaf_hash(d) for d in payloads]
+    idx = open(path + ".idx", "rb").read()
+    head = b"Q42I" + struct.pack("<III", 1, 64, 0) + sha(open(path, "rb").read(64)) + bytes(12)
+    head += struct.pack("<I", crc32c(head))
+    if idx[:64] != head:
+        print("index header differs")
+        return 1
+    off, binding = 64, 0xFFFFFFFFFFFFFFFF
+    for i, (foff, seq, fh) in enumerate(frames):
+        kind = payloads[i][0]
+        if kind == 3:
+            binding = i
+        rec = struct.pack("<QQ", foff, seq) + fh + hashes[i] + bytes([kind]) + bytes(7)
+        rec += struct.pack("<Q", binding)
+        t = 0
+        while (i >> t) & 1:
+            t += 1
+        for h in range(1, t + 1):
+            rec += mth(hashes[i + 1 - 2 ** h:i + 1])
+        rec += struct.pack("<I", crc32c(rec))
+        want_off = 64 + 100 * i + 32 * (i - bin(i).count("1"))
+        if off != want_off or idx[off:off + len(rec)] != rec:
+            print("index record %d at offset %d differs" % (i, off))
+            return 1
+        off += len(rec)
+    if off != len(idx):
+        print("index has %d bytes after its last record" % (len(idx) - off))
+        return 1
+    print("index: %d records valid" % len(frames))
+    return 0
+
+
 def main(argv):
     cmd = argv[1]
+    if cmd == "index":
+        return check_index(argv[2])
+    if cmd == "roots":
+        hashes = [leaf_hash(d) for d in read_volume(argv[2])]
+        for n in range(len(hashes) + 1):
+            print(n, mth(hashes[:n]).hex())
+        return 0
     if cmd in ("root", "leaves"):
         hashes = [leaf_hash(d) for d in read_volume(argv[2])]
         if cmd == "leaves":
