@@ -64,6 +64,8 @@ tests_unit_test_p64_SOURCES = tests/unit/test_p64.c tests/unit/p64_testlib.c tes
 tests_unit_test_p64_flip_SOURCES = tests/unit/test_p64_flip.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
 tests_unit_test_llamacpp_simd_SOURCES = tests/unit/test_llamacpp_simd.c tests/unit/llamacpp_testlib.h
 tests_unit_test_llamacpp_tiles_SOURCES = tests/unit/test_llamacpp_tiles.c tests/unit/llamacpp_testlib.h
+tests_unit_test_vk_SOURCES = tests/unit/test_vk.c tests/unit/vk_testlib.h
+tests_unit_test_vk_ops_SOURCES = tests/unit/test_vk_ops.c tests/unit/vk_testlib.h
 tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_unit_test_gguf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 tests_unit_test_gguf_LDADD = tests/tools/libggufbuild.la $(LDADD)

@@ -535,28 +535,17 @@ int main(int argc, char **argv)
 			o.verify_key = optarg;
 			break;
 		case OPT_HEADER:
-			ok = ok && set_list(&o, LIST_HEADER, NULL);
-			break;
 		case OPT_METADATA:
-			ok = ok && set_list(&o, LIST_METADATA, NULL);
-			break;
 		case OPT_ARRAY:
-			ok = ok && set_list(&o, LIST_ARRAY, optarg);
-			break;
 		case OPT_TENSORS:
-			ok = ok && set_list(&o, LIST_TENSORS, NULL);
-			break;
 		case OPT_TOKENIZER:
-			ok = ok && set_list(&o, LIST_TOKENIZER, NULL);
-			break;
 		case OPT_TOKENS:
-			ok = ok && set_list(&o, LIST_TOKENS, NULL);
-			break;
 		case OPT_MANIFOLD:
-			ok = ok && set_list(&o, LIST_MANIFOLD, NULL);
-			break;
 		case OPT_VALUES:
-			ok = ok && set_list(&o, LIST_VALUES, optarg);
+			/* these options and their listings are declared in the same
+			 * order; --array and --values take an argument */
+			ok = ok && set_list(&o, (enum list_mode)(LIST_HEADER + (c - OPT_HEADER)),
+					    c == OPT_ARRAY || c == OPT_VALUES ? optarg : NULL);
 			break;
 		case OPT_MATVEC:
 			/* the option's second argument, X, is the next word */

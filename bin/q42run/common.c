@@ -40,6 +40,18 @@ int engine_open(const struct opts *o, q42_mount *m, q42_engine **e)
 	return EXIT_OK;
 }
 
+/* With --record, the model's identity for the records (left NULL
+ * otherwise); EXIT_MODEL, printed, when it cannot be had. */
+int record_ident(const struct opts *o, q42_mount *m, const q42_model_ident **ident)
+{
+	q42_err err = {0};
+	if (o->record && q42_mount_ident(m, ident, &err) != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return EXIT_MODEL;
+	}
+	return EXIT_OK;
+}
+
 double now_ms(void)
 {
 	struct timespec ts;

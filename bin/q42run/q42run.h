@@ -75,6 +75,7 @@ struct input {
 /* common.c */
 int exit_for_load(int rc);
 int engine_open(const struct opts *o, q42_mount *m, q42_engine **e);
+int record_ident(const struct opts *o, q42_mount *m, const q42_model_ident **ident);
 double now_ms(void);
 int input_open(struct input *in, const struct opts *o, q42_err *err);
 void input_close(struct input *in);

@@ -89,14 +89,9 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	ex = engine_open(o, m, &e);
 	if (ex != EXIT_OK)
 		goto done;
-	if (o->record) {
-		rc = q42_mount_ident(m, &ident, &err);
-		if (rc != Q42_OK) {
-			fprintf(stderr, "q42run: %s\n", err.msg);
-			ex = EXIT_MODEL;
-			goto done;
-		}
-	}
+	ex = record_ident(o, m, &ident);
+	if (ex != EXIT_OK)
+		goto done;
 	load_ms = now_ms() - t_start;
 	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
 		q42_request rq = {

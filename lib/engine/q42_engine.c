@@ -994,13 +994,10 @@ enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
 
 const char *q42_arith_name(enum q42_arith a)
 {
-	switch (a) {
-	case Q42_ARITH_LLAMACPP: return "llamacpp";
-	case Q42_ARITH_GGML: return "ggml";
-	case Q42_ARITH_ZEN4: return "zen4";
-	case Q42_ARITH_AUTO: return "auto";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[Q42_ARITH_LLAMACPP] = "llamacpp", [Q42_ARITH_GGML] = "ggml",
+		[Q42_ARITH_ZEN4] = "zen4", [Q42_ARITH_AUTO] = "auto"};
+	return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }
 

@@ -71,6 +71,25 @@ static int note_ack(acked *a, const char *line)
 	return 0;
 }
 
+/* The acknowledged lines in buf[0, n), the current line's start kept in
+ * line (cap bytes, *rl used) across reads; 1 after a malformed one. */
+static int take_acks(acked *a, const char *buf, size_t n, char *line, size_t cap, size_t *rl)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			line[*rl] = 0;
+			if (note_ack(a, line)) {
+				fprintf(stderr, "crashtest: bad ack '%s'\n", line);
+				return 1;
+			}
+			*rl = 0;
+		} else if (*rl + 1 < cap) {
+			line[(*rl)++] = buf[i];
+		}
+	}
+	return 0;
+}
+
 /* Grow the volume to n entries quickly (one process, no fsync per batch). */
 static int grow_volume(const char *vol, uint64_t n, q42_err *err)
 {
@@ -212,16 +231,8 @@ int main(int argc, char **argv)
 				ssize_t r = read(out[0], rbuf, sizeof rbuf);
 				if (r <= 0)
 					break;
-				for (ssize_t i = 0; i < r; i++) {
-					if (rbuf[i] == '\n') {
-						line[rl] = 0;
-						if (note_ack(&a, line))
-							return fprintf(stderr, "crashtest: bad ack '%s'\n", line), 1;
-						rl = 0;
-					} else if (rl + 1 < sizeof line) {
-						line[rl++] = rbuf[i];
-					}
-				}
+				if (take_acks(&a, rbuf, (size_t)r, line, sizeof line, &rl))
+					return 1;
 			}
 		}
 		kill(pid, SIGKILL);
@@ -233,16 +244,8 @@ int main(int argc, char **argv)
 			ssize_t r = read(out[0], rbuf, sizeof rbuf);
 			if (r <= 0)
 				break;
-			for (ssize_t i = 0; i < r; i++) {
-				if (rbuf[i] == '\n') {
-					line[rl] = 0;
-					if (note_ack(&a, line))
-						return fprintf(stderr, "crashtest: bad ack '%s'\n", line), 1;
-					rl = 0;
-				} else if (rl + 1 < sizeof line) {
-					line[rl++] = rbuf[i];
-				}
-			}
+			if (take_acks(&a, rbuf, (size_t)r, line, sizeof line, &rl))
+				return 1;
 		}
 		close(out[0]);
 		/* Simulate what a power cut adds to a kill: unsynced bytes after the

@@ -83,6 +83,15 @@ def mth(hashes):
     return node_hash(mth(hashes[:k]), mth(hashes[k:]))
 
 
+def shift_to_set_bit(fn, sn):
+    """RFC 9162's inner loop: shift fn and sn right until fn's low bit is set or fn is 0."""
+    while True:
+        fn >>= 1
+        sn >>= 1
+        if fn & 1 or fn == 0:
+            return fn, sn
+
+
 def verify_inclusion(index, size, leaf, path, root):
     """RFC 9162, 2.1.3.2."""
     if index >= size:
@@ -94,11 +103,7 @@ def verify_inclusion(index, size, leaf, path, root):
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             if not fn & 1:
-                while True:
-                    fn >>= 1
-                    sn >>= 1
-                    if fn & 1 or fn == 0:
-                        break
+                fn, sn = shift_to_set_bit(fn, sn)
         else:
             r = node_hash(r, p)
         fn >>= 1
@@ -126,11 +131,7 @@ def verify_consistency(first, second, first_root, second_root, proof):
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
             if not fn & 1:
-                while True:
-                    fn >>= 1
-                    sn >>= 1
-                    if fn & 1 or fn == 0:
-                        break
+                fn, sn = shift_to_set_bit(fn, sn)
         else:
             sr = node_hash(sr, c)
         fn >>= 1

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "vk_testlib.h"
 #include <openssl/evp.h>
 #include "vulkan/q42_vk.h"
 #include "vulkan/q42_vk_internal.h"
@@ -41,22 +42,8 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-static bool ci(void)
-{
-	const char *v = getenv("CI");
-	return v != NULL && strcmp(v, "true") == 0;
-}
-
 /* The shared device, or skip (fail under CI=true) when none opened. */
-#define NEED_VK()                                                                                  \
-	do {                                                                                       \
-		if (g_vk == NULL) {                                                                \
-			print_message("# no Vulkan device: %s\n", g_open_err.msg);                 \
-			if (ci())                                                                  \
-				fail_msg("a Vulkan device is required under CI=true");             \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
+#define NEED_VK() VK_TEST_NEED(g_vk != NULL, g_open_err.msg)
 
 static void fill_push(uint8_t push[FILL_PUSH], uint32_t n, float a, float b)
 {
@@ -93,7 +80,7 @@ static void test_devices_listed(void **state)
 	int rc = q42_vk_devices(info, 8, &n, &err);
 	if (rc == Q42_EUNSUPPORTED) {
 		print_message("# %s\n", err.msg);
-		if (ci())
+		if (vk_test_ci())
 			fail_msg("a Vulkan device is required under CI=true");
 		skip();
 	}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "vk_testlib.h"
 
 #include "measure/q42_certify.h"
 #include "measure/q42_certify_cases.h"
@@ -51,21 +52,7 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-static bool ci(void)
-{
-	const char *v = getenv("CI");
-	return v != NULL && strcmp(v, "true") == 0;
-}
-
-#define NEED_VK()                                                                                  \
-	do {                                                                                       \
-		if (g_ops == NULL) {                                                               \
-			print_message("# no Vulkan device: %s\n", g_open_err.msg);                 \
-			if (ci())                                                                  \
-				fail_msg("a Vulkan device is required under CI=true");             \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
+#define NEED_VK() VK_TEST_NEED(g_ops != NULL, g_open_err.msg)
 
 /* Host-visible buffers of one test, freed together. */
 static q42_vk_buf *g_bufs[8];

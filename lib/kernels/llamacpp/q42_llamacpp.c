@@ -383,6 +383,28 @@ void q42_llamacpp_dot_q8_0_cpu(int64_t n, float *out, const void *w, const void 
 	*out = hsum_lanes8(lanes);
 }
 
+/* A step of CPU_REPACK's two chains (Q2_K, Q4_K): fma(isum, d_w * d_x,
+ * acc) and fma(mins, dmin_w * d_x, accm), d_w and dmin_w the f16 fields at
+ * d and dmin; the integer sums restart. */
+static void repack_step(float *acc, float *accm, int32_t *isum, int32_t *mins, const uint8_t *d,
+			const uint8_t *dmin, float dx)
+{
+	*acc = fmaf((float)*isum, half_at(d) * dx, *acc);
+	*accm = fmaf((float)*mins, half_at(dmin) * dx, *accm);
+	*isum = *mins = 0;
+}
+
+/* The gemv and gemm (_x4) entry points of a two-chain repacked kind. */
+#define REPACK_DOTS(NAME, FN)                                                                        \
+	void q42_llamacpp_dot_##NAME(int64_t n, float *out, const void *w, const void *x)          \
+	{                                                                                          \
+		FN(n, out, w, x, false);                                                           \
+	}                                                                                          \
+	void q42_llamacpp_dot_##NAME##_x4(int64_t n, float *out, const void *w, const void *x)     \
+	{                                                                                          \
+		FN(n, out, w, x, true);                                                            \
+	}
+
 /* llama.cpp's CPU_REPACK form of Q4_K (q4_K_8x8 kernels; AVX2 and AVX-512
  * CPUs without AMX, matrices with a multiple of 8 rows): per output two
  * accumulators, fma(isum, d_w * d_x, acc) and fma(mins, dmin_w * d_x,
@@ -395,8 +417,6 @@ static void dot_q4k_repack(int64_t n, float *out, const uint8_t *a, const uint8_
 	float acc = 0.0f, accm = 0.0f;
 	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q4_K, b += B_Q8_K) {
 		const int8_t *y = (const int8_t *)(b + Q8K_QS);
-		const float dd = half_at(a + Q4K_D) * q42_ldf32(b + Q8K_D);
-		const float dm = half_at(a + Q4K_DMIN) * q42_ldf32(b + Q8K_D);
 		int32_t isum = 0, summ = 0;
 		for (int g = 0; g < 8; g++) {
 			int sc, mn, s = 0;
@@ -407,25 +427,14 @@ static void dot_q4k_repack(int64_t n, float *out, const uint8_t *a, const uint8_
 			}
 			isum += sc * s;
 			summ += mn * (q8k_bsum(b, 2 * g) + q8k_bsum(b, 2 * g + 1));
-			if (quarters ? g % 2 == 1 : g == 7) {
-				acc = fmaf((float)isum, dd, acc);
-				accm = fmaf((float)summ, dm, accm);
-				isum = summ = 0;
-			}
+			if (quarters ? g % 2 == 1 : g == 7)
+				repack_step(&acc, &accm, &isum, &summ, a + Q4K_D, a + Q4K_DMIN, q42_ldf32(b + Q8K_D));
 		}
 	}
 	*out = acc - accm;
 }
 
-void q42_llamacpp_dot_q4_k_repack(int64_t n, float *out, const void *w, const void *x)
-{
-	dot_q4k_repack(n, out, w, x, false);
-}
-
-void q42_llamacpp_dot_q4_k_repack_x4(int64_t n, float *out, const void *w, const void *x)
-{
-	dot_q4k_repack(n, out, w, x, true);
-}
+REPACK_DOTS(q4_k_repack, dot_q4k_repack)
 
 /* ggml_vec_dot_q5_K_q8_K of the x86 build (AVX2 code): per super-block
  * eight int32 lanes, element 32c + p of sub-block c in lane p / 4 as
@@ -515,25 +524,14 @@ static void dot_q2k(int64_t n, float *out, const uint8_t *a, const uint8_t *b, b
 				t += (a[Q2_K_QS + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32)) & 3) * y[e];
 			isum += (sm & 0x0F) * t;
 			mins += (sm >> 4) * q8k_bsum(b, j);
-			if (j == 15 || (halves && j == 7)) {
-				acc = fmaf((float)isum, half_at(a + Q2_K_D) * dx, acc);
-				accm = fmaf((float)mins, half_at(a + Q2_K_DMIN) * dx, accm);
-				isum = mins = 0;
-			}
+			if (j == 15 || (halves && j == 7))
+				repack_step(&acc, &accm, &isum, &mins, a + Q2_K_D, a + Q2_K_DMIN, dx);
 		}
 	}
 	*out = acc - accm;
 }
 
-void q42_llamacpp_dot_q2_k(int64_t n, float *out, const void *w, const void *x)
-{
-	dot_q2k(n, out, w, x, false);
-}
-
-void q42_llamacpp_dot_q2_k_x4(int64_t n, float *out, const void *w, const void *x)
-{
-	dot_q2k(n, out, w, x, true);
-}
+REPACK_DOTS(q2_k, dot_q2k)
 
 /* ggml_vec_dot_q3_K_q8_K of the x86 build (AVX2 code; llama.cpp has no
  * AMX or repacked form of Q3_K): element 32c + p (chunk c = 0..7, position

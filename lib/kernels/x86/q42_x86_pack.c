@@ -702,21 +702,34 @@ void q42_llamacpp_row_q6_k_r16(void *dst, const void *p, int64_t n_in, int64_t n
 	}
 }
 
-/* One packed super-block (vectors at v, scales at sc, d at d) against T
- * tokens' Q8_K blocks (x, x + x_stride): each row's exact sum isum =
- * sum_s sc_s * (q - 32) . y over the sixteen 16-element sub-blocks s (the
- * -32 as -32 x the sub-block's bsum, the VNNI chain's start), then
- * fma(isum, d_w * d_x) into acc[t] -- q42_llamacpp_dot_q6_k with a row per
- * lane. The 6-bit quants of a dword: the ql nibble, and the qh pair moved
- * to bits 4..5, by GF(2) affine steps (matrix byte 7 - i selects the
- * source bits of result bit i), once for all T tokens. */
-A5_INLINE void k6_block(int T, const uint8_t *v, const uint8_t *sc, const uint8_t *d, const uint8_t *x,
-			uint64_t x_stride, __m512 acc[R16_T])
+/* The 6-bit quants of dword l of half h of a packed Q6_K super-block at v,
+ * for its four quarters q: the ql nibble, and the qh pair moved to bits
+ * 4..5, by GF(2) affine steps (matrix byte 7 - i selects the source bits
+ * of result bit i). */
+A5_INLINE void k6_quants(const uint8_t *v, int h, int l, __m512i w[4])
 {
 	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
 	const __m512i nhi = _mm512_set1_epi64(0x1020408000000000LL);
 	const __m512i h01 = _mm512_set1_epi64(0x01020000LL), h23 = _mm512_set1_epi64(0x04080000LL);
 	const __m512i h67 = _mm512_set1_epi64(0x40800000LL);
+	const __m512i a0 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + l)));
+	const __m512i a1 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + 8 + l)));
+	const __m512i hb = _mm512_loadu_si512((const void *)(v + 64 * (32 + 8 * h + l)));
+	w[0] = _mm512_ternarylogic_epi32(a0, m15, _mm512_gf2p8affine_epi64_epi8(hb, h01, 0), 0xEA);
+	w[1] = _mm512_ternarylogic_epi32(a1, m15, _mm512_gf2p8affine_epi64_epi8(hb, h23, 0), 0xEA);
+	w[2] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(a0, nhi, 0), hb, m48, 0xF8);
+	w[3] = _mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(a1, nhi, 0), _mm512_gf2p8affine_epi64_epi8(hb, h67, 0));
+}
+
+/* One packed super-block (vectors at v, scales at sc, d at d) against T
+ * tokens' Q8_K blocks (x, x + x_stride): each row's exact sum isum =
+ * sum_s sc_s * (q - 32) . y over the sixteen 16-element sub-blocks s (the
+ * -32 as -32 x the sub-block's bsum, the VNNI chain's start), then
+ * fma(isum, d_w * d_x) into acc[t] -- q42_llamacpp_dot_q6_k with a row per
+ * lane. The quants are unpacked (k6_quants) once for all T tokens. */
+A5_INLINE void k6_block(int T, const uint8_t *v, const uint8_t *sc, const uint8_t *d, const uint8_t *x,
+			uint64_t x_stride, __m512 acc[R16_T])
+{
 	__m512i isum[R16_T];
 	UNROLL
 	for (int t = 0; t < T; t++)
@@ -738,15 +751,8 @@ A5_INLINE void k6_block(int T, const uint8_t *v, const uint8_t *sc, const uint8_
 			UNROLL
 			for (int i = 0; i < 4; i++) {
 				const int l = 4 * lq + i;
-				const __m512i a0 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + l)));
-				const __m512i a1 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + 8 + l)));
-				const __m512i hb = _mm512_loadu_si512((const void *)(v + 64 * (32 + 8 * h + l)));
-				const __m512i w[4] = {
-					_mm512_ternarylogic_epi32(a0, m15, _mm512_gf2p8affine_epi64_epi8(hb, h01, 0), 0xEA),
-					_mm512_ternarylogic_epi32(a1, m15, _mm512_gf2p8affine_epi64_epi8(hb, h23, 0), 0xEA),
-					_mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(a0, nhi, 0), hb, m48, 0xF8),
-					_mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(a1, nhi, 0),
-							_mm512_gf2p8affine_epi64_epi8(hb, h67, 0))};
+				__m512i w[4];
+				k6_quants(v, h, l, w);
 				UNROLL
 				for (int t = 0; t < T; t++) {
 					const uint8_t *y = x + (uint64_t)t * x_stride + Q8_K_QS + 128 * h + 4 * l;
@@ -826,10 +832,6 @@ A5 void q42_llamacpp_rows_q6_k_r16_avx512(Q42_LLAMACPP_ROWS_ARGS)
 A5_INLINE void k6_block_lanes8(const uint8_t *v, const uint8_t *sc, const uint8_t *d, const uint8_t *x,
 			       __m512 acc[8])
 {
-	const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
-	const __m512i nhi = _mm512_set1_epi64(0x1020408000000000LL);
-	const __m512i h01 = _mm512_set1_epi64(0x01020000LL), h23 = _mm512_set1_epi64(0x04080000LL);
-	const __m512i h67 = _mm512_set1_epi64(0x40800000LL);
 	__m512i lane[8];
 	UNROLL
 	for (int l = 0; l < 8; l++) {
@@ -854,15 +856,8 @@ A5_INLINE void k6_block_lanes8(const uint8_t *v, const uint8_t *sc, const uint8_
 			UNROLL
 			for (int i = 0; i < 4; i++) {
 				const int l = 4 * lq + i;
-				const __m512i a0 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + l)));
-				const __m512i a1 = _mm512_loadu_si512((const void *)(v + 64 * (16 * h + 8 + l)));
-				const __m512i hb = _mm512_loadu_si512((const void *)(v + 64 * (32 + 8 * h + l)));
-				const __m512i w[4] = {
-					_mm512_ternarylogic_epi32(a0, m15, _mm512_gf2p8affine_epi64_epi8(hb, h01, 0), 0xEA),
-					_mm512_ternarylogic_epi32(a1, m15, _mm512_gf2p8affine_epi64_epi8(hb, h23, 0), 0xEA),
-					_mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(a0, nhi, 0), hb, m48, 0xF8),
-					_mm512_or_si512(_mm512_gf2p8affine_epi64_epi8(a1, nhi, 0),
-							_mm512_gf2p8affine_epi64_epi8(hb, h67, 0))};
+				__m512i w[4];
+				k6_quants(v, h, l, w);
 				const uint8_t *y = x + Q8_K_QS + 128 * h + 4 * l;
 				UNROLL
 				for (int q = 0; q < 4; q++)
