@@ -412,9 +412,9 @@ static void test_rows_packed_q6_k(void **state)
 		check_packed(&r16_q6_k, k6[i][0], k6[i][1], k6[i][2]);
 }
 
-/* The zen4 variant's Q8_0 (ggml's x86 vec_dot, eight lanes): its AVX2 and
- * AVX-512 rows against the scalar definition, every shape of check_rows and
- * long rows; its R16 form for any row count from 16 (no AMX constraint),
+/* The zen4 variant's Q8_0 and Q5_K (ggml's x86 vec_dot, eight lanes): their
+ * AVX2 and AVX-512 rows against the scalar definition, every shape of
+ * check_rows (Q8_0 also long rows); its R16 form for any row count from 16 (no AMX constraint),
  * tails of rows, odd block counts and passes of one to many tokens. Its
  * Q4_K (CPU_REPACK) and Q6_K (plain buffer) in the R16 layout: lone
  * tokens, passes with and without whole groups of four, a tail of 8 rows. */
@@ -425,6 +425,7 @@ static void test_zen4_simd(void **state)
 	static const int64_t shapes[][3] = {{1, 16, 1}, {2, 17, 2}, {3, 33, 3}, {30, 48, 1}, {31, 40, 5}, {7, 64, 9}};
 	g_variant = Q42_LLAMACPP_ZEN4;
 	check_rows(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32);
+	check_rows(Q42_DTYPE_Q5_K, Q42_LLAMACPP_MATMUL, 256);
 	check_shape(Q42_DTYPE_Q8_0, Q42_LLAMACPP_MATMUL, 32 * 129, 9, 3);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_packed(&r16_geos[4], shapes[i][0], shapes[i][1], shapes[i][2]);

@@ -129,6 +129,8 @@ void q42_llamacpp_rows_bf16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
+/* the zen4 variant's Q5_K (plain CPU buffer), AVX2 (also the AVX-512 table's) */
+void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
 /* the zen4 variant's Q4_K (CPU_REPACK) in the R16 layout of Q4_K */
 void q42_llamacpp_rows_q4_k_repack_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* the zen4 variant's Q6_K (plain CPU buffer) in the R16 layout of Q6_K */

@@ -1067,4 +1067,62 @@ KQ_ENTRY(q42_llamacpp_rows_q4_k_avx512, A5, kq_rows_tok, rows1_q4_k_avx512, 0)
 KQ_ENTRY(q42_llamacpp_rows_q5_k_avx512, A5, kq_rows_tok, rows1_q5_k_avx512, 1)
 KQ_ENTRY(q42_llamacpp_rows_q6_k_avx512, A5, kq_rows_tok, rows1_q6_k_avx512, 2)
 
+/* ---- Q5_K in the plain CPU buffer (the zen4 variant) ------------------- */
+
+/* ggml_vec_dot_q5_K_q8_K of the x86 build, per row and token as
+ * q42_llamacpp_dot_q5_k_cpu defines it: per super-block eight int32 lanes,
+ * lane l of 32-value chunk c the exact sum of its values 4l..4l+3 times
+ * y, times the chunk's scale; one fma per lane and super-block; the min
+ * term apart in a scalar fma; hsum_float_8 plus that at the end. */
+A2_INLINE __m256i q5k_cpu_chunk(__m256i nib, __m256i hbits, int bit, __m256i y, int16_t sc)
+{
+	const __m256i one = _mm256_set1_epi8(1);
+	/* bit `bit` of each qh byte, moved to bit 4 (shifts within bytes) */
+	const __m256i h = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, bit), one), 4);
+	const __m256i q = _mm256_or_si256(nib, h);
+	return _mm256_madd_epi16(_mm256_set1_epi16(sc), _mm256_maddubs_epi16(q, y));
+}
+
+A2 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+	const int64_t nsb = n / Q42_QK_K;
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			float summs = 0.0f;
+			for (int64_t i = 0; i < nsb; i++, a += Q5_K_BYTES, b += Q8_K_BYTES) {
+				const float yd = q42_ldf32(b + Q8_K_D);
+				const float d = yd * _cvtsh_ss(q42_ld16(a + Q5_K_D));
+				const float dmin = -yd * _cvtsh_ss(q42_ld16(a + Q5_K_DMIN));
+				uint8_t sc[8], mn[8];
+				int32_t mins = 0;
+				for (int c = 0; c < 8; c++) {
+					q42_k4_scale_min(c, a + Q5_K_SCALES, &sc[c], &mn[c]);
+					mins += mn[c] * ((int16_t)q42_ld16(b + Q8_K_BSUMS + 4 * c) +
+							 (int16_t)q42_ld16(b + Q8_K_BSUMS + 4 * c + 2));
+				}
+				summs = fmaf(dmin, (float)mins, summs);
+				const __m256i hbits = _mm256_loadu_si256((const __m256i *)(const void *)(a + Q5_K_QH));
+				__m256i sumi = _mm256_setzero_si256();
+				for (int j = 0; j < 4; j++) {
+					const __m256i qb =
+						_mm256_loadu_si256((const __m256i *)(const void *)(a + Q5_K_QS + 32 * j));
+					const uint8_t *yq = b + Q8_K_QS + 64 * j;
+					const __m256i p0 = q5k_cpu_chunk(
+						_mm256_and_si256(qb, m4), hbits, 2 * j,
+						_mm256_loadu_si256((const __m256i *)(const void *)yq), (int16_t)sc[2 * j]);
+					const __m256i p1 = q5k_cpu_chunk(
+						_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4), hbits, 2 * j + 1,
+						_mm256_loadu_si256((const __m256i *)(const void *)(yq + 32)), (int16_t)sc[2 * j + 1]);
+					sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+				}
+				acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+			}
+			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc) + summs;
+		}
+}
+
 #endif
