@@ -8,6 +8,7 @@
 #define Q42_LLAMACPP_TESTLIB_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/q42_types.h"
@@ -39,6 +40,14 @@ static inline void put_half(uint8_t *p, float f)
 	const uint16_t h = q42_f32_to_f16(f);
 	p[0] = (uint8_t)h;
 	p[1] = (uint8_t)(h >> 8);
+}
+
+/* malloc that fails the test instead of returning NULL */
+static inline void *test_alloc(size_t n)
+{
+	void *p = malloc(n != 0 ? n : 1);
+	assert_non_null(p);
+	return p;
 }
 
 static inline uint32_t bits(float f)

@@ -47,16 +47,11 @@ static void check_shape(uint32_t dtype, enum q42_llamacpp_place place, int64_t n
 	uint64_t rb = 0, xb = 0;
 	assert_true(q42_dtype_nbytes(dtype, (uint64_t)n, (uint64_t)n, &rb));
 	assert_true(q42_dtype_nbytes(ref.vec_dot_type, (uint64_t)n, (uint64_t)n, &xb));
-	uint8_t *w = malloc((size_t)(rb * (uint64_t)n_rows));
-	uint8_t *x = malloc((size_t)(xb * (uint64_t)n_tok));
-	float *src = malloc((size_t)n * sizeof(float));
-	float *want = malloc((size_t)(n_rows * n_tok) * sizeof(float));
-	float *got = malloc((size_t)(n_rows * n_tok) * sizeof(float));
-	assert_non_null(w);
-	assert_non_null(x);
-	assert_non_null(src);
-	assert_non_null(want);
-	assert_non_null(got);
+	uint8_t *w = test_alloc((size_t)(rb * (uint64_t)n_rows));
+	uint8_t *x = test_alloc((size_t)(xb * (uint64_t)n_tok));
+	float *src = test_alloc((size_t)n * sizeof(float));
+	float *want = test_alloc((size_t)(n_rows * n_tok) * sizeof(float));
+	float *got = test_alloc((size_t)(n_rows * n_tok) * sizeof(float));
 	fill_weights(dtype, w, n_rows, n, rb);
 	for (int64_t t = 0; t < n_tok; t++) {
 		for (int64_t k = 0; k < n; k++)

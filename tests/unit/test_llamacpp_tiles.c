@@ -65,16 +65,11 @@ static void check(uint32_t dtype, int64_t blk, bool generic, const q42_llamacpp_
 		/* strides wider than a row: kernels must honour them (f32
 		 * activation rows stay 4-byte aligned, as the engine keeps them) */
 		const uint64_t ws = rb + 6, xs = xb + 12, ys = (uint64_t)n_rows + 3;
-		uint8_t *w = malloc((size_t)(ws * (uint64_t)n_rows));
-		uint8_t *x = malloc((size_t)(xs * (uint64_t)n_tok));
-		float *src = malloc((size_t)n * sizeof(float));
-		float *want = malloc((size_t)(ys * (uint64_t)n_tok) * sizeof(float));
-		float *got = malloc((size_t)(ys * (uint64_t)n_tok) * sizeof(float));
-		assert_non_null(w);
-		assert_non_null(x);
-		assert_non_null(src);
-		assert_non_null(want);
-		assert_non_null(got);
+		uint8_t *w = test_alloc((size_t)(ws * (uint64_t)n_rows));
+		uint8_t *x = test_alloc((size_t)(xs * (uint64_t)n_tok));
+		float *src = test_alloc((size_t)n * sizeof(float));
+		float *want = test_alloc((size_t)(ys * (uint64_t)n_tok) * sizeof(float));
+		float *got = test_alloc((size_t)(ys * (uint64_t)n_tok) * sizeof(float));
 		fill_weights(dtype, w, n_rows, n, ws);
 		for (int64_t t = 0; t < n_tok; t++) {
 			for (int64_t k = 0; k < n; k++)
