@@ -3,11 +3,11 @@
  * value). The product is libq42's (engine/q42_matvec.h); this file reads
  * X and prints.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "p64check.h"
 #include "rows.h"
+#include "common/q42_file.h"
 #include "common/q42_le.h"
 #include "engine/q42_matvec.h"
 
@@ -18,54 +18,23 @@
  * is not a whole number of float32 values or is too long. */
 static int read_x(const char *path, float **out, uint64_t *n, q42_err *err)
 {
-	const bool in = strcmp(path, "-") == 0;
-	FILE *f = in ? stdin : fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = Q42_OK;
-	if (f == NULL)
-		return q42_err_set(err, Q42_EIO, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? 2 * cap : 4096;
-			if (cap > (size_t)MATVEC_X_MAX * 4 + 4) {
-				rc = q42_err_set(err, Q42_EARG, "%s: more than %u float32 values", path,
-						 MATVEC_X_MAX);
-				goto done;
-			}
-			uint8_t *p = realloc(buf, cap);
-			if (p == NULL) {
-				rc = q42_err_set(err, Q42_ENOMEM, "%s: out of memory", path);
-				goto done;
-			}
-			buf = p;
-		}
-		const size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = q42_err_set(err, Q42_EIO, "%s: read failed", path);
-		goto done;
-	}
-	if (len == 0 || len % 4 != 0) {
-		rc = q42_err_set(err, Q42_EARG, "%s: %zu bytes: expected a whole number of float32 values", path,
-				 len);
-		goto done;
-	}
-	*n = len / 4;
-	*out = malloc(len);
-	if (*out == NULL) {
+	q42_map m;
+	int rc = q42_map_open(&m, path, 0, err);
+	if (rc != Q42_OK)
+		return rc;
+	if (m.size == 0 || m.size % 4 != 0)
+		rc = q42_err_set(err, Q42_EARG, "%s: %llu bytes: expected a whole number of float32 values", path,
+				 (unsigned long long)m.size);
+	else if (m.size / 4 > MATVEC_X_MAX)
+		rc = q42_err_set(err, Q42_EARG, "%s: more than %u float32 values", path, MATVEC_X_MAX);
+	else if ((*out = malloc((size_t)m.size)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "%s: out of memory", path);
-		goto done;
+	if (rc == Q42_OK) {
+		*n = m.size / 4;
+		for (uint64_t i = 0; i < *n; i++)
+			(*out)[i] = q42_ldf32(m.data + 4 * i);
 	}
-	for (size_t i = 0; i < len / 4; i++)
-		(*out)[i] = q42_ldf32(buf + 4 * i);
-done:
-	free(buf);
-	if (!in)
-		fclose(f);
+	q42_map_close(&m);
 	return rc;
 }
 

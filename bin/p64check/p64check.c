@@ -559,18 +559,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ARITH:
 			o.has_arith = true;
-			if (strcmp(optarg, "auto") == 0)
-				o.arith = Q42_ARITH_AUTO;
-			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0 ||
-				 strcmp(optarg, "portable") == 0)
-				o.arith = Q42_ARITH_LLAMACPP;
-			else if (strcmp(optarg, "zen4") == 0)
-				o.arith = Q42_ARITH_ZEN4;
-			else if (strcmp(optarg, "ggml") == 0)
-				o.arith = Q42_ARITH_GGML;
-			else {
-				fprintf(stderr, "%s: --arith '%s': expected auto, portable, llamacpp, sapphirerapids, "
-					"zen4 or ggml\n", prog, optarg);
+			if (!q42_arith_from_name(optarg, &o.arith)) {
+				fprintf(stderr, "%s: --arith '%s': expected " Q42_ARITH_NAMES "\n", prog, optarg);
 				ok = false;
 			}
 			break;

@@ -254,18 +254,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 						 optarg);
 			break;
 		case OPT_ARITH:
-			if (strcmp(optarg, "auto") == 0)
-				o->eo.arith = Q42_ARITH_AUTO;
-			else if (strcmp(optarg, "llamacpp") == 0 || strcmp(optarg, "sapphirerapids") == 0 ||
-				 strcmp(optarg, "portable") == 0)
-				o->eo.arith = Q42_ARITH_LLAMACPP;
-			else if (strcmp(optarg, "zen4") == 0)
-				o->eo.arith = Q42_ARITH_ZEN4;
-			else if (strcmp(optarg, "ggml") == 0)
-				o->eo.arith = Q42_ARITH_GGML;
-			else
-				return bad_usage("--arith '%s': expected auto, portable, llamacpp, sapphirerapids, zen4 "
-						 "or ggml", optarg);
+			if (!q42_arith_from_name(optarg, &o->eo.arith))
+				return bad_usage("--arith '%s': expected " Q42_ARITH_NAMES, optarg);
 			break;
 		case OPT_BACKEND:
 			if (strcmp(optarg, "cpu") == 0)

@@ -266,17 +266,16 @@ static uint32_t act_slot(q42_engine *e, const q42_weight *w, bool *ok)
 	return e->n_act++;
 }
 
-/* The product a matrix uses: generic ggml kernels, or with
- * Q42_ARITH_LLAMACPP the llama.cpp x86 ones where libq42 has them for the
- * type, shape and buffer llama.cpp would give the matrix. */
-static void choose_product(const q42_engine *e, q42_weight *w, enum q42_llamacpp_place place)
+void q42_weight_choose_product(q42_weight *w, enum q42_arith arith, enum q42_isa isa,
+			       enum q42_llamacpp_place place)
 {
 	q42_llamacpp_kernels ck;
 	w->dot = w->k->vec_dot;
 	w->rows = NULL;
 	w->vdt = w->k->vec_dot_type;
-	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, e->isa)->quantize;
-	if (e->llama && q42_llamacpp_select_variant(e->variant, w->dtype, w->n_out, w->n_in, place, e->isa, &ck)) {
+	w->aq = w->vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(w->vdt, isa)->quantize;
+	if (q42_arith_is_llama(arith) &&
+	    q42_llamacpp_select_variant(q42_arith_variant(arith), w->dtype, w->n_out, w->n_in, place, isa, &ck)) {
 		w->dot = ck.vec_dot;
 		w->rows = ck.rows;
 		w->vdt = ck.vec_dot_type;
@@ -285,7 +284,7 @@ static void choose_product(const q42_engine *e, q42_weight *w, enum q42_llamacpp
 	/* generic products: the multi-row form of the same vec_dot (NULL
 	 * where the ISA has none) */
 	if (w->rows == NULL)
-		w->rows = q42_llamacpp_generic_rows(w->dtype, e->isa);
+		w->rows = q42_llamacpp_generic_rows(w->dtype, isa);
 }
 
 static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s, uint32_t l,
@@ -337,7 +336,7 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	if (s == Q42_W_TOK_EMBD && w->k->dequant == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: type %s cannot be dequantized",
 				   nl, nm, di->name);
-	choose_product(e, w, s == Q42_W_TOK_EMBD ? Q42_LLAMACPP_CPU : Q42_LLAMACPP_MATMUL);
+	q42_weight_choose_product(w, e->arith, e->isa, s == Q42_W_TOK_EMBD ? Q42_LLAMACPP_CPU : Q42_LLAMACPP_MATMUL);
 	return Q42_OK;
 }
 
@@ -382,8 +381,8 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
 	if (w->data == NULL || w->k == NULL ||
-	    !q42_llamacpp_select_packed_variant(e->variant, w->dtype, w->n_out, w->n_in, Q42_LLAMACPP_MATMUL, e->isa,
-						pk))
+	    !q42_llamacpp_select_packed_variant(q42_arith_variant(e->arith), w->dtype, w->n_out, w->n_in,
+						Q42_LLAMACPP_MATMUL, e->isa, pk))
 		return 0;
 	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
 }
@@ -454,7 +453,7 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	q42_weight *w;
 	q42_llamacpp_packed pk;
 	uint64_t total = 0, off = 0;
-	if (!e->llama || e->be_state != NULL)
+	if (!q42_arith_is_llama(e->arith) || e->be_state != NULL)
 		return Q42_OK;
 	/* the token embedding is read by row lookup, in its file layout */
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
@@ -584,7 +583,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		 * and the copy goes to its AMX buffer where the shape allows
 		 * (measured: Q8_0, Q4_1 and Q5_K_M models' logits equal its
 		 * bits only so) */
-		choose_product(e, &e->g[Q42_W_OUTPUT], Q42_LLAMACPP_MATMUL);
+		q42_weight_choose_product(&e->g[Q42_W_OUTPUT], e->arith, e->isa, Q42_LLAMACPP_MATMUL);
 		e->tied = true;
 	}
 	/* activation slots: one per (vec_dot_type, quantizer) in use */
@@ -785,16 +784,12 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
 	e->small_pages = o->small_pages;
-	if (e->arith != Q42_ARITH_LLAMACPP && e->arith != Q42_ARITH_GGML && e->arith != Q42_ARITH_ZEN4 &&
-	    e->arith != Q42_ARITH_AUTO) {
+	if ((unsigned)e->arith > Q42_ARITH_AUTO) {
 		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, ggml or auto",
 				 (int)o->arith);
 		goto fail;
 	}
-	if (e->arith == Q42_ARITH_AUTO)
-		e->arith = q42_llamacpp_variant_detect() == Q42_LLAMACPP_ZEN4 ? Q42_ARITH_ZEN4 : Q42_ARITH_LLAMACPP;
-	e->llama = e->arith != Q42_ARITH_GGML;
-	e->variant = e->arith == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS;
+	e->arith = q42_arith_resolve(e->arith);
 	e->arch = q42_arch_find(hp->arch);
 	if (e->arch == NULL) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
@@ -834,13 +829,14 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
 	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
+	const bool llama = q42_arith_is_llama(e->arith);
 	e->cops = q42_llamacpp_ops_get(e->isa);
-	e->softmax = e->llama ? e->cops->softmax : q42_op_softmax;
-	e->swiglu = e->llama ? e->cops->swiglu : q42_op_swiglu;
-	e->conv_dot = e->llama ? e->cops->conv_dot : q42_op_conv_dot;
-	e->glu = e->arch->ffn_act == Q42_FFN_GEGLU ? (e->llama ? e->cops->geglu : q42_op_geglu) : e->swiglu;
+	e->softmax = llama ? e->cops->softmax : q42_op_softmax;
+	e->swiglu = llama ? e->cops->swiglu : q42_op_swiglu;
+	e->conv_dot = llama ? e->cops->conv_dot : q42_op_conv_dot;
+	e->glu = e->arch->ffn_act == Q42_FFN_GEGLU ? (llama ? e->cops->geglu : q42_op_geglu) : e->swiglu;
 	e->add = e->cops->add;
-	if (e->llama && e->kv_type == Q42_DTYPE_F32) {
+	if (llama && e->kv_type == Q42_DTYPE_F32) {
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
 		 * length (the padded form only where they are whole 64-steps) */
 		const bool k_whole = e->hd_k % 64 == 0;
@@ -850,10 +846,10 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 		e->att_kqv = e->cops->dot_f32_lanes;
 		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
-	} else if (e->llama) {
+	} else if (llama) {
 		att_f16_products(e);
 	}
-	e->kv_quantize = e->llama && e->kv_type == Q42_DTYPE_F16
+	e->kv_quantize = llama && e->kv_type == Q42_DTYPE_F16
 				 ? e->cops->quantize_f16
 				 : e->kvq->quantize;
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
@@ -991,6 +987,28 @@ uint32_t q42_engine_n_threads(const q42_engine *e) { return q42_pool_size(e->poo
 uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
 enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
+
+bool q42_arith_from_name(const char *name, enum q42_arith *out)
+{
+	static const struct {
+		const char *name;
+		enum q42_arith arith;
+	} names[] = {{"auto", Q42_ARITH_AUTO}, {"portable", Q42_ARITH_LLAMACPP}, {"llamacpp", Q42_ARITH_LLAMACPP},
+		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML}};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(name, names[i].name) == 0) {
+			*out = names[i].arith;
+			return true;
+		}
+	return false;
+}
+
+enum q42_arith q42_arith_resolve(enum q42_arith a)
+{
+	if (a != Q42_ARITH_AUTO)
+		return a;
+	return q42_llamacpp_variant_detect() == Q42_LLAMACPP_ZEN4 ? Q42_ARITH_ZEN4 : Q42_ARITH_LLAMACPP;
+}
 
 const char *q42_arith_name(enum q42_arith a)
 {

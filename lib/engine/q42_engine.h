@@ -106,6 +106,14 @@ Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
 Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
 Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);
+/* The mode a command line names: auto, portable, llamacpp, sapphirerapids
+ * (the last three are Q42_ARITH_LLAMACPP), zen4 or ggml; false for any
+ * other name. Q42_ARITH_NAMES lists them for messages. */
+#define Q42_ARITH_NAMES "auto, portable, llamacpp, sapphirerapids, zen4 or ggml"
+Q42_API bool q42_arith_from_name(const char *name, enum q42_arith *out);
+/* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP or ZEN4,
+ * q42_llamacpp_variant_detect); any other mode as it is. */
+Q42_API enum q42_arith q42_arith_resolve(enum q42_arith a);
 /* The backend the engine actually runs on (never AUTO) and, for Vulkan,
  * the device's name ("cpu" for the CPU backend). */
 Q42_API enum q42_backend q42_engine_backend(const q42_engine *e);

@@ -39,6 +39,26 @@ typedef struct q42_weight {
 	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 } q42_weight;
 
+/* Whether arith is one of llama.cpp's (every mode but GGML), and the CPU
+ * variant of llama.cpp it follows. */
+static inline bool q42_arith_is_llama(enum q42_arith a)
+{
+	return a != Q42_ARITH_GGML;
+}
+
+static inline enum q42_llamacpp_variant q42_arith_variant(enum q42_arith a)
+{
+	return a == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS;
+}
+
+/* The product a matrix uses, into w's dot, rows, vdt and aq (w's dtype, k,
+ * n_in and n_out set): generic ggml kernels, or under one of llama.cpp's
+ * arithmetics (arith resolved) its x86 ones where libq42 has them for the
+ * type, shape and buffer llama.cpp would give the matrix. The engine's
+ * choice for every weight, and q42_matvec's. */
+void q42_weight_choose_product(q42_weight *w, enum q42_arith arith, enum q42_isa isa,
+			       enum q42_llamacpp_place place);
+
 typedef struct q42_layer {
 	q42_weight w[Q42_W_COUNT_];  /* only the per-layer slots are used */
 	uint32_t n_head_kv;
@@ -103,10 +123,7 @@ struct q42_engine {
 	q42_mount *m;
 	const q42_arch *arch;
 	enum q42_isa isa;
-	enum q42_arith arith;
-	/* arith is one of llama.cpp's (not GGML), and the variant it follows */
-	bool llama;
-	enum q42_llamacpp_variant variant;
+	enum q42_arith arith; /* resolved: never Q42_ARITH_AUTO */
 	q42_pool *pool;
 
 	/* dimensions */

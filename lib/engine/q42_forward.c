@@ -49,7 +49,7 @@ static void op_rope(const q42_engine *e, float *v, uint32_t n_heads, uint32_t hd
 		float *x = v + (uint64_t)h * hd;
 		/* llama.cpp's build fuses the rotation into FMAs; the last bit
 		 * of Q and K decides later Q8_0 roundings, so it must match. */
-		if (e->llama) {
+		if (q42_arith_is_llama(e->arith)) {
 			e->cops->rope(n, x, cache, neox);
 			continue;
 		}

@@ -1,15 +1,14 @@
 /* q42_matvec.c -- one tensor times one vector in q42run's rounding (see
- * q42_matvec.h). The choice of kernels is q42run's: the llama.cpp form of
- * the variant arith names where libq42 has one for the type and shape,
- * ggml's generic kernels otherwise, the activation quantized as that
- * product's vec_dot_type; then one vec_dot per row, which is what a pass
- * of one token computes.
+ * q42_matvec.h). The kernels are the engine's choice for a weight of that
+ * type and shape (q42_weight_choose_product), the activation quantized as
+ * that product's; then one vec_dot per row, which is what a pass of one
+ * token computes.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine/q42_matvec.h"
-#include "kernels/q42_llamacpp.h"
+#include "engine/q42_engine_impl.h"
 #include "common/q42_ckd.h"
 #include "common/q42_types.h"
 
@@ -43,38 +42,25 @@ int q42_matvec(const q42_source_tensor *t, enum q42_arith arith, enum q42_isa is
 					   (unsigned long long)i, (double)x[i]);
 	if (isa == Q42_ISA_BEST)
 		isa = q42_isa_detect();
-	if (arith == Q42_ARITH_AUTO)
-		arith = q42_llamacpp_variant_detect() == Q42_LLAMACPP_ZEN4 ? Q42_ARITH_ZEN4 : Q42_ARITH_LLAMACPP;
-
-	/* q42run's choice (engine/q42_engine.c, choose_product) */
-	const q42_type_kernels *k = q42_kernels_get(t->dtype, isa);
-	if (k == NULL)
+	/* q42run's choice for a weight of this type and shape */
+	q42_weight pw = {.dtype = t->dtype, .k = q42_kernels_get(t->dtype, isa), .n_in = (int64_t)n,
+			 .n_out = (int64_t)rows};
+	if (pw.k == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "--isa %s: not available on this CPU", q42_isa_name(isa));
-	void (*dot)(int64_t, float *, const void *, const void *) = k->vec_dot;
-	uint32_t vdt = k->vec_dot_type;
-	void (*quantize)(const float *, void *, int64_t) =
-		vdt == Q42_DTYPE_F32 ? NULL : q42_kernels_get(vdt, isa)->quantize;
-	q42_llamacpp_kernels ck;
-	if (arith != Q42_ARITH_GGML &&
-	    q42_llamacpp_select_variant(arith == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS,
-					t->dtype, (int64_t)rows, (int64_t)n, Q42_LLAMACPP_MATMUL, isa, &ck)) {
-		dot = ck.vec_dot;
-		vdt = ck.vec_dot_type;
-		quantize = ck.quantize;
-	}
-	if (!q42_dtype_nbytes(vdt, n, n, &x_bytes))
+	q42_weight_choose_product(&pw, q42_arith_resolve(arith), isa, Q42_LLAMACPP_MATMUL);
+	if (!q42_dtype_nbytes(pw.vdt, n, n, &x_bytes))
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: rows of %llu cannot be quantized",
 				   (int)t->name.len, t->name.p, (unsigned long long)n);
 	void *qx = malloc(x_bytes != 0 ? x_bytes : 1);
 	if (qx == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory for x (%llu bytes)", (unsigned long long)x_bytes);
-	if (quantize != NULL)
-		quantize(x, qx, (int64_t)n);
+	if (pw.aq != NULL)
+		pw.aq(x, qx, (int64_t)n);
 	else
 		memcpy(qx, x, (size_t)n * sizeof(float));
 	/* rows x row_bytes is the tensor's size, which its reader checked */
 	for (uint64_t r = 0; r < rows; r++)
-		dot((int64_t)n, &y[r], t->data + r * row_bytes, qx);
+		pw.dot((int64_t)n, &y[r], t->data + r * row_bytes, qx);
 	free(qx);
 	return Q42_OK;
 }

@@ -874,13 +874,14 @@ bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 	return q42_llamacpp_select_variant(Q42_LLAMACPP_SAPPHIRERAPIDS, dtype, n_out, n_in, place, isa, out);
 }
 
-/* Where the zen4 variant (AVX-512 without AMX: no AMX buffer) takes
- * another path than sapphirerapids: Q8_0, Q4_1, Q5_K, Q6_K and F16 in the
+/* Where the zen4 variant (AVX-512 without AMX) takes another path than
+ * sapphirerapids would with no AMX buffer: Q8_0, Q5_K, Q6_K and F16 in the
  * plain CPU buffer, Q4_0 and Q4_K in CPU_REPACK when the rows are a
  * multiple of 8 (Q4_0's q4_0_8x8 rounds as the AMX buffer does). -1: the
- * type takes the path sapphirerapids takes (Q5_0, Q5_1, Q2_K, Q3_K,
- * IQ4_NL, TQ1_0, TQ2_0, BF16, F32: checked against both variants);
- * otherwise whether libq42 has the zen4 form. */
+ * type takes sapphirerapids' path for a matrix outside the AMX buffer
+ * (Q4_1, IQ4_XS, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, TQ1_0, TQ2_0, BF16, F32:
+ * checked against both variants); otherwise whether libq42 has the zen4
+ * form. */
 static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_llamacpp_place place,
 		       enum q42_isa use, q42_llamacpp_kernels *out)
 {
@@ -897,10 +898,6 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 		return repack && n_in % QK == 0 &&
 		       pick(out, q42_llamacpp_dot_q4_0, q42_llamacpp_rows_for(Q42_LROWS_Q4_0, use),
 			    ops->quantize_q8_0, Q42_DTYPE_Q8_0, "repack-q4_0");
-	case Q42_DTYPE_Q4_1:
-		return n_in % QK == 0 && pick(out, q42_llamacpp_dot_q4_1_cpu,
-					      q42_llamacpp_rows_for(Q42_LROWS_Q4_1_CPU, use), ops->quantize_q8_1,
-					      Q42_DTYPE_Q8_1, "cpu-q4_1");
 	case Q42_DTYPE_Q4_K:
 		return repack && n_in % QK_K == 0 &&
 		       pick(out, q42_llamacpp_dot_q4_k_repack, q42_llamacpp_rows_for(Q42_LROWS_Q4_K_REPACK, use),
@@ -918,9 +915,6 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 		 * is not reproduced yet (this rounds as vec_dot there too) */
 		return n_in % 16 == 0 && pick(out, q42_llamacpp_dot_f16, q42_llamacpp_rows_for(Q42_LROWS_F16, use),
 					      ops->quantize_f16, Q42_DTYPE_F16, "cpu-f16");
-	case Q42_DTYPE_IQ4_XS:
-		/* ggml's x86 vec_dot, not reproduced: generic rounding */
-		return false;
 	default:
 		return -1;
 	}
@@ -929,7 +923,9 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out, int64_t n_in,
 			       enum q42_llamacpp_place place, enum q42_isa isa, q42_llamacpp_kernels *out)
 {
-	const bool amx_rows = place == Q42_LLAMACPP_MATMUL && n_out > 0 && n_out % 32 == 0;
+	/* llama.cpp's AMX buffer: sapphirerapids only (zen4 has none) */
+	const bool amx_rows = variant == Q42_LLAMACPP_SAPPHIRERAPIDS && place == Q42_LLAMACPP_MATMUL && n_out > 0 &&
+			      n_out % 32 == 0;
 	const enum q42_isa use = q42_isa_usable(isa);
 	const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(use);
 	memset(out, 0, sizeof *out);
