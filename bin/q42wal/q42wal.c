@@ -557,7 +557,10 @@ static int cmd_verify(const opts *o, const char *vol)
 	if (rep.idx_msg[0])
 		fprintf(stderr, "%s: verify: index: %s%s\n", prog, rep.idx_msg,
 			rep.idx_bad ? " (the volume is intact; `q42wal index --rebuild` rebuilds it)" : "");
-	if (rep.idx_bad)
+	if (rep.rev_msg[0])
+		fprintf(stderr, "%s: verify: review state: %s%s\n", prog, rep.rev_msg,
+			rep.rev_bad ? " (the volume is intact; `q42wal index --rebuild` rewrites it)" : "");
+	if (rep.idx_bad || rep.rev_bad)
 		status = EXIT_INVALID;
 	char h[65];
 	hex32(rep.root, h);
@@ -597,25 +600,24 @@ static int cmd_verify(const opts *o, const char *vol)
 
 static int cmd_pending(const opts *o, const char *vol)
 {
-	q42_wal_verify_report rep;
+	q42_wal_review rv;
 	q42_err err;
-	/* The review state is in the votes, anywhere: every frame, streamed. */
-	int rc = q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err);
+	int rc = q42_wal_review_read(vol, &rv, &err);
 	if (rc != Q42_OK)
 		return fail(rc, &err);
-	note_in_progress(vol, rep.in_progress, rep.ignored);
+	note_in_progress(vol, rv.in_progress, rv.ignored);
 	static const char *const names[] = {"open", "committed", "rejected"};
-	for (uint64_t i = 0; i < rep.n_pending; i++) {
-		const q42_vol_pending *p = &rep.pending[i];
+	for (uint64_t i = 0; i < rv.n_pending; i++) {
+		const q42_vol_pending *p = &rv.pending[i];
 		if (!o->all && p->state != Q42_VOL_P_OPEN)
 			continue;
 		char leaf[24] = "-";
 		if (p->leaf != Q42_VOL_NONE)
 			snprintf(leaf, sizeof leaf, "%" PRIu64, p->leaf);
 		printf("%" PRIu64 "\t%s\t%u/%u\t%u\t%s\t%u\n", p->seq, names[p->state], p->approvals,
-		       rep.quorum, p->rejections, leaf, p->length - Q42_VOL_ENTRY_HEAD);
+		       rv.quorum, p->rejections, leaf, p->length - Q42_VOL_ENTRY_HEAD);
 	}
-	q42_wal_verify_free(&rep);
+	q42_wal_review_free(&rv);
 	return EXIT_OK;
 }
 

@@ -331,7 +331,7 @@ static int check_entry(q42_volscan *s, uint64_t seq, uint64_t off, uint16_t type
 	if (review == Q42_VOL_NONE)
 		return Q42_OK;
 	q42_vol_pending *pd = review < seq ? q42_volscan_pending(s, review) : NULL;
-	if (!pd && s->partial && review < seq)
+	if (!pd && s->partial && !s->review_known && review < seq)
 		NEED_FULL();
 	if (!pd)
 		FRAME_FAIL("entry: review reference %llu is not a pending frame",
@@ -366,7 +366,7 @@ static int check_vote(q42_volscan *s, uint64_t seq, uint64_t off, const uint8_t 
 	if (!all_zero(p + 9, 7))
 		FRAME_FAIL("vote: reserved bytes 9..15 are not zero");
 	q42_vol_pending *pd = ps < seq ? q42_volscan_pending(s, ps) : NULL;
-	if (!pd && s->partial && ps < seq)
+	if (!pd && s->partial && !s->review_known && ps < seq)
 		NEED_FULL();
 	if (!pd)
 		FRAME_FAIL("vote: frame %llu is not a pending frame", (unsigned long long)ps);
@@ -445,7 +445,16 @@ void q42_volscan_resume(q42_volscan *s, uint64_t seq, uint64_t n_leaves, uint64_
 	memcpy(s->prev, fh, Q42_MERKLE_HASH_LEN);
 	s->range = *range;
 	s->partial = true;
+	s->review_known = false;
 	s->n_pending = 0;
+}
+
+void q42_volscan_resume_review(q42_volscan *s, q42_vol_pending *pending, uint64_t n)
+{
+	free(s->pending);
+	s->pending = pending;
+	s->n_pending = s->cap_pending = n;
+	s->review_known = true;
 }
 
 int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)

@@ -27,6 +27,7 @@
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
 #include "wal/q42_walidx.h"
+#include "wal/q42_walrev.h"
 
 /* Append one frame (head, payload pieces, CRC) to buf; hash it. */
 static int frame_build(q42_buf *buf, uint16_t type, uint64_t seq, const q42_hash prev,
@@ -229,21 +230,23 @@ static int open_collect(void *arg, const q42_volscan *s, const uint8_t *frame, q
 	return Q42_OK;
 }
 
-/* The bindings before the checkpoint: a chain through the index records
- * (each names the latest binding at or before it). */
+/* The bindings before the entries the open scan read (it started after
+ * kind_base entries): a chain through the index records (each names the
+ * latest binding at or before it). */
 static int bindings_before(q42_wal *w, q42_err *err)
 {
 	q42_walopen *st = w->st;
 	q42_walidx_rec r;
 	uint64_t n_old = 0, cap = 0, *old = NULL;
+	uint64_t base = st->scan.kind_base;
 	int rc = Q42_OK;
-	if (st->rescanned || st->trusted == 0)
+	if (base == 0)
 		return Q42_OK;
-	if ((rc = q42_walidx_read(&st->idx, st->trusted - 1, &r, err)) != Q42_OK)
+	if ((rc = q42_walidx_read(&st->idx, base - 1, &r, err)) != Q42_OK)
 		return rc;
 	uint64_t b = r.binding;
 	while (b != Q42_VOL_NONE) {
-		if (b >= st->trusted || n_old >= st->trusted) {
+		if (b >= base || n_old >= base) {
 			rc = q42_err_set(err, Q42_EFORMAT, "%s: binding chain names entry %llu",
 					 st->idx.path, (unsigned long long)b);
 			goto out;
@@ -335,8 +338,27 @@ static int wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, in
 		if (rc != Q42_OK)
 			goto fail;
 	}
-	/* What the scan kept (leaf kinds, pending frames) is not needed to append. */
-	q42_volscan_free(&w->st->scan);
+	if (w->config.n_keys == 0) {
+		/* What the scan kept (leaf kinds) is not needed to append. */
+		q42_volscan_free(&w->st->scan);
+		return Q42_OK;
+	}
+	/* A volume with review keys: votes need every pending frame's state.
+	 * Without a matching VOL.rev, read the frames once from 0; the state
+	 * is saved at close, so the next writer starts from it. */
+	if (w->st->scan.partial && !w->st->scan.review_known) {
+		q42_volscan all;
+		rc = q42_wal_scan_all(&all, w->fd, w->path, w->size, NULL, NULL, err);
+		if (rc != Q42_OK) {
+			q42_volscan_free(&all);
+			goto fail;
+		}
+		q42_volscan_free(&w->st->scan);
+		w->st->scan = all;
+		w->st->rev_seq = Q42_VOL_NONE;
+	}
+	w->st->scan.name = w->path;
+	w->review = true;
 	return Q42_OK;
 fail:
 	q42_wal_close(w, NULL);
@@ -489,6 +511,24 @@ static void index_batch(q42_wal *w)
 	w->n_staged = 0;
 }
 
+/* After a batch reached the file: take its frames through the review
+ * state by the readers' own rules. Should that ever fail, the state and
+ * its file are dropped, and the next writer reads the frames from 0. */
+static void review_advance(q42_wal *w)
+{
+	q42_volscan *s = &w->st->scan;
+	q42_err e;
+	uint64_t off = 0;
+	while (w->review && off < w->batch.len) {
+		uint64_t total = Q42_VOL_FRAME_OVERHEAD + (uint64_t)q42_ld32(w->batch.data + off);
+		if (q42_volscan_frame(s, w->batch.data + off, w->batch.len - off, &e) != Q42_OK) {
+			w->review = false;
+			q42_walrev_remove(w->path);
+		}
+		off += total;
+	}
+}
+
 int q42_wal_flush(q42_wal *w, q42_err *err)
 {
 	if (w->broken)
@@ -514,6 +554,8 @@ int q42_wal_flush(q42_wal *w, q42_err *err)
 	w->size += done;
 	if (done)
 		w->unsynced = true;
+	if (w->review)
+		review_advance(w);
 	q42_buf_reset(&w->batch);
 	if (w->sync == Q42_WAL_SYNC_FULL && w->unsynced) {
 		if (fsync(w->fd) != 0) {
@@ -536,6 +578,12 @@ int q42_wal_close(q42_wal *w, q42_err *err)
 		if (rc == Q42_OK && w->unsynced && w->sync == Q42_WAL_SYNC_NORMAL &&
 		    fsync(w->fd) != 0)
 			rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", w->path, strerror(errno));
+		/* Derived data, written while the lock is held: a failure only
+		 * costs the next writer a read from frame 0. */
+		q42_err e;
+		if (rc == Q42_OK && w->review && w->st->scan.n_frames - 1 != w->st->rev_seq &&
+		    q42_walrev_save(w->path, &w->st->scan, &e) != Q42_OK)
+			q42_walrev_remove(w->path);
 	}
 	if (w->st) {
 		q42_wal_scan_close(w->st);

@@ -69,6 +69,7 @@ typedef struct q42_wal {
 	q42_wal_batch_entry *staged;
 	uint64_t n_bindings, cap_bindings;
 	q42_wal_binding *bindings;
+	bool review;            /* the volume has review keys: st->scan holds its review state */
 	bool unsynced;          /* written since the last fsync */
 	bool broken;            /* a write failed: nothing more may be appended */
 } q42_wal;
@@ -197,6 +198,20 @@ Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m
 				       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY],
 				       uint32_t *len, q42_err *err);
 
+/* pending: the review state of every pending frame, read from VOL.rev and
+ * the frames after the frame it names when it matches the volume, from
+ * every frame (streamed) otherwise. */
+typedef struct q42_wal_review {
+	uint32_t quorum;       /* of the config frame; 0: the volume has no review keys */
+	uint64_t n_pending;
+	q42_vol_pending *pending; /* by seq; q42_wal_review_free */
+	bool from_state;       /* started from VOL.rev (else every frame was read) */
+	bool in_progress;      /* a writer holds the lock and the tail was ignored */
+	uint64_t ignored;
+} q42_wal_review;
+Q42_API int q42_wal_review_read(const char *path, q42_wal_review *rv, q42_err *err);
+Q42_API void q42_wal_review_free(q42_wal_review *rv);
+
 /* verify: every frame from 0, with bounded memory (one frame or 1 MiB of
  * buffer, one byte per entry, one record per pending frame), and the index
  * record by record against them. */
@@ -215,6 +230,8 @@ typedef struct q42_wal_verify_report {
 	uint64_t idx_records;  /* records of VOL.idx that match the frames */
 	bool idx_bad;          /* a CRC-valid record contradicts the frames */
 	char idx_msg[Q42_ERR_MSG_MAX];
+	bool rev_bad;          /* VOL.rev passes its checks but contradicts the frames */
+	char rev_msg[Q42_ERR_MSG_MAX]; /* what is wrong with VOL.rev, or empty */
 } q42_wal_verify_report;
 /* progress(arg, bytes done, bytes total), at most every 16 MiB. at: also
  * the root of the first `at` entries (Q42_VOL_NONE: none). */

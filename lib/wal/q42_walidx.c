@@ -23,6 +23,7 @@
 #include "common/q42_le.h"
 #include "formats/q42_digest.h"
 #include "wal/q42_walidx.h"
+#include "wal/q42_walrev.h"
 
 #define WALIDX_CHUNK (UINT64_C(1) << 20)
 
@@ -168,13 +169,14 @@ void q42_walidx_close(q42_walidx *x)
 	x->n = 0;
 }
 
-static void idx_header(const q42_hash vol_header_hash, uint8_t out[Q42_IDX_HEADER_SIZE])
+void q42_wal_sidecar_header(const char magic[4], uint32_t version, const q42_hash vol_hh,
+			    uint8_t out[64])
 {
-	memset(out, 0, Q42_IDX_HEADER_SIZE);
-	memcpy(out, Q42_IDX_MAGIC, 4);
-	q42_st32(out + 4, Q42_IDX_VERSION);
-	q42_st32(out + 8, Q42_IDX_HEADER_SIZE);
-	memcpy(out + 16, vol_header_hash, 32);
+	memset(out, 0, 64);
+	memcpy(out, magic, 4);
+	q42_st32(out + 4, version);
+	q42_st32(out + 8, 64);
+	memcpy(out + 16, vol_hh, 32);
 	q42_st32(out + 60, q42_crc32c(0, out, 60));
 }
 
@@ -210,7 +212,7 @@ int q42_walidx_open(q42_walidx *x, const char *vol_path, bool write, const q42_h
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
 	snprintf(x->path, pl, "%s.idx", vol_path);
 	x->writable = write;
-	idx_header(vol_hh, want);
+	q42_wal_sidecar_header(Q42_IDX_MAGIC, Q42_IDX_VERSION, vol_hh, want);
 	int fd = open(x->path, (write ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return Q42_OK; /* no index: everything comes from the frames */
@@ -413,6 +415,57 @@ static int idx_range(const q42_walidx *x, uint64_t n, q42_merkle_range *range, q
 	return Q42_OK;
 }
 
+/* Is frame rv->seq of the volume where the state file says, with its hash? */
+static bool rev_matches(walfile *wf, const q42_walrev *rv)
+{
+	q42_err e;
+	const uint8_t *p;
+	uint64_t avail;
+	q42_hash h;
+	if (rv->end > wf->size || wf_frame(wf, rv->offset, &p, &avail, &e) != Q42_OK ||
+	    avail < Q42_VOL_FRAME_HEAD)
+		return false;
+	uint64_t total = (uint64_t)Q42_VOL_FRAME_OVERHEAD + q42_ld32(p);
+	if (q42_ld32(p) > Q42_VOL_MAX_PAYLOAD || rv->end - rv->offset != total || avail < total ||
+	    q42_ld64(p + 8) != rv->seq)
+		return false;
+	return q42_sha256(p, total, h, &e) == Q42_OK && !memcmp(h, rv->hash, 32);
+}
+
+/* Continue from the review state file when it matches the frames and the
+ * index's trusted records cover its entries; Q42_ENOMEM only. */
+static int resume_review(q42_walopen *o, walfile *wf, uint64_t trusted, bool *used, q42_err *err)
+{
+	q42_walrev rv;
+	uint32_t status;
+	q42_merkle_range range;
+	q42_walidx_rec r;
+	q42_err e;
+	*used = false;
+	int rc = q42_walrev_load(wf->path, o->scan.header_hash, o->scan.config.n_keys, &rv, &status,
+				 err);
+	if (rc != Q42_OK || status != Q42_REV_FOUND)
+		return rc;
+	bool ok = rv.n_leaves <= trusted && rev_matches(wf, &rv);
+	if (ok && rv.n_leaves > 0)
+		ok = idx_range(&o->idx, rv.n_leaves, &range, &e) == Q42_OK &&
+		     q42_walidx_read(&o->idx, rv.n_leaves - 1, &r, &e) == Q42_OK;
+	else
+		memset(&range, 0, sizeof range);
+	if (ok) {
+		q42_volscan_resume(&o->scan, rv.seq, rv.n_leaves, rv.end, rv.hash, &range);
+		q42_volscan_resume_review(&o->scan, rv.pending, rv.n_pending);
+		rv.pending = NULL;
+		o->scan.kind_of = idx_kind_of;
+		o->scan.kind_arg = o;
+		o->binding = rv.n_leaves ? r.binding : Q42_VOL_NONE;
+		o->rev_seq = rv.seq;
+		*used = true;
+	}
+	q42_walrev_free(&rv);
+	return Q42_OK;
+}
+
 typedef struct open_ctx {
 	q42_walopen *o;
 	q42_walscan_fn fn;
@@ -461,6 +514,7 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 	memset(o, 0, sizeof *o);
 	o->idx.fd = -1;
 	o->binding = Q42_VOL_NONE;
+	o->rev_seq = Q42_VOL_NONE;
 	if (fstat(fd, &st) != 0)
 		return q42_err_set(err, Q42_EIO, "%s: stat: %s", path, strerror(errno));
 	wf.size = o->size = (uint64_t)st.st_size;
@@ -494,7 +548,11 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 		q42_walidx_close(&o->idx);
 	o->idx.n = trusted;
 	o->trusted = trusted;
-	if (trusted > 0) {
+	bool rev_used = false;
+	if (o->scan.config.n_keys > 0 && mode != Q42_WALSCAN_REBUILD &&
+	    (rc = resume_review(o, &wf, trusted, &rev_used, err)) != Q42_OK)
+		goto out;
+	if (!rev_used && trusted > 0) {
 		const uint8_t *p;
 		uint64_t avail;
 		if ((rc = wf_frame(&wf, r.offset, &p, &avail, err)) != Q42_OK)
@@ -504,7 +562,7 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 		o->scan.kind_of = idx_kind_of;
 		o->scan.kind_arg = o;
 		o->binding = r.binding;
-	} else if (fn) {
+	} else if (!rev_used && fn) {
 		rc = fn(arg, &o->scan, NULL, err);
 		if (rc != Q42_OK)
 			goto out;
@@ -517,6 +575,7 @@ int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_wa
 		q42_volscan_free(&o->scan);
 		o->rescanned = true;
 		o->binding = Q42_VOL_NONE;
+		o->rev_seq = Q42_VOL_NONE;
 		/* An index record failed on the way: a writer rewrites it all. */
 		if (o->idx_failed && write && o->idx.fd >= 0 &&
 		    q42_walidx_truncate(&o->idx, 0, &e) != Q42_OK)

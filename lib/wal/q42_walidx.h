@@ -49,6 +49,11 @@ typedef struct q42_walidx {
  * (x->fd -1) for a reader; a writer starts it afresh. */
 int q42_walidx_open(q42_walidx *x, const char *vol_path, bool write, const q42_hash vol_hh,
 		    q42_err *err);
+/* The 64-byte header of a file derived from the volume whose header
+ * hashes to vol_hh (the index, the review state): magic, version, size
+ * 64, flags 0, vol_hh, zeros, CRC-32C of bytes 0..59. */
+void q42_wal_sidecar_header(const char magic[4], uint32_t version, const q42_hash vol_hh,
+			    uint8_t out[64]);
 /* Offset of entry i's record. */
 uint64_t q42_walidx_rec_off(uint64_t i);
 /* Read and CRC-check record i. Q42_EFORMAT names the index file, the
@@ -80,6 +85,7 @@ typedef struct q42_walopen {
 	bool tail_bad;          /* a frame after the checkpoint failed: err says which */
 	bool rescanned;         /* the frames were read from frame 0 */
 	bool idx_failed;        /* an index record failed a check during the scan */
+	uint64_t rev_seq;       /* the scan continued from VOL.rev's state after this frame; else NONE */
 } q42_walopen;
 
 enum q42_walscan_mode {
@@ -91,7 +97,10 @@ enum q42_walscan_mode {
 /* Validate the header and config frame of the volume open on fd, find the
  * checkpoint in path's index (mode: enum q42_walscan_mode; a writer
  * appends a record for every entry after the checkpoint), and validate
- * every frame after it. A frame that fails stops the scan: Q42_EFORMAT, tail_bad set,
+ * every frame after it. For a volume with review keys, a review state file
+ * (q42_walrev.h) that matches a frame the index covers is a better start:
+ * the scan continues from it with the review state known
+ * (o->scan.review_known). A frame that fails stops the scan: Q42_EFORMAT, tail_bad set,
  * *o still describes the valid prefix. fn may be NULL. */
 int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_walscan_fn fn,
 		      void *arg, q42_err *err);
