@@ -85,49 +85,84 @@ static int fsync_dir(const char *path, q42_err *err)
 	return rc;
 }
 
-int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err)
+int q42_wal_new_open(q42_wal_newfile *f, const char *path, q42_err *err)
 {
 	size_t tl = strlen(path) + 16;
-	char *tmp = malloc(tl);
-	int fd = -1, rc;
-	if (!tmp)
+	f->path = path;
+	f->fd = -1;
+	f->tmp = malloc(tl);
+	if (!f->tmp)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
-	/* Linked, not renamed, into place: link fails with EEXIST, so an
-	 * existing volume is never replaced, and the new one appears whole. */
-	snprintf(tmp, tl, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = q42_err_set(err, Q42_EIO, "%s: cannot create a temporary file: %s", path,
-				 strerror(errno));
-		free(tmp);
+	snprintf(f->tmp, tl, "%s.tmp.XXXXXX", path);
+	f->fd = mkstemp(f->tmp);
+	if (f->fd < 0) {
+		int rc = q42_err_set(err, Q42_EIO, "%s: cannot create a temporary file: %s", path,
+				     strerror(errno));
+		free(f->tmp);
+		f->tmp = NULL;
 		return rc;
 	}
+	if (fchmod(f->fd, 0644) != 0) {
+		int rc = q42_err_set(err, Q42_EIO, "%s: chmod: %s", f->tmp, strerror(errno));
+		q42_wal_new_abort(f);
+		return rc;
+	}
+	return Q42_OK;
+}
+
+int q42_wal_new_write(q42_wal_newfile *f, const void *data, uint64_t n, q42_err *err)
+{
 	const uint8_t *p = data;
 	uint64_t done = 0;
-	rc = Q42_OK;
-	if (fchmod(fd, 0644) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: chmod: %s", tmp, strerror(errno));
-	while (rc == Q42_OK && done < n) {
-		ssize_t k = write(fd, p + done, (size_t)(n - done));
+	while (done < n) {
+		ssize_t k = write(f->fd, p + done, (size_t)(n - done));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			rc = q42_err_set(err, Q42_EIO, "%s: write: %s", tmp,
-					 k < 0 ? strerror(errno) : "wrote nothing");
-		else
-			done += (uint64_t)k;
+			return q42_err_set(err, Q42_EIO, "%s: write: %s", f->tmp,
+					   k < 0 ? strerror(errno) : "wrote nothing");
+		done += (uint64_t)k;
 	}
-	if (rc == Q42_OK && fsync(fd) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", tmp, strerror(errno));
-	if (rc == Q42_OK && link(tmp, path) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s",
-				 path, strerror(errno));
+	return Q42_OK;
+}
+
+int q42_wal_new_commit(q42_wal_newfile *f, q42_err *err)
+{
+	int rc = Q42_OK;
+	if (fsync(f->fd) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", f->tmp, strerror(errno));
+	/* Linked, not renamed, into place: link fails with EEXIST, so an
+	 * existing volume is never replaced, and the new one appears whole. */
+	if (rc == Q42_OK && link(f->tmp, f->path) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s", f->path, strerror(errno));
 	if (rc == Q42_OK)
-		rc = fsync_dir(path, err);
-	close(fd);
-	unlink(tmp);
-	free(tmp);
+		rc = fsync_dir(f->path, err);
+	q42_wal_new_abort(f);
 	return rc;
+}
+
+void q42_wal_new_abort(q42_wal_newfile *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->tmp);
+	}
+	free(f->tmp);
+	f->tmp = NULL;
+	f->fd = -1;
+}
+
+int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err)
+{
+	q42_wal_newfile f;
+	int rc = q42_wal_new_open(&f, path, err);
+	if (rc != Q42_OK)
+		return rc;
+	if ((rc = q42_wal_new_write(&f, data, n, err)) != Q42_OK) {
+		q42_wal_new_abort(&f);
+		return rc;
+	}
+	return q42_wal_new_commit(&f, err);
 }
 
 int q42_wal_create(const char *path, const q42_vol_config *cfg, q42_err *err)
