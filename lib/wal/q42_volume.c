@@ -206,16 +206,8 @@ q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq)
  * equal digests mean an entry repeats its pending frame. */
 static int payload_digest(const uint8_t *p, uint32_t len, q42_hash out, q42_err *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc = Q42_OK;
-	if (!ctx)
-		return q42_err_set(err, Q42_ENOMEM, "cannot allocate a digest context");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, p, 16) != 1 ||
-	    EVP_DigestUpdate(ctx, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD) != 1 ||
-	    EVP_DigestFinal_ex(ctx, out, NULL) != 1)
-		rc = q42_err_set(err, Q42_EUNSUPPORTED, "SHA-256 failed in libcrypto");
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	return q42_sha256_parts(p, 16, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD, NULL, 0,
+				out, err);
 }
 
 #define FRAME_FAIL(...)                                                                    \
