@@ -449,7 +449,10 @@ void q42_volscan_resume_review(q42_volscan *s, q42_vol_pending *pending, uint64_
 	s->review_known = true;
 }
 
-int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)
+/* fh, leaf: the frame's hash and (for an entry) leaf hash when the caller
+ * computed them from these bytes already, else NULL. */
+static int scan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, const uint8_t *fh,
+		      const uint8_t *leaf, q42_err *err)
 {
 	uint64_t seq = s->n_frames, off = s->end, total;
 	int rc;
@@ -520,15 +523,20 @@ int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err 
 	fr->leaf = Q42_VOL_NONE;
 	fr->pending = Q42_VOL_NONE;
 	s->last_kind = 0;
-	if ((rc = q42_sha256(f, total, fr->hash, err)) != Q42_OK)
+	if (fh)
+		memcpy(fr->hash, fh, Q42_MERKLE_HASH_LEN);
+	else if ((rc = q42_sha256(f, total, fr->hash, err)) != Q42_OK)
 		return rc;
 	if (type == Q42_VOL_F_ENTRY) {
 		uint64_t n = s->n_leaves;
 		if (!grow((void **)&s->kind, &s->cap_kind, n - s->kind_base + 1, 1))
 			return q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
 					   s->name, (unsigned long long)seq);
-		if ((rc = q42_merkle_leaf(p, len, s->last_leaf, err)) != Q42_OK ||
-		    (rc = q42_merkle_range_push(&s->range, s->last_leaf, s->last_nodes,
+		if (leaf)
+			memcpy(s->last_leaf, leaf, Q42_MERKLE_HASH_LEN);
+		else if ((rc = q42_merkle_leaf(p, len, s->last_leaf, err)) != Q42_OK)
+			return rc;
+		if ((rc = q42_merkle_range_push(&s->range, s->last_leaf, s->last_nodes,
 						    &s->last_n_nodes, err)) != Q42_OK)
 			return rc;
 		s->kind[n - s->kind_base] = p[0];
@@ -630,4 +638,15 @@ out:
 	s.pending = NULL;
 	q42_volscan_free(&s);
 	return rc;
+}
+
+int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)
+{
+	return scan_frame(s, f, avail, NULL, NULL, err);
+}
+
+int q42_volscan_frame_hashed(q42_volscan *s, const uint8_t *f, uint64_t avail,
+			     const q42_hash fh, const q42_hash leaf, q42_err *err)
+{
+	return scan_frame(s, f, avail, fh, leaf, err);
 }

@@ -186,6 +186,11 @@ Q42_API void q42_volscan_resume_review(q42_volscan *s, q42_vol_pending *pending,
  * frame ("NAME: frame 7 at offset 1234: ..."), short_frame says whether the
  * input ended inside it. Q42_ENOMEM, or Q42_EUNSUPPORTED with need_full. */
 Q42_API int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err);
+/* The same, with the frame's SHA-256 (fh) and, for an entry, its leaf
+ * hash (leaf) already computed from these bytes (by threads that hash
+ * frames ahead of the scan); everything else is checked as above. */
+Q42_API int q42_volscan_frame_hashed(q42_volscan *s, const uint8_t *f, uint64_t avail,
+				     const q42_hash fh, const q42_hash leaf, q42_err *err);
 /* The pending frame seq, or NULL. */
 Q42_API q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq);
 Q42_API void q42_volscan_free(q42_volscan *s);
