@@ -994,7 +994,11 @@ bool q42_arith_from_name(const char *name, enum q42_arith *out)
 		const char *name;
 		enum q42_arith arith;
 	} names[] = {{"auto", Q42_ARITH_AUTO}, {"portable", Q42_ARITH_LLAMACPP}, {"llamacpp", Q42_ARITH_LLAMACPP},
-		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML}};
+		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML},
+		     /* llama.cpp variants with zen4's bits (tests/golden/variants) */
+		     {"icelake", Q42_ARITH_ZEN4}, {"skylakex", Q42_ARITH_ZEN4},
+		     {"cascadelake", Q42_ARITH_ZEN4}, {"cannonlake", Q42_ARITH_ZEN4},
+		     {"cooperlake", Q42_ARITH_ZEN4}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0) {
 			*out = names[i].arith;

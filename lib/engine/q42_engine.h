@@ -109,7 +109,9 @@ Q42_API const char *q42_arith_name(enum q42_arith a);
 /* The mode a command line names: auto, portable, llamacpp, sapphirerapids
  * (the last three are Q42_ARITH_LLAMACPP), zen4 or ggml; false for any
  * other name. Q42_ARITH_NAMES lists them for messages. */
-#define Q42_ARITH_NAMES "auto, portable, llamacpp, sapphirerapids, zen4 or ggml"
+#define Q42_ARITH_NAMES                                                                         \
+	"auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, "  \
+	"cooperlake or ggml"
 Q42_API bool q42_arith_from_name(const char *name, enum q42_arith *out);
 /* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP or ZEN4,
  * q42_llamacpp_variant_detect); any other mode as it is. */
