@@ -115,12 +115,16 @@ static uint32_t n_tiles(int64_t n_out)
 
 /* ---- activations ------------------------------------------------------- */
 
-/* Bit i set: activation slot i is quantized from the current input. */
+/* Bit i set: activation slot i is quantized from the current input (for
+ * the weights, and for the A factors of their adapters). */
 static uint32_t acts_mask(const q42_weight *const *ws, uint32_t nw)
 {
 	uint32_t mask = 0;
-	for (uint32_t i = 0; i < nw; i++)
+	for (uint32_t i = 0; i < nw; i++) {
 		mask |= 1u << ws[i]->act;
+		for (const q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
+			mask |= 1u << lw->a.act;
+	}
 	return mask;
 }
 
@@ -173,6 +177,49 @@ static void prep_job(void *v, uint32_t ith, uint32_t nth)
 			  (c + 1) * Q42_PREP_ROWS < a->n_tok ? (c + 1) * Q42_PREP_ROWS : a->n_tok);
 }
 
+/* ---- LoRA adapters ----------------------------------------------------- */
+
+static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_tok, int64_t r0,
+		    int64_t r1);
+
+/* The rank values B.(A.x) starts from, for each adapter on one of the
+ * weights ws (each weight once): A.x of the prepared input (rows of A's
+ * activation slot), then in B's vec_dot_type where B quantizes its input.
+ * A has a handful of rows: the caller computes them. */
+static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw, uint32_t n_tok)
+{
+	for (uint32_t i = 0; i < nw; i++) {
+		bool seen = false;
+		for (uint32_t j = 0; j < i; j++)
+			seen |= ws[j] == ws[i];
+		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			mm_rows(&lw->a, &e->act[lw->a.act], lw->ax, n_tok, 0, lw->a.n_out);
+			if (lw->b.aq != NULL)
+				for (uint32_t t = 0; t < n_tok; t++)
+					lw->b.aq(lw->ax + (uint64_t)t * (uint64_t)lw->a.n_out,
+						 lw->axq + t * lw->axq_stride, lw->b.n_in);
+		}
+	}
+}
+
+/* y rows r0..r1-1 of every token (n_out apart) += scale * B.(A.x): each
+ * element B's one dot product, scaled, then added -- ggml_mul_mat,
+ * ggml_scale and ggml_add elementwise, the roundings of build_lora_mm. */
+static void op_lora_up(const q42_lora_w *lw, float *y, uint64_t n_out, uint32_t n_tok, int64_t r0,
+		       int64_t r1)
+{
+	const q42_weight *b = &lw->b;
+	const uint8_t *in = lw->axq != NULL ? lw->axq : (const uint8_t *)lw->ax;
+	const uint64_t stride = lw->axq != NULL ? lw->axq_stride : (uint64_t)b->n_in * sizeof(float);
+	for (int64_t r = r0; r < r1; r++)
+		for (uint32_t t = 0; t < n_tok; t++) {
+			float d;
+			b->dot(b->n_in, &d, b->data + (uint64_t)r * b->row_bytes, in + t * stride);
+			const float f = d * lw->scale;
+			y[t * n_out + (uint64_t)r] += f;
+		}
+}
+
 /* Make the input of the weights ws ready: rows of src (n_tok x n_in),
  * first through rmsnorm into dst when norm is given, then quantized to the
  * activation type of each weight. Rows are split between threads when
@@ -199,6 +246,7 @@ static void op_prepare(q42_engine *e, const q42_weight *norm, const float *src, 
 		prep_rows(&a, 0, 1);
 	else
 		q42_pool_run(e->pool, prep_job, &a);
+	op_lora_down(e, ws, nw, n_tok);
 }
 
 /* ---- matrix products --------------------------------------------------- */
@@ -222,7 +270,8 @@ static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_
 	}
 }
 
-/* One product of a job: y = act W^T (+ bias), then res += y when res. */
+/* One product of a job: y = act W^T (+ the adapters' terms) (+ bias),
+ * then res += y when res. */
 struct mm_part {
 	const q42_weight *w;
 	const q42_weight *bias; /* data NULL: none */
@@ -255,6 +304,8 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 {
 	const uint64_t no = (uint64_t)p->w->n_out;
 	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
+	for (const q42_lora_w *lw = p->w->lora; lw != NULL; lw = lw->next)
+		op_lora_up(lw, p->y, no, n_tok, r0, r1);
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)
@@ -721,6 +772,17 @@ static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 
 /* ---- the pass ---------------------------------------------------------- */
 
+/* An adapter on the token embedding (llm_graph_context::build_inp_embd):
+ * the token's row of A (looked up, [rank, n_vocab]) through B
+ * ([rank, n_embd]), scaled and added to the embedding row x. */
+static void op_lora_embd(q42_lora_w *lw, int32_t id, float *x)
+{
+	lw->a.k->dequant(lw->a.data + (uint64_t)id * lw->a.row_bytes, lw->ax, lw->a.n_in);
+	if (lw->b.aq != NULL)
+		lw->b.aq(lw->ax, lw->axq, lw->b.n_in);
+	op_lora_up(lw, x, 0, 1, 0, lw->b.n_out);
+}
+
 /* A tied embedding whose output copy was repacked reads its rows from
  * that copy (the file's pages were dropped, q42_engine.c). */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
@@ -733,6 +795,8 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 			row = e->embd_row;
 		}
 		w->k->dequant(row, e->x + (uint64_t)t * e->n_embd, e->n_embd);
+		for (q42_lora_w *lw = w->lora; lw != NULL; lw = lw->next)
+			op_lora_embd(lw, ids[t], e->x + (uint64_t)t * e->n_embd);
 		if (e->embd_scale != 0.0f)
 			q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd,
 				     e->x + (uint64_t)t * e->n_embd, e->embd_scale);
