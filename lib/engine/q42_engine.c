@@ -681,6 +681,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
 		e->ts[i].rope = zalloc(e->n_rot, sizeof(float), &failed);
 		e->ts[i].vrow = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+		if (e->n_lora_w > 0)
+			e->ts[i].lora = zalloc((uint64_t)Q42_TILE_ROWS * B, sizeof(float), &failed);
 	}
 	if (failed)
 		return q42_err_set(err, Q42_ENOMEM,
@@ -896,6 +898,7 @@ void q42_engine_close(q42_engine *e)
 		free(e->ts[i].pq);
 		free(e->ts[i].rope);
 		free(e->ts[i].vrow);
+		free(e->ts[i].lora);
 	}
 	free(e->ts);
 	for (uint32_t i = 0; i < e->n_act; i++)

@@ -113,6 +113,7 @@ typedef struct q42_tscratch {
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
+	float *lora;                 /* Q42_TILE_ROWS x n_batch: rows of B.(A.x) (with adapters) */
 } q42_tscratch;
 
 /* The widest short convolution the engine runs (lfm2's is 3). */

@@ -28,7 +28,7 @@ ADAPTERS = [
      ["--rank", "4", "--alpha", "8", "--seed", "11",
       "--targets", "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down"]),
     ("lora-a64-phi3-short.gguf", (TM, "a64-phi3-short-f32.gguf"),
-     ["--rank", "4", "--alpha", "2", "--seed", "12",
+     ["--rank", "16", "--alpha", "2", "--seed", "12",
       "--targets", "token_embd,attn_qkv,attn_output,ffn_up,ffn_down,output"]),
     ("lora-a64-gemma3-swa-f16.gguf", (TM, "a64-gemma3-swa-f32.gguf"),
      ["--rank", "2", "--alpha", "0", "--seed", "13", "--type", "f16",
