@@ -154,6 +154,10 @@ Q42_API int32_t q42_engine_top1(const q42_engine *e);
  * the CPU or where the queue has no timestamps). */
 Q42_API double q42_engine_device_ms(const q42_engine *e);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
+/* The adapters the engine was opened with (q42_engine_opts.lora, those of
+ * scale 0 included), in order; i < q42_engine_n_lora. */
+Q42_API uint32_t q42_engine_n_lora(const q42_engine *e);
+Q42_API const q42_engine_lora *q42_engine_lora_at(const q42_engine *e, uint32_t i);
 
 /* For measurement (measure/q42_bench.h). The two timed phases of a pass:
  * the matrix-product jobs, and attention with the RoPE and K/V stores

@@ -184,6 +184,8 @@ struct q42_engine {
 	/* the adapters' pairs (q42_engine_lora.c), each linked from its weight */
 	q42_lora_w *lora_w;
 	uint32_t n_lora_w;
+	q42_engine_lora lora[Q42_LORA_MAX]; /* as opened, for records */
+	uint32_t n_lora;
 
 	/* KV cache, in chunks of kv_chunk positions (q42_forward.c): K
 	 * [chunk][layer][kv head][pos][hd_k] rows, V transposed in blocks

@@ -127,6 +127,7 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 					   q42_lora_path(l), q42_lora_arch(l), arch);
 		if (o->lora[i].scale != 0.0f)
 			n += q42_lora_n_pairs(l);
+		e->lora[e->n_lora++] = o->lora[i];
 	}
 	if (n > 0 && o->backend == Q42_BACKEND_VULKAN)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
@@ -155,4 +156,14 @@ void q42_engine_lora_free(q42_engine *e)
 		free(e->lora_w[i].axq);
 	}
 	free(e->lora_w);
+}
+
+uint32_t q42_engine_n_lora(const q42_engine *e)
+{
+	return e->n_lora;
+}
+
+const q42_engine_lora *q42_engine_lora_at(const q42_engine *e, uint32_t i)
+{
+	return i < e->n_lora ? &e->lora[i] : NULL;
 }
