@@ -211,3 +211,57 @@ int q42_lora_pair_check(const q42_lora *l, const q42_lora_pair *p, uint64_t n0, 
 			   embd ? " (token_embd: expected lora_a [rank, n_vocab], lora_b [rank, n_embd])"
 				: " (expected lora_a [n_in, rank], lora_b [rank, n_out])");
 }
+
+/* A factor as f32 values, into *out (malloc'd). */
+static int factor_f32(const q42_lora *l, const q42_source_tensor *t, float **out, q42_err *err)
+{
+	*out = malloc((size_t)(t->n_elems ? t->n_elems : 1) * sizeof(float));
+	if (*out == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory for tensor %.*s", l->path,
+				   (int)t->name.len, t->name.p);
+	return q42_source_tensor_values(t, 0, t->n_elems, *out, err);
+}
+
+int q42_lora_merge(const q42_lora *l, const q42_lora_pair *p, float scale, float *w,
+		   uint64_t n_in, uint64_t n_out, q42_err *err)
+{
+	const uint64_t r = p->b.dims[0];
+	const bool embd = q42_lora_pair_is_embd(p);
+	const float f = q42_lora_pair_scale(l, p, scale);
+	float *a = NULL, *b = NULL, *acc = NULL;
+	int rc = factor_f32(l, &p->a, &a, err);
+	if (rc == Q42_OK)
+		rc = factor_f32(l, &p->b, &b, err);
+	if (rc == Q42_OK && (acc = malloc((size_t)(n_in ? n_in : 1) * sizeof(float))) == NULL)
+		rc = q42_err_set(err, Q42_ENOMEM, "%s: out of memory", l->path);
+	if (rc != Q42_OK)
+		goto done;
+	for (uint64_t o = 0; o < n_out; o++) {
+		float *row = w + o * n_in;
+		/* row o: acc[i] = sum over k of the two factors' elements;
+		 * the embedding's pair is [rank, n_embd] x [rank, n_vocab] */
+		for (uint64_t i = 0; i < n_in; i++)
+			acc[i] = 0.0f;
+		for (uint64_t k = 0; k < r; k++) {
+			if (embd) {
+				const float av = a[o * r + k];
+				for (uint64_t i = 0; i < n_in; i++)
+					acc[i] += b[i * r + k] * av;
+			} else {
+				const float bv = b[o * r + k];
+				const float *ak = a + k * n_in;
+				for (uint64_t i = 0; i < n_in; i++)
+					acc[i] += ak[i] * bv;
+			}
+		}
+		for (uint64_t i = 0; i < n_in; i++) {
+			const float d = acc[i] * f;
+			row[i] = d + row[i];
+		}
+	}
+done:
+	free(a);
+	free(b);
+	free(acc);
+	return rc;
+}

@@ -67,4 +67,14 @@ Q42_API bool q42_lora_pair_is_embd(const q42_lora_pair *p);
 Q42_API int q42_lora_pair_check(const q42_lora *l, const q42_lora_pair *p, uint64_t n0,
 				uint64_t n1, q42_err *err);
 
+/* Merge p into its base tensor w, dequantized to f32 (n_out rows of n_in
+ * values, ne[0] = n_in fastest), as llama-export-lora does: w += f *
+ * B.A with f of q42_lora_pair_scale, each element's delta summed over the
+ * rank in order, scaled, then added (the token embedding's flipped pair:
+ * row v gets f * sum_k B[e][k] A[v][k]). p must have passed
+ * q42_lora_pair_check against [n_in, n_out]. Q42_EUNSUPPORTED when A or B
+ * cannot be dequantized, Q42_ENOMEM. */
+Q42_API int q42_lora_merge(const q42_lora *l, const q42_lora_pair *p, float scale, float *w,
+			   uint64_t n_in, uint64_t n_out, q42_err *err);
+
 #endif

@@ -96,3 +96,47 @@ PY
 	rec=$("$(q42_bin q42run)" -m "$QWEN" -p "Once" -n 2 --record)
 	python3 -c 'import json,sys; assert "lora" not in json.loads(sys.argv[1])["model"]' "$rec"
 }
+
+@test "lora: p64c --lora merges: provenance names the adapter's digest and scale, ids as at run time" {
+	p="$BATS_TEST_TMPDIR/merged.p64"
+	run "$(q42_bin p64c)" "$QWEN" --lora "$QWEN_LORA:0.5" -o "$p" --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"tensors_merged":14'* ]]
+	digest=$(sha256sum "$QWEN_LORA" | cut -d' ' -f1)
+	run "$(q42_bin p64check)" --header "$p"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"policy	transcode lora=$digest:0.5"* ]]
+	merged=$("$(q42_bin q42run)" -m "$p" -p "Once upon a time" -n 32 --ignore-eos)
+	runtime=$("$(q42_bin q42run)" -m "$QWEN" -p "Once upon a time" -n 32 --ignore-eos --lora "$QWEN_LORA:0.5")
+	[ "$merged" = "$runtime" ]
+	run "$(q42_bin p64check)" "$p"
+	[ "$status" -eq 0 ]
+}
+
+@test "lora: p64c --lora refuses another architecture, other shapes, a bad scale, a missing file, --to-gguf" {
+	p="$BATS_TEST_TMPDIR/m.p64"
+	run "$(q42_bin p64c)" "$QWEN" --lora "$M/lora-a64-lfm2.gguf" -o "$p"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"adapter for architecture 'lfm2', the model is 'qwen3'"* ]]
+	run "$(q42_bin p64c)" "$M/a64-lfm2-l10-f32.gguf" --lora "$M/lora-a64-lfm2.gguf" -o "$p"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"tensor blk.1.shortconv.in_proj.weight: not a matrix of the model"* ]]
+	run "$(q42_bin p64c)" "$M/e256-llama-q8_0.gguf" --lora "$M/lora-e256-llama.gguf" -o "$p"
+	[ "$status" -eq 0 ]
+	run "$(q42_bin p64c)" "$QWEN" --lora "$QWEN_LORA:x" -o "$p"
+	[ "$status" -eq 2 ]
+	run "$(q42_bin p64c)" "$QWEN" --lora "$BATS_TEST_TMPDIR/none.gguf" -o "$p"
+	[ "$status" -eq 3 ]
+	run "$(q42_bin p64c)" --to-gguf "$p" --lora "$QWEN_LORA" -o "$BATS_TEST_TMPDIR/x.gguf"
+	[ "$status" -eq 2 ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.gguf" ]
+}
+
+@test "lora: p64c --lora refuses other shapes, naming the tensor" {
+	local tiny
+	need_model tiny tiny-llama-spm-f32.gguf
+	run "$(q42_bin p64c)" "$tiny" --lora "$M/lora-e256-llama.gguf" -o "$BATS_TEST_TMPDIR/m.p64"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"tensor blk.0.attn_q.weight: lora_a [256, 2] and lora_b [2, 256] do not fit the model's [64, 64]"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/m.p64" ]
+}
