@@ -140,3 +140,39 @@ PY
 	[[ "$output" == *"tensor blk.0.attn_q.weight: lora_a [256, 2] and lora_b [2, 256] do not fit the model's [64, 64]"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/m.p64" ]
 }
+
+@test "lora: q42wal bind --lora binds the adapters with the model; verify --outputs matches records to them" {
+	p="$BATS_TEST_TMPDIR/q.p64"
+	v="$BATS_TEST_TMPDIR/v.q42"
+	"$(q42_bin p64c)" "$QWEN" -o "$p"
+	"$(q42_bin q42wal)" init "$v"
+	run "$(q42_bin q42wal)" bind "$v" "$p" --lora "$M/lora-a64-lfm2.gguf"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"adapter for architecture 'lfm2', the model is 'qwen3'"* ]]
+	run "$(q42_bin q42wal)" bind "$v" "$p" --lora "$QWEN_LORA:x"
+	[ "$status" -eq 2 ]
+	run "$(q42_bin q42wal)" bind "$v" "$p" --lora "$QWEN_LORA:0.5"
+	[ "$status" -eq 0 ]
+	digest=$(sha256sum "$QWEN_LORA" | cut -d' ' -f1)
+	run "$(q42_bin q42wal)" show "$v" 0
+	[[ "$output" == *"<https://q42.dev/ns/p64#adapter> <urn:sha256:$digest>"* ]]
+	[[ "$output" == *'<https://q42.dev/ns/p64#scale> "0.5"'* ]]
+	"$(q42_bin q42run)" -m "$p" -p "Once upon a time" -n 4 --record --lora "$QWEN_LORA:0.5" |
+		"$(q42_bin q42wal)" commit "$v"
+	run "$(q42_bin q42wal)" verify "$v" --outputs
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1	bound	0	"* ]]
+	# the same model run with another scale, or without the adapter: not what was bound
+	"$(q42_bin q42run)" -m "$p" -p "Once upon a time" -n 4 --record --lora "$QWEN_LORA" |
+		"$(q42_bin q42wal)" commit "$v"
+	"$(q42_bin q42run)" -m "$p" -p "Once upon a time" -n 4 --record | "$(q42_bin q42wal)" commit "$v"
+	run "$(q42_bin q42wal)" verify "$v" --outputs
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"2	mismatch	0	"* ]]
+	[[ "$output" == *"3	mismatch	0	"* ]]
+	# bound again without adapters: the plain record matches that binding
+	"$(q42_bin q42wal)" bind "$v" "$p"
+	"$(q42_bin q42run)" -m "$p" -p "Once upon a time" -n 4 --record | "$(q42_bin q42wal)" commit "$v"
+	run "$(q42_bin q42wal)" verify "$v" --outputs
+	[[ "$output" == *"5	bound	4	"* ]]
+}
