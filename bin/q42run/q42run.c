@@ -439,7 +439,7 @@ static int lora_open(struct opts *o)
 	q42_err err = {0};
 	for (uint32_t i = 0; i < o->n_lora; i++) {
 		q42_lora *l = NULL;
-		int rc = q42_lora_open(&l, o->lora_path[i], &err);
+		int rc = q42_lora_open_model(&l, o->lora_path[i], o->model, &err);
 		if (rc != Q42_OK) {
 			fprintf(stderr, "q42run: --lora: %s\n", err.msg);
 			return exit_for_load(rc);

@@ -7,9 +7,14 @@
  * model are checked by q42_lora_pair_check, called by whoever knows the
  * model. Never prints.
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include "common/q42_types.h"
+#include "formats/q42_hf.h"
 #include "formats/q42_lora.h"
+#include "formats/q42_safetensors.h"
 
 /* Longest tensor name an adapter may use (ggml's own limit is 64). */
 #define LORA_NAME_MAX 255u
@@ -22,6 +27,13 @@ struct q42_lora {
 	char sha256[Q42_SHA256_HEX_LEN + 1];
 	q42_lora_pair *pairs;
 	uint64_t n_pairs;
+	/* a PEFT folder: its safetensors file, the model's names of the
+	 * pairs, and lora_B copies with their rows permuted */
+	q42_map st_map;
+	q42_st_file st;
+	char *names;
+	uint8_t **owned;
+	uint64_t n_owned;
 };
 
 static bool str_ends(q42_str s, const char *suffix, uint64_t *stem)
@@ -121,10 +133,18 @@ static int pair_tensors(q42_lora *l, q42_err *err)
 	return Q42_OK;
 }
 
+static int peft_open(q42_lora *l, const char *model_path, q42_err *err);
+
 int q42_lora_open(q42_lora **out, const char *path, q42_err *err)
+{
+	return q42_lora_open_model(out, path, NULL, err);
+}
+
+int q42_lora_open_model(q42_lora **out, const char *path, const char *model_path, q42_err *err)
 {
 	uint8_t d[Q42_SHA256_LEN];
 	q42_lora *l = calloc(1, sizeof *l);
+	struct stat st;
 	int rc;
 
 	*out = NULL;
@@ -133,6 +153,16 @@ int q42_lora_open(q42_lora **out, const char *path, q42_err *err)
 		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory", path);
 	}
 	l->src.map.fd = -1;
+	l->st_map.fd = -1;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = peft_open(l, model_path, err);
+		if (rc != Q42_OK) {
+			q42_lora_close(l);
+			return rc;
+		}
+		*out = l;
+		return Q42_OK;
+	}
 	rc = q42_source_open(&l->src, path, err);
 	if (rc == Q42_OK && l->src.kind != Q42_SOURCE_GGUF)
 		rc = q42_err_set(err, Q42_EFORMAT, "%s: not a LoRA adapter: a %s file, expected GGUF",
@@ -157,6 +187,13 @@ void q42_lora_close(q42_lora *l)
 	if (l == NULL)
 		return;
 	q42_source_close(&l->src);
+	q42_st_file_free(&l->st);
+	if (l->st_map.path != NULL)
+		q42_map_close(&l->st_map);
+	for (uint64_t i = 0; i < l->n_owned; i++)
+		free(l->owned[i]);
+	free(l->owned);
+	free(l->names);
 	free(l->pairs);
 	free(l->path);
 	free(l);
@@ -263,5 +300,221 @@ done:
 	free(a);
 	free(b);
 	free(acc);
+	return rc;
+}
+
+/* ---- Hugging Face PEFT folders ---------------------------------------- */
+
+/* The Hugging Face family of a GGUF architecture (formats/q42_hf.h). */
+static uint32_t hf_family(const char *arch)
+{
+	static const struct {
+		const char *arch;
+		uint32_t family;
+	} map[] = {{"llama", Q42_HF_LLAMA}, {"qwen2", Q42_HF_QWEN2}, {"qwen3", Q42_HF_QWEN3},
+		   {"gemma", Q42_HF_GEMMA}, {"gemma2", Q42_HF_GEMMA}, {"gemma3", Q42_HF_GEMMA},
+		   {"lfm2", Q42_HF_LFM2}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (strcmp(arch, map[i].arch) == 0)
+			return map[i].family;
+	return 0;
+}
+
+/* The model's hyperparameters into c->hp (and its family, heads). */
+static int model_config(const char *model_path, q42_hf_config *c, q42_err *err)
+{
+	q42_source ms;
+	int rc = q42_source_open(&ms, model_path, err);
+	if (rc == Q42_OK && ms.kind == Q42_SOURCE_GGUF)
+		rc = q42_hparams_from_gguf(&c->hp, &ms.gguf, err);
+	else if (rc == Q42_OK && ms.p64.has_hparams)
+		c->hp = ms.p64.hparams;
+	else if (rc == Q42_OK)
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: no hyperparameters", model_path);
+	q42_source_close(&ms);
+	if (rc != Q42_OK)
+		return rc;
+	c->family = hf_family(c->hp.arch);
+	c->n_head_kv = c->hp.n_head_kv[0];
+	if (c->family == 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s: a PEFT adapter for architecture '%s': q42 maps Hugging Face names for llama, qwen2, qwen3, gemma and lfm2 only",
+				   model_path, c->hp.arch);
+	return Q42_OK;
+}
+
+/* adapter_config.json: alpha, and the options llama.cpp does not apply. */
+static int peft_config(q42_lora *l, q42_err *err)
+{
+	char p[4096];
+	json_error_t je;
+	snprintf(p, sizeof p, "%s/adapter_config.json", l->path);
+	json_t *j = json_load_file(p, JSON_REJECT_DUPLICATES, &je);
+	int rc = Q42_OK;
+	if (j == NULL)
+		return q42_err_set(err, je.line < 0 ? Q42_EIO : Q42_EFORMAT, "%s: line %d: %s", p,
+				   je.line, je.text);
+	json_t *type = json_object_get(j, "peft_type"), *alpha = json_object_get(j, "lora_alpha");
+	if (!json_is_object(j) || (type != NULL && !(json_is_string(type) &&
+						     strcmp(json_string_value(type), "LORA") == 0)))
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: not a LoRA adapter (peft_type)", p);
+	else if (json_is_true(json_object_get(j, "use_rslora")) ||
+		 json_is_true(json_object_get(j, "fan_in_fan_out")))
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "%s: use_rslora or fan_in_fan_out: llama.cpp's adapters apply neither", p);
+	else if (!json_is_number(alpha))
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: lora_alpha: expected a number", p);
+	else
+		l->alpha = (float)json_number_value(alpha);
+	json_decref(j);
+	return rc;
+}
+
+/* The ggml type of a Safetensors dtype the adapter may use. */
+static uint32_t peft_dtype(uint32_t st)
+{
+	return st == Q42_ST_F32 ? Q42_DTYPE_F32 : st == Q42_ST_F16 ? Q42_DTYPE_F16
+			       : st == Q42_ST_BF16 ? Q42_DTYPE_BF16 : UINT32_MAX;
+}
+
+/* One tensor of the file as the pair's a or b (ggml order: its
+ * Safetensors shape reversed), b's rows permuted where the base's are. */
+static int peft_tensor(q42_lora *l, const q42_st_tensor *t, q42_source_tensor *v, uint32_t xform,
+		       bool is_b, const q42_hf_config *c, q42_err *err)
+{
+	const uint32_t dt = peft_dtype(t->dtype);
+	if (dt == UINT32_MAX || t->rank != 2)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: tensor %s: %s of rank %u, expected a 2-D F32, F16 or BF16",
+				   l->path, t->name, q42_st_dtype_name(t->dtype), t->rank);
+	*v = (q42_source_tensor){.name = {t->name, strlen(t->name)}, .dtype = dt, .rank = 2,
+				 .dims = {t->shape[1], t->shape[0], 1, 1}, .n_elems = t->n_elems,
+				 .offset = l->st.data_start + t->begin, .nbytes = t->end - t->begin,
+				 .data = l->st_map.data + l->st.data_start + t->begin};
+	if (!is_b || (xform != Q42_HF_X_PERMUTE_Q && xform != Q42_HF_X_PERMUTE_K))
+		return Q42_OK;
+	uint8_t *copy = malloc((size_t)v->nbytes), *scratch = malloc((size_t)v->nbytes);
+	int rc = copy != NULL && scratch != NULL ? Q42_OK : q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if (rc == Q42_OK) {
+		memcpy(copy, v->data, (size_t)v->nbytes);
+		rc = q42_hf_permute_rows(copy, scratch, t->shape[0], v->nbytes / t->shape[0],
+					 xform == Q42_HF_X_PERMUTE_Q ? c->hp.n_head : c->n_head_kv, err);
+	}
+	free(scratch);
+	if (rc != Q42_OK) {
+		free(copy);
+		return rc;
+	}
+	l->owned[l->n_owned++] = copy;
+	v->data = copy;
+	return Q42_OK;
+}
+
+/* Pair the file's tensors "<prefix>.lora_A.weight" / ".lora_B.weight"
+ * under the model's name of "<prefix>.weight" (a "base_model.model."
+ * prefix dropped). */
+static int peft_pairs(q42_lora *l, const q42_hf_config *c, q42_err *err)
+{
+	const uint64_t n = l->st.n_tensors;
+	l->pairs = calloc(n ? n : 1, sizeof *l->pairs);
+	l->names = calloc(n ? n : 1, 256);
+	l->owned = calloc(n ? n : 1, sizeof *l->owned);
+	if (l->pairs == NULL || l->names == NULL || l->owned == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++) {
+		const q42_st_tensor *t = &l->st.tensors[i];
+		q42_str nm = {t->name, strlen(t->name)};
+		uint64_t stem;
+		char hf[300];
+		uint32_t xform;
+		if (!str_ends(nm, ".lora_A.weight", &stem))
+			continue;
+		const char *p = t->name;
+		if (strncmp(p, "base_model.model.", 17) == 0)
+			p += 17, stem -= 17;
+		snprintf(hf, sizeof hf, "%.*s.weight", (int)stem, p);
+		char *gg = l->names + l->n_pairs * 256;
+		if (stem > 250 || !q42_hf_tensor_name(c, hf, gg, 256, &xform))
+			return q42_err_set(err, Q42_EFORMAT, "%s: tensor %s: %s names no tensor of a %s model",
+					   l->path, t->name, hf, c->hp.arch);
+		q42_lora_pair *pr = &l->pairs[l->n_pairs++];
+		pr->base = (q42_str){gg, strlen(gg)};
+		char bname[320];
+		snprintf(bname, sizeof bname, "%.*s.lora_B.weight", (int)(t->name + strlen(t->name) - 14 - t->name),
+			 t->name);
+		const q42_st_tensor *b = NULL;
+		for (uint64_t k = 0; k < n && b == NULL; k++)
+			if (strcmp(l->st.tensors[k].name, bname) == 0)
+				b = &l->st.tensors[k];
+		if (b == NULL)
+			return q42_err_set(err, Q42_EFORMAT, "%s: tensor %s: LoRA pair is missing %s", l->path,
+					   t->name, bname);
+		int rc = peft_tensor(l, t, &pr->a, xform, false, c, err);
+		if (rc == Q42_OK)
+			rc = peft_tensor(l, b, &pr->b, xform, true, c, err);
+		if (rc != Q42_OK)
+			return rc;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		q42_str nm = {l->st.tensors[i].name, strlen(l->st.tensors[i].name)};
+		uint64_t stem;
+		if (!str_ends(nm, ".lora_A.weight", &stem) && !str_ends(nm, ".lora_B.weight", &stem))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "%s: tensor %s: not a LoRA tensor (expected a name ending in .lora_A.weight or .lora_B.weight)",
+					   l->path, nm.p);
+	}
+	return Q42_OK;
+}
+
+/* The folder's digest: SHA-256 of "HEX  NAME\n" per file, by name. */
+static int peft_digest(q42_lora *l, const char *cfg, q42_err *err)
+{
+	uint8_t d[Q42_SHA256_LEN];
+	char text[2 * (Q42_SHA256_HEX_LEN + 32)], hc[Q42_SHA256_HEX_LEN + 1];
+	int rc = q42_sha256_file(cfg, d, err);
+	if (rc != Q42_OK)
+		return rc;
+	q42_hex_encode(d, sizeof d, hc);
+	if ((rc = q42_sha256(l->st_map.data, l->st_map.size, d, err)) != Q42_OK)
+		return rc;
+	q42_hex_encode(d, sizeof d, l->sha256);
+	int n = snprintf(text, sizeof text, "%s  adapter_config.json\n%s  adapter_model.safetensors\n",
+			 hc, l->sha256);
+	if ((rc = q42_sha256(text, (uint64_t)n, d, err)) == Q42_OK)
+		q42_hex_encode(d, sizeof d, l->sha256);
+	return rc;
+}
+
+static int peft_open(q42_lora *l, const char *model_path, q42_err *err)
+{
+	char p[4096];
+	uint64_t hlen;
+	q42_hf_config *c = calloc(1, sizeof *c);
+	int rc;
+	if (c == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if (model_path == NULL)
+		rc = q42_err_set(err, Q42_EARG, "%s: a PEFT folder is read for a model, none given", l->path);
+	else
+		rc = model_config(model_path, c, err);
+	if (rc == Q42_OK)
+		rc = peft_config(l, err);
+	snprintf(p, sizeof p, "%s/adapter_model.safetensors", l->path);
+	if (rc == Q42_OK)
+		rc = q42_map_open(&l->st_map, p, 0, err);
+	if (rc == Q42_OK && l->st_map.size < 8)
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: %llu bytes, not a Safetensors file", p,
+				 (unsigned long long)l->st_map.size);
+	if (rc == Q42_OK)
+		rc = q42_st_header_len(l->st_map.data, l->st_map.size, p, &hlen, err);
+	if (rc == Q42_OK)
+		rc = q42_st_header_parse(&l->st, l->st_map.data + 8, hlen, l->st_map.size, p, err);
+	if (rc == Q42_OK)
+		rc = peft_pairs(l, c, err);
+	snprintf(p, sizeof p, "%s/adapter_config.json", l->path);
+	if (rc == Q42_OK)
+		rc = peft_digest(l, p, err);
+	if (rc == Q42_OK)
+		snprintf(l->arch, sizeof l->arch, "%s", c->hp.arch);
+	free(c);
 	return rc;
 }

@@ -30,12 +30,27 @@ typedef struct q42_lora_pair {
 	q42_source_tensor a, b;
 } q42_lora_pair;
 
-/* Open path as an adapter. Q42_EIO when it cannot be read, Q42_EFORMAT
+/* Open path as an adapter: a GGUF file, or a Hugging Face PEFT folder
+ * (q42_lora_open_model). Q42_EIO when it cannot be read, Q42_EFORMAT
  * when it is not a GGUF adapter of type lora (general.type,
  * adapter.type), a tensor has a suffix other than .lora_a, .lora_b or
  * _norm.weight (those are skipped, as llama.cpp skips them), a pair lacks
  * one of its tensors or has one twice, or a tensor is not 2-D. */
 Q42_API int q42_lora_open(q42_lora **out, const char *path, q42_err *err);
+/* As q42_lora_open, and path may also be a PEFT folder
+ * (adapter_config.json, adapter_model.safetensors), read as llama.cpp's
+ * convert_lora_to_gguf.py converts one for the model at model_path (GGUF
+ * or P64, whose hyperparameters give the architecture and heads): the
+ * Hugging Face names of the lora_A/lora_B pairs mapped to the model's
+ * tensor names (formats/q42_hf.h; lora_B's rows of a llama q or k
+ * projection permuted), lora_alpha as alpha, the architecture the model's.
+ * Its digest is that of the folder as p64(5) defines it for a Safetensors
+ * folder, over the two files. Q42_EUNSUPPORTED for PEFT options llama.cpp
+ * does not apply (use_rslora, fan_in_fan_out, a dtype other than F32,
+ * F16, BF16) or an architecture the Hugging Face mapping lacks;
+ * Q42_EFORMAT for a name that maps to no tensor. */
+Q42_API int q42_lora_open_model(q42_lora **out, const char *path, const char *model_path,
+				q42_err *err);
 Q42_API void q42_lora_close(q42_lora *l);
 
 Q42_API const char *q42_lora_path(const q42_lora *l);

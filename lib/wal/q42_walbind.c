@@ -99,12 +99,13 @@ int q42_wal_lora_set(const char *const *sha256_hex, const float *scale, uint32_t
 
 /* Adapter i of the binding: opened, checked against the P64 as the
  * engine checks it (architecture, tensors, shapes), and stated. */
-static int emit_lora(emitter *em, const q42_p64 *p, const char *subj, const char *p64hex,
-		     const q42_wal_lora *lw, uint32_t i, char sha_out[65], q42_err *err)
+static int emit_lora(emitter *em, const q42_p64 *p, const char *p64_path, const char *subj,
+		     const char *p64hex, const q42_wal_lora *lw, uint32_t i, char sha_out[65],
+		     q42_err *err)
 {
 	q42_lora *l = NULL;
 	char node[128], obj[96], num[32];
-	int rc = q42_lora_open(&l, lw->path, err);
+	int rc = q42_lora_open_model(&l, lw->path, p64_path, err);
 	if (rc != Q42_OK)
 		return rc;
 	if (!p->has_hparams || strcmp(q42_lora_arch(l), p->hparams.arch) != 0)
@@ -207,7 +208,7 @@ int q42_wal_binding_body_lora(const char *p64_path, const q42_wal_lora *lora, ui
 	const char *sp[Q42_LORA_MAX];
 	float sc[Q42_LORA_MAX];
 	for (uint32_t i = 0; i < n_lora; i++) {
-		if ((rc = emit_lora(&em, p, subj, hex, &lora[i], i, shas[i], err)) != Q42_OK)
+		if ((rc = emit_lora(&em, p, p64_path, subj, hex, &lora[i], i, shas[i], err)) != Q42_OK)
 			goto fail;
 		sp[i] = shas[i];
 		sc[i] = lora[i].scale;

@@ -176,3 +176,31 @@ PY
 	run "$(q42_bin q42wal)" verify "$v" --outputs
 	[[ "$output" == *"5	bound	4	"* ]]
 }
+
+@test "lora: a PEFT folder runs as the GGUF adapter it converts to (tests/models/peft-e256-llama); its options are checked" {
+	local m="$M/e256-llama-q8_0.gguf"
+	gguf=$("$(q42_bin q42run)" -m "$m" -p "Once upon a time" -n 16 --ignore-eos --lora "$M/lora-e256-llama-qkvo.gguf:0.7")
+	peft=$("$(q42_bin q42run)" -m "$m" -p "Once upon a time" -n 16 --ignore-eos --lora "$M/peft-e256-llama:0.7")
+	base=$("$(q42_bin q42run)" -m "$m" -p "Once upon a time" -n 16 --ignore-eos)
+	[ "$gguf" = "$peft" ]
+	[ "$gguf" != "$base" ]
+	ids=0,1,2,3,100,200,300,511
+	a=$("$(q42_bin q42run)" -m "$m" -p "Once upon a time" --logits-for $ids --lora "$M/lora-e256-llama-qkvo.gguf:0.7")
+	b=$("$(q42_bin q42run)" -m "$m" -p "Once upon a time" --logits-for $ids --lora "$M/peft-e256-llama:0.7")
+	[ "$a" = "$b" ]
+	# merged from the folder: the same weights as merged from the GGUF adapter
+	"$(q42_bin p64c)" "$m" --lora "$M/peft-e256-llama:0.7" -o "$BATS_TEST_TMPDIR/p.p64"
+	"$(q42_bin p64c)" "$m" --lora "$M/lora-e256-llama-qkvo.gguf:0.7" -o "$BATS_TEST_TMPDIR/g.p64"
+	run "$(q42_bin p64check)" --header "$BATS_TEST_TMPDIR/p.p64"
+	[[ "$output" == *"policy	transcode lora="* ]]
+	[ "$("$(q42_bin p64check)" --tensors "$BATS_TEST_TMPDIR/p.p64")" = "$("$(q42_bin p64check)" --tensors "$BATS_TEST_TMPDIR/g.p64")" ]
+	# what llama.cpp does not apply is refused
+	cp -r "$M/peft-e256-llama" "$BATS_TEST_TMPDIR/rs"
+	sed -i 's/"use_rslora": false/"use_rslora": true/' "$BATS_TEST_TMPDIR/rs/adapter_config.json"
+	run "$(q42_bin q42run)" -m "$m" -p "Once" -n 2 --lora "$BATS_TEST_TMPDIR/rs"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"use_rslora or fan_in_fan_out"* ]]
+	run "$(q42_bin q42run)" -m "$M/a64-qwen3-hd24-f32.gguf" -p "Once" -n 2 --lora "$M/peft-e256-llama"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"do not fit"* ]]
+}

@@ -43,6 +43,10 @@ ADAPTERS = [
     # do not fit tiny-llama-spm-f32
     ("lora-e256-llama.gguf", (TM, "e256-llama-q8_0.gguf"),
      ["--rank", "2", "--seed", "16", "--targets", "attn_q"]),
+    # the source of the PEFT folder tests/models/peft-e256-llama (make_peft.py)
+    ("lora-e256-llama-qkvo.gguf", (TM, "e256-llama-q8_0.gguf"),
+     ["--rank", "4", "--alpha", "8", "--seed", "17",
+      "--targets", "attn_q,attn_k,attn_v,attn_output,ffn_up"]),
 ]
 # (adapter folder, adapter, base folder, base): the rows of greedy.tsv
 RUNS = [(SM, "tiny-llama-spm-lora.gguf", SM, "tiny-llama-spm-f32.gguf")] + \
@@ -68,6 +72,8 @@ def main():
     for a, (d, m), opts in ADAPTERS:
         subprocess.run(["/usr/bin/python3", MK, "--lora-of", d + "/" + m, *opts, TM + "/" + a],
                        check=True)
+    subprocess.run(["/usr/bin/python3", TM + "/make_peft.py", TM + "/lora-e256-llama-qkvo.gguf",
+                    "4", "2", TM + "/peft-e256-llama"], check=True)
     with open(G + "/greedy.tsv", "w") as f:
         f.write("# model\tadapter\tscale\tprompt\tprompt_ids\tout_ids\tgaps\n")
         for ad, a, d, m in RUNS:
