@@ -204,3 +204,8 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"do not fit"* ]]
 }
+
+@test "lora: --backend auto with an adapter runs on the CPU (records say so)" {
+	rec=$("$(q42_bin q42run)" -m "$QWEN" -p "Once" -n 2 --record --backend auto --lora "$QWEN_LORA")
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["engine"]["backend"] == "cpu", r["engine"]' "$rec"
+}
