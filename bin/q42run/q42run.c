@@ -28,7 +28,7 @@ enum {
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
-	OPT_CERTIFY,
+	OPT_CERTIFY, OPT_LORA,
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +82,7 @@ static const struct option long_opts[] = {
 	{"perplexity", required_argument, NULL, OPT_PERPLEXITY},
 	{"kl-base", required_argument, NULL, OPT_KL_BASE},
 	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
+	{"lora", required_argument, NULL, OPT_LORA},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -111,6 +112,9 @@ static void usage(FILE *f)
 	      "                          llamacpp (also sapphirerapids), zen4 (llama.cpp's\n"
 	      "                          AVX-512 CPUs without AMX: also icelake, skylakex,\n"
 	      "                          cascadelake, cannonlake, cooperlake) or ggml\n"
+	      "      --lora FILE[:SCALE] apply the LoRA adapter in FILE (llama.cpp's GGUF\n"
+	      "                          adapter) with SCALE (default 1; 0 leaves it out);\n"
+	      "                          repeatable, up to 16; CPU only\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -363,6 +367,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_PERPLEXITY: o->perplexity = optarg; o->mode = MODE_QUALITY; break;
 		case OPT_KL_BASE: o->kl_base = optarg; break;
 		case OPT_KL_DIVERGENCE: o->kl_div = optarg; o->mode = MODE_QUALITY; break;
+		case OPT_LORA:
+			if (o->n_lora == Q42_LORA_MAX)
+				return bad_usage("--lora: at most %u adapters", Q42_LORA_MAX);
+			if (!q42_cli_lora(optarg, &o->lora_path[o->n_lora], &o->lora[o->n_lora].scale))
+				return bad_usage("--lora '%s': expected FILE or FILE:SCALE, SCALE a number"
+						 " within [-1e6, 1e6]", optarg);
+			o->n_lora++;
+			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': q42_cli_version("q42run (q42)"); exit(EXIT_OK);
 		default:
@@ -413,17 +425,91 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
 	if (o->ignore_eos && o->mode != MODE_GENERATE)
 		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
+	if (o->n_lora > 0 && (o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE))
+		return bad_usage("--lora applies to running the model, not to --tokenize or --detokenize");
+	if (o->n_lora > 0 && o->eo.backend == Q42_BACKEND_VULKAN)
+		return bad_usage("--lora: adapters run on the CPU only; the Vulkan backend does not"
+				 " apply them (use --backend cpu or auto)");
 	return EXIT_OK;
 }
 
-
-int main(int argc, char **argv)
+/* Open the --lora adapters into o->eo (the engine checks them against the
+ * model); printed on failure. */
+static int lora_open(struct opts *o)
 {
-	struct opts o;
+	q42_err err = {0};
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		q42_lora *l = NULL;
+		int rc = q42_lora_open_model(&l, o->lora_path[i], o->model, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --lora: %s\n", err.msg);
+			return exit_for_load(rc);
+		}
+		o->lora[i].adapter = l;
+	}
+	o->eo.lora = o->lora;
+	o->eo.n_lora = o->n_lora;
+	return EXIT_OK;
+}
+
+static void lora_close(struct opts *o)
+{
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		q42_lora_close((q42_lora *)o->lora[i].adapter);
+		free(o->lora_path[i]);
+	}
+}
+
+
+/* Every mode that mounts the model. */
+static int run_model(struct opts *o)
+{
 	struct input in;
 	q42_mount *m = NULL;
 	q42_err err = {0};
 	double t_start;
+	int rc, ex;
+
+	if (o->mode == MODE_BENCH)
+		return run_bench(o);
+	t_start = now_ms();
+	rc = q42_mount_open(&m, o->model,
+			    o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
+			    &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	if (o->mode == MODE_QUALITY) {
+		ex = run_quality(o, m);
+		q42_mount_close(m);
+		return ex;
+	}
+	rc = input_open(&in, o, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		q42_mount_close(m);
+		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	if (o->mode == MODE_TOKENIZE)
+		ex = run_tokenize(o, q42_mount_tokenizer(m), &in);
+	else if (o->mode == MODE_DETOKENIZE)
+		ex = run_detokenize(o, q42_mount_tokenizer(m), &in);
+	else if (o->mode == MODE_CHOICES || o->mode == MODE_LOGITS)
+		ex = run_score(o, m, &in, t_start);
+	else
+		ex = run_generate(o, m, &in, t_start);
+	if (ex == EXIT_OK || ex == EXIT_REQUEST)
+		ex = finish_stdout() != EXIT_OK ? EXIT_IO : ex;
+	input_close(&in);
+	q42_mount_close(m);
+	return ex;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	q42_err err = {0};
 	int rc, ex;
 
 	ex = parse_opts(argc, argv, &o);
@@ -442,38 +528,10 @@ int main(int argc, char **argv)
 			return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
 		}
 	}
-	if (o.mode == MODE_BENCH)
-		return run_bench(&o);
-	t_start = now_ms();
-	rc = q42_mount_open(&m, o.model,
-			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
-			    &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		return exit_for_load(rc);
-	}
-	if (o.mode == MODE_QUALITY) {
-		ex = run_quality(&o, m);
-		q42_mount_close(m);
-		return ex;
-	}
-	rc = input_open(&in, &o, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		q42_mount_close(m);
-		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
-	}
-	if (o.mode == MODE_TOKENIZE)
-		ex = run_tokenize(&o, q42_mount_tokenizer(m), &in);
-	else if (o.mode == MODE_DETOKENIZE)
-		ex = run_detokenize(&o, q42_mount_tokenizer(m), &in);
-	else if (o.mode == MODE_CHOICES || o.mode == MODE_LOGITS)
-		ex = run_score(&o, m, &in, t_start);
-	else
-		ex = run_generate(&o, m, &in, t_start);
-	if (ex == EXIT_OK || ex == EXIT_REQUEST)
-		ex = finish_stdout() != EXIT_OK ? EXIT_IO : ex;
-	input_close(&in);
-	q42_mount_close(m);
+	ex = lora_open(&o);
+	if (ex == EXIT_OK)
+		ex = run_model(&o);
+	lora_close(&o);
 	return ex;
 }
+

@@ -60,6 +60,11 @@ struct opts {
 	const char *perplexity;   /* --perplexity TEXT */
 	const char *kl_base;      /* --kl-base OUT */
 	const char *kl_div;       /* --kl-divergence BASE */
+	/* --lora FILE[:SCALE], in order: the paths, and the adapters opened
+	 * (eo.lora points here) */
+	char *lora_path[Q42_LORA_MAX];
+	q42_engine_lora lora[Q42_LORA_MAX];
+	uint32_t n_lora;
 };
 
 

@@ -12,6 +12,8 @@
 #include "engine/q42_pool.h"
 #include "kernels/q42_llamacpp.h"
 
+struct q42_lora_w;
+
 /* One bound weight: a view into the mapping plus its kernels. */
 typedef struct q42_weight {
 	const uint8_t *data;         /* NULL when the slot is empty */
@@ -37,7 +39,24 @@ typedef struct q42_weight {
 	const uint8_t *file;
 	/* packed: row r back in the file's bytes (q42_llamacpp_packed.row) */
 	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+	/* the adapters on this weight, in the order they apply (NULL: none) */
+	struct q42_lora_w *lora;
 } q42_weight;
+
+/* One adapter's pair on one weight (q42_engine_lora.c): its product adds
+ * scale * B.(A.x) to W.x, before any bias, as llama.cpp's build_lora_mm.
+ * A and B are bound as the adapter file holds them, with the products
+ * llama.cpp gives a matrix in its plain CPU buffer (adapters never go to
+ * a repacking buffer). */
+typedef struct q42_lora_w {
+	q42_weight a;        /* [n_in, rank]; token embedding: [rank, n_vocab], rows looked up */
+	q42_weight b;        /* [rank, n_out] */
+	float scale;         /* q42_lora_pair_scale */
+	float *ax;           /* n_batch rows of rank: A.x of the current input */
+	uint8_t *axq;        /* ax in b's vec_dot_type (NULL: b reads ax) */
+	uint64_t axq_stride;
+	struct q42_lora_w *next;
+} q42_lora_w;
 
 /* Whether arith is one of llama.cpp's (every mode but GGML), and the CPU
  * variant of llama.cpp it follows. */
@@ -94,6 +113,7 @@ typedef struct q42_tscratch {
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
+	float *lora;                 /* Q42_TILE_ROWS x n_batch: rows of B.(A.x) (with adapters) */
 } q42_tscratch;
 
 /* The widest short convolution the engine runs (lfm2's is 3). */
@@ -161,6 +181,11 @@ struct q42_engine {
 	uint64_t phase_ns[Q42_PHASE_N_];
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
+	/* the adapters' pairs (q42_engine_lora.c), each linked from its weight */
+	q42_lora_w *lora_w;
+	uint32_t n_lora_w;
+	q42_engine_lora lora[Q42_LORA_MAX]; /* as opened, for records */
+	uint32_t n_lora;
 
 	/* KV cache, in chunks of kv_chunk positions (q42_forward.c): K
 	 * [chunk][layer][kv head][pos][hd_k] rows, V transposed in blocks
@@ -229,6 +254,17 @@ struct q42_engine {
 	q42_bound_layer *bound_layers;
 	int32_t dev_top1; /* device argmax of logits; -1 when not computed there */
 };
+
+/* The activation slot for w's vec_dot_type and quantizer, added when new;
+ * *ok false when all Q42_ACT_SLOTS are taken. */
+uint32_t q42_engine_act_slot(q42_engine *e, const q42_weight *w, bool *ok);
+
+/* Bind the adapters of o to the weights bound so far (after the model's
+ * tensors, before the buffers): checks, products, activation slots and
+ * the A.x buffers. Q42_EFORMAT or Q42_EUNSUPPORTED naming the adapter and
+ * tensor that do not fit. q42_engine_lora_free releases them. */
+int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
+void q42_engine_lora_free(q42_engine *e);
 
 /* The forward pass over n tokens at positions n_past.. (n <= n_batch);
  * computes the logits of the last one when want_logits, and then, when

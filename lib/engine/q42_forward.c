@@ -115,12 +115,16 @@ static uint32_t n_tiles(int64_t n_out)
 
 /* ---- activations ------------------------------------------------------- */
 
-/* Bit i set: activation slot i is quantized from the current input. */
+/* Bit i set: activation slot i is quantized from the current input (for
+ * the weights, and for the A factors of their adapters). */
 static uint32_t acts_mask(const q42_weight *const *ws, uint32_t nw)
 {
 	uint32_t mask = 0;
-	for (uint32_t i = 0; i < nw; i++)
+	for (uint32_t i = 0; i < nw; i++) {
 		mask |= 1u << ws[i]->act;
+		for (const q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
+			mask |= 1u << lw->a.act;
+	}
 	return mask;
 }
 
@@ -173,6 +177,69 @@ static void prep_job(void *v, uint32_t ith, uint32_t nth)
 			  (c + 1) * Q42_PREP_ROWS < a->n_tok ? (c + 1) * Q42_PREP_ROWS : a->n_tok);
 }
 
+/* ---- LoRA adapters ----------------------------------------------------- */
+
+static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
+			 uint32_t n_tok);
+
+/* The rank values B.(A.x) starts from, for each adapter on one of the
+ * weights ws (each weight once): A.x of the prepared input (A is one more
+ * matrix product on the rows of its activation slot), then in B's
+ * vec_dot_type where B quantizes its input. */
+static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw, uint32_t n_tok)
+{
+	const q42_weight *as[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	float *ys[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nw; i++) {
+		bool seen = false;
+		for (uint32_t j = 0; j < i; j++)
+			seen |= ws[j] == ws[i];
+		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			as[n] = &lw->a;
+			ys[n++] = lw->ax;
+		}
+	}
+	if (n == 0)
+		return;
+	mm_run_parts(e, as, ys, n, n_tok);
+	for (uint32_t i = 0; i < nw; i++)
+		for (q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
+			if (lw->b.aq != NULL)
+				for (uint32_t t = 0; t < n_tok; t++)
+					lw->b.aq(lw->ax + (uint64_t)t * (uint64_t)lw->b.n_in,
+						 lw->axq + t * lw->axq_stride, lw->b.n_in);
+}
+
+/* y rows r0..r1-1 of every token (n_out apart) += scale * B.(A.x): B's
+ * product of the pass (its row kernel, which rounds a pass of several
+ * tokens as llama.cpp's tinyBLAS does where the shape allows) a tile of
+ * rows at a time into tmp, each element scaled, then added --
+ * ggml_mul_mat, ggml_scale and ggml_add, the roundings of build_lora_mm. */
+static void op_lora_up(const q42_lora_w *lw, float *y, uint64_t n_out, uint32_t n_tok, int64_t r0,
+		       int64_t r1, float *tmp)
+{
+	const q42_weight *b = &lw->b;
+	const uint8_t *in = lw->axq != NULL ? lw->axq : (const uint8_t *)lw->ax;
+	const uint64_t stride = lw->axq != NULL ? lw->axq_stride : (uint64_t)b->n_in * sizeof(float);
+	for (int64_t r = r0; r < r1; r += Q42_TILE_ROWS) {
+		const int64_t n = r1 - r < Q42_TILE_ROWS ? r1 - r : Q42_TILE_ROWS;
+		const uint8_t *w = b->data + (uint64_t)r * b->row_bytes;
+		if (b->rows != NULL)
+			b->rows(b->n_in, n, w, b->row_bytes, n_tok, in, stride, tmp, Q42_TILE_ROWS);
+		else
+			for (int64_t i = 0; i < n; i++)
+				for (uint32_t t = 0; t < n_tok; t++)
+					b->dot(b->n_in, &tmp[t * Q42_TILE_ROWS + (uint64_t)i],
+					       w + (uint64_t)i * b->row_bytes, in + t * stride);
+		for (uint32_t t = 0; t < n_tok; t++)
+			for (int64_t i = 0; i < n; i++) {
+				const float f = tmp[t * Q42_TILE_ROWS + (uint64_t)i] * lw->scale;
+				y[t * n_out + (uint64_t)(r + i)] += f;
+			}
+	}
+}
+
 /* Make the input of the weights ws ready: rows of src (n_tok x n_in),
  * first through rmsnorm into dst when norm is given, then quantized to the
  * activation type of each weight. Rows are split between threads when
@@ -199,6 +266,7 @@ static void op_prepare(q42_engine *e, const q42_weight *norm, const float *src, 
 		prep_rows(&a, 0, 1);
 	else
 		q42_pool_run(e->pool, prep_job, &a);
+	op_lora_down(e, ws, nw, n_tok);
 }
 
 /* ---- matrix products --------------------------------------------------- */
@@ -222,7 +290,8 @@ static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_
 	}
 }
 
-/* One product of a job: y = act W^T (+ bias), then res += y when res. */
+/* One product of a job: y = act W^T (+ the adapters' terms) (+ bias),
+ * then res += y when res. */
 struct mm_part {
 	const q42_weight *w;
 	const q42_weight *bias; /* data NULL: none */
@@ -251,10 +320,12 @@ struct mm_args {
  * residual are elementwise adds, so doing them per tile gives the bytes
  * the whole-row adds give. */
 static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok, int64_t r0,
-		    int64_t r1)
+		    int64_t r1, float *tmp)
 {
 	const uint64_t no = (uint64_t)p->w->n_out;
 	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
+	for (const q42_lora_w *lw = p->w->lora; lw != NULL; lw = lw->next)
+		op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)
@@ -383,12 +454,12 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 		const int64_t r1 = r0 + (int64_t)k * Q42_TILE_ROWS < pt->w->n_out
 					   ? r0 + (int64_t)k * Q42_TILE_ROWS
 					   : pt->w->n_out;
-		mm_tile(e, pt, m->n_tok, r0, r1);
+		mm_tile(e, pt, m->n_tok, r0, r1, e->ts[ith].lora);
 		if (m->glu != NULL) {
 			/* tiles start on a multiple of 16, where the kernels'
 			 * SIMD chunks of a whole row start too */
 			const uint64_t ff = (uint64_t)pt->w->n_out;
-			mm_tile(e, &m->part[1], m->n_tok, r0, r1);
+			mm_tile(e, &m->part[1], m->n_tok, r0, r1, e->ts[ith].lora);
 			for (uint32_t t = 0; t < m->n_tok; t++) {
 				float *g = m->part[0].y + t * ff + (uint64_t)r0;
 				m->glu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
@@ -430,6 +501,21 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 	const uint64_t t0 = phase_start(e);
 	q42_pool_run(e->pool, mm_job, m);
 	phase_end(e, Q42_PHASE_PRODUCTS, t0);
+}
+
+/* Products of the weights ws into ys[i] (no bias, no residual), three to
+ * a job: the adapters' A factors. */
+static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
+			 uint32_t n_tok)
+{
+	static const q42_weight none;
+	for (uint32_t i = 0; i < n; i += 3) {
+		struct mm_args m = {0};
+		for (uint32_t j = i; j < n && j < i + 3; j++)
+			mm_add(&m, ws[j], &none, ys[j], NULL);
+		m.n_tok = n_tok;
+		mm_run(e, &m);
+	}
 }
 
 /* ---- attention --------------------------------------------------------- */
@@ -721,6 +807,22 @@ static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 
 /* ---- the pass ---------------------------------------------------------- */
 
+/* An adapter on the token embedding (llm_graph_context::build_inp_embd):
+ * each token's row of A (looked up, [rank, n_vocab]) through B
+ * ([rank, n_embd]) as one product of the pass, scaled and added to the
+ * embedding rows. */
+static void op_lora_embd(q42_engine *e, q42_lora_w *lw, const int32_t *ids, uint32_t n)
+{
+	const uint64_t rank = (uint64_t)lw->a.n_in;
+	for (uint32_t t = 0; t < n; t++) {
+		lw->a.k->dequant(lw->a.data + (uint64_t)ids[t] * lw->a.row_bytes, lw->ax + t * rank,
+				 (int64_t)rank);
+		if (lw->b.aq != NULL)
+			lw->b.aq(lw->ax + t * rank, lw->axq + t * lw->axq_stride, (int64_t)rank);
+	}
+	op_lora_up(lw, e->x, e->n_embd, n, 0, lw->b.n_out, e->ts[0].lora);
+}
+
 /* A tied embedding whose output copy was repacked reads its rows from
  * that copy (the file's pages were dropped, q42_engine.c). */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
@@ -733,10 +835,12 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 			row = e->embd_row;
 		}
 		w->k->dequant(row, e->x + (uint64_t)t * e->n_embd, e->n_embd);
-		if (e->embd_scale != 0.0f)
-			q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd,
-				     e->x + (uint64_t)t * e->n_embd, e->embd_scale);
 	}
+	for (q42_lora_w *lw = w->lora; lw != NULL; lw = lw->next)
+		op_lora_embd(e, lw, ids, n);
+	for (uint32_t t = 0; t < n && e->embd_scale != 0.0f; t++)
+		q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd, e->x + (uint64_t)t * e->n_embd,
+			     e->embd_scale);
 }
 
 /* The rows of a fused attn_qkv product (qkv) into q, k and v, token by

@@ -168,6 +168,26 @@ static int add_governance(json_t *o, const q42_record_info *ri, q42_err *err)
 	return bad ? q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object") : Q42_OK;
 }
 
+/* model.lora: each adapter the engine applies (q42-record(5)), absent
+ * when there is none. */
+static int add_lora(json_t *model, const q42_engine *e, q42_err *err)
+{
+	json_t *a;
+	if (q42_engine_n_lora(e) == 0)
+		return Q42_OK;
+	a = json_array();
+	bool bad = a == NULL || json_object_set_new(model, "lora", a) != 0;
+	for (uint32_t i = 0; !bad && i < q42_engine_n_lora(e); i++) {
+		const q42_engine_lora *l = q42_engine_lora_at(e, i);
+		bad = json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o}",
+			"path", jstr_lossy(q42_lora_path(l->adapter)),
+			"sha256", q42_lora_sha256(l->adapter),
+			"scale", jfloat(l->scale),
+			"alpha", jfloat(q42_lora_alpha(l->adapter)))) != 0;
+	}
+	return bad ? q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object") : Q42_OK;
+}
+
 int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 {
 	const q42_result *r = ri->result;
@@ -285,6 +305,9 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
 		goto done;
 	}
+	rc = add_lora(json_object_get(o, "model"), e, err);
+	if (rc != Q42_OK)
+		goto done;
 	rc = add_governance(o, ri, err);
 	if (rc != Q42_OK)
 		goto done;
