@@ -114,6 +114,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 	double load_ms;
 	q42_sentinel *sen = NULL;
 	struct sieve_setup ss = {0};
+	q42_prefix *pre = NULL;
 	int rc, ex = EXIT_OK;
 
 	q42_buf_init(&rec);
@@ -140,6 +141,8 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 		goto done;
 	}
 	ex = record_ident(o, m, &ident);
+	if (ex == EXIT_OK)
+		ex = reuse_open(o, m, e, &pre);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
@@ -152,7 +155,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 			.stops = o->stops, .n_stops = o->n_stops,
 			.on_text = o->record ? NULL : on_text, .ud = &sink,
 			.sentinel = sen, .sieve = ss.sv, .parse_quin = o->sieve != NULL,
-			.ignore_eos = o->ignore_eos,
+			.ignore_eos = o->ignore_eos, .prefix = pre,
 		};
 		q42_result r;
 		q42_result_init(&r);
@@ -188,7 +191,10 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 		q42_result_free(&r);
 		idx++;
 	}
+	ex = reuse_close(o, m, e, pre, ex);
+	pre = NULL;
 done:
+	q42_prefix_close(pre);
 	q42_buf_free(&rec);
 	q42_sampler_close(s);
 	q42_engine_close(e);

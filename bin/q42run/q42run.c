@@ -29,6 +29,7 @@ enum {
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY,
+	OPT_NO_REUSE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +83,10 @@ static const struct option long_opts[] = {
 	{"perplexity", required_argument, NULL, OPT_PERPLEXITY},
 	{"kl-base", required_argument, NULL, OPT_KL_BASE},
 	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
+	{"no-reuse", no_argument, NULL, OPT_NO_REUSE},
+	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
+	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
+	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -149,6 +154,15 @@ static void usage(FILE *f)
 	      "                          after the prompt instead of generating\n"
 	      "      --choices-file FILE the same, one option per line of FILE\n"
 	      "      --logits-for IDS    print the next-token logits of the comma-separated ids\n"
+	      "      --no-reuse          evaluate every prompt from an empty cache (default: reuse\n"
+	      "                          the state of a prefix shared with an earlier prompt, in\n"
+	      "                          whole --batch passes; the results are the same bits)\n"
+	      "      --cache-bytes N     keep at most N bytes of saved prefix states besides\n"
+	      "                          the live cache (default 268435456; 0 = live cache only)\n"
+	      "      --state-save FILE   after the last request, write its prompt's state (whole\n"
+	      "                          --batch passes) to FILE, a q42-state(5) file\n"
+	      "      --state-load FILE   start from the state in FILE; refused (exit 1) when made\n"
+	      "                          for another model, --ctx, --batch, --kv-type or --arith\n"
 	      "      --bench             measure prompt processing and generation tokens/s\n"
 	      "                          (--pp N, default 128; --tg N, default 64; --reps R,\n"
 	      "                          default 5; --json for one JSON object)\n"
@@ -188,6 +202,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof *o);
 	o->max_tokens = Q42_GEN_MAX_TOKENS_DEFAULT;
 	o->bench = (q42_bench_opts){128, 64, 5, 0, false};
+	o->cache_bytes = Q42_PREFIX_CACHE_BYTES_DEFAULT;
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
 	o->eo.arith = Q42_ARITH_AUTO;
@@ -359,6 +374,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case OPT_JSON: o->json = true; break;
+		case OPT_NO_REUSE: o->no_reuse = true; break;
+		case OPT_CACHE_BYTES:
+			if (!q42_cli_u64(optarg, &o->cache_bytes))
+				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);
+			break;
+		case OPT_STATE_SAVE: o->state_save = optarg; break;
+		case OPT_STATE_LOAD: o->state_load = optarg; break;
 		case OPT_PERPLEXITY: o->perplexity = optarg; o->mode = MODE_QUALITY; break;
 		case OPT_KL_BASE: o->kl_base = optarg; break;
 		case OPT_KL_DIVERGENCE: o->kl_div = optarg; o->mode = MODE_QUALITY; break;
@@ -410,6 +432,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if (o->no_reuse && (o->state_save || o->state_load))
+		return bad_usage("--state-save and --state-load need prefix reuse: drop --no-reuse");
+	if ((o->state_save || o->state_load) && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES &&
+	    o->mode != MODE_LOGITS)
+		return bad_usage("--state-save and --state-load apply to generation, --choices and"
+				 " --logits-for");
 	if (o->ignore_eos && o->mode != MODE_GENERATE)
 		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
 	return EXIT_OK;

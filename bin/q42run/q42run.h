@@ -19,6 +19,7 @@
 #include "engine/q42_sample.h"
 #include "measure/q42_bench.h"
 #include "run/q42_generate.h"
+#include "run/q42_prefix.h"
 
 enum exit_status {
 	EXIT_OK = 0,
@@ -60,6 +61,10 @@ struct opts {
 	const char *perplexity;   /* --perplexity TEXT */
 	const char *kl_base;      /* --kl-base OUT */
 	const char *kl_div;       /* --kl-divergence BASE */
+	bool no_reuse;            /* --no-reuse */
+	uint64_t cache_bytes;     /* --cache-bytes */
+	const char *state_save;   /* --state-save FILE */
+	const char *state_load;   /* --state-load FILE */
 };
 
 
@@ -90,6 +95,12 @@ json_t *json_lossy(const char *s);
 /* Dump o (compact, in insertion order, plus flags) as one line on
  * stdout and release it; o NULL (a failed build) is out of memory. */
 int print_json_line(json_t *o, size_t flags);
+
+/* reuse.c: prefix reuse for e (*p NULL under --no-reuse or on a device
+ * backend), seeded by --state-load; then --state-save when the requests
+ * went well (ex, returned unless saving fails) and p closed. */
+int reuse_open(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix **p);
+int reuse_close(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix *p, int ex);
 
 /* One per mode; each returns the exit status. */
 int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);

@@ -59,6 +59,7 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	size_t n;
 	uint64_t idx = 0;
 	double load_ms;
+	q42_prefix *pre = NULL;
 	int rc, ex = EXIT_OK;
 
 	cf.fd = -1;
@@ -90,13 +91,15 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	if (ex != EXIT_OK)
 		goto done;
 	ex = record_ident(o, m, &ident);
+	if (ex == EXIT_OK)
+		ex = reuse_open(o, m, e, &pre);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
 	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
 		q42_request rq = {
 			.prompt = p, .prompt_len = n, .add_special = !o->no_bos,
-			.parse_special = !o->no_special, .strict = o->strict,
+			.parse_special = !o->no_special, .strict = o->strict, .prefix = pre,
 		};
 		q42_result r;
 		q42_result_init(&r);
@@ -138,7 +141,10 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 		q42_result_free(&r);
 		idx++;
 	}
+	ex = reuse_close(o, m, e, pre, ex);
+	pre = NULL;
 done:
+	q42_prefix_close(pre);
 	q42_buf_free(&out);
 	q42_choices_free(ch, n_ch);
 	free(ids);

@@ -197,7 +197,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 
 	o = json_pack(
 		"{s:s, s:I, s:s%, s:s, s:{s:s, s:I, s:b, s:b}, s:{s:o, s:o},"
-		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:{s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I}, s:{s:I},"
 		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
 		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:I, s:f, s:o, s:I, s:I},"
@@ -227,6 +227,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"decode_ms", jms(r->decode_ms),
 		"prefill_tok_s", jrate((double)r->prompt.n, r->prefill_ms),
 		"decode_tok_s", jrate((double)r->n_decode, r->decode_ms),
+		"prompt_reused", (json_int_t)r->n_reused,
 		"memory",
 		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
 		"model",
