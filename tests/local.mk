@@ -82,7 +82,7 @@ BATS_TESTS = \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
-	tests/bats/arith.bats tests/bats/matvec.bats
+	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/reuse.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
@@ -121,6 +121,25 @@ clean-local: clean-crashtest
 clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
+
+# Prefix reuse at full size (issue 36; not part of `make check`, which runs
+# tests/bats/reuse.bats with 6 requests a model): REUSE_REQUESTS requests
+# sharing a prefix of about 300 tokens, with reuse in one process and one
+# process each, for stories260K and a synthetic model of every architecture.
+REUSE_REQUESTS = 200
+REUSE_BATCHES = 7,32
+REUSE_THREADS = 1,2
+REUSE_MODELS = $(Q42_TEST_MODELS_DIR)/stories260K.gguf \
+	$(addprefix $(srcdir)/tests/models/,e256-llama-q8_0.gguf e256-llama-q4_k_m.gguf \
+	e256-qwen2-q8_0.gguf a64-qwen3-hd24-q8_0.gguf a64-gemma3-swa-f32.gguf \
+	a64-phi3-long-f32.gguf a64-lfm2-q8_0.gguf)
+Q42_TEST_MODELS_DIR = $(srcdir)/../shared/models
+check-reuse: bin/q42run/q42run$(EXEEXT)
+	@for m in $(REUSE_MODELS); do \
+		python3 $(srcdir)/tests/tools/reuse_check.py bin/q42run/q42run$(EXEEXT) $$m \
+			$(REUSE_REQUESTS) $(REUSE_BATCHES) $(REUSE_THREADS) || exit 1; \
+	done
+.PHONY: check-reuse
 
 # q42wal at growing volume sizes beside sqlite3 (not a test; docs/perf/wal.md):
 # `make bench-wal`, sizes in entries, commits timed at each size.

@@ -180,7 +180,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 			} else {
 				ex = write_out(rec.data, rec.len);
 			}
-		} else if (o->lines) {
+		} else if (o->lines || o->jsonl) {
 			on_text(&sink, "\n", 1);
 		}
 		/* a misaligned sieve still reports what it cost */
@@ -191,6 +191,8 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 		q42_result_free(&r);
 		idx++;
 	}
+	if (in->failed && ex == EXIT_OK)
+		ex = EXIT_REQUEST;
 	ex = reuse_close(o, m, e, pre, ex);
 	pre = NULL;
 done:

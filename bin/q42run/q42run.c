@@ -29,7 +29,7 @@ enum {
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY,
-	OPT_NO_REUSE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
+	OPT_NO_REUSE, OPT_JSONL, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +84,7 @@ static const struct option long_opts[] = {
 	{"kl-base", required_argument, NULL, OPT_KL_BASE},
 	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
 	{"no-reuse", no_argument, NULL, OPT_NO_REUSE},
+	{"jsonl", no_argument, NULL, OPT_JSONL},
 	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
 	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
 	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
@@ -137,6 +138,10 @@ static void usage(FILE *f)
 	      "      --tokenize          print the token ids of the input\n"
 	      "      --detokenize        print the text of the token ids in the input\n"
 	      "      --lines             one request per input line\n"
+	      "      --jsonl             one JSON object per input line: {\"prompt\": TEXT}, or\n"
+	      "                          {\"prefix\": TEXT, \"questions\": [TEXT, ...]}, a request\n"
+	      "                          per question (prefix then question; the prefix's\n"
+	      "                          state is computed once)\n"
 	      "      --record            print one q42-record JSON line per request\n"
 	      "      --intent NAME       declared intent, written to the record (for q42grd)\n"
 	      "      --scope SCOPE       declared scope, written to the record\n"
@@ -375,6 +380,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 		case OPT_JSON: o->json = true; break;
 		case OPT_NO_REUSE: o->no_reuse = true; break;
+		case OPT_JSONL: o->jsonl = true; break;
 		case OPT_CACHE_BYTES:
 			if (!q42_cli_u64(optarg, &o->cache_bytes))
 				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);
@@ -432,6 +438,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if (o->jsonl && o->lines)
+		return bad_usage("--jsonl and --lines are mutually exclusive");
+	if (o->jsonl && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES && o->mode != MODE_LOGITS)
+		return bad_usage("--jsonl applies to generation, --choices and --logits-for");
 	if (o->no_reuse && (o->state_save || o->state_load))
 		return bad_usage("--state-save and --state-load need prefix reuse: drop --no-reuse");
 	if ((o->state_save || o->state_load) && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES &&

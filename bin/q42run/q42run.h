@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
+#include "common/q42_buf.h"
 #include "common/q42_err.h"
 #include "common/q42_file.h"
 #include "engine/q42_engine.h"
@@ -62,19 +63,27 @@ struct opts {
 	const char *kl_base;      /* --kl-base OUT */
 	const char *kl_div;       /* --kl-divergence BASE */
 	bool no_reuse;            /* --no-reuse */
+	bool jsonl;               /* --jsonl: JSON-lines requests */
 	uint64_t cache_bytes;     /* --cache-bytes */
 	const char *state_save;   /* --state-save FILE */
 	const char *state_load;   /* --state-load FILE */
 };
 
 
-/* The requests of the input: the whole input, or each of its lines. */
+/* The requests of the input: the whole input, each of its lines, or
+ * (--jsonl) each prompt and each prefixed question of its JSON lines. */
 struct input {
 	q42_map map;
 	const char *data;
 	size_t len;
 	size_t pos;
 	bool done;
+	bool jsonl;
+	bool failed;      /* --jsonl: a line was not a request (said on stderr) */
+	uint64_t line;    /* lines read */
+	json_t *req;      /* --jsonl: the current line's object */
+	size_t q, n_q;    /* its next question, and how many it has */
+	q42_buf text;     /* the current request's prompt */
 };
 
 /* common.c */

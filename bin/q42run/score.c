@@ -141,6 +141,8 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 		q42_result_free(&r);
 		idx++;
 	}
+	if (in->failed && ex == EXIT_OK)
+		ex = EXIT_REQUEST;
 	ex = reuse_close(o, m, e, pre, ex);
 	pre = NULL;
 done:
