@@ -82,7 +82,7 @@ BATS_TESTS = \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
-	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/reuse.bats
+	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/reuse.bats tests/bats/decisions.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
@@ -140,6 +140,16 @@ check-reuse: bin/q42run/q42run$(EXEEXT)
 			$(REUSE_REQUESTS) $(REUSE_BATCHES) $(REUSE_THREADS) || exit 1; \
 	done
 .PHONY: check-reuse
+
+# Yes/no decisions with and without prefix reuse (not a test;
+# docs/perf/decisions.md): `make bench-decisions`, BENCH_DECISIONS_ARGS =
+# documents, questions per document, batch[, threads].
+BENCH_DECISIONS_MODEL = /root/.cache/q42-peer/models/smol360-q8_0.gguf
+BENCH_DECISIONS_ARGS = 100 10 32
+bench-decisions: bin/q42run/q42run$(EXEEXT)
+	python3 $(srcdir)/tests/tools/bench_decisions.py bin/q42run/q42run$(EXEEXT) \
+		$(BENCH_DECISIONS_MODEL) $(BENCH_DECISIONS_ARGS)
+.PHONY: bench-decisions
 
 # q42wal at growing volume sizes beside sqlite3 (not a test; docs/perf/wal.md):
 # `make bench-wal`, sizes in entries, commits timed at each size.

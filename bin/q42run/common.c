@@ -105,7 +105,10 @@ static bool next_line(struct input *in, const char **p, size_t *n)
 
 /* --jsonl: the next request of the JSON-lines input -- a line's "prompt",
  * or its "prefix" followed by each of its "questions" in turn (the fork
- * form). false at the end, or with in->failed set after saying why. */
+ * form); a question may be an object {"question": TEXT, "kind": ...}.
+ * in->spec is the object that says the request's decision kind (the
+ * question's, else the line's; NULL: none). false at the end, or with
+ * in->failed set after saying why. */
 static bool next_json(struct input *in, const char **p, size_t *n)
 {
 	json_error_t je;
@@ -130,12 +133,16 @@ static bool next_json(struct input *in, const char **p, size_t *n)
 			in->n_q = 1;
 		} else if (json_is_string(px) && json_is_array(qs) && json_array_size(qs) > 0 && pr == NULL) {
 			in->n_q = json_array_size(qs);
-			for (size_t i = 0; i < in->n_q; i++)
-				if (!json_is_string(json_array_get(qs, i))) {
-					fprintf(stderr, "q42run: --jsonl: line %llu: question %zu is not a string\n",
+			for (size_t i = 0; i < in->n_q; i++) {
+				json_t *qi = json_array_get(qs, i);
+				if (!json_is_string(qi) &&
+				    !json_is_string(json_object_get(qi, "question"))) {
+					fprintf(stderr, "q42run: --jsonl: line %llu: question %zu is neither a"
+						" string nor an object with a \"question\" string\n",
 						(unsigned long long)in->line, i + 1);
 					goto bad;
 				}
+			}
 		} else {
 			fprintf(stderr,
 				"q42run: --jsonl: line %llu: expected {\"prompt\": STRING} or"
@@ -145,12 +152,18 @@ static bool next_json(struct input *in, const char **p, size_t *n)
 		}
 	}
 	q42_buf_reset(&in->text);
+	in->spec = json_object_get(in->req, "kind") != NULL ? in->req : NULL;
 	if (json_object_get(in->req, "prompt") != NULL) {
 		json_t *pr = json_object_get(in->req, "prompt");
 		q42_buf_append(&in->text, json_string_value(pr), json_string_length(pr));
 	} else {
 		json_t *px = json_object_get(in->req, "prefix");
 		json_t *qq = json_array_get(json_object_get(in->req, "questions"), in->q);
+		if (json_is_object(qq)) {
+			if (json_object_get(qq, "kind") != NULL)
+				in->spec = qq;
+			qq = json_object_get(qq, "question");
+		}
 		q42_buf_append(&in->text, json_string_value(px), json_string_length(px));
 		q42_buf_append(&in->text, json_string_value(qq), json_string_length(qq));
 	}

@@ -29,7 +29,7 @@ enum {
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY,
-	OPT_NO_REUSE, OPT_JSONL, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
+	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 };
 
 static const struct option long_opts[] = {
@@ -85,6 +85,7 @@ static const struct option long_opts[] = {
 	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
 	{"no-reuse", no_argument, NULL, OPT_NO_REUSE},
 	{"jsonl", no_argument, NULL, OPT_JSONL},
+	{"decisions", no_argument, NULL, OPT_DECISIONS},
 	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
 	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
 	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
@@ -158,6 +159,10 @@ static void usage(FILE *f)
 	      "      --choices LIST      print the probability of each comma-separated option\n"
 	      "                          after the prompt instead of generating\n"
 	      "      --choices-file FILE the same, one option per line of FILE\n"
+	      "      --decisions         with --jsonl: score each request as the decision its\n"
+	      "                          \"kind\" says: yesno, choice (\"options\": [...]) or\n"
+	      "                          score (\"min\", \"max\"); with --choices, requests\n"
+	      "                          without a kind score LIST\n"
 	      "      --logits-for IDS    print the next-token logits of the comma-separated ids\n"
 	      "      --no-reuse          evaluate every prompt from an empty cache (default: reuse\n"
 	      "                          the state of a prefix shared with an earlier prompt, in\n"
@@ -381,6 +386,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_JSON: o->json = true; break;
 		case OPT_NO_REUSE: o->no_reuse = true; break;
 		case OPT_JSONL: o->jsonl = true; break;
+		case OPT_DECISIONS: o->decisions = true; o->mode = MODE_CHOICES; break;
 		case OPT_CACHE_BYTES:
 			if (!q42_cli_u64(optarg, &o->cache_bytes))
 				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);
@@ -438,6 +444,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if (o->decisions && !o->jsonl)
+		return bad_usage("--decisions takes its kinds from --jsonl requests");
+	if (o->decisions && o->logits_for)
+		return bad_usage("--decisions and --logits-for are mutually exclusive");
 	if (o->jsonl && o->lines)
 		return bad_usage("--jsonl and --lines are mutually exclusive");
 	if (o->jsonl && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES && o->mode != MODE_LOGITS)

@@ -64,6 +64,7 @@ struct opts {
 	const char *kl_div;       /* --kl-divergence BASE */
 	bool no_reuse;            /* --no-reuse */
 	bool jsonl;               /* --jsonl: JSON-lines requests */
+	bool decisions;           /* --decisions: typed decisions, kinds from --jsonl */
 	uint64_t cache_bytes;     /* --cache-bytes */
 	const char *state_save;   /* --state-save FILE */
 	const char *state_load;   /* --state-load FILE */
@@ -83,6 +84,7 @@ struct input {
 	uint64_t line;    /* lines read */
 	json_t *req;      /* --jsonl: the current line's object */
 	size_t q, n_q;    /* its next question, and how many it has */
+	json_t *spec;     /* the current request's decision kind and options (in req) */
 	q42_buf text;     /* the current request's prompt */
 };
 

@@ -157,7 +157,10 @@ static int add_governance(json_t *o, const q42_record_info *ri, q42_err *err)
 				"option", c->text, c->len, "ids", jids(&c->ids),
 				"loglik", c->loglik, "prob", c->prob)) != 0;
 		}
-		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+		const q42_choice *best = &ri->choices[q42_choices_best(ri->choices, ri->n_choices)];
+		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s%, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+			"kind", q42_decision_kind_name((enum q42_decision_kind)ri->decision_kind),
+			"answer", best->text, best->len,
 			"model_sha256", ri->ident->sha256,
 			"prompt_template_sha256", digest,
 			"options", opts,
