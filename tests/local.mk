@@ -14,7 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
-	tests/unit/test_wal
+	tests/unit/test_wal tests/unit/test_chat
 # built only with Vulkan; test_vk_forward above runs in every build (without
 # Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
 UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
@@ -57,6 +57,8 @@ tests_unit_test_quin_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_grd_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_wal_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_chat_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_chat_LDADD = $(LDADD) $(JANSSON_LIBS)
 tests_unit_test_vk_CFLAGS = $(UNIT_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_test_vk_ops_CFLAGS = $(UNIT_CFLAGS)
 # test-side helpers some tests link
@@ -82,7 +84,8 @@ BATS_TESTS = \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
-	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/reuse.bats tests/bats/decisions.bats
+	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/reuse.bats tests/bats/decisions.bats \
+	tests/bats/chat.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
@@ -92,7 +95,7 @@ endif
 # of `make distcheck` from running.
 EXTRA_DIST += tests/golden tests/models tests/fuzz $(BATS_TESTS) tests/bats/helpers.bash tests/lsan.supp \
 	$(wildcard $(srcdir)/tests/tools/*.py) $(wildcard $(srcdir)/tests/tools/*.sh) \
-	tests/tools/llamacpp_oracle.c
+	tests/tools/llamacpp_oracle.c tests/tools/chat_oracle.c
 
 # The test-side GGUF writer (test_gguf, the demo model).
 noinst_LTLIBRARIES += tests/tools/libggufbuild.la

@@ -115,6 +115,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 	q42_sentinel *sen = NULL;
 	struct sieve_setup ss = {0};
 	q42_prefix *pre = NULL;
+	struct chat chat = {0};
 	int rc, ex = EXIT_OK;
 
 	q42_buf_init(&rec);
@@ -143,11 +144,14 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 	ex = record_ident(o, m, &ident);
 	if (ex == EXIT_OK)
 		ex = reuse_open(o, m, e, &pre);
+	if (ex == EXIT_OK)
+		ex = chat_open(o, &chat);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
 
-	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
+	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n) &&
+	       (ex = chat_prompt(o, &chat, &p, &n)) == EXIT_OK) {
 		q42_request rq = {
 			.prompt = p, .prompt_len = n,
 			.add_special = !o->no_bos, .parse_special = !o->no_special,
@@ -196,6 +200,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 	ex = reuse_close(o, m, e, pre, ex);
 	pre = NULL;
 done:
+	chat_close(&chat);
 	q42_prefix_close(pre);
 	q42_buf_free(&rec);
 	q42_sampler_close(s);

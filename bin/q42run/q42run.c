@@ -29,7 +29,7 @@ enum {
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY,
-	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
+	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CHAT, OPT_SYSTEM, OPT_CHAT_TEMPLATE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 };
 
 static const struct option long_opts[] = {
@@ -86,6 +86,9 @@ static const struct option long_opts[] = {
 	{"no-reuse", no_argument, NULL, OPT_NO_REUSE},
 	{"jsonl", no_argument, NULL, OPT_JSONL},
 	{"decisions", no_argument, NULL, OPT_DECISIONS},
+	{"chat", no_argument, NULL, OPT_CHAT},
+	{"system", required_argument, NULL, OPT_SYSTEM},
+	{"chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE},
 	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
 	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
 	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
@@ -135,6 +138,11 @@ static void usage(FILE *f)
 	      "      --repeat-last-n N   tokens the penalty looks back (default 64)\n"
 	      "      --seed N            sampling seed (default 0)\n"
 	      "      --no-bos            do not add BOS/EOS (the vocabulary's policy otherwise)\n"
+	      "      --chat              render each prompt as the user's turn with the model's\n"
+	      "                          chat template, as llama.cpp does (see q42run(1))\n"
+	      "      --system TEXT       with --chat: the system message before it\n"
+	      "      --chat-template NAME  with --chat: this template (a llama.cpp name such\n"
+	      "                          as chatml, llama3, gemma, phi3, or a template text)\n"
 	      "      --no-special        treat special-token text as plain text\n"
 	      "      --tokenize          print the token ids of the input\n"
 	      "      --detokenize        print the text of the token ids in the input\n"
@@ -387,6 +395,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_NO_REUSE: o->no_reuse = true; break;
 		case OPT_JSONL: o->jsonl = true; break;
 		case OPT_DECISIONS: o->decisions = true; o->mode = MODE_CHOICES; break;
+		case OPT_CHAT: o->chat = true; break;
+		case OPT_SYSTEM: o->system = optarg; break;
+		case OPT_CHAT_TEMPLATE: o->chat_template = optarg; break;
 		case OPT_CACHE_BYTES:
 			if (!q42_cli_u64(optarg, &o->cache_bytes))
 				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);
@@ -444,6 +455,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if ((o->system || o->chat_template) && !o->chat)
+		return bad_usage("--system and --chat-template need --chat");
+	if (o->chat && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES && o->mode != MODE_LOGITS)
+		return bad_usage("--chat applies to generation, --choices and --logits-for");
 	if (o->decisions && !o->jsonl)
 		return bad_usage("--decisions takes its kinds from --jsonl requests");
 	if (o->decisions && o->logits_for)

@@ -21,6 +21,7 @@
 #include "measure/q42_bench.h"
 #include "run/q42_generate.h"
 #include "run/q42_prefix.h"
+#include "run/q42_chat.h"
 
 enum exit_status {
 	EXIT_OK = 0,
@@ -65,6 +66,9 @@ struct opts {
 	bool no_reuse;            /* --no-reuse */
 	bool jsonl;               /* --jsonl: JSON-lines requests */
 	bool decisions;           /* --decisions: typed decisions, kinds from --jsonl */
+	bool chat;                /* --chat */
+	const char *system;       /* --system TEXT */
+	const char *chat_template; /* --chat-template NAME */
 	uint64_t cache_bytes;     /* --cache-bytes */
 	const char *state_save;   /* --state-save FILE */
 	const char *state_load;   /* --state-load FILE */
@@ -106,6 +110,18 @@ json_t *json_lossy(const char *s);
 /* Dump o (compact, in insertion order, plus flags) as one line on
  * stdout and release it; o NULL (a failed build) is out of memory. */
 int print_json_line(json_t *o, size_t flags);
+
+/* chat.c: --chat's template (c->on false without --chat, or, after a
+ * warning, when q42 renders none for the model), and a request's prompt
+ * rendered as the user's turn (*p, *n replaced; valid until the next). */
+struct chat {
+	bool on;
+	enum q42_chat_tmpl t;
+	q42_buf user, text;
+};
+int chat_open(const struct opts *o, struct chat *c);
+void chat_close(struct chat *c);
+int chat_prompt(const struct opts *o, struct chat *c, const char **p, size_t *n);
 
 /* reuse.c: prefix reuse for e (*p NULL under --no-reuse or on a device
  * backend), seeded by --state-load; then --state-save when the requests

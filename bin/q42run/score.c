@@ -101,6 +101,7 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	uint64_t idx = 0;
 	double load_ms;
 	q42_prefix *pre = NULL;
+	struct chat chat = {0};
 	int rc, ex = EXIT_OK;
 
 	cf.fd = -1;
@@ -137,10 +138,13 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	ex = record_ident(o, m, &ident);
 	if (ex == EXIT_OK)
 		ex = reuse_open(o, m, e, &pre);
+	if (ex == EXIT_OK)
+		ex = chat_open(o, &chat);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
-	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
+	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n) &&
+	       (ex = chat_prompt(o, &chat, &p, &n)) == EXIT_OK) {
 		q42_request rq = {
 			.prompt = p, .prompt_len = n, .add_special = !o->no_bos,
 			.parse_special = !o->no_special, .strict = o->strict, .prefix = pre,
@@ -204,6 +208,7 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	ex = reuse_close(o, m, e, pre, ex);
 	pre = NULL;
 done:
+	chat_close(&chat);
 	q42_prefix_close(pre);
 	q42_buf_free(&out);
 	q42_buf_free(&store);
