@@ -201,8 +201,11 @@ int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *fr
 		}
 	} else if (best > 0) {
 		rc = q42_engine_truncate(p->e, best, err);
-		if (rc != Q42_OK)
+		if (rc != Q42_OK) {
+			q42_engine_reset(p->e);
+			p->n_live = 0;
 			return rc;
+		}
 	} else {
 		q42_engine_reset(p->e);
 	}

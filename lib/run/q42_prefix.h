@@ -49,14 +49,15 @@ Q42_API void q42_prefix_close(q42_prefix *p);
  * leave the engine with positions 0..*from-1 holding ids[0..*from-1] as a
  * cold evaluation of ids left them (*from a multiple of n_batch, < n; 0
  * when nothing is reused, the cache then reset). The caller evaluates
- * ids[*from..] in passes of n_batch and then calls q42_prefix_end.
- * Errors: Q42_ENOMEM (the state was not copied: the engine is reset and
- * *from is 0, so the request can still run cold). */
+ * ids[*from..] in passes of n_batch and then calls q42_prefix_end. A
+ * copy that cannot be made (memory) is simply not kept. Errors: those of
+ * q42_engine_state_put and q42_engine_truncate, which a state made by this
+ * engine never gives (the engine is then reset, nothing reused). */
 Q42_API int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *from,
 			     q42_err *err);
 /* The prompt ids[0..n_done-1] is now in the engine as a cold evaluation
- * leaves it (n_done short of the prompt when a deadline cut the prefill).
- * Q42_ENOMEM leaves no live state (the next prompt runs cold). */
+ * leaves it (n_done short of the prompt when a deadline cut the prefill):
+ * its whole passes become the live state. Always Q42_OK. */
 Q42_API int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *err);
 
 /* Add a copy of n positions holding ids (state: q42_engine_state_bytes(n)
