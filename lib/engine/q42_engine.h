@@ -110,6 +110,22 @@ Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, 
  * stay those of the last eval. Used to take back a token. */
 Q42_API int q42_engine_truncate(q42_engine *e, uint32_t n_past, q42_err *err);
 
+/* The cache state of positions 0..n-1, copied out and back (prefix
+ * reuse, q42-state(5)): a layout of its own, n times
+ * q42_engine_state_pos_bytes bytes, that depends only on those positions
+ * (q42_state.c says how it is laid out). _get copies the first n
+ * positions (n <= the current position) to dst; _put writes the first n
+ * of a copy of n_stored positions into the cache and makes n the current
+ * position (the logits are stale until the next eval). Q42_EUNSUPPORTED
+ * on a device backend, Q42_EARG for a count out of range. A state put
+ * back gives the bits the evaluation that made it gave only when the same
+ * passes follow it (see run/q42_prefix.h). */
+Q42_API uint64_t q42_engine_state_pos_bytes(const q42_engine *e);
+Q42_API int q42_engine_state_bytes(const q42_engine *e, uint32_t n, uint64_t *bytes, q42_err *err);
+Q42_API int q42_engine_state_get(const q42_engine *e, uint32_t n, uint8_t *dst, q42_err *err);
+Q42_API int q42_engine_state_put(q42_engine *e, const uint8_t *src, uint32_t n_stored, uint32_t n,
+				 q42_err *err);
+
 /* The n_vocab logits left by the last eval. */
 Q42_API const float *q42_engine_logits(const q42_engine *e);
 

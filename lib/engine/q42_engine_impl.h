@@ -266,6 +266,42 @@ uint32_t q42_engine_act_slot(q42_engine *e, const q42_weight *w, bool *ok);
 int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
 void q42_engine_lora_free(q42_engine *e);
 
+/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
+ * of those positions in order (the chunks of the V cache, below). */
+static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
+{
+	const uint64_t c = pos / e->kv_chunk;
+	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
+	return e->kc + i * e->k_row_bytes;
+}
+
+/* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
+ * and kv head, block b holds positions 64 b .. 64 b + 63 of every
+ * dimension, dimension d's run of them at element 64 d. The blocks go in
+ * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
+ * c of every layer and kv head, those of one layer and kv head adjacent.
+ * The products read a dimension's row step by step (q42_llamacpp_vlayout:
+ * a step is one run).
+ * - Why blocks, not one row of n_ctx positions per dimension: a decode
+ *   step stores one element in each of hd_v rows of each kv head, and
+ *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
+ *   about one line at a time. In blocks the new column lies in one
+ *   block (8 KiB in f16), and a head's V reads run through whole blocks
+ *   in address order; attention took about a fifth less time
+ *   (docs/perf/huge-pages.md).
+ * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
+ *   whole as they are first written; with each layer and kv head's blocks
+ *   n_ctx long, the first token touched every page. In chunks the pages
+ *   of positions not yet reached stay uncommitted, which lowers peak RSS
+ *   and the time to first token and leaves decode as it was
+ *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
+static inline uint8_t *q42_engine_v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
+{
+	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
+	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
+	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
+}
+
 /* The forward pass over n tokens at positions n_past.. (n <= n_batch);
  * computes the logits of the last one when want_logits, and then, when
  * top1 is not NULL, the id q42_argmax would pick from them. */

@@ -520,41 +520,7 @@ static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *cons
 
 /* ---- attention --------------------------------------------------------- */
 
-/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
- * of those positions in order (the chunks of the V cache, below). */
-static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
-{
-	const uint64_t c = pos / e->kv_chunk;
-	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
-	return e->kc + i * e->k_row_bytes;
-}
-
-/* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
- * and kv head, block b holds positions 64 b .. 64 b + 63 of every
- * dimension, dimension d's run of them at element 64 d. The blocks go in
- * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
- * c of every layer and kv head, those of one layer and kv head adjacent.
- * The products read a dimension's row step by step (q42_llamacpp_vlayout:
- * a step is one run).
- * - Why blocks, not one row of n_ctx positions per dimension: a decode
- *   step stores one element in each of hd_v rows of each kv head, and
- *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
- *   about one line at a time. In blocks the new column lies in one
- *   block (8 KiB in f16), and a head's V reads run through whole blocks
- *   in address order; attention took about a fifth less time
- *   (docs/perf/huge-pages.md).
- * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
- *   whole as they are first written; with each layer and kv head's blocks
- *   n_ctx long, the first token touched every page. In chunks the pages
- *   of positions not yet reached stay uncommitted, which lowers peak RSS
- *   and the time to first token and leaves decode as it was
- *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
-static uint8_t *v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
-{
-	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
-	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
-	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
-}
+/* K and V rows: q42_engine_k_row and q42_engine_v_at (q42_engine_impl.h). */
 
 /* RoPE on the q and k rows of token t, then its k into the cache. */
 static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
@@ -567,7 +533,7 @@ static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 	op_qk_rows(e, l, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, true, cache);
 	op_qk_rows(e, l, k, kvh_n, false, cache);
 	for (uint32_t h = 0; h < kvh_n; h++)
-		e->kv_quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
+		e->kv_quantize(k + (uint64_t)h * e->hd_k, q42_engine_k_row(e, l, h, pos), e->hd_k);
 }
 
 /* Dimension r (kv head r / hd_v, dimension r % hd_v) of the v rows of all
@@ -586,7 +552,7 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
 		const uint32_t pos = e->n_past + t;
 		const uint32_t left = Q42_V_BLOCK - pos % Q42_V_BLOCK;
 		const uint32_t run = left < n_tok - t ? left : n_tok - t;
-		e->kv_quantize(tmp + t, v_at(e, l, r / e->hd_v, r % e->hd_v, pos), run);
+		e->kv_quantize(tmp + t, q42_engine_v_at(e, l, r / e->hd_v, r % e->hd_v, pos), run);
 		t += run;
 	}
 }
@@ -603,7 +569,7 @@ static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
 	const uint64_t eb = e->v_elem_bytes, step = (uint64_t)Q42_V_BLOCK * eb;
 	uint8_t run[16 * sizeof(float)];
 	for (uint32_t h = kv0; h < kv1; h++) {
-		uint8_t *dst = v_at(e, l, h, 0, e->n_past);
+		uint8_t *dst = q42_engine_v_at(e, l, h, 0, e->n_past);
 		for (uint32_t d = 0; d < e->hd_v; d += 16) {
 			const uint32_t n = e->hd_v - d < 16 ? e->hd_v - d : 16;
 			e->kv_quantize(e->v + (uint64_t)h * e->hd_v + d, run, n);
@@ -694,7 +660,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	/* each score is one row's product: a call per chunk gives the same */
 	for (uint32_t p = 0; p < n_kv; p += e->kv_chunk)
 		att_dots(kq_rows, kq, e->hd_k, n_kv - p < e->kv_chunk ? n_kv - p : e->kv_chunk, s + p,
-			 k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
+			 q42_engine_k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	/* a sliding-window layer masks the positions n_swa or more before
 	 * the query's with -inf, as llama.cpp's mask does: the softmax and the
@@ -707,13 +673,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
 	if (kqv_rows != NULL) {
-		kqv_rows(n_kv, e->hd_v, out, v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
+		kqv_rows(n_kv, e->hd_v, out, q42_engine_v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
 		return;
 	}
 	/* the one-row products read a contiguous row */
 	for (uint32_t d = 0; d < e->hd_v; d++) {
 		for (uint32_t p = 0; p < n_kv; p += Q42_V_BLOCK)
-			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, v_at(e, a->l, kvh, d, p),
+			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, q42_engine_v_at(e, a->l, kvh, d, p),
 			       (uint64_t)(n_kv - p < Q42_V_BLOCK ? n_kv - p : Q42_V_BLOCK) * e->v_elem_bytes);
 		kqv(n_kv, out + d, ts->vrow, pq);
 	}
@@ -756,7 +722,7 @@ static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 	for (uint32_t k = kv0; k < kv1; k++) {
 		float *kr = e->k + (uint64_t)k * e->hd_k;
 		op_qk_rows(e, a->l, kr, 1, false, cache);
-		e->kv_quantize(kr, k_row(e, a->l, k, e->n_past), e->hd_k);
+		e->kv_quantize(kr, q42_engine_k_row(e, a->l, k, e->n_past), e->hd_k);
 	}
 	v_store_one(e, a->l, kv0, kv1);
 	for (uint32_t k = kv0; k < kv1; k++)

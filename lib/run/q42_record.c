@@ -157,7 +157,10 @@ static int add_governance(json_t *o, const q42_record_info *ri, q42_err *err)
 				"option", c->text, c->len, "ids", jids(&c->ids),
 				"loglik", c->loglik, "prob", c->prob)) != 0;
 		}
-		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+		const q42_choice *best = &ri->choices[q42_choices_best(ri->choices, ri->n_choices)];
+		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s%, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+			"kind", q42_decision_kind_name((enum q42_decision_kind)ri->decision_kind),
+			"answer", best->text, best->len,
 			"model_sha256", ri->ident->sha256,
 			"prompt_template_sha256", digest,
 			"options", opts,
@@ -217,7 +220,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 
 	o = json_pack(
 		"{s:s, s:I, s:s%, s:s, s:{s:s, s:I, s:b, s:b}, s:{s:o, s:o},"
-		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:{s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I}, s:{s:I},"
 		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
 		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:I, s:f, s:o, s:I, s:I},"
@@ -247,6 +250,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"decode_ms", jms(r->decode_ms),
 		"prefill_tok_s", jrate((double)r->prompt.n, r->prefill_ms),
 		"decode_tok_s", jrate((double)r->n_decode, r->decode_ms),
+		"prompt_reused", (json_int_t)r->n_reused,
 		"memory",
 		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
 		"model",
