@@ -30,6 +30,9 @@ enum q42_wslot {
 	Q42_W_ROPE_FREQS,
 	Q42_W_ROPE_LONG,      /* LongRoPE factors past the original context (phi3) */
 	Q42_W_ROPE_SHORT,     /* ... and within it */
+	Q42_W_DENSE_2,        /* embeddings: projection after pooling (or per token) */
+	Q42_W_DENSE_2_B,
+	Q42_W_DENSE_3,        /* ... and the one after it (EmbeddingGemma) */
 	Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_NORM = Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_Q,
@@ -97,9 +100,27 @@ typedef struct q42_arch {
 	bool conv_layers;
 	/* the final norm is token_embd_norm, not output_norm (lfm2) */
 	bool embd_norm_final;
+	/* an encoder: every position attends to every position of its
+	 * sequence (gemma-embedding); others are causal unless the model says
+	 * <arch>.attention.causal = false (lfm2 retrievers) */
+	bool bidirectional;
+	/* a sliding window is symmetric: a query sees the positions at most
+	 * window/2 before or after its own (gemma-embedding) */
+	bool swa_symmetric;
+	/* pooling when the model does not say (enum q42_pooling) */
+	uint8_t pooling_default;
 	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;
+
+/* How an embedding is pooled from the token rows, numbered as
+ * llama.cpp's pooling_type. */
+enum q42_pooling {
+	Q42_POOLING_NONE = 0, /* one vector per token */
+	Q42_POOLING_MEAN = 1,
+	Q42_POOLING_CLS = 2,  /* the first token's row */
+	Q42_POOLING_LAST = 3, /* the last token's row */
+};
 
 /* NULL when the engine has no description for name. */
 Q42_API const q42_arch *q42_arch_find(const char *name);

@@ -167,6 +167,23 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 		e->kq_scale = 1.0f;
 	}
 	e->embd_scale = e->arch->embd_scale ? sqrtf((float)e->n_embd) : 0.0f;
+	e->causal = !e->arch->bidirectional && hp->non_causal == 0;
+	e->swa_symmetric = e->arch->swa_symmetric;
+	if (!e->causal && e->n_conv > 0) {
+		/* llama.cpp pads (L-1)/2 zeros on each side, which centres
+		 * the window only for an odd width */
+		if (e->conv_l % 2 == 0)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "metadata: %s.shortconv.l_cache %u: a bidirectional model needs an odd width",
+					   a, e->conv_l);
+		e->conv_ahead = (e->conv_l - 1) / 2;
+	}
+	e->pooling = hp->pooling ? hp->pooling - 1 : e->arch->pooling_default;
+	e->n_dense_2 = hp->n_dense_2;
+	if (e->n_dense_2 > Q42_MAX_FF)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s: dense_2 rows %u outside 0..%u", a,
+				   e->n_dense_2, Q42_MAX_FF);
+	e->embd_width = e->n_dense_2 > e->n_embd ? e->n_dense_2 : e->n_embd;
 	if (e->arch->embd_scale)
 		e->final_softcap = hp->final_softcap > 0.0f ? hp->final_softcap : 0.0f;
 	for (uint32_t l = 0; l < e->n_layer; l++) {
@@ -236,6 +253,9 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	case Q42_W_CONV: *n0 = e->conv_l; *n1 = E; break;
 	case Q42_W_CONV_IN: *n0 = E; *n1 = 3 * E; break;
 	case Q42_W_CONV_OUT: *n0 = E; *n1 = E; break;
+	case Q42_W_DENSE_2: *n0 = E; *n1 = e->n_dense_2; break;
+	case Q42_W_DENSE_2_B: *n0 = e->n_dense_2; break;
+	case Q42_W_DENSE_3: *n0 = e->n_dense_2; *n1 = E; break;
 	case Q42_W_ATTN_Q: *n0 = E; *n1 = qd; break;
 	case Q42_W_ATTN_K: *n0 = E; *n1 = kvh * e->hd_k; break;
 	case Q42_W_ATTN_V: *n0 = E; *n1 = kvh * e->hd_v; break;
@@ -614,6 +634,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		widest = qd;
 	if (ad > widest)
 		widest = ad;
+	if (e->embd_width > widest)
+		widest = e->embd_width;
 
 	/* cache (the Vulkan backend keeps its own on the device), in whole
 	 * chunks of whole V blocks (q42_forward.c) */
@@ -659,6 +681,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->conv_hist = zalloc((uint64_t)e->n_conv * e->n_ctx, (uint64_t)e->n_embd * sizeof(float),
 				      &failed);
 	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
+	e->embd = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
+	e->embd_tmp = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
 	e->top1 = zalloc((e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS, sizeof *e->top1, &failed);
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
 		q42_act *a = &e->act[i];
@@ -911,6 +935,8 @@ void q42_engine_close(q42_engine *e)
 	free(e->qkv);
 	free(e->conv_hist);
 	free(e->logits);
+	free(e->embd);
+	free(e->embd_tmp);
 	free(e->top1);
 	free((void *)e->v_ready);
 	free(e->pack_mem);
@@ -938,6 +964,10 @@ static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q4
 {
 	if (n == 0)
 		return q42_err_set(err, Q42_EARG, "eval: no tokens");
+	if (!e->causal)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "architecture %s with bidirectional attention is an encoder: it computes embeddings (q42run --embed), not next-token logits",
+				   e->arch->name);
 	if (n > e->n_ctx - e->n_past)
 		return q42_err_set(err, Q42_EARG,
 				   "eval: %u tokens at position %u do not fit a context of %u", n,

@@ -564,7 +564,7 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 }
 
 /* One (token, head) pair: scores against every cached position up to the
- * token's own (causal), softmax as ggml_soft_max_ext, then the value rows.
+ * token's own (causal; an encoder's against every position of the pass), softmax as ggml_soft_max_ext, then the value rows.
  * Only this one row of scores exists at a time. */
 /* out[r] = row r . x for n_rows rows stride bytes apart: the many-row
  * kernel when there is one, else the one-row product per row. */
@@ -584,7 +584,9 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 {
 	q42_engine *e = a->e;
 	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
-	const uint32_t n_kv = e->n_past + t + 1;
+	/* an encoder's token sees the whole pass, its sequence */
+	const uint32_t n_kv = e->causal ? e->n_past + t + 1 : e->n_past + a->n_tok;
+	const uint32_t pos = e->n_past + t, n_swa = e->layers[a->l].n_swa;
 	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
 	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 	float *s = ts->scores;
@@ -614,9 +616,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	 * the query's with -inf, as llama.cpp's mask does: the softmax and the
 	 * value products still run over every position from 0, so each sum
 	 * keeps llama.cpp's order, the masked terms adding zeros */
-	if (e->layers[a->l].n_swa != 0)
-		for (uint32_t p = 0; p + e->layers[a->l].n_swa < n_kv; p++)
+	if (n_swa != 0 && !e->swa_symmetric)
+		for (uint32_t p = 0; p + n_swa < n_kv; p++)
 			s[p] = -INFINITY;
+	if (n_swa != 0 && e->swa_symmetric) /* llama.cpp's LLAMA_SWA_TYPE_SYMMETRIC */
+		for (uint32_t p = 0; p < n_kv; p++)
+			if (p + n_swa / 2 < pos || p > pos + n_swa / 2)
+				s[p] = -INFINITY;
 	e->softmax(n_kv, s, s);
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
@@ -826,7 +832,8 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
  * attention: in_proj gives B, C and x per token; B * x of every token
  * goes into the layer's history (conv_hist, the state beside K and V);
  * for each kept token and channel, the convolution of the L history
- * values up to its position (zeros before position 0) with the channel's
+ * values up to its position (zeros before position 0; a bidirectional
+ * model's window is centred, zeros past the pass too) with the channel's
  * kernel (ggml's ssm_conv, kernels/q42_ops.h), times C, then out_proj
  * with the residual add. */
 static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
@@ -835,7 +842,7 @@ static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *in = &W[Q42_W_CONV_IN], *out = &W[Q42_W_CONV_OUT];
 	const float *kern = (const float *)(const void *)W[Q42_W_CONV].data;
-	const uint64_t E = e->n_embd, L = e->conv_l;
+	const uint64_t E = e->n_embd, L = e->conv_l, A = e->conv_ahead, end = e->n_past + n;
 	float *hist = e->conv_hist + (uint64_t)e->layers[l].conv_idx * e->n_ctx * E;
 	struct mm_args m = {0};
 	float win[Q42_CONV_L_MAX];
@@ -855,8 +862,10 @@ static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 		const float *c = e->qkv + (n - keep + j) * 3 * E + E;
 		float *y = e->xb + j * E;
 		for (uint64_t d = 0; d < E; d++) {
-			for (uint64_t i = 0; i < L; i++)
-				win[i] = pos + i + 1 >= L ? hist[(pos + i + 1 - L) * E + d] : 0.0f;
+			for (uint64_t i = 0; i < L; i++) {
+				const uint64_t at = pos + i + 1 + A; /* position + L */
+				win[i] = at >= L && at - L < end ? hist[(at - L) * E + d] : 0.0f;
+			}
 			y[d] = c[d] * e->conv_dot((int64_t)L, win, kern + d * L);
 		}
 	}
@@ -921,15 +930,12 @@ static int32_t top1_reduce(const q42_engine *e, uint32_t n)
 	return best;
 }
 
-void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1)
+/* Every block over n tokens; the last one keeps the last last_keep rows. */
+static void forward_blocks(q42_engine *e, const int32_t *ids, uint32_t n, uint32_t last_keep)
 {
-	static const q42_weight none;
-	const q42_weight *out = &e->g[Q42_W_OUTPUT];
-	struct mm_args m = {0};
-
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
-		const uint32_t keep = l + 1 < e->n_layer ? n : want_logits ? 1 : 0;
+		const uint32_t keep = l + 1 < e->n_layer ? n : last_keep;
 		if (e->layers[l].conv)
 			block_conv(e, l, n, keep);
 		else
@@ -937,6 +943,33 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
+}
+
+void q42_forward_hidden(q42_engine *e, const int32_t *ids, uint32_t n)
+{
+	forward_blocks(e, ids, n, n);
+	e->cops->rmsnorm_rows(e->n_embd, n, e->xb, e->x,
+			      (const float *)(const void *)e->final_norm->data, e->eps);
+}
+
+void q42_forward_linear(q42_engine *e, const q42_weight *w, const q42_weight *bias,
+			const float *in, float *out, uint32_t n)
+{
+	static const q42_weight none;
+	struct mm_args m = {0};
+	op_prepare(e, NULL, in, NULL, &w, 1, n);
+	mm_add(&m, w, bias != NULL ? bias : &none, out, NULL);
+	m.n_tok = n;
+	mm_run(e, &m);
+}
+
+void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1)
+{
+	static const q42_weight none;
+	const q42_weight *out = &e->g[Q42_W_OUTPUT];
+	struct mm_args m = {0};
+
+	forward_blocks(e, ids, n, want_logits ? 1 : 0);
 	if (!want_logits)
 		return;
 	op_prepare(e, e->final_norm, e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out, 1, 1);
