@@ -312,3 +312,89 @@ done:
 	q42_engine_close(e);
 	return ex;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* --bench --embed: the lines of -f FILE tokenized once (not timed), then
+ * embedded and normalised --reps times, each repetition timed whole. */
+int run_bench_embed(const struct opts *o, q42_mount *m, struct input *in)
+{
+	q42_engine *e = NULL;
+	q42_err err = {0};
+	q42_tokens *t = NULL;
+	double ms[Q42_BENCH_REPS_MAX];
+	float *scratch = NULL;
+	const char *prefix = o->task != NULL ? q42_embed_task_prefix(o->task) : "", *p;
+	uint32_t nt = 0, cap = 0, reps = o->bench.reps;
+	uint64_t n_tok = 0;
+	size_t n;
+	int ex = engine_open(o, m, &e);
+
+	while (ex == EXIT_OK && input_next(in, true, &p, &n)) {
+		if (nt == cap) {
+			q42_tokens *g = realloc(t, (cap = cap ? 2 * cap : 64) * sizeof *t);
+			if (g == NULL) {
+				ex = EXIT_NOMEM;
+				break;
+			}
+			t = g;
+		}
+		memset(&t[nt], 0, sizeof t[nt]);
+		if (encode(o, q42_mount_tokenizer(m), prefix, p, n, &t[nt], &err) != Q42_OK) {
+			fprintf(stderr, "q42run: --bench --embed: line %u: %s\n", nt + 1, err.msg);
+			ex = EXIT_REQUEST;
+			break;
+		}
+		n_tok += t[nt++].n;
+	}
+	if (ex == EXIT_OK && nt == 0) {
+		fprintf(stderr, "q42run: --bench --embed: %s has no lines\n", o->file);
+		ex = EXIT_REQUEST;
+	}
+	if (ex == EXIT_OK && (scratch = malloc((uint64_t)q42_engine_embd_dim(e) * sizeof(float))) == NULL)
+		ex = EXIT_NOMEM;
+	/* one untimed repetition first: page faults and caches */
+	for (uint32_t r = 0; ex == EXIT_OK && r <= reps; r++) {
+		const double t0 = now_ms();
+		for (uint32_t i = 0; ex == EXIT_OK && i < nt; i++) {
+			const float *v;
+			uint32_t rows;
+			if (q42_engine_embed(e, t[i].ids, (uint32_t)t[i].n, o->pooling, &v, &rows, &err) != Q42_OK) {
+				fprintf(stderr, "q42run: --bench --embed: line %u: %s\n", i + 1, err.msg);
+				ex = EXIT_REQUEST;
+				break;
+			}
+			for (uint32_t k = 0; k < rows; k++)
+				q42_embed_normalize(v + (uint64_t)k * q42_engine_embd_dim(e), scratch,
+						    q42_engine_embd_dim(e), o->normalize);
+		}
+		if (r > 0)
+			ms[r - 1] = now_ms() - t0;
+	}
+	if (ex == EXIT_OK) {
+		q42_buf b;
+		qsort(ms, reps, sizeof ms[0], cmp_double);
+		const double med = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+		q42_buf_init(&b);
+		q42_buf_printf(&b,
+			       "embed texts=%u tokens=%llu reps=%u ms_median=%.3f texts_s_median=%.3f"
+			       " texts_s_min=%.3f texts_s_max=%.3f tok_s_median=%.3f threads=%u isa=%s"
+			       " arith=%s arch=%s\n",
+			       nt, (unsigned long long)n_tok, reps, med, nt / (med / 1e3),
+			       nt / (ms[reps - 1] / 1e3), nt / (ms[0] / 1e3), (double)n_tok / (med / 1e3),
+			       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
+			       q42_arith_name(q42_engine_arith(e)), q42_engine_arch(e)->name);
+		ex = b.failed ? EXIT_NOMEM : write_out(b.data, b.len);
+		q42_buf_free(&b);
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		q42_tokens_free(&t[i]);
+	free(t);
+	free(scratch);
+	q42_engine_close(e);
+	return ex;
+}

@@ -170,7 +170,8 @@ static void usage(FILE *f)
 	      "      --kl-divergence BASE  KL divergence, delta-p and same-top rate against\n"
 	      "                          the log-probs stored in BASE\n"
 	      "      --embed             print the embedding vector(s) of each input (--lines:\n"
-	      "                          of each line) instead of generating\n"
+	      "                          of each line) instead of generating; with --bench:\n"
+	      "                          texts/s embedding the lines of -f FILE (--reps R)\n"
 	      "      --pooling P         none (one vector per token), mean, cls or last\n"
 	      "                          (default: the model's)\n"
 	      "      --embd-normalize N  none (-1), max-abs (0), taxicab (1), l2 (2, default)\n"
@@ -372,7 +373,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_GRAMMAR: o->grammar = optarg; break;
 		case OPT_BENCH: o->mode = MODE_BENCH; break;
-		case OPT_EMBED: o->mode = MODE_EMBED; break;
+		case OPT_EMBED: o->embed = true; break;
 		case OPT_RANK: o->rank = optarg; o->mode = MODE_RANK; break;
 		case OPT_DOCS: o->docs = optarg; break;
 		case OPT_POOLING: {
@@ -459,6 +460,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (o->embed && o->mode == MODE_GENERATE)
+		o->mode = MODE_EMBED;
+	else if (o->embed && o->mode != MODE_BENCH)
+		return bad_usage("--embed combines with --bench only, not with another mode");
+	if (o->embed && o->mode == MODE_BENCH && (o->file == NULL || o->prompt != NULL))
+		return bad_usage("--bench --embed measures the texts of -f FILE, one per line");
 	if (o->mode == MODE_DEVICES)
 		return EXIT_OK;
 	if (o->mode == MODE_CERTIFY) {
@@ -487,7 +494,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					o->choices || o->choices_file || o->logits_for))
 		return bad_usage("--perplexity and --kl-divergence take no prompt and do not combine"
 				 " with --record, --lines, --choices or --logits-for");
-	if (o->mode == MODE_BENCH && strcmp(o->model, "-") == 0)
+	if (o->mode == MODE_BENCH && !o->embed && strcmp(o->model, "-") == 0)
 		return bad_usage("--bench mounts the model once per repetition: give a file, not"
 				 " standard input");
 	if (o->eo.device >= 0 && o->eo.backend == Q42_BACKEND_CPU)
@@ -499,7 +506,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
 	{
-		const bool emb = o->mode == MODE_EMBED || o->mode == MODE_RANK;
+		const bool emb = o->mode == MODE_EMBED || o->mode == MODE_RANK || o->embed;
 		if (!emb && (o->pooling != -1 || o->normalize != 2 || o->dims || o->task ||
 			     o->embed_format != EMBED_RECORD || o->colbert || o->docs))
 			return bad_usage("--pooling, --embd-normalize, --dims, --task, --embed-format,"
@@ -547,7 +554,7 @@ int main(int argc, char **argv)
 			return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
 		}
 	}
-	if (o.mode == MODE_BENCH)
+	if (o.mode == MODE_BENCH && !o.embed)
 		return run_bench(&o);
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o.model,
@@ -583,6 +590,8 @@ int main(int argc, char **argv)
 		ex = run_score(&o, m, &in, t_start);
 	else if (o.mode == MODE_EMBED)
 		ex = run_embed(&o, m, &in);
+	else if (o.mode == MODE_BENCH)
+		ex = run_bench_embed(&o, m, &in);
 	else
 		ex = run_generate(&o, m, &in, t_start);
 	if (ex == EXIT_OK || ex == EXIT_REQUEST)

@@ -64,6 +64,7 @@ struct opts {
 	const char *kl_base;      /* --kl-base OUT */
 	const char *kl_div;       /* --kl-divergence BASE */
 	/* --embed and --rank */
+	bool embed;               /* --embed (alone, or with --bench) */
 	int32_t pooling;          /* --pooling: enum q42_pooling, -1 the model's */
 	int32_t normalize;        /* --embd-normalize (run/q42_embed.h), default L2 */
 	uint32_t dims;            /* --dims: leading values kept, 0 all */
@@ -114,5 +115,6 @@ int run_list_devices(bool json);
 int run_certify(const struct opts *o);
 int run_embed(const struct opts *o, q42_mount *m, struct input *in);
 int run_rank(const struct opts *o, q42_mount *m);
+int run_bench_embed(const struct opts *o, q42_mount *m, struct input *in);
 
 #endif

@@ -596,7 +596,16 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	void (*kq)(int64_t, float *, const void *, const void *) = one ? e->att_kq_one : e->att_kq;
 	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
 	const q42_llamacpp_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
-	const q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
+	 * cache: its V product runs over the n_kv positions as they are, not
+	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
+	 * of its 16-steps, ggml_vec_dot_f32 on the true length otherwise */
+	if (e->arch->bidirectional && q42_arith_is_llama(e->arith) && e->kv_type == Q42_DTYPE_F32 &&
+	    n_kv % 16 != 0) {
+		kqv_rows = NULL;
+		kqv = q42_llamacpp_dot_f32_vd;
+	}
 
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
