@@ -99,6 +99,9 @@ typedef struct q42_tscratch {
 /* The widest short convolution the engine runs (lfm2's is 3). */
 #define Q42_CONV_L_MAX 64u
 
+/* The most token types a BERT model's token_types may hold. */
+#define Q42_TOKEN_TYPES_MAX 16u
+
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
  * of the attention products; and the most per chunk of the cache. */
 #define Q42_V_BLOCK 64u
@@ -154,6 +157,10 @@ struct q42_engine {
 	 * between the projections */
 	uint32_t pooling, n_dense_2, embd_width;
 	float *embd, *embd_tmp;
+	/* learned positions: rows of position_embd (the training context) */
+	uint32_t n_pos;
+	/* Q42_FFN_GELU: n_ff_max ones, the gate GeGLU multiplies by (exact) */
+	float *ones;
 	/* short convolutions: width L (<arch>.shortconv.l_cache), how many
 	 * layers, and per layer and position the n_embd values B * x that
 	 * enter the convolution, [conv layer][n_ctx][n_embd] -- the state

@@ -75,7 +75,8 @@ static void op_qk_rows(const q42_engine *e, uint32_t l, float *x, uint32_t n_hea
 	if (nw->data != NULL)
 		e->cops->rmsnorm_rows(e->hd_k, n_heads, x, x, (const float *)(const void *)nw->data,
 				      e->eps);
-	op_rope(e, x, n_heads, e->hd_k, cache);
+	if (!e->arch->no_rope)
+		op_rope(e, x, n_heads, e->hd_k, cache);
 	if (is_q && e->arch->q_prescale)
 		q42_op_scale((int64_t)n_heads * e->hd_k, x, x, e->q_scale);
 }
@@ -736,10 +737,27 @@ static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 
 /* ---- the pass ---------------------------------------------------------- */
 
+static const float *vec(const q42_weight *w)
+{
+	return (const float *)(const void *)w->data;
+}
+
+/* A post-norm block's LayerNorm (bert) of n rows of the residual stream
+ * from x on, in place, when the block has that norm. */
+static void op_layer_norm(q42_engine *e, const q42_weight *w, const q42_weight *b, float *x,
+			  uint32_t n)
+{
+	if (w->data != NULL)
+		q42_op_layernorm_rows(e->n_embd, n, x, x, vec(w), vec(b), e->eps);
+}
+
 /* A tied embedding whose output copy was repacked reads its rows from
- * that copy (the file's pages were dropped, q42_engine.c). */
+ * that copy (the file's pages were dropped, q42_engine.c). BERT adds
+ * token type 0 and the learned position to each row, in ggml's order,
+ * then normalises. */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 {
+	const q42_weight *types = &e->g[Q42_W_TOKEN_TYPES], *pos = &e->g[Q42_W_POS_EMBD];
 	const q42_weight *w = &e->g[Q42_W_TOK_EMBD], *o = &e->g[Q42_W_OUTPUT];
 	for (uint32_t t = 0; t < n; t++) {
 		const uint8_t *row = w->data + (uint64_t)ids[t] * w->row_bytes;
@@ -751,7 +769,14 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 		if (e->embd_scale != 0.0f)
 			q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd,
 				     e->x + (uint64_t)t * e->n_embd, e->embd_scale);
+		float *x = e->x + (uint64_t)t * e->n_embd;
+		if (types->data != NULL)
+			q42_op_add(e->n_embd, x, x, vec(types));
+		if (pos->data != NULL)
+			q42_op_add(e->n_embd, x, vec(pos) + (uint64_t)(e->n_past + t) * e->n_embd, x);
 	}
+	if (e->arch->post_norm)
+		op_layer_norm(e, &e->g[Q42_W_TOK_EMBD_NORM], &e->g[Q42_W_TOK_EMBD_NORM_B], e->x, n);
 }
 
 /* The rows of a fused attn_qkv product (qkv) into q, k and v, token by
@@ -803,7 +828,8 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 
 	if (fused)
 		qkv[0] = &W[Q42_W_ATTN_QKV];
-	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv, fused ? 1 : 3, n);
+	op_prepare(e, e->arch->post_norm ? NULL : &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv,
+		   fused ? 1 : 3, n);
 	if (fused) {
 		mm_add(&m, qkv[0], &W[Q42_W_ATTN_QKV_B], e->qkv, NULL);
 	} else {
@@ -835,6 +861,7 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	mm_run(e, &m);
 	if (post->data != NULL)
 		op_post_norm(e, post, e->ao, res, keep);
+	op_layer_norm(e, &W[Q42_W_ATTN_OUT_NORM], &W[Q42_W_ATTN_OUT_NORM_B], res, keep);
 }
 
 /* The short-convolution block of lfm2 (src/models/lfm2.cpp), in place of
@@ -896,10 +923,20 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 
 	if (n == 0)
 		return;
-	if (fused)
+	if (fused || e->arch->ffn_act == Q42_FFN_GELU)
 		gu[0] = gu[1];
-	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, gu, fused ? 1 : 2, n);
-	if (fused) {
+	op_prepare(e, e->arch->post_norm ? NULL : &W[Q42_W_FFN_NORM], x, e->xb, gu,
+		   fused || e->arch->ffn_act == Q42_FFN_GELU ? 1 : 2, n);
+	if (e->arch->ffn_act == Q42_FFN_GELU) {
+		/* up (+ bias), then GELU: GeGLU with a gate of ones, which
+		 * multiplies exactly */
+		const uint64_t ff = e->layers[l].n_ff;
+		mm_add(&m, gu[0], &W[Q42_W_FFN_UP_B], e->hg, NULL);
+		m.n_tok = n;
+		mm_run(e, &m);
+		for (uint32_t t = 0; t < n; t++)
+			e->glu((int64_t)ff, e->hg + t * ff, e->hg + t * ff, e->ones);
+	} else if (fused) {
 		/* one product into rows of 2 n_ff (gate, then up), then the
 		 * gate a whole row per call, as ggml_swiglu takes the halves
 		 * of one tensor */
@@ -923,6 +960,7 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 	mm_run(e, &m);
 	if (post->data != NULL)
 		op_post_norm(e, post, e->ao, x, n);
+	op_layer_norm(e, &W[Q42_W_LAYER_OUT_NORM], &W[Q42_W_LAYER_OUT_NORM_B], x, n);
 }
 
 /* The id q42_argmax picks: the first element when it is NaN (nothing
@@ -957,8 +995,10 @@ static void forward_blocks(q42_engine *e, const int32_t *ids, uint32_t n, uint32
 void q42_forward_hidden(q42_engine *e, const int32_t *ids, uint32_t n)
 {
 	forward_blocks(e, ids, n, n);
-	e->cops->rmsnorm_rows(e->n_embd, n, e->xb, e->x,
-			      (const float *)(const void *)e->final_norm->data, e->eps);
+	if (e->final_norm == NULL) /* bert: the last block's rows as they are */
+		memcpy(e->xb, e->x, (uint64_t)n * e->n_embd * sizeof(float));
+	else
+		e->cops->rmsnorm_rows(e->n_embd, n, e->xb, e->x, vec(e->final_norm), e->eps);
 }
 
 void q42_forward_linear(q42_engine *e, const q42_weight *w, const q42_weight *bias,
