@@ -191,3 +191,17 @@ lines_with() {
 	run "$Q42RUN" -m "$m" --rank q --docs "$BATS_TEST_TMPDIR/absent"
 	[ "$status" -eq 3 ]
 }
+
+@test "embed: an encoder compiled to P64 gives the GGUF's vectors (causality, pooling and dense_2 carried in HPAR)" {
+	local m p64c
+	p64c=$(q42_bin p64c)
+	for name in tiny-gemma-embedding-f32 tiny-lfm2-colbert-f32 tiny-bert-f32; do
+		need_model m "$name.gguf"
+		"$p64c" "$m" -o "$BATS_TEST_TMPDIR/$name.p64"
+		"$(q42_bin p64check)" "$BATS_TEST_TMPDIR/$name.p64" > /dev/null
+		a=$("$Q42RUN" -m "$m" --embed --embed-format tsv -t 1 -p "The little dog")
+		b=$("$Q42RUN" -m "$BATS_TEST_TMPDIR/$name.p64" --embed --embed-format tsv -t 1 -p "The little dog")
+		[ -n "$a" ]
+		[ "$a" = "$b" ]
+	done
+}

@@ -6,9 +6,13 @@
 # fixed list by a fixed linear congruential generator, so every run embeds
 # the same bytes (20 to 60 tokens each with the llama-spm vocabulary).
 # Rounds: BENCH_REPS (default 3), each a fresh q42run --bench --embed
-# --reps 1 (one untimed warm pass, one timed) then llamapeer embed (one
-# pass; its decode_ms). One thread each unless BENCH_THREADS says. Prints
-# each round and the medians, texts/s and tokens/s, and the ratio; then
+# --reps 1 (one untimed warm pass, one timed), then one whole q42run
+# --embed --lines process and one whole llamapeer embed process (load,
+# tokenize, one pass, print; llamapeer's decode_ms is its pass) under
+# /usr/bin/time for their CPU seconds (user + sys). One thread each unless
+# BENCH_THREADS says. On a shared machine the wall times move with the
+# other load; the CPU seconds of a one-thread process much less. Prints
+# each round and the medians, texts/s and tokens/s, and the ratios; then
 # compares the two programs' vectors (largest absolute difference, lowest
 # cosine). Not part of `make check`.
 #
@@ -49,27 +53,34 @@ awk -v n="$BENCH_TEXTS" 'BEGIN {
 r=1
 while [ "$r" -le "$BENCH_REPS" ]; do
 	"$Q42RUN" -m "$MODEL" --bench --embed -f "$tmp/texts" -t "$BENCH_THREADS" --reps 1 > "$tmp/q.$r"
-	"$LLAMAPEER" embed "$MODEL" --lines "$tmp/texts" --threads "$BENCH_THREADS" --fa off --kv f32 \
-		> "$tmp/lv" 2> "$tmp/l.$r"
+	/usr/bin/time -f '%U %S' -o "$tmp/qt.$r" "$Q42RUN" -m "$MODEL" --embed --embed-format f32 \
+		--lines -f "$tmp/texts" -t "$BENCH_THREADS" > /dev/null
+	/usr/bin/time -f '%U %S' -o "$tmp/lt.$r" "$LLAMAPEER" embed "$MODEL" --lines "$tmp/texts" \
+		--threads "$BENCH_THREADS" --fa off --kv f32 > "$tmp/lv" 2> "$tmp/l.$r"
 	q=$(sed -n 's/.* ms_median=\([0-9.]*\) .*/\1/p' "$tmp/q.$r")
 	l=$(sed -n 's/.* decode_ms=\([0-9.]*\) .*/\1/p' "$tmp/l.$r")
-	echo "round $r: q42 ${q} ms, llama.cpp ${l} ms"
-	echo "$q $l" >> "$tmp/ms"
+	qc=$(awk '{ print $1 + $2 }' "$tmp/qt.$r")
+	lc=$(awk '{ print $1 + $2 }' "$tmp/lt.$r")
+	echo "round $r: pass wall q42 ${q} ms, llama.cpp ${l} ms; process CPU q42 ${qc} s, llama.cpp ${lc} s"
+	echo "$q $l $qc $lc" >> "$tmp/ms"
 	r=$((r + 1))
 done
 tok=$(sed -n 's/.* tokens=\([0-9]*\) .*/\1/p' "$tmp/q.1")
 ltok=$(sed -n 's/.* n_tokens=\([0-9]*\) .*/\1/p' "$tmp/l.1")
-sort -n -k1,1 "$tmp/ms" | awk -v n="$BENCH_TEXTS" -v tok="$tok" -v ltok="$ltok" '
-	{ q[NR] = $1; l[NR] = $2 }
+awk -v n="$BENCH_TEXTS" -v tok="$tok" -v ltok="$ltok" '
+	function median(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return a[int((n + 1) / 2)]
+	}
+	{ q[NR] = $1; l[NR] = $2; qc[NR] = $3; lc[NR] = $4; r[NR] = $2 / $1; rc[NR] = $4 / $3 }
 	END {
-		m = int((NR + 1) / 2); qm = q[m]
-		asort_l = 0; for (i = 1; i <= NR; i++) ls[i] = l[i]
-		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (ls[j] < ls[i]) { t = ls[i]; ls[i] = ls[j]; ls[j] = t }
-		lm = ls[m]
+		qm = median(q, NR); lm = median(l, NR); qcm = median(qc, NR); lcm = median(lc, NR)
+		rm = median(r, NR); rcm = median(rc, NR)
 		printf "q42run:    %d texts, %d tokens, median %.1f ms: %.2f texts/s, %.1f tokens/s\n", n, tok, qm, n / (qm / 1e3), tok / (qm / 1e3)
 		printf "llama.cpp: %d texts, %d tokens, median %.1f ms: %.2f texts/s, %.1f tokens/s\n", n, ltok, lm, n / (lm / 1e3), ltok / (lm / 1e3)
-		printf "ratio q42 / llama.cpp (texts/s): %.2f\n", lm / qm
-	}'
+		printf "ratio q42 / llama.cpp (texts/s), median of the rounds: %.2f\n", rm
+		printf "process CPU seconds, median: q42run %.2f, llama.cpp %.2f; ratio, median of the rounds: %.2f\n", qcm, lcm, rcm
+	}' "$tmp/ms"
 "$Q42RUN" -m "$MODEL" --embed --embed-format tsv --lines -f "$tmp/texts" -t "$BENCH_THREADS" |
 	cut -f4- | tr '\t' ' ' > "$tmp/qv"
 paste -d'|' "$tmp/qv" "$tmp/lv" | awk -F'|' '{
