@@ -68,6 +68,9 @@ int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pool
 		return q42_err_set(err, Q42_EARG,
 				   "embed: %u tokens exceed the batch of %u (one sequence is one pass: raise --batch)",
 				   n, e->n_batch);
+	if (e->g[Q42_W_POS_EMBD].data != NULL && n > e->n_pos)
+		return q42_err_set(err, Q42_EARG,
+				   "embed: %u tokens exceed the model's %u learned positions", n, e->n_pos);
 	for (uint32_t i = 0; i < n; i++)
 		if (ids[i] < 0 || (uint32_t)ids[i] >= e->n_vocab)
 			return q42_err_set(err, Q42_EARG,

@@ -96,8 +96,8 @@ Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, 
  * and dense_3 where it has them; not normalised. *out points at *n_rows
  * vectors of q42_engine_embd_dim floats, owned by the engine and valid
  * until its next pass. The vectors do not depend on what was embedded
- * before or on the thread count. Errors: Q42_EARG (no ids, too many, an
- * id outside the vocabulary), Q42_EUNSUPPORTED (rank pooling; a
+ * before or on the thread count. Errors: Q42_EARG (no ids, more than
+ * the batch or the learned positions, an id outside the vocabulary), Q42_EUNSUPPORTED (rank pooling; a
  * backend other than the CPU). */
 Q42_API int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pooling,
 			     const float **out, uint32_t *n_rows, q42_err *err);
