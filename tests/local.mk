@@ -14,7 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
-	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat
+	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat tests/unit/test_embed
 # built only with Vulkan; test_vk_forward above runs in every build (without
 # Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
 UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
@@ -30,6 +30,7 @@ endif
 # Every program that names no LDADD of its own is a unit test.
 LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_crc32c_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_embed_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gguf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_flip_CFLAGS = $(UNIT_CFLAGS)
@@ -86,7 +87,7 @@ BATS_TESTS = \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
 	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/lora.bats tests/bats/reuse.bats \
-	tests/bats/decisions.bats tests/bats/chat.bats
+	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif

@@ -17,6 +17,7 @@
 #include "bin/cli/q42_cli.h"
 #include "common/q42_types.h"
 #include "common/q42_utf8.h"
+#include "run/q42_embed.h"
 #include "vulkan/q42_vk.h"
 
 enum {
@@ -30,6 +31,8 @@ enum {
 	OPT_LIST_DEVICES,
 	OPT_CERTIFY, OPT_LORA,
 	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CHAT, OPT_SYSTEM, OPT_CHAT_TEMPLATE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
+	OPT_EMBED, OPT_POOLING, OPT_EMBD_NORMALIZE, OPT_DIMS, OPT_TASK, OPT_EMBED_FORMAT, OPT_COLBERT,
+	OPT_RANK, OPT_DOCS,
 };
 
 static const struct option long_opts[] = {
@@ -93,6 +96,15 @@ static const struct option long_opts[] = {
 	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
 	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
 	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
+	{"embed", no_argument, NULL, OPT_EMBED},
+	{"pooling", required_argument, NULL, OPT_POOLING},
+	{"embd-normalize", required_argument, NULL, OPT_EMBD_NORMALIZE},
+	{"dims", required_argument, NULL, OPT_DIMS},
+	{"task", required_argument, NULL, OPT_TASK},
+	{"embed-format", required_argument, NULL, OPT_EMBED_FORMAT},
+	{"colbert", required_argument, NULL, OPT_COLBERT},
+	{"rank", required_argument, NULL, OPT_RANK},
+	{"docs", required_argument, NULL, OPT_DOCS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -194,6 +206,26 @@ static void usage(FILE *f)
 	      "      --kl-base OUT       with --perplexity: store the log-probs in OUT\n"
 	      "      --kl-divergence BASE  KL divergence, delta-p and same-top rate against\n"
 	      "                          the log-probs stored in BASE\n"
+	      "      --embed             print the embedding vector(s) of each input (--lines:\n"
+	      "                          of each line) instead of generating; with --bench:\n"
+	      "                          texts/s embedding the lines of -f FILE (--reps R)\n"
+	      "      --pooling P         none (one vector per token), mean, cls or last\n"
+	      "                          (default: the model's)\n"
+	      "      --embd-normalize N  none (-1), max-abs (0), taxicab (1), l2 (2, default)\n"
+	      "                          or a p-norm (an integer p > 2)\n"
+	      "      --dims N            keep the leading N values (Matryoshka), then normalise\n"
+	      "      --task NAME         prefix the input with an EmbeddingGemma task prompt:\n"
+	      "                          retrieval_query, retrieval_document,\n"
+	      "                          question_answering, fact_verification,\n"
+	      "                          classification, clustering, semantic_similarity,\n"
+	      "                          code_retrieval, summarization or raw (none)\n"
+	      "      --embed-format F    record (q42-record lines, default), tsv or f32 (raw\n"
+	      "                          little-endian float32)\n"
+	      "      --colbert KIND      ColBERT input: query (padded to 32 tokens) or\n"
+	      "                          document (at most 512 tokens, punctuation dropped)\n"
+	      "      --rank QUERY        rank the lines of --docs FILE against QUERY: cosine,\n"
+	      "                          or MaxSim for a per-token (ColBERT) model\n"
+	      "      --docs FILE         the documents of --rank, one per line\n"
 	      "  -h, --help              show this help\n"
 	      "  -V, --version           show the version\n"
 	      "\n"
@@ -231,6 +263,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->eo.arith = Q42_ARITH_AUTO;
 	o->eo.device = -1;
 	o->eo.backend_ops = q42_vk_backend();
+	o->pooling = -1;
+	o->normalize = 2;
 	q42_sampling_default(&o->sp);
 	while ((c = getopt_long(argc, argv, "m:p:f:n:t:b:c:hV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -377,6 +411,61 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_GRAMMAR: o->grammar = optarg; break;
 		case OPT_BENCH: o->mode = MODE_BENCH; break;
+		case OPT_EMBED: o->embed = true; break;
+		case OPT_RANK: o->rank = optarg; o->mode = MODE_RANK; break;
+		case OPT_DOCS: o->docs = optarg; break;
+		case OPT_POOLING: {
+			static const char *const names[] = {"none", "mean", "cls", "last"};
+			o->pooling = -2;
+			for (int32_t i = 0; i < 4; i++)
+				if (strcmp(optarg, names[i]) == 0)
+					o->pooling = i;
+			if (o->pooling == -2)
+				return bad_usage("--pooling '%s': expected none, mean, cls or last", optarg);
+			break;
+		}
+		case OPT_EMBD_NORMALIZE:
+			if (strcmp(optarg, "none") == 0 || strcmp(optarg, "-1") == 0)
+				o->normalize = -1;
+			else if (strcmp(optarg, "max-abs") == 0)
+				o->normalize = 0;
+			else if (strcmp(optarg, "taxicab") == 0)
+				o->normalize = 1;
+			else if (strcmp(optarg, "l2") == 0)
+				o->normalize = 2;
+			else if (q42_cli_u32(optarg, 0, 64, &u))
+				o->normalize = (int32_t)u;
+			else
+				return bad_usage("--embd-normalize '%s': expected none, max-abs, taxicab, l2"
+						 " or an integer in -1..64", optarg);
+			break;
+		case OPT_DIMS:
+			if (!q42_cli_u32(optarg, 1, 1u << 20, &o->dims))
+				return bad_usage("--dims '%s': expected an integer >= 1", optarg);
+			break;
+		case OPT_TASK:
+			if (q42_embed_task_prefix(optarg) == NULL)
+				return bad_usage("--task '%s': expected one of " Q42_EMBED_TASKS, optarg);
+			o->task = optarg;
+			break;
+		case OPT_EMBED_FORMAT:
+			if (strcmp(optarg, "record") == 0)
+				o->embed_format = EMBED_RECORD;
+			else if (strcmp(optarg, "tsv") == 0)
+				o->embed_format = EMBED_TSV;
+			else if (strcmp(optarg, "f32") == 0)
+				o->embed_format = EMBED_F32;
+			else
+				return bad_usage("--embed-format '%s': expected record, tsv or f32", optarg);
+			break;
+		case OPT_COLBERT:
+			if (strcmp(optarg, "query") == 0)
+				o->colbert = 1;
+			else if (strcmp(optarg, "document") == 0)
+				o->colbert = 2;
+			else
+				return bad_usage("--colbert '%s': expected query or document", optarg);
+			break;
 		case OPT_LIST_DEVICES: o->mode = MODE_DEVICES; break;
 		case OPT_CERTIFY: o->mode = MODE_CERTIFY; break;
 		case OPT_PP:
@@ -429,6 +518,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (o->embed && o->mode == MODE_GENERATE)
+		o->mode = MODE_EMBED;
+	else if (o->embed && o->mode != MODE_BENCH)
+		return bad_usage("--embed combines with --bench only, not with another mode");
+	if (o->embed && o->mode == MODE_BENCH && (o->file == NULL || o->prompt != NULL))
+		return bad_usage("--bench --embed measures the texts of -f FILE, one per line");
 	if (o->mode == MODE_DEVICES)
 		return EXIT_OK;
 	if (o->mode == MODE_CERTIFY) {
@@ -457,7 +552,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					o->choices || o->choices_file || o->logits_for))
 		return bad_usage("--perplexity and --kl-divergence take no prompt and do not combine"
 				 " with --record, --lines, --choices or --logits-for");
-	if (o->mode == MODE_BENCH && strcmp(o->model, "-") == 0)
+	if (o->mode == MODE_BENCH && !o->embed && strcmp(o->model, "-") == 0)
 		return bad_usage("--bench mounts the model once per repetition: give a file, not"
 				 " standard input");
 	if (o->eo.device >= 0 && o->eo.backend == Q42_BACKEND_CPU)
@@ -486,6 +581,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    o->mode != MODE_LOGITS)
 		return bad_usage("--state-save and --state-load apply to generation, --choices and"
 				 " --logits-for");
+	{
+		const bool emb = o->mode == MODE_EMBED || o->mode == MODE_RANK || o->embed;
+		if (!emb && (o->pooling != -1 || o->normalize != 2 || o->dims || o->task ||
+			     o->embed_format != EMBED_RECORD || o->colbert || o->docs))
+			return bad_usage("--pooling, --embd-normalize, --dims, --task, --embed-format,"
+					 " --colbert and --docs apply to --embed and --rank only");
+		if (o->mode == MODE_RANK && o->docs == NULL)
+			return bad_usage("--rank needs --docs FILE");
+		if (o->mode == MODE_RANK && (o->prompt || o->file || o->lines || o->record ||
+					     o->colbert || o->embed_format != EMBED_RECORD))
+			return bad_usage("--rank takes its query and --docs only: no -p, -f, --lines,"
+					 " --record, --colbert or --embed-format");
+		if (o->mode == MODE_RANK && o->rank[0] == '\0')
+			return bad_usage("--rank: the query is empty");
+		if (o->mode == MODE_EMBED && o->record)
+			return bad_usage("--embed prints records by default (--embed-format record):"
+					 " --record is for generation");
+	}
 	if (o->ignore_eos && o->mode != MODE_GENERATE)
 		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
 	if (o->n_lora > 0 && (o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE))
@@ -533,7 +646,7 @@ static int run_model(struct opts *o)
 	double t_start;
 	int rc, ex;
 
-	if (o->mode == MODE_BENCH)
+	if (o->mode == MODE_BENCH && !o->embed)
 		return run_bench(o);
 	t_start = now_ms();
 	rc = q42_mount_open(&m, o->model,
@@ -542,6 +655,13 @@ static int run_model(struct opts *o)
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);
 		return exit_for_load(rc);
+	}
+	if (o->mode == MODE_RANK) {
+		ex = run_rank(o, m);
+		if (ex == EXIT_OK || ex == EXIT_REQUEST)
+			ex = finish_stdout() != EXIT_OK ? EXIT_IO : ex;
+		q42_mount_close(m);
+		return ex;
 	}
 	if (o->mode == MODE_QUALITY) {
 		ex = run_quality(o, m);
@@ -560,6 +680,10 @@ static int run_model(struct opts *o)
 		ex = run_detokenize(o, q42_mount_tokenizer(m), &in);
 	else if (o->mode == MODE_CHOICES || o->mode == MODE_LOGITS)
 		ex = run_score(o, m, &in, t_start);
+	else if (o->mode == MODE_EMBED)
+		ex = run_embed(o, m, &in);
+	else if (o->mode == MODE_BENCH)
+		ex = run_bench_embed(o, m, &in);
 	else
 		ex = run_generate(o, m, &in, t_start);
 	if (ex == EXIT_OK || ex == EXIT_REQUEST)

@@ -35,7 +35,10 @@ enum exit_status {
 #define MAX_TOKENS_LIMIT (1u << 24)
 
 enum mode { MODE_GENERATE, MODE_TOKENIZE, MODE_DETOKENIZE, MODE_CHOICES, MODE_LOGITS, MODE_BENCH,
-	MODE_QUALITY, MODE_DEVICES, MODE_CERTIFY };
+	MODE_QUALITY, MODE_DEVICES, MODE_CERTIFY, MODE_EMBED, MODE_RANK };
+
+/* --embed-format */
+enum embed_format { EMBED_RECORD, EMBED_TSV, EMBED_F32 };
 
 struct opts {
 	const char *model;
@@ -77,6 +80,16 @@ struct opts {
 	uint64_t cache_bytes;     /* --cache-bytes */
 	const char *state_save;   /* --state-save FILE */
 	const char *state_load;   /* --state-load FILE */
+	/* --embed and --rank */
+	bool embed;               /* --embed (alone, or with --bench) */
+	int32_t pooling;          /* --pooling: enum q42_pooling, -1 the model's */
+	int32_t normalize;        /* --embd-normalize (run/q42_embed.h), default L2 */
+	uint32_t dims;            /* --dims: leading values kept, 0 all */
+	const char *task;         /* --task NAME */
+	enum embed_format embed_format;
+	int colbert;              /* --colbert: 0 off, 1 query, 2 document */
+	const char *rank;         /* --rank QUERY */
+	const char *docs;         /* --docs FILE */
 };
 
 
@@ -143,5 +156,8 @@ int run_bench(const struct opts *o);
 int run_quality(struct opts *o, q42_mount *m);
 int run_list_devices(bool json);
 int run_certify(const struct opts *o);
+int run_embed(const struct opts *o, q42_mount *m, struct input *in);
+int run_rank(const struct opts *o, q42_mount *m);
+int run_bench_embed(const struct opts *o, q42_mount *m, struct input *in);
 
 #endif

@@ -9,7 +9,11 @@
  * factors. gemma3: the embedding scaled by sqrt(n_embd), q/k norms, q
  * scaled, norms after attention and after the FFN, GeGLU, sliding-window
  * layers. lfm2: per layer attention (q/k norms) or a gated short
- * convolution, token_embd_norm as the final norm. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
+ * convolution, token_embd_norm as the final norm, bidirectional with a
+ * centred convolution window when the model says attention.causal =
+ * false (LFM2-ColBERT, whose dense_2 projects each token). gemma-embedding:
+ * gemma3's block as an encoder. bert, nomic-bert: post-norm encoders with
+ * LayerNorm. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
  * listed here is refused by name when a model is mounted for running.
  */
 #include <stdio.h>
@@ -24,6 +28,12 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ROPE_FREQS] = "rope_freqs.weight",
 	[Q42_W_ROPE_LONG] = "rope_factors_long.weight",
 	[Q42_W_ROPE_SHORT] = "rope_factors_short.weight",
+	[Q42_W_DENSE_2] = "dense_2.weight",
+	[Q42_W_DENSE_2_B] = "dense_2.bias",
+	[Q42_W_DENSE_3] = "dense_3.weight",
+	[Q42_W_POS_EMBD] = "position_embd.weight",
+	[Q42_W_TOKEN_TYPES] = "token_types.weight",
+	[Q42_W_TOK_EMBD_NORM_B] = "token_embd_norm.bias",
 	[Q42_W_ATTN_NORM] = "attn_norm.weight",
 	[Q42_W_ATTN_Q] = "attn_q.weight",
 	[Q42_W_ATTN_K] = "attn_k.weight",
@@ -49,6 +59,10 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_CONV] = "shortconv.conv.weight",
 	[Q42_W_CONV_IN] = "shortconv.in_proj.weight",
 	[Q42_W_CONV_OUT] = "shortconv.out_proj.weight",
+	[Q42_W_ATTN_OUT_NORM] = "attn_output_norm.weight",
+	[Q42_W_ATTN_OUT_NORM_B] = "attn_output_norm.bias",
+	[Q42_W_LAYER_OUT_NORM] = "layer_output_norm.weight",
+	[Q42_W_LAYER_OUT_NORM_B] = "layer_output_norm.bias",
 };
 
 #define REQ Q42_NEED_YES
@@ -65,6 +79,20 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ATTN_Q] = REQ, [Q42_W_ATTN_K] = REQ, [Q42_W_ATTN_V] = REQ, \
 	[Q42_W_ATTN_Q_B] = OPT, [Q42_W_ATTN_K_B] = OPT, [Q42_W_ATTN_V_B] = OPT, \
 	[Q42_W_ATTN_QKV] = OPT, [Q42_W_ATTN_QKV_B] = OPT
+
+/* gemma3's block: q/k norms, norms after attention and after the FFN. */
+#define GEMMA3_BLOCK \
+	DECODER, QKV_ANY, [Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ, \
+	[Q42_W_POST_ATTN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_POST_FFW_NORM] = REQ
+
+/* BERT's encoder: embeddings normalised, post-norm blocks with biased
+ * LayerNorms, attention and output biases optional. */
+#define BERT_BLOCK \
+	[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOKEN_TYPES] = OPT, [Q42_W_TOK_EMBD_NORM] = REQ, \
+	[Q42_W_TOK_EMBD_NORM_B] = REQ, QKV_ANY, [Q42_W_ATTN_OUT] = REQ, [Q42_W_ATTN_OUT_B] = OPT, \
+	[Q42_W_ATTN_OUT_NORM] = REQ, [Q42_W_ATTN_OUT_NORM_B] = REQ, [Q42_W_FFN_UP] = REQ, \
+	[Q42_W_FFN_DOWN] = REQ, [Q42_W_FFN_UP_B] = OPT, [Q42_W_FFN_DOWN_B] = OPT, \
+	[Q42_W_LAYER_OUT_NORM] = REQ, [Q42_W_LAYER_OUT_NORM_B] = REQ
 
 static const q42_arch archs[] = {
 	{
@@ -133,12 +161,52 @@ static const q42_arch archs[] = {
 		.q_prescale = true,
 		.swa_pattern = true,
 		.ffn_act = Q42_FFN_GEGLU,
-		.need = {
-			DECODER, QKV_ANY,
-			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
-			[Q42_W_POST_ATTN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ,
-			[Q42_W_POST_FFW_NORM] = REQ,
-		},
+		.need = {GEMMA3_BLOCK},
+	},
+	{
+		/* src/models/gemma-embedding.cpp: gemma3's block, attention
+		 * over the whole sequence (sliding-window layers symmetric),
+		 * q scaled by 1/sqrt(head size), mean pooling, then the
+		 * sentence-transformers projections dense_2 and dense_3 */
+		.name = "gemma-embedding",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.embd_scale = true,
+		.q_prescale = true,
+		.swa_pattern = true,
+		.bidirectional = true,
+		.swa_symmetric = true,
+		.pooling_default = Q42_POOLING_MEAN,
+		.ffn_act = Q42_FFN_GEGLU,
+		.need = {GEMMA3_BLOCK, [Q42_W_DENSE_2] = OPT, [Q42_W_DENSE_3] = OPT},
+	},
+	{
+		/* src/models/bert.cpp: learned positions, token type 0, GELU
+		 * FFN with biases, CLS pooling */
+		.name = "bert",
+		.rope = Q42_ROPE_NEOX,
+		.may_tie_output = true, /* no output matrix: nothing reads it */
+		.bidirectional = true,
+		.pooling_default = Q42_POOLING_CLS,
+		.post_norm = true,
+		.layer_norm = true,
+		.no_rope = true,
+		.ffn_act = Q42_FFN_GELU,
+		.need = {BERT_BLOCK, [Q42_W_POS_EMBD] = REQ},
+	},
+	{
+		/* src/models/bert.cpp (nomic-bert): bert's block with NeoX RoPE
+		 * instead of learned positions and a SwiGLU FFN, mean pooling */
+		.name = "nomic-bert",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.bidirectional = true,
+		.pooling_default = Q42_POOLING_MEAN,
+		.post_norm = true,
+		.layer_norm = true,
+		.need = {BERT_BLOCK, [Q42_W_FFN_GATE] = REQ},
 	},
 	{
 		/* src/models/lfm2.cpp: a block's mixer is attention (q/k
@@ -158,6 +226,7 @@ static const q42_arch archs[] = {
 			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
 			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
 			[Q42_W_FFN_DOWN] = REQ,
+			[Q42_W_DENSE_2] = OPT, [Q42_W_DENSE_2_B] = OPT,
 		},
 	},
 };
@@ -173,7 +242,7 @@ const q42_arch *q42_arch_find(const char *name)
 /* Keep in step with archs[] above. */
 const char *q42_arch_supported(void)
 {
-	return "llama, qwen2, qwen3, phi3, gemma3, lfm2";
+	return "llama, qwen2, qwen3, phi3, gemma3, gemma-embedding, bert, nomic-bert, lfm2";
 }
 
 bool q42_wslot_is_layer(enum q42_wslot s)

@@ -30,6 +30,12 @@ enum q42_wslot {
 	Q42_W_ROPE_FREQS,
 	Q42_W_ROPE_LONG,      /* LongRoPE factors past the original context (phi3) */
 	Q42_W_ROPE_SHORT,     /* ... and within it */
+	Q42_W_DENSE_2,        /* embeddings: projection after pooling (or per token) */
+	Q42_W_DENSE_2_B,
+	Q42_W_DENSE_3,        /* ... and the one after it (EmbeddingGemma) */
+	Q42_W_POS_EMBD,       /* learned positions, added to the token rows (bert) */
+	Q42_W_TOKEN_TYPES,    /* token type rows; type 0 is added (bert) */
+	Q42_W_TOK_EMBD_NORM_B,
 	Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_NORM = Q42_W_LAYER_FIRST_,
 	Q42_W_ATTN_Q,
@@ -56,6 +62,10 @@ enum q42_wslot {
 	Q42_W_CONV,           /* short convolution (lfm2): depthwise kernel [L, n_embd] */
 	Q42_W_CONV_IN,        /* n_embd -> 3 n_embd: B, C, x */
 	Q42_W_CONV_OUT,       /* n_embd -> n_embd */
+	Q42_W_ATTN_OUT_NORM,  /* post-norm blocks (bert): after attention + residual */
+	Q42_W_ATTN_OUT_NORM_B,
+	Q42_W_LAYER_OUT_NORM, /* ... and after the FFN + residual */
+	Q42_W_LAYER_OUT_NORM_B,
 	Q42_W_COUNT_
 };
 
@@ -69,6 +79,7 @@ enum q42_need {
 enum q42_ffn_act {
 	Q42_FFN_SWIGLU = 0, /* silu(gate) * up */
 	Q42_FFN_GEGLU = 1,  /* gelu(gate) * up, ggml's tanh GELU (kernels/q42_ops.h) */
+	Q42_FFN_GELU = 2,   /* gelu(up), no gate (bert) */
 };
 
 /* Which weights a block has is part of the description too: a bound
@@ -97,9 +108,38 @@ typedef struct q42_arch {
 	bool conv_layers;
 	/* the final norm is token_embd_norm, not output_norm (lfm2) */
 	bool embd_norm_final;
+	/* an encoder: every position attends to every position of its
+	 * sequence (gemma-embedding); others are causal unless the model says
+	 * <arch>.attention.causal = false (lfm2 retrievers) */
+	bool bidirectional;
+	/* a sliding window is symmetric: a query sees the positions at most
+	 * window/2 before or after its own (gemma-embedding) */
+	bool swa_symmetric;
+	/* pooling when the model does not say (enum q42_pooling) */
+	uint8_t pooling_default;
+	/* BERT's block: no norms before attention and the FFN; each adds its
+	 * residual and then normalises (attn_output_norm, layer_output_norm);
+	 * the token rows plus learned positions (when the model has them)
+	 * plus token type 0 go through token_embd_norm first; there is no
+	 * final norm */
+	bool post_norm;
+	/* the norms are LayerNorm with bias (<arch>.attention.layer_norm_epsilon),
+	 * not RMSNorm */
+	bool layer_norm;
+	/* no RoPE: positions are learned (bert) */
+	bool no_rope;
 	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;
+
+/* How an embedding is pooled from the token rows, numbered as
+ * llama.cpp's pooling_type. */
+enum q42_pooling {
+	Q42_POOLING_NONE = 0, /* one vector per token */
+	Q42_POOLING_MEAN = 1,
+	Q42_POOLING_CLS = 2,  /* the first token's row */
+	Q42_POOLING_LAST = 3, /* the last token's row */
+};
 
 /* NULL when the engine has no description for name. */
 Q42_API const q42_arch *q42_arch_find(const char *name);

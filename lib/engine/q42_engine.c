@@ -145,10 +145,11 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 		if (hp->n_ff[l] > e->n_ff_max)
 			e->n_ff_max = hp->n_ff[l];
 	}
-	if (!(hp->norm_rms_eps > 0.0f))
-		return q42_err_set(err, Q42_EFORMAT,
-				   "metadata: %s.attention.layer_norm_rms_epsilon is missing", a);
-	e->eps = hp->norm_rms_eps;
+	e->eps = e->arch->layer_norm ? hp->norm_eps : hp->norm_rms_eps;
+	if (!(e->eps > 0.0f))
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s.attention.%s is missing", a,
+				   e->arch->layer_norm ? "layer_norm_epsilon" : "layer_norm_rms_epsilon");
+	e->n_pos = hp->n_ctx_train;
 	e->rope_base = hp->rope_freq_base > 0.0f ? hp->rope_freq_base : e->arch->rope_base_default;
 	e->rope_scale = hp->rope_freq_scale > 0.0f ? hp->rope_freq_scale : 1.0f;
 	e->theta_scale = powf(e->rope_base, -2.0f / (float)e->n_rot);
@@ -167,6 +168,23 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 		e->kq_scale = 1.0f;
 	}
 	e->embd_scale = e->arch->embd_scale ? sqrtf((float)e->n_embd) : 0.0f;
+	e->causal = !e->arch->bidirectional && hp->non_causal == 0;
+	e->swa_symmetric = e->arch->swa_symmetric;
+	if (!e->causal && e->n_conv > 0) {
+		/* llama.cpp pads (L-1)/2 zeros on each side, which centres
+		 * the window only for an odd width */
+		if (e->conv_l % 2 == 0)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "metadata: %s.shortconv.l_cache %u: a bidirectional model needs an odd width",
+					   a, e->conv_l);
+		e->conv_ahead = (e->conv_l - 1) / 2;
+	}
+	e->pooling = hp->pooling ? hp->pooling - 1 : e->arch->pooling_default;
+	e->n_dense_2 = hp->n_dense_2;
+	if (e->n_dense_2 > Q42_MAX_FF)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s: dense_2 rows %u outside 0..%u", a,
+				   e->n_dense_2, Q42_MAX_FF);
+	e->embd_width = e->n_dense_2 > e->n_embd ? e->n_dense_2 : e->n_embd;
 	if (e->arch->embd_scale)
 		e->final_softcap = hp->final_softcap > 0.0f ? hp->final_softcap : 0.0f;
 	for (uint32_t l = 0; l < e->n_layer; l++) {
@@ -236,6 +254,16 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	case Q42_W_CONV: *n0 = e->conv_l; *n1 = E; break;
 	case Q42_W_CONV_IN: *n0 = E; *n1 = 3 * E; break;
 	case Q42_W_CONV_OUT: *n0 = E; *n1 = E; break;
+	case Q42_W_DENSE_2: *n0 = E; *n1 = e->n_dense_2; break;
+	case Q42_W_DENSE_2_B: *n0 = e->n_dense_2; break;
+	case Q42_W_DENSE_3: *n0 = e->n_dense_2; *n1 = E; break;
+	case Q42_W_POS_EMBD: *n0 = E; *n1 = e->n_pos; break;
+	case Q42_W_TOKEN_TYPES: *n0 = E; *n1 = Q42_TOKEN_TYPES_MAX; break; /* or fewer (bind_one) */
+	case Q42_W_TOK_EMBD_NORM_B:
+	case Q42_W_ATTN_OUT_NORM:
+	case Q42_W_ATTN_OUT_NORM_B:
+	case Q42_W_LAYER_OUT_NORM:
+	case Q42_W_LAYER_OUT_NORM_B: *n0 = E; break;
 	case Q42_W_ATTN_Q: *n0 = E; *n1 = qd; break;
 	case Q42_W_ATTN_K: *n0 = E; *n1 = kvh * e->hd_k; break;
 	case Q42_W_ATTN_V: *n0 = E; *n1 = kvh * e->hd_v; break;
@@ -296,6 +324,8 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	int nl = (int)(tv->name.len > 200 ? 200 : tv->name.len);
 
 	slot_shape(e, s, l, &n0, &n1);
+	if (s == Q42_W_TOKEN_TYPES && tv->dims[1] >= 1 && tv->dims[1] <= Q42_TOKEN_TYPES_MAX)
+		n1 = tv->dims[1];
 	if (tv->dims[2] != 1 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1))
 		return q42_err_set(err, Q42_EFORMAT,
 				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
@@ -316,9 +346,10 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	w->n_in = (int64_t)n0;
 	w->n_out = (int64_t)(n1 ? n1 : 1);
 	w->row_bytes = rb;
-	if (n1 == 0 || s == Q42_W_CONV) {
-		/* vectors (and the convolution kernel, a few taps per channel)
-		 * are read as float arrays straight from the mapping */
+	if (n1 == 0 || s == Q42_W_CONV || s == Q42_W_POS_EMBD || s == Q42_W_TOKEN_TYPES) {
+		/* vectors (and the convolution kernel, a few taps per channel,
+		 * and the rows added to the embedding) are read as float arrays
+		 * straight from the mapping */
 		if (tv->dtype != Q42_DTYPE_F32 || ((uintptr_t)tv->data & 3u) != 0)
 			return q42_err_set(err, Q42_EUNSUPPORTED,
 					   "tensor %.*s: type %s%s: the engine reads vectors as aligned f32",
@@ -574,7 +605,8 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		if (e->rope_ff->data == NULL)
 			e->rope_ff = &e->g[e->n_ctx > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
 	}
-	e->final_norm = &e->g[e->arch->embd_norm_final ? Q42_W_TOK_EMBD_NORM : Q42_W_OUTPUT_NORM];
+	e->final_norm = e->arch->post_norm ? NULL
+			: &e->g[e->arch->embd_norm_final ? Q42_W_TOK_EMBD_NORM : Q42_W_OUTPUT_NORM];
 	if (e->g[Q42_W_OUTPUT].data == NULL) {
 		if (!e->arch->may_tie_output)
 			return q42_err_set(err, Q42_EFORMAT, "tensor output.weight: missing");
@@ -614,6 +646,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		widest = qd;
 	if (ad > widest)
 		widest = ad;
+	if (e->embd_width > widest)
+		widest = e->embd_width;
 
 	/* cache (the Vulkan backend keeps its own on the device), in whole
 	 * chunks of whole V blocks (q42_forward.c) */
@@ -659,6 +693,13 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->conv_hist = zalloc((uint64_t)e->n_conv * e->n_ctx, (uint64_t)e->n_embd * sizeof(float),
 				      &failed);
 	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
+	e->embd = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
+	e->embd_tmp = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
+	if (e->arch->ffn_act == Q42_FFN_GELU) {
+		e->ones = zalloc(e->n_ff_max, sizeof(float), &failed);
+		for (uint32_t i = 0; e->ones != NULL && i < e->n_ff_max; i++)
+			e->ones[i] = 1.0f;
+	}
 	e->top1 = zalloc((e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS, sizeof *e->top1, &failed);
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
 		q42_act *a = &e->act[i];
@@ -836,7 +877,7 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->softmax = llama ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = llama ? e->cops->swiglu : q42_op_swiglu;
 	e->conv_dot = llama ? e->cops->conv_dot : q42_op_conv_dot;
-	e->glu = e->arch->ffn_act == Q42_FFN_GEGLU ? (llama ? e->cops->geglu : q42_op_geglu) : e->swiglu;
+	e->glu = e->arch->ffn_act != Q42_FFN_SWIGLU ? (llama ? e->cops->geglu : q42_op_geglu) : e->swiglu;
 	e->add = e->cops->add;
 	if (llama && e->kv_type == Q42_DTYPE_F32) {
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
@@ -917,6 +958,9 @@ void q42_engine_close(q42_engine *e)
 	free(e->qkv);
 	free(e->conv_hist);
 	free(e->logits);
+	free(e->embd);
+	free(e->embd_tmp);
+	free(e->ones);
 	free(e->top1);
 	free((void *)e->v_ready);
 	free(e->pack_mem);
@@ -944,6 +988,10 @@ static int eval(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1, q4
 {
 	if (n == 0)
 		return q42_err_set(err, Q42_EARG, "eval: no tokens");
+	if (!e->causal)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "architecture %s with bidirectional attention is an encoder: it computes embeddings (q42run --embed), not next-token logits",
+				   e->arch->name);
 	if (n > e->n_ctx - e->n_past)
 		return q42_err_set(err, Q42_EARG,
 				   "eval: %u tokens at position %u do not fit a context of %u", n,

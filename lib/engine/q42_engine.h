@@ -105,6 +105,27 @@ Q42_API int q42_engine_eval(q42_engine *e, const int32_t *ids, uint32_t n, q42_e
 Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, int32_t *top1,
 				 q42_err *err);
 
+/* Embeddings of one sequence of n ids (n <= the batch), evaluated alone
+ * from position 0 with every row kept: pooled by pooling (enum
+ * q42_pooling; -1: the model's, q42_engine_pooling) into one vector, or
+ * one per token for Q42_POOLING_NONE, each through the model's dense_2
+ * and dense_3 where it has them; not normalised. *out points at *n_rows
+ * vectors of q42_engine_embd_dim floats, owned by the engine and valid
+ * until its next pass. The vectors do not depend on what was embedded
+ * before or on the thread count. Errors: Q42_EARG (no ids, more than
+ * the batch or the learned positions, an id outside the vocabulary), Q42_EUNSUPPORTED (rank pooling; a
+ * backend other than the CPU). */
+Q42_API int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pooling,
+			     const float **out, uint32_t *n_rows, q42_err *err);
+/* The model's pooling (its pooling_type, else the architecture's:
+ * enum q42_pooling, or 4 for llama.cpp's rank) and the length of its
+ * embedding vectors. */
+Q42_API uint32_t q42_engine_pooling(const q42_engine *e);
+Q42_API uint32_t q42_engine_embd_dim(const q42_engine *e);
+/* Whether the model is an encoder (bidirectional attention): it has no
+ * logits to generate from, only embeddings. */
+Q42_API bool q42_engine_is_encoder(const q42_engine *e);
+
 /* Forget the cache from position n_past on (n_past <= the current
  * position; Q42_EARG otherwise): the next eval overwrites it. The logits
  * stay those of the last eval. Used to take back a token. */

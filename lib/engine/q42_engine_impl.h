@@ -119,6 +119,9 @@ typedef struct q42_tscratch {
 /* The widest short convolution the engine runs (lfm2's is 3). */
 #define Q42_CONV_L_MAX 64u
 
+/* The most token types a BERT model's token_types may hold. */
+#define Q42_TOKEN_TYPES_MAX 16u
+
 /* Positions per block of the V cache (q42_forward.c): one 64-element step
  * of the attention products; and the most per chunk of the cache. */
 #define Q42_V_BLOCK 64u
@@ -159,6 +162,25 @@ struct q42_engine {
 	float embd_scale;   /* arch->embd_scale: sqrt(n_embd) */
 	float final_softcap; /* 0: none */
 	const q42_weight *final_norm; /* output_norm, or lfm2's token_embd_norm */
+	/* false: every position of a pass attends to every other (an
+	 * encoder; a pass is then one whole sequence from position 0) */
+	bool causal;
+	/* a sliding window of n_swa is symmetric: +-n_swa/2 around the query */
+	bool swa_symmetric;
+	/* a short convolution's window reaches conv_ahead positions past the
+	 * token's own (0 when causal; (L-1)/2 centred otherwise) */
+	uint32_t conv_ahead;
+	/* embeddings: the pooling the model asks for (enum q42_pooling, or 4
+	 * for llama.cpp's rank, which the engine does not compute), the rows
+	 * of dense_2 (0: none), and the rows out: n_batch x embd_width floats
+	 * (n_embd or n_dense_2, whichever is wider), and a second such buffer
+	 * between the projections */
+	uint32_t pooling, n_dense_2, embd_width;
+	float *embd, *embd_tmp;
+	/* learned positions: rows of position_embd (the training context) */
+	uint32_t n_pos;
+	/* Q42_FFN_GELU: n_ff_max ones, the gate GeGLU multiplies by (exact) */
+	float *ones;
 	/* short convolutions: width L (<arch>.shortconv.l_cache), how many
 	 * layers, and per layer and position the n_embd values B * x that
 	 * enter the convolution, [conv layer][n_ctx][n_embd] -- the state
@@ -306,5 +328,14 @@ static inline uint8_t *q42_engine_v_at(const q42_engine *e, uint32_t l, uint32_t
  * computes the logits of the last one when want_logits, and then, when
  * top1 is not NULL, the id q42_argmax would pick from them. */
 void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1);
+
+/* The pass over n tokens at positions n_past.. keeping every row: the
+ * final norm of each in xb (n x n_embd). Embeddings. */
+void q42_forward_hidden(q42_engine *e, const int32_t *ids, uint32_t n);
+
+/* out (n x w->n_out) = in (n x w->n_in) W^T (+ bias, NULL: none), in the
+ * engine's rounding for w, split between its threads. */
+void q42_forward_linear(q42_engine *e, const q42_weight *w, const q42_weight *bias,
+			const float *in, float *out, uint32_t n);
 
 #endif

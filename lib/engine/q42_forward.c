@@ -75,7 +75,8 @@ static void op_qk_rows(const q42_engine *e, uint32_t l, float *x, uint32_t n_hea
 	if (nw->data != NULL)
 		e->cops->rmsnorm_rows(e->hd_k, n_heads, x, x, (const float *)(const void *)nw->data,
 				      e->eps);
-	op_rope(e, x, n_heads, e->hd_k, cache);
+	if (!e->arch->no_rope)
+		op_rope(e, x, n_heads, e->hd_k, cache);
 	if (is_q && e->arch->q_prescale)
 		q42_op_scale((int64_t)n_heads * e->hd_k, x, x, e->q_scale);
 }
@@ -616,7 +617,7 @@ static void op_rope_store(q42_engine *e, uint32_t l, uint32_t n_tok)
 }
 
 /* One (token, head) pair: scores against every cached position up to the
- * token's own (causal), softmax as ggml_soft_max_ext, then the value rows.
+ * token's own (causal; an encoder's against every position of the pass), softmax as ggml_soft_max_ext, then the value rows.
  * Only this one row of scores exists at a time. */
 /* out[r] = row r . x for n_rows rows stride bytes apart: the many-row
  * kernel when there is one, else the one-row product per row. */
@@ -636,7 +637,9 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 {
 	q42_engine *e = a->e;
 	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
-	const uint32_t n_kv = e->n_past + t + 1;
+	/* an encoder's token sees the whole pass, its sequence */
+	const uint32_t n_kv = e->causal ? e->n_past + t + 1 : e->n_past + a->n_tok;
+	const uint32_t pos = e->n_past + t, n_swa = e->layers[a->l].n_swa;
 	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
 	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
 	float *s = ts->scores;
@@ -646,7 +649,16 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	void (*kq)(int64_t, float *, const void *, const void *) = one ? e->att_kq_one : e->att_kq;
 	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
 	const q42_llamacpp_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
-	const q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
+	 * cache: its V product runs over the n_kv positions as they are, not
+	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
+	 * of its 16-steps, ggml_vec_dot_f32 on the true length otherwise */
+	if (e->arch->bidirectional && q42_arith_is_llama(e->arith) && e->kv_type == Q42_DTYPE_F32 &&
+	    n_kv % 16 != 0) {
+		kqv_rows = NULL;
+		kqv = q42_llamacpp_dot_f32_vd;
+	}
 
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
@@ -666,9 +678,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	 * the query's with -inf, as llama.cpp's mask does: the softmax and the
 	 * value products still run over every position from 0, so each sum
 	 * keeps llama.cpp's order, the masked terms adding zeros */
-	if (e->layers[a->l].n_swa != 0)
-		for (uint32_t p = 0; p + e->layers[a->l].n_swa < n_kv; p++)
+	if (n_swa != 0 && !e->swa_symmetric)
+		for (uint32_t p = 0; p + n_swa < n_kv; p++)
 			s[p] = -INFINITY;
+	if (n_swa != 0 && e->swa_symmetric) /* llama.cpp's LLAMA_SWA_TYPE_SYMMETRIC */
+		for (uint32_t p = 0; p < n_kv; p++)
+			if (p + n_swa / 2 < pos || p > pos + n_swa / 2)
+				s[p] = -INFINITY;
 	e->softmax(n_kv, s, s);
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
@@ -789,10 +805,27 @@ static void op_lora_embd(q42_engine *e, q42_lora_w *lw, const int32_t *ids, uint
 	op_lora_up(lw, e->x, e->n_embd, n, 0, lw->b.n_out, e->ts[0].lora);
 }
 
+static const float *vec(const q42_weight *w)
+{
+	return (const float *)(const void *)w->data;
+}
+
+/* A post-norm block's LayerNorm (bert) of n rows of the residual stream
+ * from x on, in place, when the block has that norm. */
+static void op_layer_norm(q42_engine *e, const q42_weight *w, const q42_weight *b, float *x,
+			  uint32_t n)
+{
+	if (w->data != NULL)
+		q42_op_layernorm_rows(e->n_embd, n, x, x, vec(w), vec(b), e->eps);
+}
+
 /* A tied embedding whose output copy was repacked reads its rows from
- * that copy (the file's pages were dropped, q42_engine.c). */
+ * that copy (the file's pages were dropped, q42_engine.c). BERT adds
+ * token type 0 and the learned position to each row, in ggml's order,
+ * then normalises. */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 {
+	const q42_weight *types = &e->g[Q42_W_TOKEN_TYPES], *pos = &e->g[Q42_W_POS_EMBD];
 	const q42_weight *w = &e->g[Q42_W_TOK_EMBD], *o = &e->g[Q42_W_OUTPUT];
 	for (uint32_t t = 0; t < n; t++) {
 		const uint8_t *row = w->data + (uint64_t)ids[t] * w->row_bytes;
@@ -804,9 +837,17 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 	}
 	for (q42_lora_w *lw = w->lora; lw != NULL; lw = lw->next)
 		op_lora_embd(e, lw, ids, n);
-	for (uint32_t t = 0; t < n && e->embd_scale != 0.0f; t++)
-		q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd, e->x + (uint64_t)t * e->n_embd,
-			     e->embd_scale);
+	for (uint32_t t = 0; t < n; t++) {
+		float *x = e->x + (uint64_t)t * e->n_embd;
+		if (e->embd_scale != 0.0f)
+			q42_op_scale(e->n_embd, x, x, e->embd_scale);
+		if (types->data != NULL)
+			q42_op_add(e->n_embd, x, x, vec(types));
+		if (pos->data != NULL)
+			q42_op_add(e->n_embd, x, vec(pos) + (uint64_t)(e->n_past + t) * e->n_embd, x);
+	}
+	if (e->arch->post_norm)
+		op_layer_norm(e, &e->g[Q42_W_TOK_EMBD_NORM], &e->g[Q42_W_TOK_EMBD_NORM_B], e->x, n);
 }
 
 /* The rows of a fused attn_qkv product (qkv) into q, k and v, token by
@@ -858,7 +899,8 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 
 	if (fused)
 		qkv[0] = &W[Q42_W_ATTN_QKV];
-	op_prepare(e, &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv, fused ? 1 : 3, n);
+	op_prepare(e, e->arch->post_norm ? NULL : &W[Q42_W_ATTN_NORM], e->x, e->xb, qkv,
+		   fused ? 1 : 3, n);
 	if (fused) {
 		mm_add(&m, qkv[0], &W[Q42_W_ATTN_QKV_B], e->qkv, NULL);
 	} else {
@@ -890,13 +932,15 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 	mm_run(e, &m);
 	if (post->data != NULL)
 		op_post_norm(e, post, e->ao, res, keep);
+	op_layer_norm(e, &W[Q42_W_ATTN_OUT_NORM], &W[Q42_W_ATTN_OUT_NORM_B], res, keep);
 }
 
 /* The short-convolution block of lfm2 (src/models/lfm2.cpp), in place of
  * attention: in_proj gives B, C and x per token; B * x of every token
  * goes into the layer's history (conv_hist, the state beside K and V);
  * for each kept token and channel, the convolution of the L history
- * values up to its position (zeros before position 0) with the channel's
+ * values up to its position (zeros before position 0; a bidirectional
+ * model's window is centred, zeros past the pass too) with the channel's
  * kernel (ggml's ssm_conv, kernels/q42_ops.h), times C, then out_proj
  * with the residual add. */
 static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
@@ -905,7 +949,7 @@ static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 	const q42_weight *W = e->layers[l].w;
 	const q42_weight *in = &W[Q42_W_CONV_IN], *out = &W[Q42_W_CONV_OUT];
 	const float *kern = (const float *)(const void *)W[Q42_W_CONV].data;
-	const uint64_t E = e->n_embd, L = e->conv_l;
+	const uint64_t E = e->n_embd, L = e->conv_l, A = e->conv_ahead, end = e->n_past + n;
 	float *hist = e->conv_hist + (uint64_t)e->layers[l].conv_idx * e->n_ctx * E;
 	struct mm_args m = {0};
 	float win[Q42_CONV_L_MAX];
@@ -925,8 +969,10 @@ static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 		const float *c = e->qkv + (n - keep + j) * 3 * E + E;
 		float *y = e->xb + j * E;
 		for (uint64_t d = 0; d < E; d++) {
-			for (uint64_t i = 0; i < L; i++)
-				win[i] = pos + i + 1 >= L ? hist[(pos + i + 1 - L) * E + d] : 0.0f;
+			for (uint64_t i = 0; i < L; i++) {
+				const uint64_t at = pos + i + 1 + A; /* position + L */
+				win[i] = at >= L && at - L < end ? hist[(at - L) * E + d] : 0.0f;
+			}
 			y[d] = c[d] * e->conv_dot((int64_t)L, win, kern + d * L);
 		}
 	}
@@ -948,10 +994,20 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 
 	if (n == 0)
 		return;
-	if (fused)
+	if (fused || e->arch->ffn_act == Q42_FFN_GELU)
 		gu[0] = gu[1];
-	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, gu, fused ? 1 : 2, n);
-	if (fused) {
+	op_prepare(e, e->arch->post_norm ? NULL : &W[Q42_W_FFN_NORM], x, e->xb, gu,
+		   fused || e->arch->ffn_act == Q42_FFN_GELU ? 1 : 2, n);
+	if (e->arch->ffn_act == Q42_FFN_GELU) {
+		/* up (+ bias), then GELU: GeGLU with a gate of ones, which
+		 * multiplies exactly */
+		const uint64_t ff = e->layers[l].n_ff;
+		mm_add(&m, gu[0], &W[Q42_W_FFN_UP_B], e->hg, NULL);
+		m.n_tok = n;
+		mm_run(e, &m);
+		for (uint32_t t = 0; t < n; t++)
+			e->glu((int64_t)ff, e->hg + t * ff, e->hg + t * ff, e->ones);
+	} else if (fused) {
 		/* one product into rows of 2 n_ff (gate, then up), then the
 		 * gate a whole row per call, as ggml_swiglu takes the halves
 		 * of one tensor */
@@ -975,6 +1031,7 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 	mm_run(e, &m);
 	if (post->data != NULL)
 		op_post_norm(e, post, e->ao, x, n);
+	op_layer_norm(e, &W[Q42_W_LAYER_OUT_NORM], &W[Q42_W_LAYER_OUT_NORM_B], x, n);
 }
 
 /* The id q42_argmax picks: the first element when it is NaN (nothing
@@ -991,15 +1048,12 @@ static int32_t top1_reduce(const q42_engine *e, uint32_t n)
 	return best;
 }
 
-void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1)
+/* Every block over n tokens; the last one keeps the last last_keep rows. */
+static void forward_blocks(q42_engine *e, const int32_t *ids, uint32_t n, uint32_t last_keep)
 {
-	static const q42_weight none;
-	const q42_weight *out = &e->g[Q42_W_OUTPUT];
-	struct mm_args m = {0};
-
 	op_embed(e, ids, n);
 	for (uint32_t l = 0; l < e->n_layer; l++) {
-		const uint32_t keep = l + 1 < e->n_layer ? n : want_logits ? 1 : 0;
+		const uint32_t keep = l + 1 < e->n_layer ? n : last_keep;
 		if (e->layers[l].conv)
 			block_conv(e, l, n, keep);
 		else
@@ -1007,6 +1061,35 @@ void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits
 		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
+}
+
+void q42_forward_hidden(q42_engine *e, const int32_t *ids, uint32_t n)
+{
+	forward_blocks(e, ids, n, n);
+	if (e->final_norm == NULL) /* bert: the last block's rows as they are */
+		memcpy(e->xb, e->x, (uint64_t)n * e->n_embd * sizeof(float));
+	else
+		e->cops->rmsnorm_rows(e->n_embd, n, e->xb, e->x, vec(e->final_norm), e->eps);
+}
+
+void q42_forward_linear(q42_engine *e, const q42_weight *w, const q42_weight *bias,
+			const float *in, float *out, uint32_t n)
+{
+	static const q42_weight none;
+	struct mm_args m = {0};
+	op_prepare(e, NULL, in, NULL, &w, 1, n);
+	mm_add(&m, w, bias != NULL ? bias : &none, out, NULL);
+	m.n_tok = n;
+	mm_run(e, &m);
+}
+
+void q42_forward(q42_engine *e, const int32_t *ids, uint32_t n, bool want_logits, int32_t *top1)
+{
+	static const q42_weight none;
+	const q42_weight *out = &e->g[Q42_W_OUTPUT];
+	struct mm_args m = {0};
+
+	forward_blocks(e, ids, n, want_logits ? 1 : 0);
 	if (!want_logits)
 		return;
 	op_prepare(e, e->final_norm, e->x + (uint64_t)(n - 1) * e->n_embd, e->xb, &out, 1, 1);

@@ -160,8 +160,30 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 	if (rc == Q42_OK)
 		rc = get_u32(g, a, "rope.scaling.original_context_length", &hp->n_ctx_orig, false,
 			     err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "dense_2_feat_out", &hp->n_dense_2, false, err);
+	if (rc == Q42_OK && hp->n_dense_2 == 0)
+		rc = get_u32(g, a, "embedding_length_out", &hp->n_dense_2, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "pooling_type", &hp->pooling, false, err);
 	if (rc != Q42_OK)
 		return rc;
+	if (arch_kv(g, a, "pooling_type") != NULL) {
+		if (hp->pooling > 4)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: %s.pooling_type %u: expected 0..4", a, hp->pooling);
+		hp->pooling++;
+	}
+	{
+		const q42_gguf_kv *c = arch_kv(g, a, "attention.causal");
+		if (c != NULL) {
+			bool causal;
+			if (!q42_gguf_kv_bool(c, &causal))
+				return q42_err_set(err, Q42_EFORMAT,
+						   "metadata: %s.attention.causal: expected a boolean", a);
+			hp->non_causal = causal ? 0 : 1;
+		}
+	}
 
 	/* Linear rope scaling shrinks the frequencies by the factor; other
 	 * scaling types are the engine's to refuse. */

@@ -47,6 +47,11 @@ typedef struct q42_hparams {
 	uint32_t swa_pattern;           /* <arch>.attention.sliding_window_pattern */
 	float rope_attn_factor;         /* <arch>.rope.scaling.attn_factor */
 	uint32_t n_ctx_orig;            /* <arch>.rope.scaling.original_context_length */
+	/* encoders and embedding models (not yet carried by P64's HPAR) */
+	uint32_t non_causal;            /* 1: <arch>.attention.causal is false */
+	uint32_t pooling;               /* <arch>.pooling_type + 1 (0: absent) */
+	/* rows of dense_2: <arch>.dense_2_feat_out, else <arch>.embedding_length_out */
+	uint32_t n_dense_2;
 } q42_hparams;
 
 enum q42_tok_type {

@@ -27,6 +27,16 @@ Q42_API void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const floa
 Q42_API void q42_op_rmsnorm_sums(int64_t n, int64_t n_rows, const float *x, double *sum);
 Q42_API float q42_op_rmsnorm_scale(int64_t n, double sum, float eps);
 
+/* ggml's norm (LayerNorm) of n_rows rows of n, then * w and + b where
+ * given (NULL: none), as ggml_norm, ggml_mul and ggml_add: the mean from
+ * a double sum rounded to f32, the variance from the squares of x - mean
+ * summed as the AVX-512 build of ggml_vec_cvar_f32 sums them (sixteen at
+ * a time, each sixteen reduced in f32 pairwise as _mm512_reduce_add_ps
+ * does, the group sums and the tail squares added in double), divided by
+ * n, then (x - mean) * 1/sqrtf(variance + eps). */
+Q42_API void q42_op_layernorm_rows(int64_t n, int64_t n_rows, float *y, const float *x,
+				   const float *w, const float *b, float eps);
+
 /* y = softmax(x): max, then exp(x - max) summed in double, then each
  * value multiplied by the f32 rounding of 1/sum. */
 Q42_API void q42_op_softmax(int64_t n, float *y, const float *x);

@@ -34,7 +34,7 @@ enum {
 	A_RSTRIP = 1 << 8,
 };
 
-enum tk_kind { TK_SPM, TK_BPE };
+enum tk_kind { TK_SPM, TK_BPE, TK_WPM };
 
 typedef struct merge_slot {
 	int32_t left, right; /* token ids; left < 0 marks an empty slot */
@@ -71,8 +71,9 @@ struct q42_tokenizer {
 	int32_t *special;       /* control/user-defined/unknown ids, longest text first */
 	uint32_t n_special;
 	uint8_t *eog;
-	int32_t bos, eos, eot, eom, unk;
+	int32_t bos, eos, eot, eom, unk, sep;
 	bool add_bos, add_eos, add_space_prefix;
+	uint32_t max_token_len; /* WPM: the longest token text, in bytes */
 	uint64_t *piece_off;    /* n + 1 offsets into piece_data */
 	uint8_t *piece_data;    /* each token rendered with specials shown */
 };
@@ -528,7 +529,7 @@ static void append_piece(q42_buf *b, const q42_tokenizer *t, int32_t id)
 		q42_buf_append(b, s.p, s.len);
 	} else if (a & A_NORMAL) {
 		const uint8_t *p = (const uint8_t *)s.p;
-		if (t->kind == TK_SPM) {
+		if (t->kind != TK_BPE) { /* SPM and WPM: U+2581 is a space */
 			for (uint64_t i = 0; i < s.len; i++) {
 				if (i + 2 < s.len && p[i] == 0xE2 && p[i + 1] == 0x96 && p[i + 2] == 0x81) {
 					q42_buf_u8(b, ' ');
@@ -588,6 +589,9 @@ static void set_ids(q42_tokenizer *t, const q42_vocab *v)
 		bos = 1;
 		eos = 2;
 		unk = 0;
+	} else if (t->kind == TK_WPM) {
+		bos = 101; /* [CLS] */
+		unk = 100;
 	} else {
 		bos = t->pre.no_bos ? -1 : 11;
 		eos = 11;
@@ -595,6 +599,9 @@ static void set_ids(q42_tokenizer *t, const q42_vocab *v)
 	t->bos = bos >= 0 && (uint32_t)bos < t->n ? bos : -1;
 	t->eos = eos >= 0 && (uint32_t)eos < t->n ? eos : -1;
 	t->unk = unk >= 0 && (uint32_t)unk < t->n ? unk : -1;
+	t->sep = t->kind == TK_WPM && 102 < t->n ? 102 : -1;
+	if (v->sep >= 0 && (uint32_t)v->sep < t->n)
+		t->sep = v->sep;
 	t->eot = -1;
 	t->eom = -1;
 	if (v->bos >= 0 && (uint32_t)v->bos < t->n)
@@ -643,10 +650,12 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 					 "tokenizer: gpt2 vocabulary without tokenizer.ggml.merges");
 			goto fail;
 		}
+	} else if (str_is(v->model, "bert")) {
+		t->kind = TK_WPM;
 	} else {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
 				 "tokenizer: unknown or unsupported tokenizer model "
-				 "tokenizer.ggml.model='%.*s' (supported: llama, gpt2)",
+				 "tokenizer.ggml.model='%.*s' (supported: llama, gpt2, bert)",
 				 (int)(v->model.len > 64 ? 64 : v->model.len), v->model.p ? v->model.p : "");
 		goto fail;
 	}
@@ -680,6 +689,13 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 			if (t->byte_tok[b] < 0)
 				t->byte_tok[b] = lookup(t, &one, 1);
 		}
+	} else if (t->kind == TK_WPM) {
+		/* [CLS] first and [SEP] last whenever specials are added
+		 * (llama.cpp ignores add_bos and add_eos here) */
+		t->add_bos = true;
+		for (uint32_t i = 0; i < t->n; i++)
+			if (t->text[i].len > t->max_token_len)
+				t->max_token_len = (uint32_t)t->text[i].len;
 	} else {
 		t->add_space_prefix = false;
 		t->add_bos = t->pre.add_bos == 1;
@@ -692,9 +708,9 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 	}
 	if (v->add_space_prefix >= 0)
 		t->add_space_prefix = v->add_space_prefix != 0;
-	if (v->add_bos >= 0)
+	if (v->add_bos >= 0 && t->kind != TK_WPM)
 		t->add_bos = v->add_bos != 0;
-	if (v->add_eos >= 0)
+	if (v->add_eos >= 0 && t->kind != TK_WPM)
 		t->add_eos = v->add_eos != 0;
 
 	set_ids(t, v);
@@ -1138,6 +1154,83 @@ static int bpe_encode(const q42_tokenizer *t, work *w, const uint8_t *text, size
 
 /* ---- encode ---------------------------------------------------------------- */
 
+/* ---- WordPiece (bert) ----------------------------------------------------- */
+
+/* The CJK ideograph blocks BERT splits into single-character words
+ * (llama.cpp's list, which follows Hugging Face's). */
+static bool wpm_cjk(uint32_t c)
+{
+	return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+	       (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+	       (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+	       (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* The ids of one word (bytes w[0..n) after the U+2581 the caller put
+ * first): greedy longest match from each position; a position no token
+ * starts at makes the whole word [UNK]. */
+static int wpm_word(const q42_tokenizer *t, const uint8_t *w, size_t n, q42_tokens *out)
+{
+	const size_t n0 = out->n;
+	for (size_t i = 0; i < n;) {
+		size_t j = n - i > t->max_token_len ? i + t->max_token_len : n;
+		int32_t id = -1;
+		for (; j > i && (id = lookup(t, w + i, j - i)) < 0; j--)
+			;
+		if (id < 0) {
+			out->n = n0;
+			break;
+		}
+		if (!q42_tokens_push(out, id))
+			return Q42_ENOMEM;
+		i = j;
+	}
+	if (out->n == n0 && !q42_tokens_push(out, t->unk))
+		return Q42_ENOMEM;
+	return Q42_OK;
+}
+
+/* BERT's basic tokenizer then WordPiece on s[0..len), as llama.cpp's
+ * llm_tokenizer_wpm_session: each codepoint replaced by the first of its
+ * canonical decomposition; whitespace ends a word; NUL, U+FFFD, control
+ * characters and nonspacing marks are dropped (strip_accents); the rest
+ * lowercased; punctuation, ASCII symbols and CJK ideographs are words of
+ * their own. */
+static int wpm_encode(const q42_tokenizer *t, work *w, const uint8_t *s, size_t len,
+		      q42_tokens *out, q42_err *err)
+{
+	if (!grow((void **)&w->buf, &w->capbuf, 3 + 4 * len, 1))
+		return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
+	w->nbuf = 0;
+	for (size_t off = 0; off <= len;) {
+		const uint32_t c = q42_uc_nfd_first(off < len ? q42_utf8_decode(s, len, &off) : 0x20);
+		const uint8_t f = q42_uc_flags(c), cat = f & Q42_UC_CAT_MASK;
+		const bool alone = cat == Q42_UC_PUNCT || (c < 0x7F && cat == Q42_UC_SYMBOL) || wpm_cjk(c);
+		if (off >= len && c == 0x20)
+			off = len + 1;
+		if ((f & Q42_UC_WS) || alone) {
+			if (w->nbuf > 0 && wpm_word(t, w->buf, w->nbuf, out) != Q42_OK)
+				return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
+			w->nbuf = 0;
+			if (!alone)
+				continue;
+		}
+		if (c == 0 || c == Q42_UC_REPLACEMENT || cat == Q42_UC_CONTROL || q42_uc_is_mn(c))
+			continue;
+		if (w->nbuf == 0) {
+			memcpy(w->buf, "\xe2\x96\x81", 3);
+			w->nbuf = 3;
+		}
+		w->nbuf += q42_utf8_encode(q42_uc_tolower(c), w->buf + w->nbuf);
+		if (alone) {
+			if (wpm_word(t, w->buf, w->nbuf, out) != Q42_OK)
+				return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
+			w->nbuf = 0;
+		}
+	}
+	return Q42_OK;
+}
+
 static int push_special(int32_t id, const char *what, q42_tokens *out, q42_err *err)
 {
 	if (id < 0)
@@ -1213,11 +1306,15 @@ int q42_tokenizer_encode(const q42_tokenizer *t, const char *text, size_t len, u
 				}
 				continue;
 			}
-			if ((rc = bpe_encode(t, &w, s + f.off, f.len, out, err)) != Q42_OK)
+			rc = t->kind == TK_WPM ? wpm_encode(t, &w, s + f.off, f.len, out, err)
+					       : bpe_encode(t, &w, s + f.off, f.len, out, err);
+			if (rc != Q42_OK)
 				goto fail;
 		}
 	}
 	if (add && t->add_eos && (rc = push_special(t->eos, "EOS", out, err)) != Q42_OK)
+		goto fail;
+	if (add && t->kind == TK_WPM && (rc = push_special(t->sep, "SEP", out, err)) != Q42_OK)
 		goto fail;
 	work_free(&w);
 	return Q42_OK;

@@ -56,6 +56,54 @@ static inline uint32_t q42_uc_tolower_ascii(uint32_t cpt)
 	return cpt;
 }
 
+/* BERT's normaliser (q42_unicode_norm.c, generated): simple lowercase
+ * pairs sorted by codepoint, ranges [first, last] whose canonical
+ * decomposition starts with one codepoint, and the ranges of nonspacing
+ * marks (Mn). */
+extern const uint32_t q42_uc_lower[][2];
+extern const size_t q42_uc_lower_n;
+extern const uint32_t q42_uc_nfd[][3];
+extern const size_t q42_uc_nfd_n;
+extern const uint32_t q42_uc_mn[][2];
+extern const size_t q42_uc_mn_n;
+
+/* Index of the last row of a sorted table (stride words a row) whose first
+ * word is <= cpt; n when there is none. */
+static inline size_t q42_uc_find(const uint32_t *tab, size_t n, size_t stride, uint32_t cpt)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (tab[mid * stride] <= cpt)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? n : lo - 1;
+}
+
+/* The simple lowercase of cpt (itself when it has none). */
+static inline uint32_t q42_uc_tolower(uint32_t cpt)
+{
+	const size_t i = q42_uc_find(&q42_uc_lower[0][0], q42_uc_lower_n, 2, cpt);
+	return i < q42_uc_lower_n && q42_uc_lower[i][0] == cpt ? q42_uc_lower[i][1] : cpt;
+}
+
+/* The first codepoint of cpt's canonical decomposition (itself when it
+ * has none), as llama.cpp's unicode_cpts_normalize_nfd gives it. */
+static inline uint32_t q42_uc_nfd_first(uint32_t cpt)
+{
+	const size_t i = q42_uc_find(&q42_uc_nfd[0][0], q42_uc_nfd_n, 3, cpt);
+	return i < q42_uc_nfd_n && cpt <= q42_uc_nfd[i][1] ? q42_uc_nfd[i][2] : cpt;
+}
+
+/* Whether cpt is a nonspacing mark (general category Mn). */
+static inline int q42_uc_is_mn(uint32_t cpt)
+{
+	const size_t i = q42_uc_find(&q42_uc_mn[0][0], q42_uc_mn_n, 2, cpt);
+	return i < q42_uc_mn_n && cpt <= q42_uc_mn[i][1];
+}
+
 /* Length of the UTF-8 sequence a lead byte announces (1 for continuation
  * bytes), as llama.cpp's unicode_len_utf8. */
 static inline size_t q42_utf8_len(uint8_t c)

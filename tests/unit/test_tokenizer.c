@@ -220,7 +220,7 @@ typedef struct suite {
 static suite suites[64];
 static size_t n_suites;
 
-static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2"};
+static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2", "bert-bge"};
 
 /* Vocabularies whose llama.cpp pre-tokenizer sets clean_spaces: their
  * decode tidies " ," " ." " 's" and so on, so an input holding those does
@@ -251,7 +251,7 @@ static void find_suites(void)
 	const char *dir = dir_env("Q42_TEST_VOCAB", NULL);
 	DIR *d;
 	struct dirent *e;
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof required_suites / sizeof required_suites[0]; i++) {
 		snprintf(suites[n_suites].name, sizeof suites[0].name, "%s", required_suites[i]);
 		suites[n_suites].required = true;
 		n_suites++;
@@ -318,7 +318,7 @@ static int suite_load(const suite *s, suite_data *sd)
 	if (load(&sd->L, s->gguf, NULL, &err) != Q42_OK) {
 		printf("# suite %s: %s\n", s->name, err.msg);
 		/* llama.cpp vocabularies of types q42 does not implement
-		 * (bert, t5, gemma4) are refused on purpose. */
+		 * (t5, gemma4) are refused on purpose. */
 		return (err.rc == Q42_EUNSUPPORTED && !s->required) ? 0 : -1;
 	}
 	sd->loaded_ok = true;
@@ -371,6 +371,14 @@ static void test_suite_roundtrip(void **state)
 	if (r < 0) {
 		suite_free(&sd);
 		fail_msg("suite %s could not be loaded", s->name);
+	}
+	if (q42_str_eq(sd.L.v.model, "bert")) {
+		/* WordPiece lowercases, strips accents, drops spaces and makes
+		 * unknown words [UNK]: its ids do not give the text back, and
+		 * llama.cpp checks no round trip for it either */
+		printf("# suite %s: WordPiece is not invertible, no round trip\n", s->name);
+		suite_free(&sd);
+		skip();
 	}
 	q42_buf_init(&b);
 	for (size_t i = 0; i < sd.n; i++) {

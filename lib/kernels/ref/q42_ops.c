@@ -73,6 +73,53 @@ void q42_op_rmsnorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, co
 	}
 }
 
+/* _mm512_reduce_add_ps of v[0..15]: halves added, then quarters, then
+ * pairs of pairs, then the last two. */
+static float reduce16(const float *v)
+{
+	float a[8], c[4];
+	for (int i = 0; i < 8; i++)
+		a[i] = v[i] + v[i + 8];
+	for (int i = 0; i < 4; i++)
+		c[i] = a[i] + a[i + 4];
+	return (c[0] + c[2]) + (c[1] + c[3]);
+}
+
+void q42_op_layernorm_rows(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
+			   const float *b, float eps)
+{
+	for (int64_t r = 0; r < n_rows; r++) {
+		const float *xr = x + (uint64_t)r * (uint64_t)n;
+		float *yr = y + (uint64_t)r * (uint64_t)n;
+		double sum = 0.0, sq = 0.0;
+		int64_t i = 0;
+		for (int64_t k = 0; k < n; k++)
+			sum += (double)xr[k];
+		const float mean = (float)sum / (float)n;
+		for (; i + 15 < n; i += 16) {
+			float v[16];
+			for (int k = 0; k < 16; k++) {
+				yr[i + k] = xr[i + k] - mean;
+				v[k] = yr[i + k] * yr[i + k];
+			}
+			sq += (double)reduce16(v);
+		}
+		for (; i < n; i++) {
+			yr[i] = xr[i] - mean;
+			sq += (double)(yr[i] * yr[i]);
+		}
+		const float variance = (float)(sq / (double)n);
+		const float scale = 1.0f / sqrtf(variance + eps);
+		for (int64_t k = 0; k < n; k++) {
+			yr[k] *= scale;
+			if (w != NULL)
+				yr[k] *= w[k];
+			if (b != NULL)
+				yr[k] += b[k];
+		}
+	}
+}
+
 void q42_op_softmax(int64_t n, float *y, const float *x)
 {
 	float max = -INFINITY;

