@@ -136,7 +136,7 @@ static void usage(FILE *f)
 	      "                          cascadelake, cannonlake, cooperlake) or ggml\n"
 	      "      --lora FILE[:SCALE] apply the LoRA adapter in FILE (llama.cpp's GGUF\n"
 	      "                          adapter) with SCALE (default 1; 0 leaves it out);\n"
-	      "                          repeatable, up to 16; CPU only\n"
+	      "                          repeatable, up to 16\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -603,9 +603,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
 	if (o->n_lora > 0 && (o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE))
 		return bad_usage("--lora applies to running the model, not to --tokenize or --detokenize");
-	if (o->n_lora > 0 && o->eo.backend == Q42_BACKEND_VULKAN)
-		return bad_usage("--lora: adapters run on the CPU only; the Vulkan backend does not"
-				 " apply them (use --backend cpu or auto)");
 	return EXIT_OK;
 }
 

@@ -26,6 +26,8 @@ enum q42_backend {
 	Q42_BACKEND_AUTO = 2,
 };
 
+struct q42_bound_lora;
+
 /* One bound tensor as the file holds it. */
 typedef struct q42_bound_weight {
 	const uint8_t *data;   /* NULL when the slot is empty */
@@ -37,7 +39,20 @@ typedef struct q42_bound_weight {
 	/* matrices: one row to f32 (the CPU's scalar reference; NULL when the
 	 * type has none) */
 	void (*dequant)(const void *src, float *dst, int64_t n);
+	/* matrices: the LoRA adapters on it, in the order they apply (NULL:
+	 * none) */
+	const struct q42_bound_lora *lora;
 } q42_bound_weight;
+
+/* One adapter's pair on a weight (engine/q42_engine.h, q42_engine_lora):
+ * the weight's product y = W.x becomes W.x + scale * B.(A.x), before any
+ * bias. On the token embedding A is [rank, n_vocab], its rows looked up. */
+typedef struct q42_bound_lora {
+	q42_bound_weight a;  /* [n_in, rank] */
+	q42_bound_weight b;  /* [rank, n_out] */
+	float scale;
+	const struct q42_bound_lora *next;
+} q42_bound_lora;
 
 typedef struct q42_bound_layer {
 	q42_bound_weight w[Q42_W_COUNT_]; /* only the per-layer slots are used */

@@ -754,6 +754,9 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 						 .matrix = w->k != NULL, .n_in = w->n_in,
 						 .n_out = w->n_out, .row_bytes = w->row_bytes,
 						 .dequant = w->k != NULL ? w->k->dequant : NULL};
+			int rc = q42_engine_lora_bound(e, w, bw, err);
+			if (rc != Q42_OK)
+				return rc;
 		}
 	for (uint32_t l = 0; l < e->n_layer; l++) {
 		e->bound_layers[l].n_head_kv = e->layers[l].n_head_kv;
@@ -764,11 +767,11 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 }
 
 /* The backend of o: the CPU, or o's backend given what bind_tensors bound
- * (AUTO without a GPU, or with adapters, stays on the CPU). */
+ * (AUTO without a GPU stays on the CPU). */
 static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 {
 	e->dev_top1 = -1;
-	if (o->backend == Q42_BACKEND_CPU || (o->backend == Q42_BACKEND_AUTO && e->n_lora_w > 0))
+	if (o->backend == Q42_BACKEND_CPU)
 		return Q42_OK;
 	if (o->backend != Q42_BACKEND_VULKAN && o->backend != Q42_BACKEND_AUTO)
 		return q42_err_set(err, Q42_EARG, "backend %d: expected cpu, vulkan or auto",

@@ -69,8 +69,8 @@ typedef struct q42_engine_opts {
 	const q42_backend_ops *backend_ops;
 	bool small_pages;   /* repacked weights and KV cache on 4 KiB pages only (default:
 			     * transparent huge pages where the kernel grants them) */
-	/* adapters, applied in this order (at most Q42_LORA_MAX); the CPU
-	 * runs them, backend VULKAN refuses them, AUTO stays on the CPU */
+	/* adapters, applied in this order (at most Q42_LORA_MAX); a
+	 * backend gets them in its binding (q42_bound_lora, q42_backend.h) */
 	const q42_engine_lora *lora;
 	uint32_t n_lora;
 } q42_engine_opts;

@@ -274,6 +274,7 @@ struct q42_engine {
 	void *be_state;
 	q42_bound_model bound;        /* what be was opened with */
 	q42_bound_layer *bound_layers;
+	q42_bound_lora *bound_lora;   /* n_lora_w, each linked from its bound weight */
 	int32_t dev_top1; /* device argmax of logits; -1 when not computed there */
 };
 
@@ -286,6 +287,9 @@ uint32_t q42_engine_act_slot(q42_engine *e, const q42_weight *w, bool *ok);
  * the A.x buffers. Q42_EFORMAT or Q42_EUNSUPPORTED naming the adapter and
  * tensor that do not fit. q42_engine_lora_free releases them. */
 int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
+/* The adapters as a backend sees them: e->bound_lora, each list linked
+ * from the bound weight (bw) of the weight w it adapts. */
+int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *bw, q42_err *err);
 void q42_engine_lora_free(q42_engine *e);
 
 /* K rows: per chunk of kv_chunk positions, each layer and kv head's rows

@@ -129,9 +129,6 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 			n += q42_lora_n_pairs(l);
 		e->lora[e->n_lora++] = o->lora[i];
 	}
-	if (n > 0 && o->backend == Q42_BACKEND_VULKAN)
-		return q42_err_set(err, Q42_EUNSUPPORTED,
-				   "LoRA adapters run on the CPU only: the Vulkan backend does not apply them (use --backend cpu)");
 	e->lora_w = calloc((size_t)(n ? n : 1), sizeof *e->lora_w);
 	if (e->lora_w == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory for %llu adapter tensors",
@@ -149,8 +146,31 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 	return Q42_OK;
 }
 
+static q42_bound_weight bound_of(const q42_weight *w)
+{
+	return (q42_bound_weight){.data = w->data, .dtype = w->dtype, .matrix = true,
+				  .n_in = w->n_in, .n_out = w->n_out, .row_bytes = w->row_bytes,
+				  .dequant = w->k->dequant};
+}
+
+int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *bw, q42_err *err)
+{
+	const q42_bound_lora **tail = &bw->lora;
+	if (e->n_lora_w > 0 && e->bound_lora == NULL &&
+	    (e->bound_lora = calloc(e->n_lora_w, sizeof *e->bound_lora)) == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	for (const q42_lora_w *lw = w->lora; lw != NULL; lw = lw->next) {
+		q42_bound_lora *bl = &e->bound_lora[lw - e->lora_w];
+		*bl = (q42_bound_lora){bound_of(&lw->a), bound_of(&lw->b), lw->scale, NULL};
+		*tail = bl;
+		tail = &bl->next;
+	}
+	return Q42_OK;
+}
+
 void q42_engine_lora_free(q42_engine *e)
 {
+	free(e->bound_lora);
 	for (uint32_t i = 0; i < e->n_lora_w; i++) {
 		free(e->lora_w[i].ax);
 		free(e->lora_w[i].axq);

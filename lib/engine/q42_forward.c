@@ -505,11 +505,19 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 }
 
 /* Products of the weights ws into ys[i] (no bias, no residual), three to
- * a job: the adapters' A factors. */
+ * a job: the adapters' A factors. A token's A factors are a few rows each
+ * (rank): the caller computes them, cheaper than waking the workers. */
 static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
 			 uint32_t n_tok)
 {
 	static const q42_weight none;
+	if (n_tok == 1) {
+		const uint64_t t0 = phase_start(e);
+		for (uint32_t i = 0; i < n; i++)
+			mm_rows(ws[i], &e->act[ws[i]->act], ys[i], 1, 0, ws[i]->n_out);
+		phase_end(e, Q42_PHASE_PRODUCTS, t0);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i += 3) {
 		struct mm_args m = {0};
 		for (uint32_t j = i; j < n && j < i + 3; j++)

@@ -1,11 +1,13 @@
-/* q42_lora.c -- open a LoRA adapter file and pair its tensors.
+/* q42_lora.c -- open a LoRA adapter (a GGUF file or a PEFT folder), pair
+ * its tensors, and merge a pair into a weight.
  *
  * Owns the adapter's validation as a file: the GGUF reader (through
- * q42_source) has checked every offset and size before this sees a
- * tensor; here the keys llama.cpp requires and the lora_a/lora_b pairing
- * are checked, as llama_adapter_lora_init checks them. Shapes against a
- * model are checked by q42_lora_pair_check, called by whoever knows the
- * model. Never prints.
+ * q42_source) or the Safetensors reader has checked every offset and size
+ * before this sees a tensor; here the keys llama.cpp requires, PEFT's
+ * options, the lora_a/lora_b pairing and the Hugging Face names are
+ * checked, as llama_adapter_lora_init and convert_lora_to_gguf.py check
+ * them. Shapes against a model are checked by q42_lora_pair_check, called
+ * by whoever knows the model. Never prints.
  */
 #include <jansson.h>
 #include <stdlib.h>

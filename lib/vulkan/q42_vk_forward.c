@@ -26,13 +26,25 @@
 #define FALLBACK_CHUNK_BYTES (8u << 20)
 #define MAX_DEVICES 64u
 
+struct vk_lora;
+
 /* A weight as the device holds it: its buffer, and the type and row
- * stride the kernels read (F16 for a fallback). */
+ * stride the kernels read (F16 for a fallback); the adapters on it. */
 typedef struct vk_weight {
 	q42_vk_buf *buf; /* NULL: the slot is empty */
 	uint32_t dtype;
 	uint64_t row_bytes;
+	struct vk_lora *lora;
 } vk_weight;
+
+/* One adapter's pair on the device: A as the file holds it (or F16), B
+ * as f32 with the pair's scale folded in, so that the product adds
+ * B'.(A.x) -- the CPU's scale * B.(A.x) up to rounding. */
+typedef struct vk_lora {
+	vk_weight a, b;
+	uint32_t rank;
+	struct vk_lora *next;
+} vk_lora;
 
 struct q42_vkf {
 	const q42_bound_model *e;
@@ -44,6 +56,11 @@ struct q42_vkf {
 	/* activations: n_batch rows each, as the CPU engine's of the same name */
 	q42_vk_buf *x, *xb, *q, *k, *v, *att, *ao, *hg, *hu;
 	q42_vk_buf *xl;     /* the last token's row, then its norm */
+	/* adapters: their pairs (n_lora), A.x (n_batch x the largest rank)
+	 * and B'.(A.x) (n_batch x the widest adapted output) */
+	vk_lora *lora;
+	uint32_t n_lora;
+	q42_vk_buf *lr, *lo;
 	q42_vk_buf *logits; /* n_vocab, device-local */
 	/* host-visible: ids in, the row to keep, argmax and logits out */
 	q42_vk_buf *ids, *sel, *top1, *logits_h;
@@ -147,20 +164,63 @@ static int upload_weight(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s
 	return rc;
 }
 
+/* The adapters on w onto the device, linked from out. */
+static int upload_lora(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s, uint32_t l,
+		       vk_weight *out, q42_err *err)
+{
+	char name[128];
+	vk_lora **tail = &out->lora;
+	int rc = Q42_OK;
+	q42_wslot_format(s, l, name, sizeof name);
+	if (w->lora != NULL && s == Q42_W_TOK_EMBD)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "vulkan: an adapter on %s runs on the CPU only (--backend cpu)", name);
+	for (const q42_bound_lora *bl = w->lora; bl != NULL && rc == Q42_OK; bl = bl->next) {
+		vk_lora *d = &f->lora[f->n_lora++];
+		const uint64_t r = (uint64_t)bl->b.n_in, no = (uint64_t)bl->b.n_out;
+		float *bs = malloc((size_t)(r * no) * sizeof *bs);
+		d->rank = (uint32_t)r;
+		rc = upload_weight(f, &bl->a, s, l, &d->a, err);
+		if (rc == Q42_OK && (bs == NULL || bl->b.dequant == NULL))
+			rc = q42_err_set(err, Q42_EUNSUPPORTED, "vulkan: tensor %s: adapter's lora_b cannot be read as f32",
+					 name);
+		for (uint64_t o = 0; rc == Q42_OK && o < no; o++) {
+			bl->b.dequant(bl->b.data + o * bl->b.row_bytes, bs + o * r, (int64_t)r);
+			for (uint64_t k = 0; k < r; k++)
+				bs[o * r + k] *= bl->scale;
+		}
+		if (rc == Q42_OK)
+			rc = buf_new(f, r * no, sizeof(float), Q42_VK_MEM_DEVICE, &d->b.buf, err);
+		if (rc == Q42_OK)
+			rc = q42_vk_buf_upload(f->vk, d->b.buf, 0, bs, r * no * sizeof(float), err);
+		free(bs);
+		d->b.dtype = Q42_DTYPE_F32;
+		d->b.row_bytes = r * sizeof(float);
+		*tail = d;
+		tail = &d->next;
+	}
+	return rc;
+}
+
 static int upload_weights(q42_vkf *f, q42_err *err)
 {
 	const q42_bound_model *e = f->e;
 	int rc = Q42_OK;
 
 	for (uint32_t s = 0; s < Q42_W_LAYER_FIRST_ && rc == Q42_OK; s++)
-		if (!(s == Q42_W_OUTPUT && e->tied))
+		if (!(s == Q42_W_OUTPUT && e->tied)) {
 			rc = upload_weight(f, &e->g[s], s, 0, &f->g[s], err);
+			if (rc == Q42_OK)
+				rc = upload_lora(f, &e->g[s], s, 0, &f->g[s], err);
+		}
 	if (rc == Q42_OK && e->tied) /* one buffer for both roles */
 		f->g[Q42_W_OUTPUT] = f->g[Q42_W_TOK_EMBD];
 	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++)
 		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_ && rc == Q42_OK; s++)
-			rc = upload_weight(f, &e->layers[l].w[s], s, l,
-					   &f->lw[(uint64_t)l * Q42_W_COUNT_ + s], err);
+			if ((rc = upload_weight(f, &e->layers[l].w[s], s, l,
+						&f->lw[(uint64_t)l * Q42_W_COUNT_ + s], err)) == Q42_OK)
+				rc = upload_lora(f, &e->layers[l].w[s], s, l,
+						 &f->lw[(uint64_t)l * Q42_W_COUNT_ + s], err);
 	if (rc == Q42_OK && f->n_fallbacks > 0) {
 		int p = snprintf(f->note, sizeof f->note,
 				 "%u weight matrices dequantized to f16 for Vulkan (no Vulkan kernel for",
@@ -173,6 +233,28 @@ static int upload_weights(q42_vkf *f, q42_err *err)
 			snprintf(f->note + p, sizeof f->note - (size_t)p, ")");
 	}
 	return rc;
+}
+
+/* The adapters' pairs on the model's weights; the largest rank and
+ * adapted output width into *rank and *width when not NULL. */
+static uint32_t lora_count(const q42_bound_model *e, uint64_t *rank, uint64_t *width)
+{
+	uint32_t n = 0;
+	uint64_t r = 0, w = 0;
+	for (uint32_t l = 0; l <= e->n_layer; l++)
+		for (uint32_t s = l < e->n_layer ? Q42_W_LAYER_FIRST_ : 0;
+		     s < (l < e->n_layer ? Q42_W_COUNT_ : Q42_W_LAYER_FIRST_); s++) {
+			const q42_bound_weight *bw = l < e->n_layer ? &e->layers[l].w[s] : &e->g[s];
+			for (const q42_bound_lora *bl = bw->lora; bl != NULL; bl = bl->next, n++) {
+				r = (uint64_t)bl->b.n_in > r ? (uint64_t)bl->b.n_in : r;
+				w = (uint64_t)bl->b.n_out > w ? (uint64_t)bl->b.n_out : w;
+			}
+		}
+	if (rank != NULL)
+		*rank = r;
+	if (width != NULL)
+		*width = w;
+	return n;
 }
 
 static int alloc_device(q42_vkf *f, q42_err *err)
@@ -219,6 +301,13 @@ static int alloc_device(q42_vkf *f, q42_err *err)
 		rc = buf_new(f, 2, sizeof(uint32_t), Q42_VK_MEM_HOST, &f->top1, err);
 	if (rc == Q42_OK)
 		rc = buf_new(f, e->n_vocab, F, Q42_VK_MEM_HOST, &f->logits_h, err);
+	if (rc == Q42_OK && f->n_lora > 0) {
+		uint64_t rank, width;
+		lora_count(e, &rank, &width);
+		rc = buf_new(f, B * rank, F, Q42_VK_MEM_DEVICE, &f->lr, err);
+		if (rc == Q42_OK)
+			rc = buf_new(f, B * width, F, Q42_VK_MEM_DEVICE, &f->lo, err);
+	}
 	return rc;
 }
 
@@ -320,7 +409,8 @@ static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, 
 	f->lw = calloc((size_t)e->n_layer * Q42_W_COUNT_, sizeof *f->lw);
 	f->kc = calloc(e->n_layer, sizeof *f->kc);
 	f->vc = calloc(e->n_layer, sizeof *f->vc);
-	if (f->lw == NULL || f->kc == NULL || f->vc == NULL) {
+	f->lora = calloc(lora_count(e, NULL, NULL) + 1, sizeof *f->lora);
+	if (f->lw == NULL || f->kc == NULL || f->vc == NULL || f->lora == NULL) {
 		rc = q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
 		goto fail;
 	}
@@ -379,7 +469,8 @@ void q42_vkf_close(q42_vkf *f)
 		return;
 	if (f->vk != NULL) {
 		q42_vk_buf *acts[] = {f->x, f->xb, f->q, f->k, f->v, f->att, f->ao, f->hg, f->hu,
-				      f->xl, f->logits, f->ids, f->sel, f->top1, f->logits_h};
+				      f->xl, f->logits, f->ids, f->sel, f->top1, f->logits_h,
+				      f->lr, f->lo};
 		for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
 			if (acts[i] != NULL)
 				q42_vk_buf_free(f->vk, acts[i]);
@@ -395,7 +486,14 @@ void q42_vkf_close(q42_vkf *f)
 		for (uint64_t i = 0; f->lw != NULL && i < (uint64_t)f->e->n_layer * Q42_W_COUNT_; i++)
 			if (f->lw[i].buf != NULL)
 				q42_vk_buf_free(f->vk, f->lw[i].buf);
+		for (uint32_t i = 0; i < f->n_lora; i++) {
+			if (f->lora[i].a.buf != NULL)
+				q42_vk_buf_free(f->vk, f->lora[i].a.buf);
+			if (f->lora[i].b.buf != NULL)
+				q42_vk_buf_free(f->vk, f->lora[i].b.buf);
+		}
 	}
+	free(f->lora);
 	q42_vk_ops_close(f->ops);
 	q42_vk_close(f->vk);
 	free(f->lw);
@@ -406,13 +504,35 @@ void q42_vkf_close(q42_vkf *f)
 
 /* ---- the pass ---------------------------------------------------------- */
 
-/* y (n x n_out) = x (n x n_in) W^T, plus the bias when the model has one. */
+/* y (n rows of n_out) += B'.(A.x) for each adapter on w, in order (as
+ * q42_forward.c's op_lora_down and op_lora_up). */
+static int op_lora(q42_vkf *f, const vk_weight *w, uint32_t n_in, uint32_t n_out, q42_vk_buf *x,
+		   uint32_t n, q42_vk_buf *y, q42_err *err)
+{
+	int rc = Q42_OK;
+	for (const vk_lora *d = w->lora; d != NULL && rc == Q42_OK; d = d->next) {
+		rc = q42_vk_op_matmul(f->ops, d->a.dtype, whole(d->a.buf), d->a.row_bytes, n_in,
+				      d->rank, whole(x), n, whole(f->lr), d->rank, err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_matmul(f->ops, d->b.dtype, whole(d->b.buf), d->b.row_bytes,
+					      d->rank, n_out, whole(f->lr), n, whole(f->lo), n_out, err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_add(f->ops, whole(y), whole(f->lo), whole(y), n * n_out,
+					   n * n_out, err);
+	}
+	return rc;
+}
+
+/* y (n x n_out) = x (n x n_in) W^T (+ the adapters' terms), plus the bias
+ * when the model has one. */
 static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_bound_weight *cw, q42_vk_buf *x,
 		     uint32_t n, q42_vk_buf *y, const vk_weight *bias, q42_err *err)
 {
 	const uint32_t n_out = (uint32_t)cw->n_out;
 	int rc = q42_vk_op_matmul(f->ops, w->dtype, whole(w->buf), w->row_bytes, (uint32_t)cw->n_in,
 				  n_out, whole(x), n, whole(y), n_out, err);
+	if (rc == Q42_OK)
+		rc = op_lora(f, w, (uint32_t)cw->n_in, n_out, x, n, y, err);
 	if (rc == Q42_OK && bias->buf != NULL)
 		rc = q42_vk_op_add(f->ops, whole(y), whole(bias->buf), whole(y), n * n_out, n_out,
 				   err);
@@ -507,6 +627,8 @@ static int head(q42_vkf *f, uint32_t n, q42_err *err)
 	if (rc == Q42_OK)
 		rc = q42_vk_op_matmul(f->ops, out->dtype, whole(out->buf), out->row_bytes, e->n_embd,
 				      e->n_vocab, whole(f->xb), 1, whole(f->logits), e->n_vocab, err);
+	if (rc == Q42_OK)
+		rc = op_lora(f, out, e->n_embd, e->n_vocab, f->xb, 1, f->logits, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_op_argmax(f->ops, whole(f->logits), e->n_vocab, whole(f->top1), err);
 	if (rc == Q42_OK)

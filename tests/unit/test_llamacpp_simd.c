@@ -470,6 +470,12 @@ static void test_rows_f32(void **state)
 	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 200, 21, 3);
 	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 100, 9, 1);
 	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 48, 5, 4);
+	/* a LoRA adapter's B (rank 16, 4, 2 values a row, all leftovers):
+	 * rows in lanes of 16 and 8 and a rest */
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 16, 37, 1);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 4, 45, 1);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 2, 16, 1);
+	check_shape(Q42_DTYPE_F32, Q42_LLAMACPP_CPU, 100, 41, 1);
 }
 
 /* BF16 (AVX-512 BF16 where the CPU has it): one token (groups of 16

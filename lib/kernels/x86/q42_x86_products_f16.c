@@ -496,18 +496,61 @@ A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, co
 
 /* ---- F32 weights -------------------------------------------------------- */
 
+/* The leftovers (elements np..n-1) of 16 or 8 rows at once, one row per
+ * lane, each lane's product then sum rounded as the scalar loop below
+ * rounds them (the lanes never mix): short rows, such as a LoRA adapter's
+ * B of rank 16, are all leftovers. Returns the rows done. */
+A5 static int64_t f32_vd_tail16_avx512(int64_t np, int64_t n, int64_t n_rows, const uint8_t *w,
+				       uint64_t w_stride, const float *x, float *y)
+{
+	int64_t r = 0;
+	if (w_stride > (1u << 26))
+		return 0;
+	const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+					       _mm512_set1_epi32((int)w_stride));
+	for (; r + 16 <= n_rows; r += 16) {
+		const uint8_t *base = w + (uint64_t)r * w_stride;
+		__m512 acc = _mm512_loadu_ps(y + r);
+		for (int64_t i = np; i < n; i++)
+			acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_i32gather_ps(idx, base + 4 * i, 1),
+							       _mm512_set1_ps(x[i])));
+		_mm512_storeu_ps(y + r, acc);
+	}
+	return r;
+}
+
+A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, const uint8_t *w,
+				     uint64_t w_stride, const float *x, float *y)
+{
+	int64_t r = 0;
+	if (w_stride > (1u << 26))
+		return 0;
+	const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+					       _mm256_set1_epi32((int)w_stride));
+	for (; r + 8 <= n_rows; r += 8) {
+		const uint8_t *base = w + (uint64_t)r * w_stride;
+		__m256 acc = _mm256_loadu_ps(y + r);
+		for (int64_t i = np; i < n; i++)
+			acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_i32gather_ps((const float *)(const void *)(base + 4 * i), idx, 1),
+							       _mm256_set1_ps(x[i])));
+		_mm256_storeu_ps(y + r, acc);
+	}
+	return r;
+}
+
 /* q42_llamacpp_dot_f32_vd for n_rows rows and one token: the whole 64-steps
  * by the attention kernel, then each row's leftovers, product then sum,
- * each rounded (intrinsics, which the compiler never contracts); several
- * tokens take the tinyBLAS lanes. Built for AVX-512 and for AVX2 over
- * their attention products. */
+ * each rounded (intrinsics, which the compiler never contracts), groups
+ * of rows in lanes; several tokens take the tinyBLAS lanes. Built for
+ * AVX-512 and for AVX2 over their attention products. */
 #define F32_ROWS(SUFFIX, ATTR)                                                                    \
 	ATTR static void f32_vd_rows_##SUFFIX(int64_t n, int64_t n_rows, const uint8_t *w,        \
 					      uint64_t w_stride, const float *x, float *y)        \
 	{                                                                                         \
 		const int64_t np = n & ~(int64_t)63;                                              \
 		q42_llamacpp_dot_f32_rows_##SUFFIX(np, n_rows, y, w, w_stride, x);                  \
-		for (int64_t r = 0; np < n && r < n_rows; r++) {                                  \
+		const int64_t r0 = np < n ? f32_vd_tail16_##SUFFIX(np, n, n_rows, w, w_stride, x, y) : 0; \
+		for (int64_t r = r0; np < n && r < n_rows; r++) {                                 \
 			const float *a = (const float *)(const void *)(w + (uint64_t)r * w_stride); \
 			float s = y[r];                                                           \
 			for (int64_t i = np; i < n; i++)                                          \
