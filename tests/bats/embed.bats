@@ -202,3 +202,14 @@ lines_with() {
 		[ "$a" = "$b" ]
 	done
 }
+
+@test "bench --embed: one line with texts/s and tokens/s over the lines of -f; no -f is a usage error" {
+	local m
+	need_model m tiny-gemma-embedding-f32.gguf
+	printf '%s\n' "Once upon a time" "The little dog" "How do I reset my password?" > "$BATS_TEST_TMPDIR/t"
+	run "$Q42RUN" -m "$m" --bench --embed -f "$BATS_TEST_TMPDIR/t" --reps 2 -t 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == "embed texts=3 tokens="*" reps=2 "*"texts_s_median="*"tok_s_median="*"arch=gemma-embedding" ]]
+	run "$Q42RUN" -m "$m" --bench --embed -p "hello"
+	[ "$status" -eq 2 ]
+}
