@@ -20,6 +20,9 @@
 /* SHA-256 of n bytes at p (a mapping or a buffer). Q42_ENOMEM/Q42_EIO-free
  * except when libcrypto fails (reported as Q42_EUNSUPPORTED). */
 Q42_API int q42_sha256(const void *p, uint64_t n, uint8_t out[Q42_SHA256_LEN], q42_err *err);
+/* SHA-256 of the concatenation a || b || c (a piece of length 0 may be NULL). */
+Q42_API int q42_sha256_parts(const void *a, uint64_t an, const void *b, uint64_t bn, const void *c,
+			     uint64_t cn, uint8_t out[Q42_SHA256_LEN], q42_err *err);
 
 /* SHA-256 of a file read sequentially ("-" = stdin). Q42_EIO on read failure. */
 Q42_API int q42_sha256_file(const char *path, uint8_t out[Q42_SHA256_LEN], q42_err *err);

@@ -2,28 +2,17 @@
  *
  * The recursions follow the RFC's definitions directly (MTH, PATH, PROOF);
  * their depth is at most 64. Over a leaf array a proof costs O(n) hashes;
- * over a node source (the volume's index) one fetch per level. Hashing goes through OpenSSL's EVP so the
- * same SHA-256 serves the volume format and the tree. See q42-volume(5).
+ * over a node source (the volume's index) one fetch per level. Hashing goes through q42_sha256_parts (OpenSSL's
+ * EVP), the same SHA-256 as the volume format's. See q42-volume(5).
  */
-#include <openssl/evp.h>
 #include <string.h>
+#include "formats/q42_digest.h"
 #include "wal/q42_merkle.h"
 
 static int hash2(uint8_t prefix, const void *a, uint64_t an, const void *b, uint64_t bn,
 		 q42_hash out, q42_err *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc = Q42_OK;
-	if (!ctx)
-		return q42_err_set(err, Q42_ENOMEM, "merkle: cannot allocate a digest context");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(ctx, &prefix, 1) != 1 ||
-	    (an > 0 && EVP_DigestUpdate(ctx, a, (size_t)an) != 1) ||
-	    (bn > 0 && EVP_DigestUpdate(ctx, b, (size_t)bn) != 1) ||
-	    EVP_DigestFinal_ex(ctx, out, NULL) != 1)
-		rc = q42_err_set(err, Q42_EUNSUPPORTED, "merkle: SHA-256 failed in libcrypto");
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	return q42_sha256_parts(&prefix, 1, a, an, b, bn, out, err);
 }
 
 int q42_merkle_leaf(const void *data, uint64_t n, q42_hash out, q42_err *err)
@@ -47,16 +36,7 @@ static uint64_t split_point(uint64_t n)
 
 static int empty_root(q42_hash out, q42_err *err)
 {
-	uint8_t none = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc = Q42_OK;
-	if (!ctx)
-		return q42_err_set(err, Q42_ENOMEM, "merkle: cannot allocate a digest context");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(ctx, &none, 0) != 1 || EVP_DigestFinal_ex(ctx, out, NULL) != 1)
-		rc = q42_err_set(err, Q42_EUNSUPPORTED, "merkle: SHA-256 failed in libcrypto");
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	return q42_sha256_parts(NULL, 0, NULL, 0, NULL, 0, out, err);
 }
 
 int q42_merkle_root(const q42_hash *leaves, uint64_t n, q42_hash out, q42_err *err)

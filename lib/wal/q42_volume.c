@@ -206,16 +206,8 @@ q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq)
  * equal digests mean an entry repeats its pending frame. */
 static int payload_digest(const uint8_t *p, uint32_t len, q42_hash out, q42_err *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc = Q42_OK;
-	if (!ctx)
-		return q42_err_set(err, Q42_ENOMEM, "cannot allocate a digest context");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, p, 16) != 1 ||
-	    EVP_DigestUpdate(ctx, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD) != 1 ||
-	    EVP_DigestFinal_ex(ctx, out, NULL) != 1)
-		rc = q42_err_set(err, Q42_EUNSUPPORTED, "SHA-256 failed in libcrypto");
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	return q42_sha256_parts(p, 16, p + Q42_VOL_ENTRY_HEAD, len - Q42_VOL_ENTRY_HEAD, NULL, 0,
+				out, err);
 }
 
 #define FRAME_FAIL(...)                                                                    \
@@ -331,7 +323,7 @@ static int check_entry(q42_volscan *s, uint64_t seq, uint64_t off, uint16_t type
 	if (review == Q42_VOL_NONE)
 		return Q42_OK;
 	q42_vol_pending *pd = review < seq ? q42_volscan_pending(s, review) : NULL;
-	if (!pd && s->partial && review < seq)
+	if (!pd && s->partial && !s->review_known && review < seq)
 		NEED_FULL();
 	if (!pd)
 		FRAME_FAIL("entry: review reference %llu is not a pending frame",
@@ -366,7 +358,7 @@ static int check_vote(q42_volscan *s, uint64_t seq, uint64_t off, const uint8_t 
 	if (!all_zero(p + 9, 7))
 		FRAME_FAIL("vote: reserved bytes 9..15 are not zero");
 	q42_vol_pending *pd = ps < seq ? q42_volscan_pending(s, ps) : NULL;
-	if (!pd && s->partial && ps < seq)
+	if (!pd && s->partial && !s->review_known && ps < seq)
 		NEED_FULL();
 	if (!pd)
 		FRAME_FAIL("vote: frame %llu is not a pending frame", (unsigned long long)ps);
@@ -445,10 +437,22 @@ void q42_volscan_resume(q42_volscan *s, uint64_t seq, uint64_t n_leaves, uint64_
 	memcpy(s->prev, fh, Q42_MERKLE_HASH_LEN);
 	s->range = *range;
 	s->partial = true;
+	s->review_known = false;
 	s->n_pending = 0;
 }
 
-int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)
+void q42_volscan_resume_review(q42_volscan *s, q42_vol_pending *pending, uint64_t n)
+{
+	free(s->pending);
+	s->pending = pending;
+	s->n_pending = s->cap_pending = n;
+	s->review_known = true;
+}
+
+/* fh, leaf: the frame's hash and (for an entry) leaf hash when the caller
+ * computed them from these bytes already, else NULL. */
+static int scan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, const uint8_t *fh,
+		      const uint8_t *leaf, q42_err *err)
 {
 	uint64_t seq = s->n_frames, off = s->end, total;
 	int rc;
@@ -519,15 +523,20 @@ int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err 
 	fr->leaf = Q42_VOL_NONE;
 	fr->pending = Q42_VOL_NONE;
 	s->last_kind = 0;
-	if ((rc = q42_sha256(f, total, fr->hash, err)) != Q42_OK)
+	if (fh)
+		memcpy(fr->hash, fh, Q42_MERKLE_HASH_LEN);
+	else if ((rc = q42_sha256(f, total, fr->hash, err)) != Q42_OK)
 		return rc;
 	if (type == Q42_VOL_F_ENTRY) {
 		uint64_t n = s->n_leaves;
 		if (!grow((void **)&s->kind, &s->cap_kind, n - s->kind_base + 1, 1))
 			return q42_err_set(err, Q42_ENOMEM, "%s: out of memory at frame %llu",
 					   s->name, (unsigned long long)seq);
-		if ((rc = q42_merkle_leaf(p, len, s->last_leaf, err)) != Q42_OK ||
-		    (rc = q42_merkle_range_push(&s->range, s->last_leaf, s->last_nodes,
+		if (leaf)
+			memcpy(s->last_leaf, leaf, Q42_MERKLE_HASH_LEN);
+		else if ((rc = q42_merkle_leaf(p, len, s->last_leaf, err)) != Q42_OK)
+			return rc;
+		if ((rc = q42_merkle_range_push(&s->range, s->last_leaf, s->last_nodes,
 						    &s->last_n_nodes, err)) != Q42_OK)
 			return rc;
 		s->kind[n - s->kind_base] = p[0];
@@ -629,4 +638,15 @@ out:
 	s.pending = NULL;
 	q42_volscan_free(&s);
 	return rc;
+}
+
+int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err)
+{
+	return scan_frame(s, f, avail, NULL, NULL, err);
+}
+
+int q42_volscan_frame_hashed(q42_volscan *s, const uint8_t *f, uint64_t avail,
+			     const q42_hash fh, const q42_hash leaf, q42_err *err)
+{
+	return scan_frame(s, f, avail, fh, leaf, err);
 }

@@ -162,6 +162,7 @@ typedef struct q42_volscan {
 	q42_vol_pending *pending;
 	uint64_t n_pending, cap_pending;
 	bool partial;          /* resumed at a checkpoint */
+	bool review_known;     /* ... with every pending frame before it (q42_volscan_resume_review) */
 	bool need_full;        /* stopped: this frame needs a scan from frame 0 */
 	bool short_frame;      /* the failing frame is cut off by the end of the input */
 	uint64_t bad_end;      /* end of the failing frame when its length was readable */
@@ -176,11 +177,20 @@ Q42_API int q42_volscan_header(q42_volscan *s, const uint8_t hdr[Q42_VOL_HEADER_
  * The config must have been scanned (frame 0). */
 Q42_API void q42_volscan_resume(q42_volscan *s, uint64_t seq, uint64_t n_leaves, uint64_t end,
 				const q42_hash fh, const q42_merkle_range *range);
+/* After q42_volscan_resume: the review state at the checkpoint is known,
+ * pending[0, n) (by seq; the scan takes ownership), so votes and reviewed
+ * entries after it are judged without frame 0. */
+Q42_API void q42_volscan_resume_review(q42_volscan *s, q42_vol_pending *pending, uint64_t n);
 /* Validate the frame at s->end, whose first avail bytes are f. Q42_OK: it
  * is accepted and described by s->last. Q42_EFORMAT: the message names the
  * frame ("NAME: frame 7 at offset 1234: ..."), short_frame says whether the
  * input ended inside it. Q42_ENOMEM, or Q42_EUNSUPPORTED with need_full. */
 Q42_API int q42_volscan_frame(q42_volscan *s, const uint8_t *f, uint64_t avail, q42_err *err);
+/* The same, with the frame's SHA-256 (fh) and, for an entry, its leaf
+ * hash (leaf) already computed from these bytes (by threads that hash
+ * frames ahead of the scan); everything else is checked as above. */
+Q42_API int q42_volscan_frame_hashed(q42_volscan *s, const uint8_t *f, uint64_t avail,
+				     const q42_hash fh, const q42_hash leaf, q42_err *err);
 /* The pending frame seq, or NULL. */
 Q42_API q42_vol_pending *q42_volscan_pending(const q42_volscan *s, uint64_t seq);
 Q42_API void q42_volscan_free(q42_volscan *s);

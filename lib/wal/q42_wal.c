@@ -27,6 +27,7 @@
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
 #include "wal/q42_walidx.h"
+#include "wal/q42_walrev.h"
 
 /* Append one frame (head, payload pieces, CRC) to buf; hash it. */
 static int frame_build(q42_buf *buf, uint16_t type, uint64_t seq, const q42_hash prev,
@@ -84,49 +85,84 @@ static int fsync_dir(const char *path, q42_err *err)
 	return rc;
 }
 
-int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err)
+int q42_wal_new_open(q42_wal_newfile *f, const char *path, q42_err *err)
 {
 	size_t tl = strlen(path) + 16;
-	char *tmp = malloc(tl);
-	int fd = -1, rc;
-	if (!tmp)
+	f->path = path;
+	f->fd = -1;
+	f->tmp = malloc(tl);
+	if (!f->tmp)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
-	/* Linked, not renamed, into place: link fails with EEXIST, so an
-	 * existing volume is never replaced, and the new one appears whole. */
-	snprintf(tmp, tl, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = q42_err_set(err, Q42_EIO, "%s: cannot create a temporary file: %s", path,
-				 strerror(errno));
-		free(tmp);
+	snprintf(f->tmp, tl, "%s.tmp.XXXXXX", path);
+	f->fd = mkstemp(f->tmp);
+	if (f->fd < 0) {
+		int rc = q42_err_set(err, Q42_EIO, "%s: cannot create a temporary file: %s", path,
+				     strerror(errno));
+		free(f->tmp);
+		f->tmp = NULL;
 		return rc;
 	}
+	if (fchmod(f->fd, 0644) != 0) {
+		int rc = q42_err_set(err, Q42_EIO, "%s: chmod: %s", f->tmp, strerror(errno));
+		q42_wal_new_abort(f);
+		return rc;
+	}
+	return Q42_OK;
+}
+
+int q42_wal_new_write(q42_wal_newfile *f, const void *data, uint64_t n, q42_err *err)
+{
 	const uint8_t *p = data;
 	uint64_t done = 0;
-	rc = Q42_OK;
-	if (fchmod(fd, 0644) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: chmod: %s", tmp, strerror(errno));
-	while (rc == Q42_OK && done < n) {
-		ssize_t k = write(fd, p + done, (size_t)(n - done));
+	while (done < n) {
+		ssize_t k = write(f->fd, p + done, (size_t)(n - done));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			rc = q42_err_set(err, Q42_EIO, "%s: write: %s", tmp,
-					 k < 0 ? strerror(errno) : "wrote nothing");
-		else
-			done += (uint64_t)k;
+			return q42_err_set(err, Q42_EIO, "%s: write: %s", f->tmp,
+					   k < 0 ? strerror(errno) : "wrote nothing");
+		done += (uint64_t)k;
 	}
-	if (rc == Q42_OK && fsync(fd) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", tmp, strerror(errno));
-	if (rc == Q42_OK && link(tmp, path) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s",
-				 path, strerror(errno));
+	return Q42_OK;
+}
+
+int q42_wal_new_commit(q42_wal_newfile *f, q42_err *err)
+{
+	int rc = Q42_OK;
+	if (fsync(f->fd) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", f->tmp, strerror(errno));
+	/* Linked, not renamed, into place: link fails with EEXIST, so an
+	 * existing volume is never replaced, and the new one appears whole. */
+	if (rc == Q42_OK && link(f->tmp, f->path) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s", f->path, strerror(errno));
 	if (rc == Q42_OK)
-		rc = fsync_dir(path, err);
-	close(fd);
-	unlink(tmp);
-	free(tmp);
+		rc = fsync_dir(f->path, err);
+	q42_wal_new_abort(f);
 	return rc;
+}
+
+void q42_wal_new_abort(q42_wal_newfile *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->tmp);
+	}
+	free(f->tmp);
+	f->tmp = NULL;
+	f->fd = -1;
+}
+
+int q42_wal_write_new(const char *path, const void *data, uint64_t n, q42_err *err)
+{
+	q42_wal_newfile f;
+	int rc = q42_wal_new_open(&f, path, err);
+	if (rc != Q42_OK)
+		return rc;
+	if ((rc = q42_wal_new_write(&f, data, n, err)) != Q42_OK) {
+		q42_wal_new_abort(&f);
+		return rc;
+	}
+	return q42_wal_new_commit(&f, err);
 }
 
 int q42_wal_create(const char *path, const q42_vol_config *cfg, q42_err *err)
@@ -229,21 +265,23 @@ static int open_collect(void *arg, const q42_volscan *s, const uint8_t *frame, q
 	return Q42_OK;
 }
 
-/* The bindings before the checkpoint: a chain through the index records
- * (each names the latest binding at or before it). */
+/* The bindings before the entries the open scan read (it started after
+ * kind_base entries): a chain through the index records (each names the
+ * latest binding at or before it). */
 static int bindings_before(q42_wal *w, q42_err *err)
 {
 	q42_walopen *st = w->st;
 	q42_walidx_rec r;
 	uint64_t n_old = 0, cap = 0, *old = NULL;
+	uint64_t base = st->scan.kind_base;
 	int rc = Q42_OK;
-	if (st->rescanned || st->trusted == 0)
+	if (base == 0)
 		return Q42_OK;
-	if ((rc = q42_walidx_read(&st->idx, st->trusted - 1, &r, err)) != Q42_OK)
+	if ((rc = q42_walidx_read(&st->idx, base - 1, &r, err)) != Q42_OK)
 		return rc;
 	uint64_t b = r.binding;
 	while (b != Q42_VOL_NONE) {
-		if (b >= st->trusted || n_old >= st->trusted) {
+		if (b >= base || n_old >= base) {
 			rc = q42_err_set(err, Q42_EFORMAT, "%s: binding chain names entry %llu",
 					 st->idx.path, (unsigned long long)b);
 			goto out;
@@ -335,8 +373,27 @@ static int wal_open(q42_wal *w, const char *path, uint32_t sync, bool nowait, in
 		if (rc != Q42_OK)
 			goto fail;
 	}
-	/* What the scan kept (leaf kinds, pending frames) is not needed to append. */
-	q42_volscan_free(&w->st->scan);
+	if (w->config.n_keys == 0) {
+		/* What the scan kept (leaf kinds) is not needed to append. */
+		q42_volscan_free(&w->st->scan);
+		return Q42_OK;
+	}
+	/* A volume with review keys: votes need every pending frame's state.
+	 * Without a matching VOL.rev, read the frames once from 0; the state
+	 * is saved at close, so the next writer starts from it. */
+	if (w->st->scan.partial && !w->st->scan.review_known) {
+		q42_volscan all;
+		rc = q42_wal_scan_all(&all, w->fd, w->path, w->size, NULL, NULL, err);
+		if (rc != Q42_OK) {
+			q42_volscan_free(&all);
+			goto fail;
+		}
+		q42_volscan_free(&w->st->scan);
+		w->st->scan = all;
+		w->st->rev_seq = Q42_VOL_NONE;
+	}
+	w->st->scan.name = w->path;
+	w->review = true;
 	return Q42_OK;
 fail:
 	q42_wal_close(w, NULL);
@@ -489,6 +546,24 @@ static void index_batch(q42_wal *w)
 	w->n_staged = 0;
 }
 
+/* After a batch reached the file: take its frames through the review
+ * state by the readers' own rules. Should that ever fail, the state and
+ * its file are dropped, and the next writer reads the frames from 0. */
+static void review_advance(q42_wal *w)
+{
+	q42_volscan *s = &w->st->scan;
+	q42_err e;
+	uint64_t off = 0;
+	while (w->review && off < w->batch.len) {
+		uint64_t total = Q42_VOL_FRAME_OVERHEAD + (uint64_t)q42_ld32(w->batch.data + off);
+		if (q42_volscan_frame(s, w->batch.data + off, w->batch.len - off, &e) != Q42_OK) {
+			w->review = false;
+			q42_walrev_remove(w->path);
+		}
+		off += total;
+	}
+}
+
 int q42_wal_flush(q42_wal *w, q42_err *err)
 {
 	if (w->broken)
@@ -514,6 +589,8 @@ int q42_wal_flush(q42_wal *w, q42_err *err)
 	w->size += done;
 	if (done)
 		w->unsynced = true;
+	if (w->review)
+		review_advance(w);
 	q42_buf_reset(&w->batch);
 	if (w->sync == Q42_WAL_SYNC_FULL && w->unsynced) {
 		if (fsync(w->fd) != 0) {
@@ -536,6 +613,12 @@ int q42_wal_close(q42_wal *w, q42_err *err)
 		if (rc == Q42_OK && w->unsynced && w->sync == Q42_WAL_SYNC_NORMAL &&
 		    fsync(w->fd) != 0)
 			rc = q42_err_set(err, Q42_EIO, "%s: fsync: %s", w->path, strerror(errno));
+		/* Derived data, written while the lock is held: a failure only
+		 * costs the next writer a read from frame 0. */
+		q42_err e;
+		if (rc == Q42_OK && w->review && w->st->scan.n_frames - 1 != w->st->rev_seq &&
+		    q42_walrev_save(w->path, &w->st->scan, &e) != Q42_OK)
+			q42_walrev_remove(w->path);
 	}
 	if (w->st) {
 		q42_wal_scan_close(w->st);

@@ -69,6 +69,7 @@ typedef struct q42_wal {
 	q42_wal_batch_entry *staged;
 	uint64_t n_bindings, cap_bindings;
 	q42_wal_binding *bindings;
+	bool review;            /* the volume has review keys: st->scan holds its review state */
 	bool unsynced;          /* written since the last fsync */
 	bool broken;            /* a write failed: nothing more may be appended */
 } q42_wal;
@@ -197,6 +198,20 @@ Q42_API int q42_wal_reader_consistency(q42_wal_reader *r, uint64_t n, uint64_t m
 				       q42_hash proof[Q42_MERKLE_MAX_CONSISTENCY],
 				       uint32_t *len, q42_err *err);
 
+/* pending: the review state of every pending frame, read from VOL.rev and
+ * the frames after the frame it names when it matches the volume, from
+ * every frame (streamed) otherwise. */
+typedef struct q42_wal_review {
+	uint32_t quorum;       /* of the config frame; 0: the volume has no review keys */
+	uint64_t n_pending;
+	q42_vol_pending *pending; /* by seq; q42_wal_review_free */
+	bool from_state;       /* started from VOL.rev (else every frame was read) */
+	bool in_progress;      /* a writer holds the lock and the tail was ignored */
+	uint64_t ignored;
+} q42_wal_review;
+Q42_API int q42_wal_review_read(const char *path, q42_wal_review *rv, q42_err *err);
+Q42_API void q42_wal_review_free(q42_wal_review *rv);
+
 /* verify: every frame from 0, with bounded memory (one frame or 1 MiB of
  * buffer, one byte per entry, one record per pending frame), and the index
  * record by record against them. */
@@ -215,6 +230,8 @@ typedef struct q42_wal_verify_report {
 	uint64_t idx_records;  /* records of VOL.idx that match the frames */
 	bool idx_bad;          /* a CRC-valid record contradicts the frames */
 	char idx_msg[Q42_ERR_MSG_MAX];
+	bool rev_bad;          /* VOL.rev passes its checks but contradicts the frames */
+	char rev_msg[Q42_ERR_MSG_MAX]; /* what is wrong with VOL.rev, or empty */
 } q42_wal_verify_report;
 /* progress(arg, bytes done, bytes total), at most every 16 MiB. at: also
  * the root of the first `at` entries (Q42_VOL_NONE: none). */
@@ -246,6 +263,28 @@ Q42_API int q42_wal_import(const char *archive_path, const char *dest, uint64_t 
  * model. The P64 is validated completely first (Q42_EFORMAT otherwise). */
 Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err);
 
+/* The same, binding the model with LoRA adapters it is run with (q42run
+ * --lora): for adapter i (path, scale), in order, the statements
+ * lora -> <urn:sha256:P64HEX#lora/i> with adapter (its file's SHA-256 as
+ * <urn:sha256:HEX>), scale, alpha and order, and loraSet, the
+ * q42_wal_lora_set of the list (q42-volume(5), "Binding entries"). Each
+ * adapter must be one (formats/q42_lora.h) for the P64's architecture
+ * whose pairs fit its tensors: Q42_EFORMAT naming the adapter and tensor
+ * otherwise, Q42_EIO when it cannot be read. */
+typedef struct q42_wal_lora {
+	const char *path;
+	float scale;
+} q42_wal_lora;
+Q42_API int q42_wal_binding_body_lora(const char *p64_path, const q42_wal_lora *lora,
+				      uint32_t n_lora, q42_buf *body, q42_err *err);
+/* The lower-case hex SHA-256 of the text that names an adapter list: per
+ * adapter, in order, its file's lower-case hex SHA-256, one space, its
+ * scale as C's "%.9g" of the float, '\n' (the empty text for none). What
+ * a binding states as loraSet and what verify computes from a record's
+ * model.lora. */
+Q42_API int q42_wal_lora_set(const char *const *sha256_hex, const float *scale, uint32_t n,
+			     char out[65], q42_err *err);
+
 /* verify --head (q42_walcheck.c): the tree head in the JSON file head_path
  * ({"size", "root"[, "key", "signature"]}, q42-volume(5)) must be the
  * size and root of r's first size entries, and its Ed25519 signature, when
@@ -256,7 +295,9 @@ Q42_API int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const c
 			       q42_err *err);
 
 /* verify --outputs: each record names a binding (by ref) whose P64 or
- * source digest must be the model the record names. fn is called once per
+ * source digest must be the model the record names, and whose adapters
+ * (loraSet, q42_wal_binding_body_lora) must be those the record names
+ * (model.lora), none for none. fn is called once per
  * record in order, with the binding's entry and source digest (hex; NULL
  * and Q42_VOL_NONE when unbound); *bad receives the records that are not
  * bound. Entries are read one at a time through r. */

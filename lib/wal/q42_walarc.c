@@ -4,9 +4,10 @@
  * An archive holds volume.q42 and head.json (its tree head). Export only
  * writes a volume that verifies (streamed, then copied through one
  * buffer; the index is not exported: the importer's writers rebuild it);
- * import verifies the volume (and that the
- * head matches it) completely in memory before creating anything, and it
- * never replaces an existing volume. Nothing here prints.
+ * import streams the volume into a temporary file beside the target,
+ * verifies it there (streamed, bounded memory) and that the head matches
+ * it, and only then links it into place; it never replaces an existing
+ * volume. Nothing here prints.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -25,8 +26,7 @@
 
 #define ARC_VOLUME "volume.q42"
 #define ARC_HEAD "head.json"
-/* Caps on what import reads into memory. */
-#define ARC_MAX_VOLUME (UINT64_C(1) << 32)
+/* Cap on the tree head import reads into memory. */
 #define ARC_MAX_HEAD 4096u
 #define ARC_CHUNK (1u << 20)
 
@@ -196,16 +196,50 @@ static int read_member(struct archive *a, struct archive_entry *e, uint64_t cap,
 	return Q42_OK;
 }
 
+/* Copy the current member into a new temporary file beside dest. */
+static int copy_member(struct archive *a, const char *name, q42_wal_newfile *nf,
+		       const char *dest, uint64_t *n, q42_err *err)
+{
+	uint8_t *buf = malloc(ARC_CHUNK);
+	int rc;
+	*n = 0;
+	if (!buf)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	if ((rc = q42_wal_new_open(nf, dest, err)) != Q42_OK) {
+		free(buf);
+		return rc;
+	}
+	for (;;) {
+		la_ssize_t k = archive_read_data(a, buf, ARC_CHUNK);
+		if (k < 0) {
+			rc = q42_err_set(err, Q42_EFORMAT, "archive: %s: %s", name,
+					 archive_error_string(a));
+			break;
+		}
+		if (k == 0)
+			break;
+		if ((rc = q42_wal_new_write(nf, buf, (uint64_t)k, err)) != Q42_OK)
+			break;
+		*n += (uint64_t)k;
+	}
+	free(buf);
+	if (rc != Q42_OK)
+		q42_wal_new_abort(nf);
+	return rc;
+}
+
 int q42_wal_import(const char *archive_path, const char *dest, uint64_t *size, q42_hash root,
 		   q42_err *err)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
-	uint8_t *vol = NULL, *head = NULL;
+	uint8_t *head = NULL;
 	uint64_t vol_n = 0, head_n = 0;
-	q42_volume v;
+	q42_wal_newfile nf = {.fd = -1};
+	q42_volscan s;
+	bool have_vol = false;
 	int rc = Q42_OK;
-	memset(&v, 0, sizeof v);
+	memset(&s, 0, sizeof s);
 	if (!a)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
 	archive_read_support_filter_all(a);
@@ -225,29 +259,34 @@ int q42_wal_import(const char *archive_path, const char *dest, uint64_t *size, q
 		}
 		const char *name = archive_entry_pathname(e);
 		bool is_vol = name && !strcmp(name, ARC_VOLUME), is_head = name && !strcmp(name, ARC_HEAD);
-		if ((is_vol && vol) || (is_head && head)) {
+		if ((is_vol && have_vol) || (is_head && head)) {
 			rc = q42_err_set(err, Q42_EFORMAT, "%s: %s appears twice", archive_path, name);
 			goto fail;
 		}
-		if (is_vol)
-			rc = read_member(a, e, ARC_MAX_VOLUME, &vol, &vol_n, err);
-		else if (is_head)
+		if (is_vol) {
+			rc = copy_member(a, name, &nf, dest, &vol_n, err);
+			have_vol = rc == Q42_OK;
+		} else if (is_head) {
 			rc = read_member(a, e, ARC_MAX_HEAD, &head, &head_n, err);
+		}
 		if (rc != Q42_OK) {
-			q42_err_prefix(err, "%s", archive_path);
+			if (rc != Q42_EIO)
+				q42_err_prefix(err, "%s", archive_path);
 			goto fail;
 		}
 	}
-	if (!vol) {
+	if (!have_vol) {
 		rc = q42_err_set(err, Q42_EFORMAT, "%s: no %s member", archive_path, ARC_VOLUME);
 		goto fail;
 	}
-	if ((rc = q42_volume_parse(&v, vol, vol_n, ARC_VOLUME, err)) != Q42_OK) {
+	/* Every frame, from the copy, as verify reads a volume. */
+	rc = q42_wal_scan_all(&s, nf.fd, ARC_VOLUME, vol_n, NULL, NULL, err);
+	if (rc != Q42_OK) {
 		q42_err_prefix(err, "%s", archive_path);
 		goto fail;
 	}
-	*size = v.n_leaves;
-	if ((rc = q42_volume_root(&v, v.n_leaves, root, err)) != Q42_OK)
+	*size = s.n_leaves;
+	if ((rc = q42_merkle_range_root(&s.range, root, err)) != Q42_OK)
 		goto fail;
 	if (head) {
 		json_error_t je;
@@ -255,21 +294,21 @@ int q42_wal_import(const char *archive_path, const char *dest, uint64_t *size, q
 		json_t *hs = h ? json_object_get(h, "size") : NULL, *hr = h ? json_object_get(h, "root") : NULL;
 		uint8_t want[32];
 		bool ok = json_is_integer(hs) && json_is_string(hr) &&
-			  (uint64_t)json_integer_value(hs) == v.n_leaves &&
+			  (uint64_t)json_integer_value(hs) == s.n_leaves &&
 			  q42_hex_decode(json_string_value(hr), want, 32, NULL) == Q42_OK &&
 			  !memcmp(want, root, 32);
 		json_decref(h);
 		if (!ok) {
 			rc = q42_err_set(err, Q42_EFORMAT,
 					 "%s: %s does not match the volume (size %llu)", archive_path,
-					 ARC_HEAD, (unsigned long long)v.n_leaves);
+					 ARC_HEAD, (unsigned long long)s.n_leaves);
 			goto fail;
 		}
 	}
-	rc = q42_wal_write_new(dest, vol, vol_n, err);
+	rc = q42_wal_new_commit(&nf, err);
 fail:
-	q42_volume_free(&v);
-	free(vol);
+	q42_wal_new_abort(&nf);
+	q42_volscan_free(&s);
 	free(head);
 	archive_read_free(a);
 	return rc;

@@ -42,6 +42,8 @@ typedef struct q42_walidx {
 	char *path;
 	bool writable;
 	uint64_t n;             /* records present by size; after q42_wal_scan_open: trusted */
+	uint8_t *ahead;         /* read-ahead for a reader going through it in order */
+	uint64_t ahead_off, ahead_len, ahead_cap;
 } q42_walidx;
 
 /* Open VOL.idx for the volume whose header hashes to vol_hh. An absent
@@ -49,13 +51,22 @@ typedef struct q42_walidx {
  * (x->fd -1) for a reader; a writer starts it afresh. */
 int q42_walidx_open(q42_walidx *x, const char *vol_path, bool write, const q42_hash vol_hh,
 		    q42_err *err);
+/* The 64-byte header of a file derived from the volume whose header
+ * hashes to vol_hh (the index, the review state): magic, version, size
+ * 64, flags 0, vol_hh, zeros, CRC-32C of bytes 0..59. */
+void q42_wal_sidecar_header(const char magic[4], uint32_t version, const q42_hash vol_hh,
+			    uint8_t out[64]);
 /* Offset of entry i's record. */
 uint64_t q42_walidx_rec_off(uint64_t i);
 /* Read and CRC-check record i. Q42_EFORMAT names the index file, the
  * record, its offset and the stored and computed CRC. */
-int q42_walidx_read(const q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err);
+int q42_walidx_read(q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err);
 /* Append records (x->n, x->n + count) with one write; never fsynced here. */
 int q42_walidx_append(q42_walidx *x, const q42_walidx_rec *recs, uint64_t count, q42_err *err);
+/* Read the index through a buffer of cap bytes from now on (a reader
+ * that reads every record in order, as verify does: one read per buffer
+ * instead of one per record). Never for a writer's index. */
+void q42_walidx_read_ahead(q42_walidx *x, uint64_t cap);
 /* Cut the index to its first n records. */
 int q42_walidx_truncate(q42_walidx *x, uint64_t n, q42_err *err);
 void q42_walidx_close(q42_walidx *x);
@@ -80,6 +91,7 @@ typedef struct q42_walopen {
 	bool tail_bad;          /* a frame after the checkpoint failed: err says which */
 	bool rescanned;         /* the frames were read from frame 0 */
 	bool idx_failed;        /* an index record failed a check during the scan */
+	uint64_t rev_seq;       /* the scan continued from VOL.rev's state after this frame; else NONE */
 } q42_walopen;
 
 enum q42_walscan_mode {
@@ -91,7 +103,10 @@ enum q42_walscan_mode {
 /* Validate the header and config frame of the volume open on fd, find the
  * checkpoint in path's index (mode: enum q42_walscan_mode; a writer
  * appends a record for every entry after the checkpoint), and validate
- * every frame after it. A frame that fails stops the scan: Q42_EFORMAT, tail_bad set,
+ * every frame after it. For a volume with review keys, a review state file
+ * (q42_walrev.h) that matches a frame the index covers is a better start:
+ * the scan continues from it with the review state known
+ * (o->scan.review_known). A frame that fails stops the scan: Q42_EFORMAT, tail_bad set,
  * *o still describes the valid prefix. fn may be NULL. */
 int q42_wal_scan_open(q42_walopen *o, int fd, const char *path, int mode, q42_walscan_fn fn,
 		      void *arg, q42_err *err);

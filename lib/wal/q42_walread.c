@@ -25,6 +25,7 @@
 #include "wal/q42_wal.h"
 #include "wal/q42_wal_impl.h"
 #include "wal/q42_walidx.h"
+#include "wal/q42_walrev.h"
 
 bool q42_wal_writer_active(const char *path)
 {
@@ -128,6 +129,52 @@ void q42_wal_reader_close(q42_wal_reader *r)
 const uint8_t *q42_wal_reader_id(const q42_wal_reader *r)
 {
 	return r->st->scan.id;
+}
+
+int q42_wal_review_read(const char *path, q42_wal_review *rv, q42_err *err)
+{
+	q42_walopen st;
+	int rc;
+	memset(rv, 0, sizeof *rv);
+	memset(&st, 0, sizeof st);
+	st.idx.fd = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return q42_err_set(err, Q42_EIO, "%s: cannot open: %s", path, strerror(errno));
+	rc = q42_wal_scan_open(&st, fd, path, Q42_WALSCAN_READ, NULL, NULL, err);
+	if (rc == Q42_EFORMAT && st.header_ok && st.tail_bad && q42_wal_writer_active(path)) {
+		rv->in_progress = true;
+		rv->ignored = st.size - st.scan.end;
+		rc = Q42_OK;
+	}
+	if (rc != Q42_OK)
+		goto out;
+	if (st.scan.config.n_keys > 0 && st.scan.partial && !st.scan.review_known) {
+		/* No usable VOL.rev: the votes may be anywhere before the checkpoint. */
+		q42_volscan all;
+		rc = q42_wal_scan_all(&all, fd, path, st.scan.end, NULL, NULL, err);
+		if (rc != Q42_OK) {
+			q42_volscan_free(&all);
+			goto out;
+		}
+		q42_volscan_free(&st.scan);
+		st.scan = all;
+	}
+	rv->quorum = st.scan.config.quorum;
+	rv->from_state = st.rev_seq != Q42_VOL_NONE;
+	rv->pending = st.scan.pending;
+	rv->n_pending = st.scan.n_pending;
+	st.scan.pending = NULL;
+out:
+	q42_wal_scan_close(&st);
+	close(fd);
+	return rc;
+}
+
+void q42_wal_review_free(q42_wal_review *rv)
+{
+	free(rv->pending);
+	memset(rv, 0, sizeof *rv);
 }
 
 /* Read every frame from 0 (up to what open validated) and serve every
@@ -322,7 +369,43 @@ typedef struct verify_ctx {
 	q42_wal_progress_fn progress;
 	void *arg;
 	q42_wal_verify_report *rep;
+	q42_walrev rev;
+	uint32_t rev_status;   /* enum q42_walrev_status */
+	bool rev_checked;
 } verify_ctx;
+
+/* VOL.rev against the state the frames give after the frame it names. */
+static void verify_review(verify_ctx *c, const q42_volscan *s)
+{
+	const q42_walrev *rv = &c->rev;
+	const char *what = NULL;
+	c->rev_checked = true;
+	if (rv->offset != s->last.offset || rv->end != s->end || memcmp(rv->hash, s->prev, 32) != 0)
+		what = "its frame (offset, end or hash)";
+	else if (rv->n_leaves != s->n_leaves)
+		what = "the entry count";
+	else if (rv->n_pending != s->n_pending)
+		what = "the number of pending frames";
+	for (uint64_t i = 0; !what && i < rv->n_pending; i++) {
+		const q42_vol_pending *a = &rv->pending[i], *b = &s->pending[i];
+		if (a->seq != b->seq || a->state != b->state || a->approvals != b->approvals ||
+		    a->rejections != b->rejections || a->voted != b->voted || a->leaf != b->leaf ||
+		    a->offset != b->offset || a->length != b->length ||
+		    memcmp(a->hash, b->hash, 32) != 0 || memcmp(a->digest, b->digest, 32) != 0) {
+			snprintf(c->rep->rev_msg, sizeof c->rep->rev_msg,
+				 "%s.rev: pending frame %llu differs from the frames", c->path,
+				 (unsigned long long)b->seq);
+			c->rep->rev_bad = true;
+			return;
+		}
+	}
+	if (what) {
+		snprintf(c->rep->rev_msg, sizeof c->rep->rev_msg,
+			 "%s.rev: state after frame %llu: %s differs from the frames", c->path,
+			 (unsigned long long)rv->seq, what);
+		c->rep->rev_bad = true;
+	}
+}
 
 static void idx_problem(verify_ctx *c, bool bad, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -404,11 +487,18 @@ static int verify_frame(void *arg, const q42_volscan *s, const uint8_t *frame, q
 			if (rc != Q42_OK)
 				return rc;
 			c->idx_open = true;
+			q42_walidx_read_ahead(&c->idx, UINT64_C(1) << 20);
+			rc = q42_walrev_load(c->path, s->header_hash, s->config.n_keys, &c->rev,
+					     &c->rev_status, err);
+			if (rc != Q42_OK)
+				return rc;
 		}
 		return Q42_OK;
 	}
 	if (s->last.type == Q42_VOL_F_ENTRY)
 		verify_record(c, s);
+	if (c->rev_status == Q42_REV_FOUND && !c->rev_checked && s->n_frames - 1 == c->rev.seq)
+		verify_review(c, s);
 	if (c->progress && s->end - c->reported >= VERIFY_PROGRESS_BYTES) {
 		c->reported = s->end;
 		c->progress(c->arg, s->end, c->size);
@@ -455,6 +545,15 @@ int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress, 
 	s.pending = NULL;
 	if ((rc = q42_merkle_range_root(&s.range, rep->root, err)) != Q42_OK)
 		goto out;
+	if (c.rev_status == Q42_REV_DAMAGED)
+		snprintf(rep->rev_msg, sizeof rep->rev_msg,
+			 "%s.rev: damaged or of another volume (ignored; the next writer rewrites it)",
+			 path);
+	else if (c.rev_status == Q42_REV_FOUND && !c.rev_checked && !rep->in_progress)
+		snprintf(rep->rev_msg, sizeof rep->rev_msg,
+			 "%s.rev: names frame %llu, the volume has %llu frames (stale after a "
+			 "recovery; the next writer rewrites it)", path,
+			 (unsigned long long)c.rev.seq, (unsigned long long)s.n_frames);
 	if (!c.idx_done && c.idx.fd >= 0 && c.idx.n > s.n_leaves && !rep->in_progress)
 		snprintf(rep->idx_msg, sizeof rep->idx_msg,
 			 "%s: %llu records for %llu entries (stale after a recovery; the next "
@@ -463,6 +562,7 @@ int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress, 
 out:
 	q42_volscan_free(&s);
 	q42_walidx_close(&c.idx);
+	q42_walrev_free(&c.rev);
 	close(fd);
 	return rc;
 }

@@ -179,15 +179,12 @@ int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pe
 {
 	const q42_vol_config *cfg = &w->config;
 	uint8_t key[Q42_VOL_ED25519_KEY_LEN], msg[Q42_VOL_VOTE_MSG_LEN], payload[Q42_VOL_VOTE_SIZE];
-	uint8_t *pbody = NULL;
-	q42_volscan s;
+	uint8_t *pframe = NULL;
 	int rc;
 	*n_acks = 0;
-	/* Review state lives in the votes, anywhere in the volume: read every
-	 * frame once (streamed; one record per pending frame is kept). */
-	if ((rc = q42_wal_scan_all(&s, w->fd, w->path, w->size, NULL, NULL, err)) != Q42_OK)
-		goto out;
-	const q42_vol_pending *found = q42_volscan_pending(&s, seq);
+	/* The writer holds the review state of every pending frame (from
+	 * VOL.rev and the frames after it, or from frame 0). */
+	const q42_vol_pending *found = w->review ? q42_volscan_pending(&w->st->scan, seq) : NULL;
 	if (!found) {
 		rc = q42_err_set(err, Q42_ENOTFOUND, "frame %llu is not a pending record",
 				 (unsigned long long)seq);
@@ -245,17 +242,30 @@ int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pe
 		uint64_t ends[Q42_WAL_MAX_QUINS], binding;
 		uint32_t nq = 0;
 		json_t *rec = NULL;
-		pbody = malloc(pd.length);
-		if (!pbody) {
+		/* The pending frame itself, checked against the hash the review
+		 * state names: the entry must repeat its payload exactly. */
+		uint64_t total = (uint64_t)Q42_VOL_FRAME_OVERHEAD + pd.length;
+		q42_hash fh;
+		pframe = malloc((size_t)total);
+		if (!pframe) {
 			rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
 			q42_wal_discard(w);
 			goto out;
 		}
-		if ((rc = q42_wal_pread(w->fd, w->path, pbody, pd.length,
-					pd.offset + Q42_VOL_FRAME_HEAD, err)) != Q42_OK) {
+		if ((rc = q42_wal_pread(w->fd, w->path, pframe, total, pd.offset, err)) != Q42_OK ||
+		    (rc = q42_sha256(pframe, total, fh, err)) != Q42_OK) {
 			q42_wal_discard(w);
 			goto out;
 		}
+		if (memcmp(fh, pd.hash, sizeof fh) != 0 || q42_ld64(pframe + 8) != seq) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "%s: pending frame %llu at offset %llu does not hash to the "
+					 "review state's hash (`q42wal verify` tells which is wrong)",
+					 w->path, (unsigned long long)seq, (unsigned long long)pd.offset);
+			q42_wal_discard(w);
+			goto out;
+		}
+		const uint8_t *pbody = pframe + Q42_VOL_FRAME_HEAD;
 		const uint8_t *body = pbody + Q42_VOL_ENTRY_HEAD;
 		uint64_t body_len = pd.length - Q42_VOL_ENTRY_HEAD;
 		q42_buf_init(&canon);
@@ -282,7 +292,6 @@ int q42_wal_vote(q42_wal *w, uint64_t seq, uint32_t decision, const char *key_pe
 	}
 	rc = q42_wal_flush(w, err);
 out:
-	free(pbody);
-	q42_volscan_free(&s);
+	free(pframe);
 	return rc;
 }

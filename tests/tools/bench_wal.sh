@@ -9,7 +9,9 @@
 # processes (--sync full: write, fsync, then the index records), `log` of
 # the last entry, `prove` of a random entry, one streaming `verify`, and
 # the same number of single-record commits in one process (--batch 1: one
-# fsync per record). sqlite3 (when installed) gets a table grown to the
+# fsync per record), `pending` and the `approve` of records sent to review
+# at that size (the volume has one review key, quorum 1), and `import` of
+# the volume exported to a tar archive. sqlite3 (when installed) gets a table grown to the
 # same row count and the same two kinds of one-row transactions under
 # PRAGMA synchronous=FULL (default rollback journal): one sqlite3 process
 # per transaction, and all in one process. Records are about 1 KiB. At
@@ -32,7 +34,9 @@ rm -rf "$DIR"
 mkdir -p "$DIR"
 V=$DIR/bench.q42
 DB=$DIR/bench.sqlite
-"$Q42WAL" init "$V"
+openssl genpkey -algorithm ed25519 -out "$DIR/key.pem" 2>/dev/null
+openssl pkey -in "$DIR/key.pem" -pubout -out "$DIR/key.pub"
+"$Q42WAL" init "$V" --review-key "$DIR/key.pub" --quorum 1
 if [ -n "$SQLITE" ]; then
 	"$SQLITE" "$DB" "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
 fi
@@ -63,9 +67,9 @@ now_ms() { python3 -c 'import time; print("%.1f" % (time.monotonic() * 1e3))'; }
 
 have=0
 {
-	printf '| entries | volume MB | index MB | commit ms (median of %s processes) | commit RSS MB | log last ms | prove ms | prove RSS MB | verify s | verify RSS MB | q42wal commits/s (1 process) |' "$COMMITS"
+	printf '| entries | volume MB | index MB | commit ms (median of %s processes) | commit RSS MB | log last ms | prove ms | prove RSS MB | verify s | verify RSS MB | q42wal commits/s (1 process) | pending ms | approve ms | approve RSS MB | import s | import RSS MB |' "$COMMITS"
 	[ -n "$SQLITE" ] && printf ' sqlite3 ms (1 process per txn) | sqlite3 txns/s (1 process) |'
-	printf '\n|---|---|---|---|---|---|---|---|---|---|---|'
+	printf '\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 	[ -n "$SQLITE" ] && printf -- '---|---|'
 	printf '\n'
 } > "$DIR/results.md"
@@ -81,7 +85,10 @@ for size in $SIZES; do
 		have=$target
 	fi
 	sync
-	rm -f "$DIR"/commit "$DIR"/log "$DIR"/prove "$DIR"/verify "$DIR"/sq "$DIR"/sq1
+	rm -f "$DIR"/commit "$DIR"/log "$DIR"/prove "$DIR"/verify "$DIR"/sq "$DIR"/sq1 \
+		"$DIR"/pending "$DIR"/approve "$DIR"/import
+	# records for review, approved after the commits below
+	records "$have" $((have + 3)) | "$Q42WAL" commit "$V" --review | cut -f1 > "$DIR/.pend"
 	i=0
 	while [ "$i" -lt "$COMMITS" ]; do
 		records "$have" $((have + 1)) > "$DIR/.rec"
@@ -100,6 +107,17 @@ for size in $SIZES; do
 		run prove "$Q42WAL" prove "$V" "$(python3 -c "import random; print(random.randrange($have))")"
 	done
 	run verify "$Q42WAL" verify "$V"
+	for k in 1 2 3 4 5; do
+		run pending "$Q42WAL" pending "$V"
+	done
+	for seq in $(cat "$DIR/.pend"); do
+		run approve "$Q42WAL" approve "$V" "$seq" --key "$DIR/key.pem"
+		have=$((have + 1))
+	done
+	rm -f "$DIR/x.tar" "$DIR/x.q42"
+	"$Q42WAL" export "$V" "$DIR/x.tar"
+	run import "$Q42WAL" import "$DIR/x.tar" "$DIR/x.q42"
+	rm -f "$DIR/x.tar" "$DIR/x.q42"
 	# the proofs, checked independently against the root verify computed
 	root=$("$Q42WAL" verify "$V" | cut -f4)
 	for k in 1 2 3 4 5; do
@@ -117,7 +135,7 @@ for size in $SIZES; do
 	prev_root=$root
 	vmb=$(du -m --apparent-size "$V" | cut -f1)
 	imb=$(du -m --apparent-size "$V.idx" | cut -f1)
-	line="| $have | $vmb | $imb | $(med "$DIR/commit") | $(rss "$DIR/commit") | $(med "$DIR/log") | $(med "$DIR/prove") | $(rss "$DIR/prove") | $(awk '{ printf "%.2f", $1 / 1000 }' "$DIR/verify") | $(rss "$DIR/verify") | $per_proc |"
+	line="| $have | $vmb | $imb | $(med "$DIR/commit") | $(rss "$DIR/commit") | $(med "$DIR/log") | $(med "$DIR/prove") | $(rss "$DIR/prove") | $(awk '{ printf "%.2f", $1 / 1000 }' "$DIR/verify") | $(rss "$DIR/verify") | $per_proc | $(med "$DIR/pending") | $(med "$DIR/approve") | $(rss "$DIR/approve") | $(awk '{ printf "%.2f", $1 / 1000 }' "$DIR/import") | $(rss "$DIR/import") |"
 	if [ -n "$SQLITE" ]; then
 		i=0
 		while [ "$i" -lt "$COMMITS" ]; do

@@ -11,6 +11,9 @@ algorithms of RFC 9162 sections 2.1.3.2 and 2.1.4.2.
   rfc6962.py leaves VOLUME        print one leaf hash per line
   rfc6962.py index VOLUME         check VOLUME.idx (q42-volume(5), INDEX)
                                   record by record against the volume
+  rfc6962.py review VOLUME        check VOLUME.rev (q42-volume(5), REVIEW
+                                  STATE): the review state after the frame
+                                  it names, computed from the frames
   rfc6962.py inclusion PROOF.json...    verify `q42wal prove` outputs
   rfc6962.py consistency PROOF.json...  verify `q42wal consistency` outputs
 Exit status 0 when all are valid, 1 when one is not.
@@ -176,10 +179,77 @@ def check_index(path):
     return 0
 
 
+def review_state(data, last_seq):
+    """Every pending frame of frames 0..last_seq and its review state, by
+    the rules of q42-volume(5) (signatures are not checked here), and
+    (offset, end, hash, entries) of frame last_seq."""
+    keys, quorum, pending = [], 0, {}
+    off, seq, leaves = 64, 0, 0
+    while off < len(data):
+        length, ftype = struct.unpack_from("<IH", data, off)
+        end = off + 52 + length
+        frame, p = data[off:end], data[off + 48:off + 48 + length]
+        if ftype == 1:
+            quorum, n = struct.unpack_from("<II", p, 0)
+            keys = [p[8 + 32 * i:40 + 32 * i] for i in range(n)]
+        elif ftype == 3:
+            digest = sha(p[:16] + p[24:])
+            pending[seq] = dict(off=off, length=length, state=0, appr=0, rej=0, voted=0,
+                                leaf=0xFFFFFFFFFFFFFFFF, hash=sha(frame), digest=digest)
+        elif ftype == 4:
+            ps, decision = struct.unpack_from("<QB", p, 0)
+            d = pending[ps]
+            d["voted"] |= 1 << keys.index(p[16:48])
+            if decision == 1:
+                d["appr"] += 1
+            else:
+                d["rej"] += 1
+                if d["rej"] > len(keys) - quorum:
+                    d["state"] = 2
+        elif ftype == 2:
+            review = struct.unpack_from("<Q", p, 16)[0]
+            if review != 0xFFFFFFFFFFFFFFFF:
+                pending[review]["state"] = 1
+                pending[review]["leaf"] = leaves
+            leaves += 1
+        if seq == last_seq:
+            return pending, (off, end, sha(frame), leaves)
+        off, seq = end, seq + 1
+    raise ValueError("the volume has no frame %d" % last_seq)
+
+
+def check_review(path):
+    """VOLUME.rev as q42-volume(5) specifies it, computed here from the
+    frames alone and compared byte for byte."""
+    read_volume(path)
+    data = open(path, "rb").read()
+    rev = open(path + ".rev", "rb").read()
+    head = b"Q42R" + struct.pack("<III", 1, 64, 0) + sha(data[:64]) + bytes(12)
+    head += struct.pack("<I", crc32c(head))
+    if rev[:64] != head:
+        print("review state header differs")
+        return 1
+    last = struct.unpack_from("<Q", rev, 64)[0]
+    pending, (off, end, fh, leaves) = review_state(data, last)
+    body = struct.pack("<QQQ", last, off, end) + fh + struct.pack("<QQ", leaves, len(pending))
+    for seq in sorted(pending):
+        d = pending[seq]
+        body += struct.pack("<QQIB3xIIIIQ", seq, d["off"], d["length"], d["state"], d["appr"],
+                            d["rej"], d["voted"], 0, d["leaf"]) + d["hash"] + d["digest"]
+    body += struct.pack("<I", crc32c(body))
+    if rev[64:] != body:
+        print("review state after frame %d differs" % last)
+        return 1
+    print("review state: after frame %d, %d pending frames, valid" % (last, len(pending)))
+    return 0
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "index":
         return check_index(argv[2])
+    if cmd == "review":
+        return check_review(argv[2])
     if cmd == "roots":
         hashes = [leaf_hash(d) for d in read_volume(argv[2])]
         for n in range(len(hashes) + 1):

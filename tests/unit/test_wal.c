@@ -3,7 +3,8 @@
  * (which recovery must refuse to cut), and a writer's refusal to append to
  * a damaged volume; its index (VOL.idx) torn at every offset, inverted at
  * every byte and left stale by a cut volume, never changing what readers
- * return; proofs from the index equal to proofs from the leaf array. Volumes are built through the library's writer; what
+ * return; a volume large enough for the threaded scan read as the
+ * in-memory reader reads it; proofs from the index equal to proofs from the leaf array. Volumes are built through the library's writer; what
  * is checked is only the reader's and recovery's verdicts, never bytes
  * this code computed the same way.
  */
@@ -143,6 +144,50 @@ static void test_every_byte_flip_detected(void **state)
 	}
 	free(copy);
 	free(frames);
+	free(orig);
+}
+
+/* A volume over 4 MiB is scanned with its frames hashed ahead by several
+ * threads: the same root and entry count as the in-memory reader, and for
+ * bytes inverted anywhere (chunk edges included) the same verdict naming
+ * the same frame. */
+static void test_parallel_scan_matches_sequential(void **state)
+{
+	(void)state;
+	q42_err err, err2;
+	q42_volume v;
+	q42_wal_verify_report rep;
+	q42_hash root;
+	size_t n;
+	make_volume(20000);
+	uint8_t *orig = read_file(vol, &n);
+	assert_true(n > (UINT64_C(4) << 20));
+	assert_int_equal(q42_volume_parse(&v, orig, n, "ref", &err), Q42_OK);
+	assert_int_equal(q42_volume_root(&v, v.n_leaves, root, &err), Q42_OK);
+	assert_int_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err), Q42_OK);
+	assert_int_equal(rep.n_leaves, v.n_leaves);
+	assert_int_equal(rep.n_frames, v.n_frames);
+	assert_memory_equal(rep.root, root, sizeof root);
+	q42_wal_verify_free(&rep);
+	q42_volume_free(&v);
+	size_t at[] = {n / 2, (size_t)1 << 20, ((size_t)1 << 20) - 1, ((size_t)1 << 20) + 51,
+		       n - 5, n - 60, n / 3 + 17, n / 5 + 100, 70000, 3u << 20};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+		uint8_t *copy = malloc(n);
+		assert_non_null(copy);
+		memcpy(copy, orig, n);
+		copy[at[k]] ^= 0x10;
+		write_file(vol, copy, n);
+		assert_int_not_equal(q42_volume_parse(&v, copy, n, "ref", &err), Q42_OK);
+		q42_volume_free(&v);
+		assert_int_not_equal(q42_wal_verify(vol, Q42_VOL_NONE, NULL, NULL, &rep, &err2),
+				     Q42_OK);
+		q42_wal_verify_free(&rep);
+		const char *a = strstr(err.msg, "frame "), *b = strstr(err2.msg, "frame ");
+		if (!a || !b || strcmp(a, b) != 0)
+			fail_msg("byte %zu: in memory '%s', streamed '%s'", at[k], err.msg, err2.msg);
+		free(copy);
+	}
 	free(orig);
 }
 
@@ -444,6 +489,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_torn_tail_every_offset),
 		cmocka_unit_test(test_every_byte_flip_detected),
+		cmocka_unit_test(test_parallel_scan_matches_sequential),
 		cmocka_unit_test(test_recover_refuses_corruption),
 		cmocka_unit_test(test_header_damage_not_recoverable),
 		cmocka_unit_test(test_index_torn_every_offset),
