@@ -213,3 +213,22 @@ lines_with() {
 	run "$Q42RUN" -m "$m" --bench --embed -p "hello"
 	[ "$status" -eq 2 ]
 }
+
+@test "embed: --colbert puts [Q] or [D] first, cuts queries to 32 tokens and drops a document's punctuation" {
+	local m
+	need_model m tiny-lfm2-colbert-f32.gguf
+	q=$("$Q42RUN" -m "$m" --tokenize -p "[Q] hello")
+	run "$Q42RUN" -m "$m" --embed --colbert query --embed-format tsv -p "hello"
+	[ "$status" -eq 0 ]
+	[ "$(cut -f3 <<<"$output" | tr '\n' ' ' | sed 's/ $//')" = "$q" ]
+	long=$(printf 'word %.0s' $(seq 60))
+	run "$Q42RUN" -m "$m" --embed --colbert query --embed-format tsv -p "$long"
+	[ "$(wc -l <<<"$output")" -eq 32 ]
+	d=$("$Q42RUN" -m "$m" --tokenize -p "[D] Hello, world.")
+	run "$Q42RUN" -m "$m" --embed --colbert document --embed-format tsv -p "Hello, world."
+	[ "$status" -eq 0 ]
+	# gpt-2's "[" 58, "]" 60, "," 11 and "." 13 are one punctuation
+	# character each and go; the others stay, in order
+	[ "$(cut -f3 <<<"$output" | tr '\n' ' ')" = "$(tr ' ' '\n' <<<"$d" | grep -vx -e 58 -e 60 -e 11 -e 13 | tr '\n' ' ')" ]
+	[ "$(wc -l <<<"$output")" -eq 3 ]
+}
