@@ -76,6 +76,12 @@ static int embed_one(const struct opts *o, q42_engine *e, q42_mount *m, const ch
 	int rc;
 
 	memset(out, 0, sizeof *out);
+	/* ColBERT's marker comes first, after the BOS the vocabulary adds */
+	char marked[128];
+	if (colbert != 0) {
+		snprintf(marked, sizeof marked, "%s%s", colbert == 1 ? "[Q] " : "[D] ", prefix);
+		prefix = marked;
+	}
 	rc = encode(o, tok, prefix, p, n, &t, &err);
 	if (rc == Q42_OK && colbert == 1) {
 		const int32_t pad = voc->mask != Q42_TOK_NONE ? voc->mask : voc->pad;

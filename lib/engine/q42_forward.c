@@ -667,6 +667,10 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 		kqv_rows = NULL;
 		kqv = q42_llamacpp_dot_f32_vd;
 	}
+	/* ... and its softmax row is as long as the sequence, not padded */
+	void (*softmax)(int64_t, float *, const float *) =
+		e->arch->bidirectional && q42_arith_is_llama(e->arith) ? q42_llamacpp_softmax_unpadded
+								       : e->softmax;
 
 
 	/* an F32 cache's "quantization" is a copy: the products read q and
@@ -693,7 +697,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 		for (uint32_t p = 0; p < n_kv; p++)
 			if (p + n_swa / 2 < pos || p > pos + n_swa / 2)
 				s[p] = -INFINITY;
-	e->softmax(n_kv, s, s);
+	softmax(n_kv, s, s);
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
 	if (kqv_rows != NULL) {

@@ -350,6 +350,10 @@ Q42_API void q42_llamacpp_dot_f16_lanes_vrows(int64_t n, int64_t n_rows, float *
  * row llama.cpp pads with -inf to a multiple of 16, and SwiGLU of one row
  * (16-element chunks, the rest scalar). */
 Q42_API void q42_llamacpp_softmax(int64_t n, float *y, const float *x);
+/* The same on a row of exactly n (no -inf padding: an encoder's
+ * attention, which llama.cpp runs without a cache): the n % 16 after the
+ * whole chunks with expf, summed one by one. */
+Q42_API void q42_llamacpp_softmax_unpadded(int64_t n, float *y, const float *x);
 Q42_API void q42_llamacpp_swiglu(int64_t n, float *y, const float *x, const float *g);
 /* GeGLU as q42_op_geglu, with the GELU table of llama.cpp's x86 builds:
  * their compiler fuses 1 + 0.044715 x * x into fma(0.044715 x, x, 1)

@@ -608,6 +608,31 @@ void q42_llamacpp_dot_tq2_0(int64_t n, float *out, const void *w, const void *x)
 #define CF_STATIC static
 #include "kernels/llamacpp/q42_llamacpp_float.h"
 
+/* ggml_vec_soft_max_f32 + soft_max's normalisation on a row of exactly n
+ * (an encoder's, which has no cache to pad it): whole 16-lane chunks as
+ * in q42_llamacpp_softmax, the n % 16 left with expf, each added to the
+ * double sum on its own. */
+void q42_llamacpp_softmax_unpadded(int64_t n, float *y, const float *x)
+{
+	const int64_t nv = n - n % 16;
+	float max = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		max = max > x[i] ? max : x[i];
+	double sum = 0.0;
+	for (int64_t i = 0; i < nv; i += 16) {
+		for (int l = 0; l < 16; l++)
+			y[i + l] = cf_v_expf(x[i + l] - max);
+		sum += (double)cf_reduce16(y + i);
+	}
+	for (int64_t i = nv; i < n; i++) {
+		y[i] = expf(x[i] - max);
+		sum += (double)y[i];
+	}
+	const float inv = (float)(1.0 / sum);
+	for (int64_t i = 0; i < n; i++)
+		y[i] *= inv;
+}
+
 void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w;
