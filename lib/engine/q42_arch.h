@@ -56,6 +56,14 @@ enum q42_wslot {
 	Q42_W_CONV,           /* short convolution (lfm2): depthwise kernel [L, n_embd] */
 	Q42_W_CONV_IN,        /* n_embd -> 3 n_embd: B, C, x */
 	Q42_W_CONV_OUT,       /* n_embd -> n_embd */
+	/* a routed FFN (lfm2moe): the router's matrix n_embd -> n_expert, the
+	 * experts' matrices stacked [n_in, n_out, n_expert] as llama.cpp's
+	 * converter stacks them, and the selection bias per expert */
+	Q42_W_FFN_GATE_INP,
+	Q42_W_FFN_GATE_EXPS,
+	Q42_W_FFN_UP_EXPS,
+	Q42_W_FFN_DOWN_EXPS,
+	Q42_W_FFN_EXP_PROBS_B,
 	Q42_W_COUNT_
 };
 
@@ -97,6 +105,10 @@ typedef struct q42_arch {
 	bool conv_layers;
 	/* the final norm is token_embd_norm, not output_norm (lfm2) */
 	bool embd_norm_final;
+	/* the layers from <arch>.leading_dense_block_count on have a routed
+	 * FFN of <arch>.expert_count experts instead of the dense one
+	 * (lfm2moe) */
+	bool moe;
 	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;

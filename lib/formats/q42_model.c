@@ -160,6 +160,12 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 	if (rc == Q42_OK)
 		rc = get_u32(g, a, "rope.scaling.original_context_length", &hp->n_ctx_orig, false,
 			     err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "expert_feed_forward_length", &hp->n_ff_exp, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "leading_dense_block_count", &hp->n_dense_lead, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "expert_gating_func", &hp->expert_gating, false, err);
 	if (rc != Q42_OK)
 		return rc;
 

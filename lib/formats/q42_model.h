@@ -47,6 +47,10 @@ typedef struct q42_hparams {
 	uint32_t swa_pattern;           /* <arch>.attention.sliding_window_pattern */
 	float rope_attn_factor;         /* <arch>.rope.scaling.attn_factor */
 	uint32_t n_ctx_orig;            /* <arch>.rope.scaling.original_context_length */
+	/* the second HPAR tail (p64(5)): 0 when absent */
+	uint32_t n_ff_exp;              /* <arch>.expert_feed_forward_length */
+	uint32_t n_dense_lead;          /* <arch>.leading_dense_block_count */
+	uint32_t expert_gating;         /* <arch>.expert_gating_func (llama.cpp's numbering) */
 } q42_hparams;
 
 enum q42_tok_type {

@@ -366,21 +366,35 @@ static int read_hparams(rd *r, q42_p64 *p)
 		return bad(r, "section HPAR: n_layer at offset %llu: expected at most %d, found %u",
 			   (unsigned long long)(s->offset + 44), Q42_MAX_LAYERS, hp->n_layer);
 	uint64_t want = Q42_P64_HPARAMS_FIXED + 8ull * hp->n_layer;
-	if (s->length != want && s->length != want + Q42_P64_HPARAMS_TAIL)
-		return bad(r, "section HPAR: length: expected %llu or %llu for %u layers, found %llu",
+	const uint64_t tail2 = want + Q42_P64_HPARAMS_TAIL + Q42_P64_HPARAMS_TAIL2;
+	if (s->length != want && s->length != want + Q42_P64_HPARAMS_TAIL && s->length != tail2)
+		return bad(r, "section HPAR: length: expected %llu, %llu or %llu for %u layers, found %llu",
 			   (unsigned long long)want, (unsigned long long)(want + Q42_P64_HPARAMS_TAIL),
-			   hp->n_layer, (unsigned long long)s->length);
+			   (unsigned long long)tail2, hp->n_layer, (unsigned long long)s->length);
 	for (uint32_t i = 0; i < hp->n_layer; i++) {
 		hp->n_head_kv[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * i);
 		hp->n_ff[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * (hp->n_layer + i));
+	}
+	if (s->length == tail2) {
+		const uint8_t *t = h + want + Q42_P64_HPARAMS_TAIL;
+		hp->n_ff_exp = q42_ld32(t);
+		hp->n_dense_lead = q42_ld32(t + 4);
+		hp->expert_gating = q42_ld32(t + 8);
+		if (q42_ld32(t + 12) != 0 ||
+		    (hp->n_ff_exp == 0 && hp->n_dense_lead == 0 && hp->expert_gating == 0))
+			return bad(r, "section HPAR: second tail at offset %llu: reserved field not 0, "
+				      "or every field 0 (a writer omits such a tail)",
+				   (unsigned long long)(s->offset + want + Q42_P64_HPARAMS_TAIL));
 	}
 	if (s->length != want) {
 		const uint8_t *t = h + want;
 		hp->swa_pattern = q42_ld32(t);
 		hp->rope_attn_factor = q42_ldf32(t + 4);
 		hp->n_ctx_orig = q42_ld32(t + 8);
+		/* all zero is allowed only before a second tail */
 		if (q42_ld32(t + 12) != 0 ||
-		    (hp->swa_pattern == 0 && hp->rope_attn_factor == 0.0f && hp->n_ctx_orig == 0))
+		    (s->length != tail2 && hp->swa_pattern == 0 && hp->rope_attn_factor == 0.0f &&
+		     hp->n_ctx_orig == 0))
 			return bad(r, "section HPAR: tail at offset %llu: reserved field not 0, "
 				      "or every field 0 (a writer omits such a tail)",
 				   (unsigned long long)(s->offset + want));

@@ -229,10 +229,17 @@ static void put_hparams(q42_buf *b, const q42_hparams *hp)
 		q42_buf_u32le(b, hp->n_ff[i]);
 	/* the tail only where one of its fields is set, so that models
 	 * without them keep the bytes they had before it existed */
-	if (hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
+	const bool moe = hp->n_ff_exp != 0 || hp->n_dense_lead != 0 || hp->expert_gating != 0;
+	if (moe || hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
 		q42_buf_u32le(b, hp->swa_pattern);
 		q42_buf_f32le(b, hp->rope_attn_factor);
 		q42_buf_u32le(b, hp->n_ctx_orig);
+		q42_buf_u32le(b, 0);
+	}
+	if (moe) {
+		q42_buf_u32le(b, hp->n_ff_exp);
+		q42_buf_u32le(b, hp->n_dense_lead);
+		q42_buf_u32le(b, hp->expert_gating);
 		q42_buf_u32le(b, 0);
 	}
 }
