@@ -72,6 +72,16 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ATTN_Q_B] = OPT, [Q42_W_ATTN_K_B] = OPT, [Q42_W_ATTN_V_B] = OPT, \
 	[Q42_W_ATTN_QKV] = OPT, [Q42_W_ATTN_QKV_B] = OPT
 
+/* lfm2's weights: attention (q/k norms) or short-convolution mixers,
+ * the dense FFN, token_embd_norm as the final norm */
+#define LFM2_BLOCK \
+	[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT, \
+	[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY, \
+	[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ, \
+	[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ, \
+	[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ, \
+	[Q42_W_FFN_DOWN] = REQ
+
 static const q42_arch archs[] = {
 	{
 		.name = "llama",
@@ -158,12 +168,7 @@ static const q42_arch archs[] = {
 		.conv_layers = true,
 		.embd_norm_final = true,
 		.need = {
-			[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
-			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY,
-			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
-			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
-			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
-			[Q42_W_FFN_DOWN] = REQ,
+			LFM2_BLOCK,
 		},
 	},
 	{
@@ -179,12 +184,7 @@ static const q42_arch archs[] = {
 		.embd_norm_final = true,
 		.moe = true,
 		.need = {
-			[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
-			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY,
-			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
-			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
-			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
-			[Q42_W_FFN_DOWN] = REQ,
+			LFM2_BLOCK,
 			[Q42_W_FFN_GATE_INP] = REQ, [Q42_W_FFN_GATE_EXPS] = REQ,
 			[Q42_W_FFN_UP_EXPS] = REQ, [Q42_W_FFN_DOWN_EXPS] = REQ,
 			[Q42_W_FFN_EXP_PROBS_B] = REQ,

@@ -347,13 +347,16 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 			: 1;
 
 	slot_shape(e, s, l, &n0, &n1);
-	if (tv->dims[2] != n2 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1))
+	if (tv->dims[2] != n2 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1)) {
+		char third[32] = "";
+		if (n2 > 1)
+			snprintf(third, sizeof third, ", %llu (expert_count)", (unsigned long long)n2);
 		return q42_err_set(err, Q42_EFORMAT,
-				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu, %llu]",
+				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu%s]",
 				   nl, nm, (unsigned long long)tv->dims[0], (unsigned long long)tv->dims[1],
 				   (unsigned long long)tv->dims[2], (unsigned long long)tv->dims[3],
-				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1),
-				   (unsigned long long)n2);
+				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1), third);
+	}
 	if (di == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: unknown type id %u", nl, nm,
 				   tv->dtype);

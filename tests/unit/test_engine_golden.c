@@ -29,7 +29,7 @@
 #include "common/q42_types.h"
 
 #define N_GEN 32
-#define MAX_ROWS 128
+#define MAX_ROWS 192
 
 typedef struct golden_row {
 	char model[128];
@@ -54,7 +54,8 @@ static const char *env_or(const char *k, const char *d)
  * shared model is absent. */
 static bool model_path(const char *name, char *buf, size_t cap)
 {
-	if (strncmp(name, "e256-", 5) == 0 || strncmp(name, "a64-", 4) == 0)
+	if (strncmp(name, "e256-", 5) == 0 || strncmp(name, "a64-", 4) == 0 ||
+	    strncmp(name, "a256-", 5) == 0)
 		snprintf(buf, cap, "%s/tests/models/%s", env_or("Q42_SRCDIR", "."), name);
 	else
 		snprintf(buf, cap, "%s/%s", env_or("Q42_TEST_MODELS", "../shared/models"), name);
