@@ -334,6 +334,47 @@ PY
 	[ "$(rec_field "$output" 'r["engine"]["backend"]')" = cpu ]
 }
 
+# lfm2moe through the whole program, --arith auto (llama.cpp's zen4
+# products here): F32, Q8_0, Q4_0 (8 experts, top-2), F32 top-4, Q4_K_M
+# and Q6_K (n_embd 256), GGUF and P64, 1 and 2 threads, batches 1, 3 and
+# the default: llama.cpp's ids up to the first near-tie (gap < 1e-3 in
+# greedy.tsv), the prompt ids too; refused on Vulkan by name.
+@test "lfm2moe: llama.cpp's ids from GGUF and P64, 1 and 2 threads, batches 1, 3, 512" {
+	P64C=$(q42_bin p64c)
+	AG="$Q42_SRCDIR/tests/golden/arch/greedy.tsv"
+	prompt="In the morning the old man walked slowly to the river and sat down."
+	for mod in a64-lfm2moe-e8k2-f32 a64-lfm2moe-e8k2-q8_0 a64-lfm2moe-e8k2-q4_0 a64-lfm2moe-e8k4-f32 \
+		a256-lfm2moe-q4_k_m a256-lfm2moe-q6_k; do
+		"$P64C" --no-progress "$TM/$mod.gguf" -o "$BATS_TEST_TMPDIR/$mod.p64"
+		row=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p' "$AG")
+		[ -n "$row" ]
+		want_p=$(printf '%s' "$row" | cut -f3)
+		for m in "$TM/$mod.gguf" "$BATS_TEST_TMPDIR/$mod.p64"; do
+			for tb in "1 1" "2 3" "2 512"; do
+				set -- $tb
+				run "$Q42RUN" -m "$m" -p "$prompt" -n 32 -t $1 -b $2 --record
+				[ "$status" -eq 0 ]
+				[ "$(rec_field "$output" 'r["tokens"]["prompt"]')" = "$want_p" ]
+				got=$(rec_field "$output" 'r["tokens"]["generated"]')
+				printf '%s\n' "$row" | python3 -c '
+import sys
+f = sys.stdin.read().rstrip("\n").split("\t")
+want, gaps, got = f[3].split(), [float(g) for g in f[4].split()], sys.argv[1].split()
+for k in range(32):
+    if gaps[k] < 1e-3:
+        break
+    assert got[k] == want[k], (k, got[k], want[k])
+' "$got"
+			done
+		done
+	done
+	run "$Q42RUN" -m "$TM/a64-lfm2moe-e8k2-f32.gguf" -p x -n 1 --backend vulkan
+	[ "$status" -ne 0 ]
+	if [ "$status" -eq 1 ] && [[ "$output" == *lfm2moe* ]]; then
+		[[ "$output" == *"CPU only"* ]]
+	fi
+}
+
 @test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {
 	V="$Q42_SRCDIR/tests/models/ggml-vocab-phi-3.gguf"
 	P64C=$(q42_bin p64c)

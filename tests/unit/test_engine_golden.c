@@ -570,7 +570,7 @@ static void test_p64_mount(void **state)
 	unlink(tmp);
 }
 
-/* ---- qwen3, phi3, gemma3, lfm2 (tests/golden/arch) --------------------- */
+/* ---- qwen3, phi3, gemma3, lfm2, lfm2moe (tests/golden/arch) ------------ */
 
 /* Each model of the arch rows once: fn(row) for its last row (the
  * longest prompt); returns how many ran. */
@@ -669,7 +669,7 @@ static void test_arch_truncate(void **state)
 {
 	(void)state;
 	static const char *const models[] = {"a64-lfm2-f32.gguf", "a64-gemma3-swa-f32.gguf",
-					     "a64-lfm2-l10-f32.gguf"};
+					     "a64-lfm2-l10-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf"};
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
 		const golden_row *r = NULL;
 		char path[4096];
