@@ -432,23 +432,33 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 	j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
 }
 
+/* Bytes of w in the file: one matrix, or a stack of n_expert. */
+static uint64_t weight_file_bytes(const q42_engine *e, const q42_weight *w)
+{
+	return w->expert_bytes != 0 ? w->expert_bytes * e->n_expert : w->row_bytes * (uint64_t)w->n_out;
+}
+
 /* Bytes w takes in the packed arena (0: it has no packed form; pk its
- * form otherwise): its size rounded up to a cache line. */
+ * form otherwise): its size rounded up to a cache line. An expert stack
+ * is packed expert by expert, each matrix where the file has it, so
+ * expert_bytes still steps from one to the next. */
 static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
-	/* an expert stack keeps the file's layout: the products read the
-	 * routed experts' rows where the file has them */
-	if (w->data == NULL || w->k == NULL || w->expert_bytes != 0 ||
+	if (w->data == NULL || w->k == NULL ||
 	    !q42_llamacpp_select_packed_variant(q42_arith_variant(e->arith), w->dtype, w->n_out, w->n_in,
 						Q42_LLAMACPP_MATMUL, e->isa, pk))
 		return 0;
-	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
+	return (weight_file_bytes(e, w) + 63) / 64 * 64;
 }
 
 static void pack_one(q42_engine *e, q42_weight *w, const q42_llamacpp_packed *pk, uint8_t *p)
 {
-	struct pack_job j = {pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
-	q42_pool_run(e->pool, pack_part, &j);
+	const uint32_t n = w->expert_bytes != 0 ? e->n_expert : 1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pack_job j = {pk, p + i * w->expert_bytes, w->data + i * w->expert_bytes,
+				     w->n_in, w->n_out, w->row_bytes};
+		q42_pool_run(e->pool, pack_part, &j);
+	}
 	w->file = w->data;
 	w->packed = p;
 	w->data = p;
@@ -535,11 +545,11 @@ static int pack_weights(q42_engine *e, q42_err *err)
 			continue;
 		pack_one(e, w, &pk, (uint8_t *)e->pack_mem + off);
 		off += size;
-		q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+		q42_mount_release(e->m, w->file, weight_file_bytes(e, w));
 	}
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
 		if (w->packed != NULL)
-			q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+			q42_mount_release(e->m, w->file, weight_file_bytes(e, w));
 	if (e->tied && e->g[Q42_W_OUTPUT].packed != NULL &&
 	    (e->embd_row = malloc((size_t)e->g[Q42_W_OUTPUT].row_bytes)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate an embedding row");
@@ -1174,7 +1184,7 @@ uint64_t q42_engine_phase_ns(const q42_engine *e, enum q42_phase p)
 
 uint32_t q42_engine_n_spans_max(const q42_engine *e)
 {
-	return e->n_layer * Q42_W_COUNT_ + 1;
+	return e->n_layer * (Q42_W_COUNT_ + 3 * e->n_expert_used) + 1;
 }
 
 uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_t *len,
@@ -1184,9 +1194,12 @@ uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_
 	for (uint32_t l = 0; l < e->n_layer; l++)
 		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
 			const q42_weight *w = &e->layers[l].w[s];
-			if (w->data != NULL && w->k != NULL) {
+			/* an expert stack: as many of its matrices as a token
+			 * routes to (the first ones stand for them) */
+			const uint32_t k = w->expert_bytes != 0 ? e->n_expert_used : 1;
+			for (uint32_t i = 0; w->data != NULL && w->k != NULL && i < k; i++) {
 				if (n < cap) {
-					p[n] = w->data;
+					p[n] = w->data + i * w->expert_bytes;
 					len[n] = w->row_bytes * (uint64_t)w->n_out;
 				}
 				n++;

@@ -984,7 +984,9 @@ static void block_moe(q42_engine *e, uint32_t l, float *x, uint32_t n)
 		q42_op_route_sigmoid(e->n_expert, e->n_expert_used, e->moe_logits + (uint64_t)t * e->n_expert,
 				     bias, e->moe_id + t * K, e->moe_w + t * K);
 	atomic_init(&a.next, 0);
+	const uint64_t t0 = phase_start(e);
 	q42_pool_run(e->pool, moe_job, &a);
+	phase_end(e, Q42_PHASE_PRODUCTS, t0);
 	for (uint32_t t = 0; t < n; t++) {
 		float *out = e->moe_y + t * K * E;
 		for (uint64_t k = 1; k < K; k++)
