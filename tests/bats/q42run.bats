@@ -221,10 +221,10 @@ PY
 	run "$Q42RUN" -m "$BATS_TEST_TMPDIR/text.gguf" -p x
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"not a model file"* ]]
-	need_model g tiny-lfm2moe-f32.gguf
+	need_model g tiny-gemma-embedding-f32.gguf
 	run "$Q42RUN" -m "$g" -p x
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"architecture 'lfm2moe' is not supported"* ]]
+	[[ "$output" == *"architecture 'gemma-embedding' is not supported"* ]]
 }
 
 @test "usage errors exit 2; an unreadable prompt file exits 3" {

@@ -243,7 +243,8 @@ static void test_arch_names(void **state)
 	assert_non_null(q42_arch_find("phi3"));
 	assert_non_null(q42_arch_find("gemma3"));
 	assert_non_null(q42_arch_find("lfm2"));
-	assert_null(q42_arch_find("lfm2moe"));
+	assert_non_null(q42_arch_find("lfm2moe"));
+	assert_null(q42_arch_find("nomic-bert"));
 	assert_int_equal(q42_arch_find("qwen2")->rope, Q42_ROPE_NEOX);
 	assert_int_equal(q42_arch_find("llama")->rope, Q42_ROPE_NORM);
 
@@ -261,7 +262,11 @@ static void test_arch_names(void **state)
 	assert_int_equal(s, Q42_W_ATTN_Q_NORM);
 	assert_true(q42_wslot_parse("rope_factors_long.weight", 24, &s, &l));
 	assert_int_equal(s, Q42_W_ROPE_LONG);
-	assert_false(q42_wslot_parse("blk.1.ffn_gate_exps.weight", 26, &s, &l));
+	assert_true(q42_wslot_parse("blk.1.ffn_gate_exps.weight", 26, &s, &l));
+	assert_int_equal(s, Q42_W_FFN_GATE_EXPS);
+	assert_true(q42_wslot_parse("blk.2.exp_probs_b.bias", 22, &s, &l));
+	assert_int_equal(s, Q42_W_FFN_EXP_PROBS_B);
+	assert_false(q42_wslot_parse("blk.1.ffn_gate_shexp.weight", 27, &s, &l));
 	assert_false(q42_wslot_parse("blk.x.attn_q.weight", 19, &s, &l));
 	assert_false(q42_wslot_parse("attn_q.weight", 13, &s, &l));
 }
@@ -285,7 +290,7 @@ static void test_refuse_unknown_arch(void **state)
 	q42_mount *m = NULL;
 	q42_engine *e = NULL;
 	q42_err err = {0};
-	snprintf(path, sizeof path, "%s/tiny-lfm2moe-f32.gguf", dir ? dir : "../shared/models");
+	snprintf(path, sizeof path, "%s/tiny-gemma-embedding-f32.gguf", dir ? dir : "../shared/models");
 	if (access(path, R_OK) != 0) {
 		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
 			fail_msg("missing %s", path);
@@ -294,7 +299,7 @@ static void test_refuse_unknown_arch(void **state)
 	}
 	assert_int_equal(q42_mount_open(&m, path, 0, &err), Q42_OK);
 	assert_int_equal(q42_engine_open(&e, m, NULL, &err), Q42_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "'lfm2moe'"));
+	assert_non_null(strstr(err.msg, "'gemma-embedding'"));
 	assert_non_null(strstr(err.msg, "gemma3"));
 	assert_null(e);
 	q42_mount_close(m);
