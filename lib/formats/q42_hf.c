@@ -119,6 +119,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	if (!num_f32(o, "rms_norm_eps", &hp->norm_rms_eps))
 		num_f32(o, "norm_eps", &hp->norm_rms_eps);
 	num_u32(o, "sliding_window", &hp->sliding_window);
+	num_u32(o, "sliding_window_pattern", &hp->swa_pattern);
 	num_f32(o, "rope_local_base_freq", &hp->rope_freq_base_swa);
 	num_f32(o, "attn_logit_softcapping", &hp->attn_softcap);
 	num_f32(o, "final_logit_softcapping", &hp->final_softcap);

@@ -357,6 +357,23 @@ greedy_ids() {
 	(cd "$T" && "$P64C" --no-progress m.tar.gz && [ -f m.p64 ])
 }
 
+# qwen3, gemma3 ("+1" norms) and lfm2 (conv.weight squeezed) exported by
+# tests/tools/export_hf.py from tests/models/a64-*-f32.gguf: the folder's
+# P64 holds the GGUF's tensors (name, type, shape, CRC-32C of the bytes)
+# and runs to the GGUF's ids.
+@test "p64c: qwen3, gemma3 and lfm2 HF folders give the GGUF's tensors and ids" {
+	hf_setup
+	for m in a64-qwen3-hd24 a64-gemma3-swa a64-lfm2; do
+		"$P64C" --no-progress "$HF/$m" -o "$T/$m-hf.p64"
+		"$P64C" --no-progress "$Q42_SRCDIR/tests/models/$m-f32.gguf" -o "$T/$m.p64"
+		"$P64CHECK" --tensors "$T/$m-hf.p64" | cut -f1-3,8 | sort > "$T/hf.tsv"
+		"$P64CHECK" --tensors "$T/$m.p64" | cut -f1-3,8 | sort > "$T/gguf.tsv"
+		[ "$(wc -l < "$T/gguf.tsv")" -gt 10 ]
+		diff "$T/hf.tsv" "$T/gguf.tsv"
+		[ "$(greedy_ids "$T/$m-hf.p64")" = "$(greedy_ids "$T/$m.p64")" ]
+	done
+}
+
 @test "p64c: a Safetensors P64 records its source digest and policy and is not byte-preserving" {
 	local digest
 	hf_setup
