@@ -375,6 +375,23 @@ for k in range(32):
 	fi
 }
 
+# The quantized lfm2moe models' last-position logits for "Once upon a time"
+# under --arith zen4 (llama.cpp's zen4 products, on any x86 CPU) equal
+# llama.cpp's (tests/golden/arch/logits-*-once.txt, %.9g) for every id:
+# the router, the repacked Q4_0/Q4_K experts (CPU_REPACK gemv per token),
+# the Q8_0/Q6_K ones (vec_dot), 1 and 2 threads.
+@test "lfm2moe: quantized logits equal llama.cpp's to the last printed digit" {
+	all=$(seq -s, 0 511)
+	for mod in a64-lfm2moe-e8k2-q8_0 a64-lfm2moe-e8k2-q4_0 a256-lfm2moe-q4_k_m a256-lfm2moe-q6_k; do
+		for t in 1 2; do
+			run -0 "$Q42RUN" -m "$TM/$mod.gguf" -p "Once upon a time" --logits-for "$all" \
+				--arith zen4 -t $t
+			diff <(printf '%s\n' "$output" | cut -f2) \
+				"$Q42_SRCDIR/tests/golden/arch/logits-$mod-once.txt"
+		done
+	done
+}
+
 @test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {
 	V="$Q42_SRCDIR/tests/models/ggml-vocab-phi-3.gguf"
 	P64C=$(q42_bin p64c)

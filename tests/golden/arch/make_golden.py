@@ -34,7 +34,9 @@ MODELS = [(SM, "tiny-qwen3-f32.gguf"), (SM, "tiny-phi3-f32.gguf"), (SM, "tiny-ge
 LOGITS = ["tiny-qwen3-f32.gguf", "tiny-phi3-f32.gguf", "tiny-gemma3-f32.gguf",
           "a64-qwen3-hd24-f32.gguf", "a64-phi3-long-f32.gguf", "a64-phi3-short-f32.gguf",
           "a64-gemma3-swa-f32.gguf", "tiny-lfm2-f32.gguf", "a64-lfm2-f32.gguf", "a64-lfm2-l10-f32.gguf",
-          "tiny-lfm2moe-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf", "a64-lfm2moe-e8k4-f32.gguf"]
+          "tiny-lfm2moe-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf", "a64-lfm2moe-e8k4-f32.gguf",
+          "a64-lfm2moe-e8k2-q8_0.gguf", "a64-lfm2moe-e8k2-q4_0.gguf", "a256-lfm2moe-q4_k_m.gguf",
+          "a256-lfm2moe-q6_k.gguf"]
 
 
 def peer(*args):
