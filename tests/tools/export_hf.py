@@ -82,8 +82,15 @@ ARCH_NAMES = {
              "ffn_up.weight": "feed_forward.w3.weight",
              "ffn_down.weight": "feed_forward.w2.weight"},
 }
+ARCH_NAMES["lfm2moe"] = dict(ARCH_NAMES["lfm2"], **{
+    "ffn_gate_inp.weight": "feed_forward.gate.weight",
+    "exp_probs_b.bias": "feed_forward.expert_bias"})
+# an expert stack's HF name per expert X: llama.cpp's converter stacks
+# model.layers.L.feed_forward.experts.X.w1/w3/w2.weight in expert order
+EXPERTS = {"ffn_gate_exps.weight": "w1", "ffn_up_exps.weight": "w3", "ffn_down_exps.weight": "w2"}
 HF_TYPES = {"llama": ("LlamaForCausalLM", "llama"), "qwen3": ("Qwen3ForCausalLM", "qwen3"),
-            "gemma3": ("Gemma3ForCausalLM", "gemma3_text"), "lfm2": ("Lfm2ForCausalLM", "lfm2")}
+            "gemma3": ("Gemma3ForCausalLM", "gemma3_text"), "lfm2": ("Lfm2ForCausalLM", "lfm2"),
+            "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe")}
 
 
 def hf_name(gname, arch="llama"):
@@ -143,7 +150,7 @@ def main():
     r = GGUFReader(a.gguf)
     arch = field(r, "general.architecture")
     if arch not in HF_TYPES:
-        sys.exit(f"export_hf: architecture {arch}: only llama, qwen3, gemma3 and lfm2 are exported")
+        sys.exit(f"export_hf: architecture {arch}: only llama, qwen3, gemma3, lfm2 and lfm2moe are exported")
     A = arch + "."
     n_embd = int(field(r, A + "embedding_length"))
     n_layer = int(field(r, A + "block_count"))
@@ -174,7 +181,10 @@ def main():
     }
     for k, g in (("head_dim", A + "attention.key_length"), ("sliding_window", A + "attention.sliding_window"),
                  ("sliding_window_pattern", A + "attention.sliding_window_pattern"),
-                 ("conv_L_cache", A + "shortconv.l_cache")):
+                 ("conv_L_cache", A + "shortconv.l_cache"), ("num_experts", A + "expert_count"),
+                 ("num_experts_per_tok", A + "expert_used_count"),
+                 ("moe_intermediate_size", A + "expert_feed_forward_length"),
+                 ("num_dense_layers", A + "leading_dense_block_count")):
         v = field(r, g)
         if v is not None:
             config[k] = int(v)
@@ -183,7 +193,7 @@ def main():
         v = field(r, g)
         if v is not None:
             config[k] = float(v)
-    if arch == "lfm2":
+    if arch in ("lfm2", "lfm2moe"):
         config["layer_types"] = ["conv" if k == 0 else "full_attention" for k in kv_layers]
     for k, g in (("bos_token_id", "tokenizer.ggml.bos_token_id"),
                  ("eos_token_id", "tokenizer.ggml.eos_token_id")):
@@ -251,8 +261,16 @@ def main():
             w = (g - np.float32(1)).astype(np.float32)
             if not np.array_equal((w + np.float32(1)).astype(np.float32), g):
                 sys.exit(f"export_hf: tensor {t.name}: w - 1 + 1 is not w in f32")
-        elif arch == "lfm2" and t.name.endswith("shortconv.conv.weight"):
+        elif arch in ("lfm2", "lfm2moe") and t.name.endswith("shortconv.conv.weight"):
             w = w.reshape(w.shape[0], 1, w.shape[1])
+        stem = t.name.split(".", 2)[-1]
+        if stem in EXPERTS:
+            # [n_expert, n_out, n_in]: one HF tensor per expert
+            for x in range(w.shape[0]):
+                arr, st = to_dtype(w[x], a.dtype)
+                out.append((f"model.layers.{t.name.split('.')[1]}.feed_forward.experts.{x}."
+                            f"{EXPERTS[stem]}.weight", arr, st))
+            continue
         arr, st = to_dtype(w, a.dtype)
         out.append((hf_name(t.name, arch), arr, st))
     out.sort(key=lambda x: x[0])
