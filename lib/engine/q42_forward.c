@@ -977,9 +977,15 @@ static void block_moe(q42_engine *e, uint32_t l, float *x, uint32_t n)
 	if (n == 0)
 		return;
 	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, in, 3, n);
-	mm_add(&m, in[0], &none, e->moe_logits, NULL);
-	m.n_tok = n;
-	mm_run(e, &m);
+	if (n == 1) {
+		/* a token's router is a few rows: on the caller, without a
+		 * job's hand-over (the same products as a job's tiles) */
+		mm_rows(in[0], &e->act[in[0]->act], e->moe_logits, 1, 0, in[0]->n_out);
+	} else {
+		mm_add(&m, in[0], &none, e->moe_logits, NULL);
+		m.n_tok = n;
+		mm_run(e, &m);
+	}
 	for (uint32_t t = 0; t < n; t++)
 		q42_op_route_sigmoid(e->n_expert, e->n_expert_used, e->moe_logits + (uint64_t)t * e->n_expert,
 				     bias, e->moe_id + t * K, e->moe_w + t * K);
