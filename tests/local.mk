@@ -14,7 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
-	tests/unit/test_wal
+	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat
 # built only with Vulkan; test_vk_forward above runs in every build (without
 # Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
 UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
@@ -57,6 +57,9 @@ tests_unit_test_quin_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_grd_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_wal_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_lora_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_chat_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_chat_LDADD = $(LDADD) $(JANSSON_LIBS)
 tests_unit_test_vk_CFLAGS = $(UNIT_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_test_vk_ops_CFLAGS = $(UNIT_CFLAGS)
 # test-side helpers some tests link
@@ -82,7 +85,8 @@ BATS_TESTS = \
 	tests/bats/q42run_bench.bats tests/bats/demo.bats tests/bats/q42grd.bats \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
-	tests/bats/arith.bats tests/bats/matvec.bats
+	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/lora.bats tests/bats/reuse.bats \
+	tests/bats/decisions.bats tests/bats/chat.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
@@ -92,7 +96,7 @@ endif
 # of `make distcheck` from running.
 EXTRA_DIST += tests/golden tests/models tests/fuzz $(BATS_TESTS) tests/bats/helpers.bash tests/lsan.supp \
 	$(wildcard $(srcdir)/tests/tools/*.py) $(wildcard $(srcdir)/tests/tools/*.sh) \
-	tests/tools/llamacpp_oracle.c
+	tests/tools/llamacpp_oracle.c tests/tools/chat_oracle.c
 
 # The test-side GGUF writer (test_gguf, the demo model).
 noinst_LTLIBRARIES += tests/tools/libggufbuild.la
@@ -121,6 +125,35 @@ clean-local: clean-crashtest
 clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
+
+# Prefix reuse at full size (issue 36; not part of `make check`, which runs
+# tests/bats/reuse.bats with 6 requests a model): REUSE_REQUESTS requests
+# sharing a prefix of about 300 tokens, with reuse in one process and one
+# process each, for stories260K and a synthetic model of every architecture.
+REUSE_REQUESTS = 200
+REUSE_BATCHES = 7,32
+REUSE_THREADS = 1,2
+REUSE_MODELS = $(Q42_TEST_MODELS_DIR)/stories260K.gguf \
+	$(addprefix $(srcdir)/tests/models/,e256-llama-q8_0.gguf e256-llama-q4_k_m.gguf \
+	e256-qwen2-q8_0.gguf a64-qwen3-hd24-q8_0.gguf a64-gemma3-swa-f32.gguf \
+	a64-phi3-long-f32.gguf a64-lfm2-q8_0.gguf)
+Q42_TEST_MODELS_DIR = $(srcdir)/../shared/models
+check-reuse: bin/q42run/q42run$(EXEEXT)
+	@for m in $(REUSE_MODELS); do \
+		python3 $(srcdir)/tests/tools/reuse_check.py bin/q42run/q42run$(EXEEXT) $$m \
+			$(REUSE_REQUESTS) $(REUSE_BATCHES) $(REUSE_THREADS) || exit 1; \
+	done
+.PHONY: check-reuse
+
+# Yes/no decisions with and without prefix reuse (not a test;
+# docs/perf/decisions.md): `make bench-decisions`, BENCH_DECISIONS_ARGS =
+# documents, questions per document, batch[, threads].
+BENCH_DECISIONS_MODEL = /root/.cache/q42-peer/models/smol360-q8_0.gguf
+BENCH_DECISIONS_ARGS = 100 10 32
+bench-decisions: bin/q42run/q42run$(EXEEXT)
+	python3 $(srcdir)/tests/tools/bench_decisions.py bin/q42run/q42run$(EXEEXT) \
+		$(BENCH_DECISIONS_MODEL) $(BENCH_DECISIONS_ARGS)
+.PHONY: bench-decisions
 
 # q42wal at growing volume sizes beside sqlite3 (not a test; docs/perf/wal.md):
 # `make bench-wal`, sizes in entries, commits timed at each size.

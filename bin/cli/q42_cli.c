@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "bin/cli/q42_cli.h"
 #include "common/q42_err.h"
 
@@ -56,6 +57,19 @@ bool q42_cli_f64(const char *s, double lo, double hi, double *out)
 	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool q42_cli_lora(const char *arg, char **path, float *scale)
+{
+	const char *colon = strrchr(arg, ':');
+	double v = 1.0;
+	if (colon != NULL && !q42_cli_f64(colon + 1, -1e6, 1e6, &v))
+		return false;
+	const size_t n = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+	if (n == 0 || (*path = strndup(arg, n)) == NULL)
+		return false;
+	*scale = (float)v;
 	return true;
 }
 

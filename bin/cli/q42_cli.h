@@ -29,6 +29,14 @@ bool q42_cli_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
 /* A finite number (strtod's syntax, all of s) within [lo, hi]. */
 bool q42_cli_f64(const char *s, double lo, double hi, double *out);
 
+/* A --lora argument, FILE[:SCALE]: *path (malloc'd, the caller frees
+ * it) is all before the last ':', *scale the finite number after it
+ * (strtod's syntax, |SCALE| <= 1e6); without a ':' the whole argument
+ * is the path and the scale 1. False (nothing allocated) when the text
+ * after the last ':' is not such a number or the path is empty: a path
+ * holding ':' is written with its scale, FILE:1. */
+bool q42_cli_lora(const char *arg, char **path, float *scale);
+
 /* Print "NAME VERSION" on stdout (NAME as each man page's --version
  * gives it, e.g. "p64c (q42)" or "q42wal"). */
 void q42_cli_version(const char *name);

@@ -38,6 +38,9 @@ typedef struct opts {
 	bool json;
 	int32_t type;          /* --type: ggml dtype id, -1 keep */
 	uint32_t profile;      /* --profile: enum q42_profile_id */
+	char *lora_path[Q42_LORA_MAX]; /* --lora FILE[:SCALE], in order */
+	float lora_scale[Q42_LORA_MAX];
+	uint32_t n_lora;
 } opts;
 
 static const char *prog = "p64c";
@@ -57,6 +60,9 @@ static void help(void)
 	       "      --type T          output dtype of the weights: f32, f16, bf16, q8_0\n"
 	       "                        (default: each tensor keeps its source dtype)\n"
 	       "      --profile NAME    quantize by role: ffn-q4_0, ffn-tq, q8_0\n"
+	       "      --lora FILE[:SCALE]  merge the LoRA adapter in FILE (llama.cpp's GGUF\n"
+	       "                        adapter) with SCALE (default 1) into the weights;\n"
+	       "                        repeatable, up to 16\n"
 	       "      --sign KEY.pem    write an Ed25519 signature of OUTPUT to OUTPUT.sig\n"
 	       "      --progress        show a progress bar on stderr\n"
 	       "      --no-progress     never show it (default: shown when stderr is a terminal)\n"
@@ -181,7 +187,7 @@ typedef struct summary {
 	const char *sig_path;
 	const char *hparams_note, *vocab_note;
 	const char *policy;
-	uint64_t n_rewritten;
+	uint64_t n_rewritten, n_merged;
 	double t_read, t_write, t_sign, t_total;
 } summary;
 
@@ -227,6 +233,7 @@ static void print_summary(FILE *f, const opts *o, const char *output, const summ
 	json_object_set_new(j, "timings_ms", t);
 	json_object_set_new(j, "policy", str_or_null(s->policy));
 	json_object_set_new(j, "tensors_rewritten", json_integer((json_int_t)s->n_rewritten));
+	json_object_set_new(j, "tensors_merged", json_integer((json_int_t)s->n_merged));
 	json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
 	fflush(f);
@@ -270,7 +277,8 @@ static int run(const opts *o, const char *output, q42_err *err)
 	q42_transcode_opts to = {.type = o->type, .profile = o->profile,
 				 .write = {.page_log2 = o->page_log2, .tool = "p64c " Q42_VERSION}};
 	bool hf = !o->to_gguf && q42_st_is_candidate(o->input);
-	bool transcode = hf || o->type >= 0 || o->profile != Q42_PROFILE_NONE;
+	bool transcode = hf || o->type >= 0 || o->profile != Q42_PROFILE_NONE || o->n_lora > 0;
+	q42_lora *lora[Q42_LORA_MAX] = {NULL};
 	struct stat in_st;
 	progress pg = {.shown = -1};
 	summary s;
@@ -295,6 +303,14 @@ static int run(const opts *o, const char *output, q42_err *err)
 		if (rc != Q42_OK)
 			goto done;
 	}
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		rc = q42_lora_open_model(&lora[i], o->lora_path[i], hf ? NULL : o->input, err);
+		if (rc != Q42_OK)
+			goto done;
+	}
+	to.lora = (const q42_lora *const *)lora;
+	to.lora_scale = o->lora_scale;
+	to.n_lora = o->n_lora;
 	if (src.kind == Q42_SOURCE_P64 && !o->to_gguf) {
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "%s: the input is already P64 (use --to-gguf to rebuild its GGUF)",
@@ -358,6 +374,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 		s.vocab_note = rep.vocab_note;
 		s.policy = trep.policy;
 		s.n_rewritten = trep.n_rewritten;
+		s.n_merged = trep.n_merged;
 	} else {
 		q42_p64_write_opts wo = {.page_log2 = o->page_log2, .tool = "p64c " Q42_VERSION};
 		s.mode = "gguf-to-p64", s.in_format = "gguf", s.out_format = "p64";
@@ -422,13 +439,15 @@ done:
 	q42_outfile_abort(&out);
 	if (!hf)
 		q42_source_close(&src);
+	for (uint32_t i = 0; i < o->n_lora; i++)
+		q42_lora_close(lora[i]);
 	free(sig_path);
 	return rc;
 }
 
 enum {
 	OPT_PAGE_LOG2 = 256, OPT_TO_GGUF, OPT_SIGN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON,
-	OPT_TYPE, OPT_PROFILE
+	OPT_TYPE, OPT_PROFILE, OPT_LORA
 };
 
 static const struct option long_opts[] = {
@@ -441,6 +460,7 @@ static const struct option long_opts[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"type", required_argument, NULL, OPT_TYPE},
 	{"profile", required_argument, NULL, OPT_PROFILE},
+	{"lora", required_argument, NULL, OPT_LORA},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -522,6 +542,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_LORA:
+			if (o.n_lora == Q42_LORA_MAX) {
+				fprintf(stderr, "%s: --lora: at most %u adapters\n", prog, Q42_LORA_MAX);
+				ok = false;
+			} else if (!q42_cli_lora(optarg, &o.lora_path[o.n_lora], &o.lora_scale[o.n_lora])) {
+				fprintf(stderr, "%s: --lora '%s': expected FILE or FILE:SCALE, SCALE a number within [-1e6, 1e6]\n",
+					prog, optarg);
+				ok = false;
+			} else {
+				o.n_lora++;
+			}
+			break;
 		case 'h':
 			help();
 			return EXIT_OK;
@@ -544,8 +576,8 @@ int main(int argc, char **argv)
 			argc - optind == 0 ? "no INPUT given" : "exactly one INPUT is allowed");
 		ok = false;
 	}
-	if (ok && o.to_gguf && (o.type >= 0 || o.profile != Q42_PROFILE_NONE)) {
-		fprintf(stderr, "%s: --type and --profile apply to P64 output, not to --to-gguf\n",
+	if (ok && o.to_gguf && (o.type >= 0 || o.profile != Q42_PROFILE_NONE || o.n_lora > 0)) {
+		fprintf(stderr, "%s: --type, --profile and --lora apply to P64 output, not to --to-gguf\n",
 			prog);
 		ok = false;
 	}
@@ -590,5 +622,7 @@ int main(int argc, char **argv)
 	if (rc != Q42_OK)
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	free(output);
+	for (uint32_t i = 0; i < o.n_lora; i++)
+		free(o.lora_path[i]);
 	return q42_cli_status(rc);
 }

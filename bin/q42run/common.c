@@ -63,6 +63,8 @@ int input_open(struct input *in, const struct opts *o, q42_err *err)
 {
 	memset(in, 0, sizeof *in);
 	in->map.fd = -1;
+	in->jsonl = o->jsonl;
+	q42_buf_init(&in->text);
 	if (o->prompt != NULL) {
 		in->data = o->prompt;
 		in->len = strlen(o->prompt);
@@ -80,20 +82,14 @@ void input_close(struct input *in)
 {
 	if (in->map.path != NULL)
 		q42_map_close(&in->map);
+	json_decref(in->req);
+	q42_buf_free(&in->text);
 }
 
-/* Next request; false at the end. Lines split on '\n' only; a final
- * newline does not start an empty request. */
-bool input_next(struct input *in, bool lines, const char **p, size_t *n)
+/* The next line of the input; false at the end. Lines split on '\n'
+ * only; a final newline does not start an empty request. */
+static bool next_line(struct input *in, const char **p, size_t *n)
 {
-	if (in->done)
-		return false;
-	if (!lines) {
-		in->done = true;
-		*p = in->data ? in->data : "";
-		*n = in->len;
-		return true;
-	}
 	if (in->pos >= in->len) {
 		in->done = true;
 		return false;
@@ -103,7 +99,102 @@ bool input_next(struct input *in, bool lines, const char **p, size_t *n)
 	*p = s;
 	*n = nl ? (size_t)(nl - s) : in->len - in->pos;
 	in->pos += *n + (nl ? 1 : 0);
+	in->line++;
 	return true;
+}
+
+/* --jsonl: the next request of the JSON-lines input -- a line's "prompt",
+ * or its "prefix" followed by each of its "questions" in turn (the fork
+ * form); a question may be an object {"question": TEXT, "kind": ...}.
+ * in->spec is the object that says the request's decision kind (the
+ * question's, else the line's; NULL: none). false at the end, or with
+ * in->failed set after saying why. */
+static bool next_json(struct input *in, const char **p, size_t *n)
+{
+	json_error_t je;
+	const char *s;
+	size_t len;
+
+	while (in->req == NULL || in->q >= in->n_q) {
+		json_decref(in->req);
+		in->req = NULL;
+		if (!next_line(in, &s, &len))
+			return false;
+		in->req = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+		json_t *pr = json_object_get(in->req, "prompt"), *px = json_object_get(in->req, "prefix");
+		json_t *qs = json_object_get(in->req, "questions");
+		in->q = 0;
+		if (in->req == NULL || !json_is_object(in->req)) {
+			fprintf(stderr, "q42run: --jsonl: line %llu: %s\n", (unsigned long long)in->line,
+				in->req == NULL ? je.text : "expected a JSON object");
+			goto bad;
+		}
+		if (json_is_string(pr) && px == NULL && qs == NULL) {
+			in->n_q = 1;
+		} else if (json_is_string(px) && json_is_array(qs) && json_array_size(qs) > 0 && pr == NULL) {
+			in->n_q = json_array_size(qs);
+			for (size_t i = 0; i < in->n_q; i++) {
+				json_t *qi = json_array_get(qs, i);
+				if (!json_is_string(qi) &&
+				    !json_is_string(json_object_get(qi, "question"))) {
+					fprintf(stderr, "q42run: --jsonl: line %llu: question %zu is neither a"
+						" string nor an object with a \"question\" string\n",
+						(unsigned long long)in->line, i + 1);
+					goto bad;
+				}
+			}
+		} else {
+			fprintf(stderr,
+				"q42run: --jsonl: line %llu: expected {\"prompt\": STRING} or"
+				" {\"prefix\": STRING, \"questions\": [STRING, ...]}\n",
+				(unsigned long long)in->line);
+			goto bad;
+		}
+	}
+	q42_buf_reset(&in->text);
+	in->spec = json_object_get(in->req, "kind") != NULL ? in->req : NULL;
+	if (json_object_get(in->req, "prompt") != NULL) {
+		json_t *pr = json_object_get(in->req, "prompt");
+		q42_buf_append(&in->text, json_string_value(pr), json_string_length(pr));
+	} else {
+		json_t *px = json_object_get(in->req, "prefix");
+		json_t *qq = json_array_get(json_object_get(in->req, "questions"), in->q);
+		if (json_is_object(qq)) {
+			if (json_object_get(qq, "kind") != NULL)
+				in->spec = qq;
+			qq = json_object_get(qq, "question");
+		}
+		q42_buf_append(&in->text, json_string_value(px), json_string_length(px));
+		q42_buf_append(&in->text, json_string_value(qq), json_string_length(qq));
+	}
+	in->q++;
+	if (in->text.failed) {
+		fputs("q42run: --jsonl: out of memory\n", stderr);
+		goto bad;
+	}
+	*p = in->text.data ? (const char *)in->text.data : "";
+	*n = in->text.len;
+	return true;
+bad:
+	in->failed = true;
+	in->done = true;
+	return false;
+}
+
+/* Next request; false at the end. */
+bool input_next(struct input *in, bool lines, const char **p, size_t *n)
+{
+	if (in->done)
+		return false;
+	if (in->jsonl)
+		return next_json(in, p, n);
+	if (!lines) {
+		in->done = true;
+		*p = in->data ? in->data : "";
+		*n = in->len;
+		return true;
+	}
+	return next_line(in, p, n);
 }
 
 int write_out(const void *p, size_t n)

@@ -114,6 +114,8 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 	double load_ms;
 	q42_sentinel *sen = NULL;
 	struct sieve_setup ss = {0};
+	q42_prefix *pre = NULL;
+	struct chat chat = {0};
 	int rc, ex = EXIT_OK;
 
 	q42_buf_init(&rec);
@@ -140,11 +142,16 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 		goto done;
 	}
 	ex = record_ident(o, m, &ident);
+	if (ex == EXIT_OK)
+		ex = reuse_open(o, m, e, &pre);
+	if (ex == EXIT_OK)
+		ex = chat_open(o, &chat);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
 
-	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
+	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n) &&
+	       (ex = chat_prompt(o, &chat, &p, &n)) == EXIT_OK) {
 		q42_request rq = {
 			.prompt = p, .prompt_len = n,
 			.add_special = !o->no_bos, .parse_special = !o->no_special,
@@ -152,7 +159,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 			.stops = o->stops, .n_stops = o->n_stops,
 			.on_text = o->record ? NULL : on_text, .ud = &sink,
 			.sentinel = sen, .sieve = ss.sv, .parse_quin = o->sieve != NULL,
-			.ignore_eos = o->ignore_eos,
+			.ignore_eos = o->ignore_eos, .prefix = pre,
 		};
 		q42_result r;
 		q42_result_init(&r);
@@ -177,7 +184,7 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 			} else {
 				ex = write_out(rec.data, rec.len);
 			}
-		} else if (o->lines) {
+		} else if (o->lines || o->jsonl) {
 			on_text(&sink, "\n", 1);
 		}
 		/* a misaligned sieve still reports what it cost */
@@ -188,7 +195,13 @@ int run_generate(const struct opts *o, q42_mount *m, struct input *in, double t_
 		q42_result_free(&r);
 		idx++;
 	}
+	if (in->failed && ex == EXIT_OK)
+		ex = EXIT_REQUEST;
+	ex = reuse_close(o, m, e, pre, ex);
+	pre = NULL;
 done:
+	chat_close(&chat);
+	q42_prefix_close(pre);
 	q42_buf_free(&rec);
 	q42_sampler_close(s);
 	q42_engine_close(e);

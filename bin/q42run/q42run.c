@@ -28,7 +28,8 @@ enum {
 	OPT_INTENT, OPT_SCOPE, OPT_RECORD_PROMPT, OPT_PERPLEXITY, OPT_KL_BASE, OPT_KL_DIVERGENCE,
 	OPT_BACKEND, OPT_DEVICE, OPT_NO_HUGE_PAGES,
 	OPT_LIST_DEVICES,
-	OPT_CERTIFY,
+	OPT_CERTIFY, OPT_LORA,
+	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CHAT, OPT_SYSTEM, OPT_CHAT_TEMPLATE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +83,16 @@ static const struct option long_opts[] = {
 	{"perplexity", required_argument, NULL, OPT_PERPLEXITY},
 	{"kl-base", required_argument, NULL, OPT_KL_BASE},
 	{"kl-divergence", required_argument, NULL, OPT_KL_DIVERGENCE},
+	{"lora", required_argument, NULL, OPT_LORA},
+	{"no-reuse", no_argument, NULL, OPT_NO_REUSE},
+	{"jsonl", no_argument, NULL, OPT_JSONL},
+	{"decisions", no_argument, NULL, OPT_DECISIONS},
+	{"chat", no_argument, NULL, OPT_CHAT},
+	{"system", required_argument, NULL, OPT_SYSTEM},
+	{"chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE},
+	{"cache-bytes", required_argument, NULL, OPT_CACHE_BYTES},
+	{"state-save", required_argument, NULL, OPT_STATE_SAVE},
+	{"state-load", required_argument, NULL, OPT_STATE_LOAD},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -108,8 +119,12 @@ static void usage(FILE *f)
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: auto (default: llama.cpp's\n"
 	      "                          on this CPU), portable (the same bits on every CPU),\n"
-	      "                          llamacpp (also sapphirerapids), zen4 (llama.cpp on AMD\n"
-	      "                          Zen 4/5) or ggml\n"
+	      "                          llamacpp (also sapphirerapids), zen4 (llama.cpp's\n"
+	      "                          AVX-512 CPUs without AMX: also icelake, skylakex,\n"
+	      "                          cascadelake, cannonlake, cooperlake) or ggml\n"
+	      "      --lora FILE[:SCALE] apply the LoRA adapter in FILE (llama.cpp's GGUF\n"
+	      "                          adapter) with SCALE (default 1; 0 leaves it out);\n"
+	      "                          repeatable, up to 16; CPU only\n"
 	      "      --backend B         run the model on: cpu (default), vulkan, or auto (a\n"
 	      "                          Vulkan GPU when there is one, the CPU otherwise)\n"
 	      "      --device N          Vulkan device index (see --list-devices)\n"
@@ -128,10 +143,19 @@ static void usage(FILE *f)
 	      "      --repeat-last-n N   tokens the penalty looks back (default 64)\n"
 	      "      --seed N            sampling seed (default 0)\n"
 	      "      --no-bos            do not add BOS/EOS (the vocabulary's policy otherwise)\n"
+	      "      --chat              render each prompt as the user's turn with the model's\n"
+	      "                          chat template, as llama.cpp does (see q42run(1))\n"
+	      "      --system TEXT       with --chat: the system message before it\n"
+	      "      --chat-template NAME  with --chat: this template (a llama.cpp name such\n"
+	      "                          as chatml, llama3, gemma, phi3, or a template text)\n"
 	      "      --no-special        treat special-token text as plain text\n"
 	      "      --tokenize          print the token ids of the input\n"
 	      "      --detokenize        print the text of the token ids in the input\n"
 	      "      --lines             one request per input line\n"
+	      "      --jsonl             one JSON object per input line: {\"prompt\": TEXT}, or\n"
+	      "                          {\"prefix\": TEXT, \"questions\": [TEXT, ...]}, a request\n"
+	      "                          per question (prefix then question; the prefix's\n"
+	      "                          state is computed once)\n"
 	      "      --record            print one q42-record JSON line per request\n"
 	      "      --intent NAME       declared intent, written to the record (for q42grd)\n"
 	      "      --scope SCOPE       declared scope, written to the record\n"
@@ -148,7 +172,20 @@ static void usage(FILE *f)
 	      "      --choices LIST      print the probability of each comma-separated option\n"
 	      "                          after the prompt instead of generating\n"
 	      "      --choices-file FILE the same, one option per line of FILE\n"
+	      "      --decisions         with --jsonl: score each request as the decision its\n"
+	      "                          \"kind\" says: yesno, choice (\"options\": [...]) or\n"
+	      "                          score (\"min\", \"max\"); with --choices, requests\n"
+	      "                          without a kind score LIST\n"
 	      "      --logits-for IDS    print the next-token logits of the comma-separated ids\n"
+	      "      --no-reuse          evaluate every prompt from an empty cache (default: reuse\n"
+	      "                          the state of a prefix shared with an earlier prompt, in\n"
+	      "                          whole --batch passes; the results are the same bits)\n"
+	      "      --cache-bytes N     keep at most N bytes of saved prefix states besides\n"
+	      "                          the live cache (default 268435456; 0 = live cache only)\n"
+	      "      --state-save FILE   after the last request, write its prompt's state (whole\n"
+	      "                          --batch passes) to FILE, a q42-state(5) file\n"
+	      "      --state-load FILE   start from the state in FILE; refused (exit 1) when made\n"
+	      "                          for another model, --ctx, --batch, --kv-type or --arith\n"
 	      "      --bench             measure prompt processing and generation tokens/s\n"
 	      "                          (--pp N, default 128; --tg N, default 64; --reps R,\n"
 	      "                          default 5; --json for one JSON object)\n"
@@ -188,6 +225,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof *o);
 	o->max_tokens = Q42_GEN_MAX_TOKENS_DEFAULT;
 	o->bench = (q42_bench_opts){128, 64, 5, 0, false};
+	o->cache_bytes = Q42_PREFIX_CACHE_BYTES_DEFAULT;
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
 	o->eo.arith = Q42_ARITH_AUTO;
@@ -359,9 +397,29 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case OPT_JSON: o->json = true; break;
+		case OPT_NO_REUSE: o->no_reuse = true; break;
+		case OPT_JSONL: o->jsonl = true; break;
+		case OPT_DECISIONS: o->decisions = true; o->mode = MODE_CHOICES; break;
+		case OPT_CHAT: o->chat = true; break;
+		case OPT_SYSTEM: o->system = optarg; break;
+		case OPT_CHAT_TEMPLATE: o->chat_template = optarg; break;
+		case OPT_CACHE_BYTES:
+			if (!q42_cli_u64(optarg, &o->cache_bytes))
+				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);
+			break;
+		case OPT_STATE_SAVE: o->state_save = optarg; break;
+		case OPT_STATE_LOAD: o->state_load = optarg; break;
 		case OPT_PERPLEXITY: o->perplexity = optarg; o->mode = MODE_QUALITY; break;
 		case OPT_KL_BASE: o->kl_base = optarg; break;
 		case OPT_KL_DIVERGENCE: o->kl_div = optarg; o->mode = MODE_QUALITY; break;
+		case OPT_LORA:
+			if (o->n_lora == Q42_LORA_MAX)
+				return bad_usage("--lora: at most %u adapters", Q42_LORA_MAX);
+			if (!q42_cli_lora(optarg, &o->lora_path[o->n_lora], &o->lora[o->n_lora].scale))
+				return bad_usage("--lora '%s': expected FILE or FILE:SCALE, SCALE a number"
+						 " within [-1e6, 1e6]", optarg);
+			o->n_lora++;
+			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': q42_cli_version("q42run (q42)"); exit(EXIT_OK);
 		default:
@@ -410,19 +468,111 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad_usage("--stop cannot be combined with --sieve or --grammar");
 	if ((o->sieve || o->grammar || o->sentinel) && o->mode != MODE_GENERATE)
 		return bad_usage("--sentinel, --sieve and --grammar apply to generation only");
+	if ((o->system || o->chat_template) && !o->chat)
+		return bad_usage("--system and --chat-template need --chat");
+	if (o->chat && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES && o->mode != MODE_LOGITS)
+		return bad_usage("--chat applies to generation, --choices and --logits-for");
+	if (o->decisions && !o->jsonl)
+		return bad_usage("--decisions takes its kinds from --jsonl requests");
+	if (o->decisions && o->logits_for)
+		return bad_usage("--decisions and --logits-for are mutually exclusive");
+	if (o->jsonl && o->lines)
+		return bad_usage("--jsonl and --lines are mutually exclusive");
+	if (o->jsonl && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES && o->mode != MODE_LOGITS)
+		return bad_usage("--jsonl applies to generation, --choices and --logits-for");
+	if (o->no_reuse && (o->state_save || o->state_load))
+		return bad_usage("--state-save and --state-load need prefix reuse: drop --no-reuse");
+	if ((o->state_save || o->state_load) && o->mode != MODE_GENERATE && o->mode != MODE_CHOICES &&
+	    o->mode != MODE_LOGITS)
+		return bad_usage("--state-save and --state-load apply to generation, --choices and"
+				 " --logits-for");
 	if (o->ignore_eos && o->mode != MODE_GENERATE)
 		return bad_usage("--ignore-eos applies to generation only (--bench never stops at EOS)");
+	if (o->n_lora > 0 && (o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE))
+		return bad_usage("--lora applies to running the model, not to --tokenize or --detokenize");
+	if (o->n_lora > 0 && o->eo.backend == Q42_BACKEND_VULKAN)
+		return bad_usage("--lora: adapters run on the CPU only; the Vulkan backend does not"
+				 " apply them (use --backend cpu or auto)");
 	return EXIT_OK;
 }
 
-
-int main(int argc, char **argv)
+/* Open the --lora adapters into o->eo (the engine checks them against the
+ * model); printed on failure. */
+static int lora_open(struct opts *o)
 {
-	struct opts o;
+	q42_err err = {0};
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		q42_lora *l = NULL;
+		int rc = q42_lora_open_model(&l, o->lora_path[i], o->model, &err);
+		if (rc != Q42_OK) {
+			fprintf(stderr, "q42run: --lora: %s\n", err.msg);
+			return exit_for_load(rc);
+		}
+		o->lora[i].adapter = l;
+	}
+	o->eo.lora = o->lora;
+	o->eo.n_lora = o->n_lora;
+	return EXIT_OK;
+}
+
+static void lora_close(struct opts *o)
+{
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		q42_lora_close((q42_lora *)o->lora[i].adapter);
+		free(o->lora_path[i]);
+	}
+}
+
+
+/* Every mode that mounts the model. */
+static int run_model(struct opts *o)
+{
 	struct input in;
 	q42_mount *m = NULL;
 	q42_err err = {0};
 	double t_start;
+	int rc, ex;
+
+	if (o->mode == MODE_BENCH)
+		return run_bench(o);
+	t_start = now_ms();
+	rc = q42_mount_open(&m, o->model,
+			    o->mode == MODE_TOKENIZE || o->mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
+			    &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		return exit_for_load(rc);
+	}
+	if (o->mode == MODE_QUALITY) {
+		ex = run_quality(o, m);
+		q42_mount_close(m);
+		return ex;
+	}
+	rc = input_open(&in, o, &err);
+	if (rc != Q42_OK) {
+		fprintf(stderr, "q42run: %s\n", err.msg);
+		q42_mount_close(m);
+		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
+	}
+	if (o->mode == MODE_TOKENIZE)
+		ex = run_tokenize(o, q42_mount_tokenizer(m), &in);
+	else if (o->mode == MODE_DETOKENIZE)
+		ex = run_detokenize(o, q42_mount_tokenizer(m), &in);
+	else if (o->mode == MODE_CHOICES || o->mode == MODE_LOGITS)
+		ex = run_score(o, m, &in, t_start);
+	else
+		ex = run_generate(o, m, &in, t_start);
+	if (ex == EXIT_OK || ex == EXIT_REQUEST)
+		ex = finish_stdout() != EXIT_OK ? EXIT_IO : ex;
+	input_close(&in);
+	q42_mount_close(m);
+	return ex;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	q42_err err = {0};
 	int rc, ex;
 
 	ex = parse_opts(argc, argv, &o);
@@ -441,38 +591,10 @@ int main(int argc, char **argv)
 			return rc == Q42_EARG ? EXIT_USAGE : rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
 		}
 	}
-	if (o.mode == MODE_BENCH)
-		return run_bench(&o);
-	t_start = now_ms();
-	rc = q42_mount_open(&m, o.model,
-			    o.mode == MODE_TOKENIZE || o.mode == MODE_DETOKENIZE ? Q42_MOUNT_VOCAB_ONLY : 0,
-			    &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		return exit_for_load(rc);
-	}
-	if (o.mode == MODE_QUALITY) {
-		ex = run_quality(&o, m);
-		q42_mount_close(m);
-		return ex;
-	}
-	rc = input_open(&in, &o, &err);
-	if (rc != Q42_OK) {
-		fprintf(stderr, "q42run: %s\n", err.msg);
-		q42_mount_close(m);
-		return rc == Q42_ENOMEM ? EXIT_NOMEM : EXIT_IO;
-	}
-	if (o.mode == MODE_TOKENIZE)
-		ex = run_tokenize(&o, q42_mount_tokenizer(m), &in);
-	else if (o.mode == MODE_DETOKENIZE)
-		ex = run_detokenize(&o, q42_mount_tokenizer(m), &in);
-	else if (o.mode == MODE_CHOICES || o.mode == MODE_LOGITS)
-		ex = run_score(&o, m, &in, t_start);
-	else
-		ex = run_generate(&o, m, &in, t_start);
-	if (ex == EXIT_OK || ex == EXIT_REQUEST)
-		ex = finish_stdout() != EXIT_OK ? EXIT_IO : ex;
-	input_close(&in);
-	q42_mount_close(m);
+	ex = lora_open(&o);
+	if (ex == EXIT_OK)
+		ex = run_model(&o);
+	lora_close(&o);
 	return ex;
 }
+

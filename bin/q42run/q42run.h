@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
+#include "common/q42_buf.h"
 #include "common/q42_err.h"
 #include "common/q42_file.h"
 #include "engine/q42_engine.h"
@@ -19,6 +20,8 @@
 #include "engine/q42_sample.h"
 #include "measure/q42_bench.h"
 #include "run/q42_generate.h"
+#include "run/q42_prefix.h"
+#include "run/q42_chat.h"
 
 enum exit_status {
 	EXIT_OK = 0,
@@ -60,16 +63,38 @@ struct opts {
 	const char *perplexity;   /* --perplexity TEXT */
 	const char *kl_base;      /* --kl-base OUT */
 	const char *kl_div;       /* --kl-divergence BASE */
+	/* --lora FILE[:SCALE], in order: the paths, and the adapters opened
+	 * (eo.lora points here) */
+	char *lora_path[Q42_LORA_MAX];
+	q42_engine_lora lora[Q42_LORA_MAX];
+	uint32_t n_lora;
+	bool no_reuse;            /* --no-reuse */
+	bool jsonl;               /* --jsonl: JSON-lines requests */
+	bool decisions;           /* --decisions: typed decisions, kinds from --jsonl */
+	bool chat;                /* --chat */
+	const char *system;       /* --system TEXT */
+	const char *chat_template; /* --chat-template NAME */
+	uint64_t cache_bytes;     /* --cache-bytes */
+	const char *state_save;   /* --state-save FILE */
+	const char *state_load;   /* --state-load FILE */
 };
 
 
-/* The requests of the input: the whole input, or each of its lines. */
+/* The requests of the input: the whole input, each of its lines, or
+ * (--jsonl) each prompt and each prefixed question of its JSON lines. */
 struct input {
 	q42_map map;
 	const char *data;
 	size_t len;
 	size_t pos;
 	bool done;
+	bool jsonl;
+	bool failed;      /* --jsonl: a line was not a request (said on stderr) */
+	uint64_t line;    /* lines read */
+	json_t *req;      /* --jsonl: the current line's object */
+	size_t q, n_q;    /* its next question, and how many it has */
+	json_t *spec;     /* the current request's decision kind and options (in req) */
+	q42_buf text;     /* the current request's prompt */
 };
 
 /* common.c */
@@ -90,6 +115,24 @@ json_t *json_lossy(const char *s);
 /* Dump o (compact, in insertion order, plus flags) as one line on
  * stdout and release it; o NULL (a failed build) is out of memory. */
 int print_json_line(json_t *o, size_t flags);
+
+/* chat.c: --chat's template (c->on false without --chat, or, after a
+ * warning, when q42 renders none for the model), and a request's prompt
+ * rendered as the user's turn (*p, *n replaced; valid until the next). */
+struct chat {
+	bool on;
+	enum q42_chat_tmpl t;
+	q42_buf user, text;
+};
+int chat_open(const struct opts *o, struct chat *c);
+void chat_close(struct chat *c);
+int chat_prompt(const struct opts *o, struct chat *c, const char **p, size_t *n);
+
+/* reuse.c: prefix reuse for e (*p NULL under --no-reuse or on a device
+ * backend), seeded by --state-load; then --state-save when the requests
+ * went well (ex, returned unless saving fails) and p closed. */
+int reuse_open(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix **p);
+int reuse_close(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix *p, int ex);
 
 /* One per mode; each returns the exit status. */
 int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);

@@ -44,13 +44,54 @@ static int parse_ids(const char *s, uint32_t nv, int32_t **out, uint32_t *n_out)
 	return EXIT_OK;
 }
 
-/* --choices / --choices-file and --logits-for: score the prompt, print. */
+/* A --jsonl request's decision (q42run(1), DECISIONS): its "kind" and, by
+ * kind, "options" or "min" and "max", into options *ch (texts in store).
+ * Q42_EARG names what is wrong. */
+static int spec_options(const json_t *spec, q42_buf *store, q42_choice **ch, uint32_t *n,
+			enum q42_decision_kind *kind, q42_err *err)
+{
+	const json_t *k = json_object_get(spec, "kind"), *opts = json_object_get(spec, "options");
+	const json_t *lo = json_object_get(spec, "min"), *hi = json_object_get(spec, "max");
+	const char *texts[Q42_CHOICES_MAX];
+	size_t lens[Q42_CHOICES_MAX];
+	uint32_t n_t = 0;
+
+	if (!json_is_string(k) || !q42_decision_kind_from_name(json_string_value(k), kind) ||
+	    *kind == Q42_DECISION_OPTIONS)
+		return q42_err_set(err, Q42_EARG, "decision: \"kind\" must be \"yesno\", \"choice\" or \"score\"");
+	if ((opts != NULL) != (*kind == Q42_DECISION_CHOICE) ||
+	    (lo != NULL || hi != NULL) != (*kind == Q42_DECISION_SCORE))
+		return q42_err_set(err, Q42_EARG,
+				   "decision: kind %s takes %s", q42_decision_kind_name(*kind),
+				   *kind == Q42_DECISION_CHOICE ? "\"options\" and no \"min\" or \"max\""
+				   : *kind == Q42_DECISION_SCORE ? "integers \"min\" and \"max\" and no \"options\""
+								 : "no \"options\", \"min\" or \"max\"");
+	if (*kind == Q42_DECISION_SCORE && (!json_is_integer(lo) || !json_is_integer(hi)))
+		return q42_err_set(err, Q42_EARG, "decision: \"min\" and \"max\" must be integers");
+	if (*kind == Q42_DECISION_CHOICE) {
+		if (!json_is_array(opts) || json_array_size(opts) > Q42_CHOICES_MAX)
+			return q42_err_set(err, Q42_EARG, "decision: \"options\" must be an array of at most %u strings",
+					   Q42_CHOICES_MAX);
+		for (size_t i = 0; i < json_array_size(opts); i++) {
+			const json_t *t = json_array_get(opts, i);
+			if (!json_is_string(t))
+				return q42_err_set(err, Q42_EARG, "decision: option %zu is not a string", i + 1);
+			texts[n_t] = json_string_value(t);
+			lens[n_t++] = json_string_length(t);
+		}
+	}
+	return q42_decision_options(*kind, texts, lens, n_t, lo ? json_integer_value(lo) : 0,
+				    hi ? json_integer_value(hi) : 0, store, ch, n, err);
+}
+
+/* --choices / --choices-file / --decisions and --logits-for: score the
+ * prompt, print. */
 int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_start)
 {
 	q42_engine *e = NULL;
 	const q42_model_ident *ident = NULL;
 	q42_err err = {0};
-	q42_buf out;
+	q42_buf out, store;
 	q42_map cf = {0};
 	q42_choice *ch = NULL;
 	uint32_t n_ch = 0, n_ids = 0;
@@ -59,10 +100,13 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	size_t n;
 	uint64_t idx = 0;
 	double load_ms;
+	q42_prefix *pre = NULL;
+	struct chat chat = {0};
 	int rc, ex = EXIT_OK;
 
 	cf.fd = -1;
 	q42_buf_init(&out);
+	q42_buf_init(&store);
 	if (o->choices_file != NULL) {
 		rc = q42_map_open(&cf, o->choices_file, 0, &err);
 		if (rc != Q42_OK) {
@@ -74,6 +118,8 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 				       &n_ch, &err);
 	} else if (o->choices != NULL) {
 		rc = q42_choices_split(o->choices, strlen(o->choices), ',', &ch, &n_ch, &err);
+	} else if (o->decisions) {
+		rc = Q42_OK;
 	} else {
 		rc = parse_ids(o->logits_for, q42_tokenizer_n_vocab(q42_mount_tokenizer(m)), &ids, &n_ids);
 		if (rc != EXIT_OK) {
@@ -90,19 +136,37 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	if (ex != EXIT_OK)
 		goto done;
 	ex = record_ident(o, m, &ident);
+	if (ex == EXIT_OK)
+		ex = reuse_open(o, m, e, &pre);
+	if (ex == EXIT_OK)
+		ex = chat_open(o, &chat);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;
-	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n)) {
+	while (ex == EXIT_OK && input_next(in, o->lines, &p, &n) &&
+	       (ex = chat_prompt(o, &chat, &p, &n)) == EXIT_OK) {
 		q42_request rq = {
 			.prompt = p, .prompt_len = n, .add_special = !o->no_bos,
-			.parse_special = !o->no_special, .strict = o->strict,
+			.parse_special = !o->no_special, .strict = o->strict, .prefix = pre,
 		};
 		q42_result r;
+		q42_choice *rch = ch, *own = NULL;
+		uint32_t rn = n_ch, n_own = 0;
+		enum q42_decision_kind kind = Q42_DECISION_OPTIONS;
 		q42_result_init(&r);
 		q42_buf_reset(&out);
-		if (ch != NULL)
-			rc = q42_choices_score(e, q42_mount_tokenizer(m), &rq, ch, n_ch, &r, &err);
+		rc = Q42_OK;
+		if (in->spec != NULL && o->mode == MODE_CHOICES) {
+			rc = spec_options(in->spec, &store, &own, &n_own, &kind, &err);
+			rch = own;
+			rn = n_own;
+		} else if (ch == NULL && o->decisions) {
+			rc = q42_err_set(&err, Q42_EARG, "decision: the request has no \"kind\" (and no --choices)");
+		}
+		if (rc != Q42_OK)
+			;
+		else if (rch != NULL)
+			rc = q42_choices_score(e, q42_mount_tokenizer(m), &rq, rch, rn, &r, &err);
 		else
 			rc = q42_prompt_eval(e, q42_mount_tokenizer(m), &rq, &r, &err);
 		if (rc != Q42_OK) {
@@ -114,7 +178,7 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 				.program = "q42run", .version = Q42_VERSION, .request_index = idx,
 				.load_ms = load_ms, .model_path = o->model, .ident = ident,
 				.engine = e, .sampling = &sp, .request = &rq, .result = &r,
-				.choices = ch, .n_choices = n_ch,
+				.choices = rch, .n_choices = rn, .decision_kind = kind,
 				.intent = o->intent, .scope = o->scope, .record_prompt = o->record_prompt,
 			};
 			q42_sampling_default(&sp);
@@ -123,10 +187,10 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 				fprintf(stderr, "q42run: %s\n", err.msg);
 				ex = EXIT_NOMEM;
 			}
-		} else if (ch != NULL) {
-			for (uint32_t i = 0; i < n_ch; i++) {
-				q42_buf_append(&out, ch[i].text, ch[i].len);
-				q42_buf_printf(&out, "\t%.9g\t%.9g\n", ch[i].prob, ch[i].loglik);
+		} else if (rch != NULL) {
+			for (uint32_t i = 0; i < rn; i++) {
+				q42_buf_append(&out, rch[i].text, rch[i].len);
+				q42_buf_printf(&out, "\t%.9g\t%.9g\n", rch[i].prob, rch[i].loglik);
 			}
 		} else {
 			const float *l = q42_engine_logits(e);
@@ -136,10 +200,18 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 		if (ex == EXIT_OK)
 			ex = out.failed ? EXIT_NOMEM : write_out(out.data, out.len);
 		q42_result_free(&r);
+		q42_choices_free(own, n_own);
 		idx++;
 	}
+	if (in->failed && ex == EXIT_OK)
+		ex = EXIT_REQUEST;
+	ex = reuse_close(o, m, e, pre, ex);
+	pre = NULL;
 done:
+	chat_close(&chat);
+	q42_prefix_close(pre);
 	q42_buf_free(&out);
+	q42_buf_free(&store);
 	q42_choices_free(ch, n_ch);
 	free(ids);
 	if (cf.path != NULL)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "bin/cli/q42_cli.h"
 #include "formats/q42_digest.h"
+#include "formats/q42_lora.h"
 #include "wal/q42_wal.h"
 
 enum exit_status { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
@@ -48,7 +49,7 @@ static void help(void)
 	       "  pending VOL [--all]       records waiting for review\n"
 	       "  approve VOL SEQ --key KEY.pem [--no-wait]   approve a pending record\n"
 	       "  reject VOL SEQ --key KEY.pem [--no-wait]    reject a pending record\n"
-	       "  bind VOL MODEL.p64 [--sync full|normal|off] [--no-wait]\n"
+	       "  bind VOL MODEL.p64 [--lora FILE[:SCALE]]... [--sync full|normal|off] [--no-wait]\n"
 	       "                            commit the model's provenance binding\n"
 	       "\n"
 	       "  -h, --help     show this help and exit\n"
@@ -88,6 +89,8 @@ typedef struct opts {
 	uint64_t batch;
 	bool review, nowait, json, outputs, dry_run, force, all;
 	bool have_size, have_count, rebuild;
+	q42_wal_lora lora[Q42_LORA_MAX]; /* bind --lora, in order (paths malloc'd) */
+	uint32_t n_lora;
 	uint64_t size, from, count;
 	const char *sign, *key, *head, *pub;
 	q42_vol_config cfg;
@@ -668,7 +671,10 @@ static int cmd_bind(const opts *o, const char *vol, const char *model)
 	uint64_t idx;
 	int rc;
 	q42_buf_init(&body);
-	if ((rc = q42_wal_binding_body(model, &body, &err)) != Q42_OK) {
+	rc = q42_wal_binding_body_lora(model, o->lora, o->n_lora, &body, &err);
+	for (uint32_t i = 0; i < o->n_lora; i++)
+		free((char *)(uintptr_t)o->lora[i].path);
+	if (rc != Q42_OK) {
 		q42_buf_free(&body);
 		return fail(rc, &err);
 	}
@@ -697,7 +703,7 @@ static int cmd_bind(const opts *o, const char *vol, const char *model)
 enum {
 	OPT_SYNC = 256, OPT_BATCH, OPT_REVIEW, OPT_NOWAIT, OPT_JSON, OPT_OUTPUTS, OPT_HEAD,
 	OPT_PUB, OPT_SIZE, OPT_SIGN, OPT_DRY, OPT_FORCE, OPT_KEY, OPT_RKEY, OPT_QUORUM, OPT_ALL,
-	OPT_FROM, OPT_COUNT, OPT_REBUILD,
+	OPT_FROM, OPT_COUNT, OPT_REBUILD, OPT_LORA,
 };
 
 /* Which commands take which option (checked after parsing). */
@@ -725,6 +731,7 @@ static const struct {
 	{OPT_FROM, "--from", " log "},
 	{OPT_COUNT, "--count", " log "},
 	{OPT_REBUILD, "--rebuild", " index "},
+	{OPT_LORA, "--lora", " bind "},
 };
 
 static const struct {
@@ -758,6 +765,7 @@ int main(int argc, char **argv)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"count", required_argument, NULL, OPT_COUNT},
 		{"rebuild", no_argument, NULL, OPT_REBUILD},
+		{"lora", required_argument, NULL, OPT_LORA},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -821,6 +829,16 @@ int main(int argc, char **argv)
 			o.have_count = true;
 			break;
 		case OPT_REBUILD: o.rebuild = true; break;
+		case OPT_LORA: {
+			char *path;
+			if (o.n_lora >= Q42_LORA_MAX)
+				return usage("at most 16 --lora options, '%s' is one too many", optarg);
+			if (!q42_cli_lora(optarg, &path, &o.lora[o.n_lora].scale))
+				return usage("--lora takes FILE or FILE:SCALE (SCALE a number within [-1e6, 1e6]), not '%s'",
+					     optarg);
+			o.lora[o.n_lora++].path = path;
+			break;
+		}
 		case OPT_KEY: o.key = optarg; break;
 		case OPT_RKEY:
 			if (o.n_keys >= Q42_VOL_MAX_KEYS)

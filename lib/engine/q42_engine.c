@@ -298,7 +298,7 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	}
 }
 
-static uint32_t act_slot(q42_engine *e, const q42_weight *w, bool *ok)
+uint32_t q42_engine_act_slot(q42_engine *e, const q42_weight *w, bool *ok)
 {
 	for (uint32_t i = 0; i < e->n_act; i++)
 		if (e->act[i].type == w->vdt && e->act[i].quantize == w->aq)
@@ -671,7 +671,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		for (uint32_t s = first; s < end; s++)
 			if (ws[s].data != NULL && ws[s].k != NULL &&
 			    !(l == e->n_layer && s == Q42_W_TOK_EMBD)) /* only looked up */
-				ws[s].act = act_slot(e, &ws[s], &ok);
+				ws[s].act = q42_engine_act_slot(e, &ws[s], &ok);
 	}
 	if (!ok)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
@@ -773,6 +773,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 			/* f32 is the widest vec_dot_type a down matrix has */
 			e->ts[i].moe_q = zalloc(e->n_ff_exp, sizeof(float), &failed);
 		}
+		if (e->n_lora_w > 0)
+			e->ts[i].lora = zalloc((uint64_t)Q42_TILE_ROWS * B, sizeof(float), &failed);
 	}
 	if (failed)
 		return q42_err_set(err, Q42_ENOMEM,
@@ -813,11 +815,11 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 }
 
 /* The backend of o: the CPU, or o's backend given what bind_tensors bound
- * (AUTO without a GPU stays on the CPU). */
+ * (AUTO without a GPU, or with adapters, stays on the CPU). */
 static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 {
 	e->dev_top1 = -1;
-	if (o->backend == Q42_BACKEND_CPU)
+	if (o->backend == Q42_BACKEND_CPU || (o->backend == Q42_BACKEND_AUTO && e->n_lora_w > 0))
 		return Q42_OK;
 	if (o->backend != Q42_BACKEND_VULKAN && o->backend != Q42_BACKEND_AUTO)
 		return q42_err_set(err, Q42_EARG, "backend %d: expected cpu, vulkan or auto",
@@ -947,6 +949,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
 
 	rc = bind_tensors(e, err);
+	if (rc == Q42_OK)
+		rc = q42_engine_lora_bind(e, o, err);
 	if (rc != Q42_OK) {
 		q42_err_prefix(err, "%s", q42_mount_path(m));
 		goto fail;
@@ -978,16 +982,18 @@ void q42_engine_close(q42_engine *e)
 	if (e->be_state != NULL)
 		e->be->close(e->be_state);
 	free(e->bound_layers);
+	q42_engine_lora_free(e);
 	q42_pool_close(e->pool);
 	for (uint32_t i = 0; i < e->n_ts; i++) {
+		free(e->ts[i].moe_g);
+		free(e->ts[i].moe_u);
+		free(e->ts[i].moe_q);
 		free(e->ts[i].scores);
 		free(e->ts[i].qq);
 		free(e->ts[i].pq);
 		free(e->ts[i].rope);
 		free(e->ts[i].vrow);
-		free(e->ts[i].moe_g);
-		free(e->ts[i].moe_u);
-		free(e->ts[i].moe_q);
+		free(e->ts[i].lora);
 	}
 	free(e->ts);
 	for (uint32_t i = 0; i < e->n_act; i++)
@@ -1093,7 +1099,11 @@ bool q42_arith_from_name(const char *name, enum q42_arith *out)
 		const char *name;
 		enum q42_arith arith;
 	} names[] = {{"auto", Q42_ARITH_AUTO}, {"portable", Q42_ARITH_LLAMACPP}, {"llamacpp", Q42_ARITH_LLAMACPP},
-		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML}};
+		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML},
+		     /* llama.cpp variants with zen4's bits (tests/golden/variants) */
+		     {"icelake", Q42_ARITH_ZEN4}, {"skylakex", Q42_ARITH_ZEN4},
+		     {"cascadelake", Q42_ARITH_ZEN4}, {"cannonlake", Q42_ARITH_ZEN4},
+		     {"cooperlake", Q42_ARITH_ZEN4}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0) {
 			*out = names[i].arith;

@@ -18,6 +18,7 @@
 #include "engine/q42_arch.h"
 #include "engine/q42_backend.h"
 #include "engine/q42_mount.h"
+#include "formats/q42_lora.h"
 #include "kernels/q42_kernels.h"
 
 #define Q42_ENGINE_CTX_DEFAULT 4096u   /* context when neither option nor model says less */
@@ -45,6 +46,15 @@ enum q42_arith {
 	Q42_ARITH_AUTO = 3,
 };
 
+/* A LoRA adapter applied at run time, as llama.cpp applies it: every
+ * product with an adapted weight W gives W.x + f * B.(A.x), f =
+ * q42_lora_pair_scale(adapter, pair, scale); the token embedding's row
+ * gets f * B.(its row of A) added. Scale 0 leaves the adapter out. */
+typedef struct q42_engine_lora {
+	const q42_lora *adapter; /* must outlive the engine */
+	float scale;
+} q42_engine_lora;
+
 typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
@@ -59,6 +69,10 @@ typedef struct q42_engine_opts {
 	const q42_backend_ops *backend_ops;
 	bool small_pages;   /* repacked weights and KV cache on 4 KiB pages only (default:
 			     * transparent huge pages where the kernel grants them) */
+	/* adapters, applied in this order (at most Q42_LORA_MAX); the CPU
+	 * runs them, backend VULKAN refuses them, AUTO stays on the CPU */
+	const q42_engine_lora *lora;
+	uint32_t n_lora;
 } q42_engine_opts;
 
 typedef struct q42_engine q42_engine;
@@ -67,7 +81,9 @@ typedef struct q42_engine q42_engine;
  * Errors: Q42_EUNSUPPORTED (architecture or tensor type the engine cannot
  * run, named in the message), Q42_EFORMAT (a tensor has the wrong shape,
  * a required one is missing, an unexpected one is present, hyperparameters
- * are inconsistent), Q42_EARG (bad options), Q42_ENOMEM. The mount must
+ * are inconsistent; an adapter does not fit the model: its architecture,
+ * a tensor the model lacks, a shape, named in the message), Q42_EARG (bad
+ * options), Q42_ENOMEM. The mount must
  * outlive the engine. */
 Q42_API int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 			    q42_err *err);
@@ -94,6 +110,22 @@ Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, 
  * stay those of the last eval. Used to take back a token. */
 Q42_API int q42_engine_truncate(q42_engine *e, uint32_t n_past, q42_err *err);
 
+/* The cache state of positions 0..n-1, copied out and back (prefix
+ * reuse, q42-state(5)): a layout of its own, n times
+ * q42_engine_state_pos_bytes bytes, that depends only on those positions
+ * (q42_state.c says how it is laid out). _get copies the first n
+ * positions (n <= the current position) to dst; _put writes the first n
+ * of a copy of n_stored positions into the cache and makes n the current
+ * position (the logits are stale until the next eval). Q42_EUNSUPPORTED
+ * on a device backend, Q42_EARG for a count out of range. A state put
+ * back gives the bits the evaluation that made it gave only when the same
+ * passes follow it (see run/q42_prefix.h). */
+Q42_API uint64_t q42_engine_state_pos_bytes(const q42_engine *e);
+Q42_API int q42_engine_state_bytes(const q42_engine *e, uint32_t n, uint64_t *bytes, q42_err *err);
+Q42_API int q42_engine_state_get(const q42_engine *e, uint32_t n, uint8_t *dst, q42_err *err);
+Q42_API int q42_engine_state_put(q42_engine *e, const uint8_t *src, uint32_t n_stored, uint32_t n,
+				 q42_err *err);
+
 /* The n_vocab logits left by the last eval. */
 Q42_API const float *q42_engine_logits(const q42_engine *e);
 
@@ -109,7 +141,9 @@ Q42_API const char *q42_arith_name(enum q42_arith a);
 /* The mode a command line names: auto, portable, llamacpp, sapphirerapids
  * (the last three are Q42_ARITH_LLAMACPP), zen4 or ggml; false for any
  * other name. Q42_ARITH_NAMES lists them for messages. */
-#define Q42_ARITH_NAMES "auto, portable, llamacpp, sapphirerapids, zen4 or ggml"
+#define Q42_ARITH_NAMES                                                                         \
+	"auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, "  \
+	"cooperlake or ggml"
 Q42_API bool q42_arith_from_name(const char *name, enum q42_arith *out);
 /* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP or ZEN4,
  * q42_llamacpp_variant_detect); any other mode as it is. */
@@ -138,6 +172,10 @@ Q42_API int32_t q42_engine_top1(const q42_engine *e);
  * the CPU or where the queue has no timestamps). */
 Q42_API double q42_engine_device_ms(const q42_engine *e);
 Q42_API const q42_arch *q42_engine_arch(const q42_engine *e);
+/* The adapters the engine was opened with (q42_engine_opts.lora, those of
+ * scale 0 included), in order; i < q42_engine_n_lora. */
+Q42_API uint32_t q42_engine_n_lora(const q42_engine *e);
+Q42_API const q42_engine_lora *q42_engine_lora_at(const q42_engine *e, uint32_t i);
 
 /* For measurement (measure/q42_bench.h). The two timed phases of a pass:
  * the matrix-product jobs, and attention with the RoPE and K/V stores

@@ -12,6 +12,8 @@
 #include "engine/q42_pool.h"
 #include "kernels/q42_llamacpp.h"
 
+struct q42_lora_w;
+
 /* One bound weight: a view into the mapping plus its kernels. */
 typedef struct q42_weight {
 	const uint8_t *data;         /* NULL when the slot is empty */
@@ -35,13 +37,30 @@ typedef struct q42_weight {
 	 * the matrix lies in the mapping */
 	void *packed;
 	const uint8_t *file;
-	/* packed: row r back in the file's bytes (q42_llamacpp_packed.row) */
-	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 	/* a stack of expert matrices (ffn_*_exps): data, n_out and the
 	 * product are expert 0's, expert i starts i * expert_bytes later;
 	 * 0 for every other weight */
 	uint64_t expert_bytes;
+	/* packed: row r back in the file's bytes (q42_llamacpp_packed.row) */
+	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
+	/* the adapters on this weight, in the order they apply (NULL: none) */
+	struct q42_lora_w *lora;
 } q42_weight;
+
+/* One adapter's pair on one weight (q42_engine_lora.c): its product adds
+ * scale * B.(A.x) to W.x, before any bias, as llama.cpp's build_lora_mm.
+ * A and B are bound as the adapter file holds them, with the products
+ * llama.cpp gives a matrix in its plain CPU buffer (adapters never go to
+ * a repacking buffer). */
+typedef struct q42_lora_w {
+	q42_weight a;        /* [n_in, rank]; token embedding: [rank, n_vocab], rows looked up */
+	q42_weight b;        /* [rank, n_out] */
+	float scale;         /* q42_lora_pair_scale */
+	float *ax;           /* n_batch rows of rank: A.x of the current input */
+	uint8_t *axq;        /* ax in b's vec_dot_type (NULL: b reads ax) */
+	uint64_t axq_stride;
+	struct q42_lora_w *next;
+} q42_lora_w;
 
 /* Whether arith is one of llama.cpp's (every mode but GGML), and the CPU
  * variant of llama.cpp it follows. */
@@ -102,6 +121,7 @@ typedef struct q42_tscratch {
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
 	float *moe_g, *moe_u;        /* n_ff_exp: one expert's gate and up rows */
 	uint8_t *moe_q;              /* their SwiGLU in the down matrix's vec_dot_type */
+	float *lora;                 /* Q42_TILE_ROWS x n_batch: rows of B.(A.x) (with adapters) */
 } q42_tscratch;
 
 /* The widest short convolution the engine runs (lfm2's is 3). */
@@ -176,6 +196,11 @@ struct q42_engine {
 	uint64_t phase_ns[Q42_PHASE_N_];
 	uint8_t *embd_row;                 /* tied and repacked: one embedding row, rebuilt */
 	q42_layer *layers;
+	/* the adapters' pairs (q42_engine_lora.c), each linked from its weight */
+	q42_lora_w *lora_w;
+	uint32_t n_lora_w;
+	q42_engine_lora lora[Q42_LORA_MAX]; /* as opened, for records */
+	uint32_t n_lora;
 
 	/* KV cache, in chunks of kv_chunk positions (q42_forward.c): K
 	 * [chunk][layer][kv head][pos][hd_k] rows, V transposed in blocks
@@ -244,6 +269,53 @@ struct q42_engine {
 	q42_bound_layer *bound_layers;
 	int32_t dev_top1; /* device argmax of logits; -1 when not computed there */
 };
+
+/* The activation slot for w's vec_dot_type and quantizer, added when new;
+ * *ok false when all Q42_ACT_SLOTS are taken. */
+uint32_t q42_engine_act_slot(q42_engine *e, const q42_weight *w, bool *ok);
+
+/* Bind the adapters of o to the weights bound so far (after the model's
+ * tensors, before the buffers): checks, products, activation slots and
+ * the A.x buffers. Q42_EFORMAT or Q42_EUNSUPPORTED naming the adapter and
+ * tensor that do not fit. q42_engine_lora_free releases them. */
+int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
+void q42_engine_lora_free(q42_engine *e);
+
+/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
+ * of those positions in order (the chunks of the V cache, below). */
+static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
+{
+	const uint64_t c = pos / e->kv_chunk;
+	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
+	return e->kc + i * e->k_row_bytes;
+}
+
+/* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
+ * and kv head, block b holds positions 64 b .. 64 b + 63 of every
+ * dimension, dimension d's run of them at element 64 d. The blocks go in
+ * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
+ * c of every layer and kv head, those of one layer and kv head adjacent.
+ * The products read a dimension's row step by step (q42_llamacpp_vlayout:
+ * a step is one run).
+ * - Why blocks, not one row of n_ctx positions per dimension: a decode
+ *   step stores one element in each of hd_v rows of each kv head, and
+ *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
+ *   about one line at a time. In blocks the new column lies in one
+ *   block (8 KiB in f16), and a head's V reads run through whole blocks
+ *   in address order; attention took about a fifth less time
+ *   (docs/perf/huge-pages.md).
+ * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
+ *   whole as they are first written; with each layer and kv head's blocks
+ *   n_ctx long, the first token touched every page. In chunks the pages
+ *   of positions not yet reached stay uncommitted, which lowers peak RSS
+ *   and the time to first token and leaves decode as it was
+ *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
+static inline uint8_t *q42_engine_v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
+{
+	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
+	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
+	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
+}
 
 /* The forward pass over n tokens at positions n_past.. (n <= n_batch);
  * computes the logits of the last one when want_logits, and then, when

@@ -115,12 +115,16 @@ static uint32_t n_tiles(int64_t n_out)
 
 /* ---- activations ------------------------------------------------------- */
 
-/* Bit i set: activation slot i is quantized from the current input. */
+/* Bit i set: activation slot i is quantized from the current input (for
+ * the weights, and for the A factors of their adapters). */
 static uint32_t acts_mask(const q42_weight *const *ws, uint32_t nw)
 {
 	uint32_t mask = 0;
-	for (uint32_t i = 0; i < nw; i++)
+	for (uint32_t i = 0; i < nw; i++) {
 		mask |= 1u << ws[i]->act;
+		for (const q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
+			mask |= 1u << lw->a.act;
+	}
 	return mask;
 }
 
@@ -173,6 +177,69 @@ static void prep_job(void *v, uint32_t ith, uint32_t nth)
 			  (c + 1) * Q42_PREP_ROWS < a->n_tok ? (c + 1) * Q42_PREP_ROWS : a->n_tok);
 }
 
+/* ---- LoRA adapters ----------------------------------------------------- */
+
+static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
+			 uint32_t n_tok);
+
+/* The rank values B.(A.x) starts from, for each adapter on one of the
+ * weights ws (each weight once): A.x of the prepared input (A is one more
+ * matrix product on the rows of its activation slot), then in B's
+ * vec_dot_type where B quantizes its input. */
+static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw, uint32_t n_tok)
+{
+	const q42_weight *as[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	float *ys[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nw; i++) {
+		bool seen = false;
+		for (uint32_t j = 0; j < i; j++)
+			seen |= ws[j] == ws[i];
+		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			as[n] = &lw->a;
+			ys[n++] = lw->ax;
+		}
+	}
+	if (n == 0)
+		return;
+	mm_run_parts(e, as, ys, n, n_tok);
+	for (uint32_t i = 0; i < nw; i++)
+		for (q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
+			if (lw->b.aq != NULL)
+				for (uint32_t t = 0; t < n_tok; t++)
+					lw->b.aq(lw->ax + (uint64_t)t * (uint64_t)lw->b.n_in,
+						 lw->axq + t * lw->axq_stride, lw->b.n_in);
+}
+
+/* y rows r0..r1-1 of every token (n_out apart) += scale * B.(A.x): B's
+ * product of the pass (its row kernel, which rounds a pass of several
+ * tokens as llama.cpp's tinyBLAS does where the shape allows) a tile of
+ * rows at a time into tmp, each element scaled, then added --
+ * ggml_mul_mat, ggml_scale and ggml_add, the roundings of build_lora_mm. */
+static void op_lora_up(const q42_lora_w *lw, float *y, uint64_t n_out, uint32_t n_tok, int64_t r0,
+		       int64_t r1, float *tmp)
+{
+	const q42_weight *b = &lw->b;
+	const uint8_t *in = lw->axq != NULL ? lw->axq : (const uint8_t *)lw->ax;
+	const uint64_t stride = lw->axq != NULL ? lw->axq_stride : (uint64_t)b->n_in * sizeof(float);
+	for (int64_t r = r0; r < r1; r += Q42_TILE_ROWS) {
+		const int64_t n = r1 - r < Q42_TILE_ROWS ? r1 - r : Q42_TILE_ROWS;
+		const uint8_t *w = b->data + (uint64_t)r * b->row_bytes;
+		if (b->rows != NULL)
+			b->rows(b->n_in, n, w, b->row_bytes, n_tok, in, stride, tmp, Q42_TILE_ROWS);
+		else
+			for (int64_t i = 0; i < n; i++)
+				for (uint32_t t = 0; t < n_tok; t++)
+					b->dot(b->n_in, &tmp[t * Q42_TILE_ROWS + (uint64_t)i],
+					       w + (uint64_t)i * b->row_bytes, in + t * stride);
+		for (uint32_t t = 0; t < n_tok; t++)
+			for (int64_t i = 0; i < n; i++) {
+				const float f = tmp[t * Q42_TILE_ROWS + (uint64_t)i] * lw->scale;
+				y[t * n_out + (uint64_t)(r + i)] += f;
+			}
+	}
+}
+
 /* Make the input of the weights ws ready: rows of src (n_tok x n_in),
  * first through rmsnorm into dst when norm is given, then quantized to the
  * activation type of each weight. Rows are split between threads when
@@ -199,6 +266,7 @@ static void op_prepare(q42_engine *e, const q42_weight *norm, const float *src, 
 		prep_rows(&a, 0, 1);
 	else
 		q42_pool_run(e->pool, prep_job, &a);
+	op_lora_down(e, ws, nw, n_tok);
 }
 
 /* ---- matrix products --------------------------------------------------- */
@@ -222,7 +290,8 @@ static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_
 	}
 }
 
-/* One product of a job: y = act W^T (+ bias), then res += y when res. */
+/* One product of a job: y = act W^T (+ the adapters' terms) (+ bias),
+ * then res += y when res. */
 struct mm_part {
 	const q42_weight *w;
 	const q42_weight *bias; /* data NULL: none */
@@ -251,10 +320,12 @@ struct mm_args {
  * residual are elementwise adds, so doing them per tile gives the bytes
  * the whole-row adds give. */
 static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok, int64_t r0,
-		    int64_t r1)
+		    int64_t r1, float *tmp)
 {
 	const uint64_t no = (uint64_t)p->w->n_out;
 	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
+	for (const q42_lora_w *lw = p->w->lora; lw != NULL; lw = lw->next)
+		op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)
@@ -383,12 +454,12 @@ static void mm_job(void *v, uint32_t ith, uint32_t nth)
 		const int64_t r1 = r0 + (int64_t)k * Q42_TILE_ROWS < pt->w->n_out
 					   ? r0 + (int64_t)k * Q42_TILE_ROWS
 					   : pt->w->n_out;
-		mm_tile(e, pt, m->n_tok, r0, r1);
+		mm_tile(e, pt, m->n_tok, r0, r1, e->ts[ith].lora);
 		if (m->glu != NULL) {
 			/* tiles start on a multiple of 16, where the kernels'
 			 * SIMD chunks of a whole row start too */
 			const uint64_t ff = (uint64_t)pt->w->n_out;
-			mm_tile(e, &m->part[1], m->n_tok, r0, r1);
+			mm_tile(e, &m->part[1], m->n_tok, r0, r1, e->ts[ith].lora);
 			for (uint32_t t = 0; t < m->n_tok; t++) {
 				float *g = m->part[0].y + t * ff + (uint64_t)r0;
 				m->glu(r1 - r0, g, g, m->part[1].y + t * ff + (uint64_t)r0);
@@ -432,43 +503,24 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 	phase_end(e, Q42_PHASE_PRODUCTS, t0);
 }
 
+/* Products of the weights ws into ys[i] (no bias, no residual), three to
+ * a job: the adapters' A factors. */
+static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
+			 uint32_t n_tok)
+{
+	static const q42_weight none;
+	for (uint32_t i = 0; i < n; i += 3) {
+		struct mm_args m = {0};
+		for (uint32_t j = i; j < n && j < i + 3; j++)
+			mm_add(&m, ws[j], &none, ys[j], NULL);
+		m.n_tok = n_tok;
+		mm_run(e, &m);
+	}
+}
+
 /* ---- attention --------------------------------------------------------- */
 
-/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
- * of those positions in order (the chunks of the V cache, below). */
-static uint8_t *k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
-{
-	const uint64_t c = pos / e->kv_chunk;
-	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
-	return e->kc + i * e->k_row_bytes;
-}
-
-/* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
- * and kv head, block b holds positions 64 b .. 64 b + 63 of every
- * dimension, dimension d's run of them at element 64 d. The blocks go in
- * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
- * c of every layer and kv head, those of one layer and kv head adjacent.
- * The products read a dimension's row step by step (q42_llamacpp_vlayout:
- * a step is one run).
- * - Why blocks, not one row of n_ctx positions per dimension: a decode
- *   step stores one element in each of hd_v rows of each kv head, and
- *   rows n_ctx elements apart are a power-of-two stride that DRAM serves
- *   about one line at a time. In blocks the new column lies in one
- *   block (8 KiB in f16), and a head's V reads run through whole blocks
- *   in address order; attention took about a fifth less time
- *   (docs/perf/huge-pages.md).
- * - Why chunks: the cache lies on 2 MiB pages (q42_engine.c), committed
- *   whole as they are first written; with each layer and kv head's blocks
- *   n_ctx long, the first token touched every page. In chunks the pages
- *   of positions not yet reached stay uncommitted, which lowers peak RSS
- *   and the time to first token and leaves decode as it was
- *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
-static uint8_t *v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
-{
-	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
-	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
-	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;
-}
+/* K and V rows: q42_engine_k_row and q42_engine_v_at (q42_engine_impl.h). */
 
 /* RoPE on the q and k rows of token t, then its k into the cache. */
 static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
@@ -481,7 +533,7 @@ static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 	op_qk_rows(e, l, e->q + (uint64_t)t * e->n_head * e->hd_k, e->n_head, true, cache);
 	op_qk_rows(e, l, k, kvh_n, false, cache);
 	for (uint32_t h = 0; h < kvh_n; h++)
-		e->kv_quantize(k + (uint64_t)h * e->hd_k, k_row(e, l, h, pos), e->hd_k);
+		e->kv_quantize(k + (uint64_t)h * e->hd_k, q42_engine_k_row(e, l, h, pos), e->hd_k);
 }
 
 /* Dimension r (kv head r / hd_v, dimension r % hd_v) of the v rows of all
@@ -500,7 +552,7 @@ static void v_store_row(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t r, f
 		const uint32_t pos = e->n_past + t;
 		const uint32_t left = Q42_V_BLOCK - pos % Q42_V_BLOCK;
 		const uint32_t run = left < n_tok - t ? left : n_tok - t;
-		e->kv_quantize(tmp + t, v_at(e, l, r / e->hd_v, r % e->hd_v, pos), run);
+		e->kv_quantize(tmp + t, q42_engine_v_at(e, l, r / e->hd_v, r % e->hd_v, pos), run);
 		t += run;
 	}
 }
@@ -517,7 +569,7 @@ static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
 	const uint64_t eb = e->v_elem_bytes, step = (uint64_t)Q42_V_BLOCK * eb;
 	uint8_t run[16 * sizeof(float)];
 	for (uint32_t h = kv0; h < kv1; h++) {
-		uint8_t *dst = v_at(e, l, h, 0, e->n_past);
+		uint8_t *dst = q42_engine_v_at(e, l, h, 0, e->n_past);
 		for (uint32_t d = 0; d < e->hd_v; d += 16) {
 			const uint32_t n = e->hd_v - d < 16 ? e->hd_v - d : 16;
 			e->kv_quantize(e->v + (uint64_t)h * e->hd_v + d, run, n);
@@ -608,7 +660,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	/* each score is one row's product: a call per chunk gives the same */
 	for (uint32_t p = 0; p < n_kv; p += e->kv_chunk)
 		att_dots(kq_rows, kq, e->hd_k, n_kv - p < e->kv_chunk ? n_kv - p : e->kv_chunk, s + p,
-			 k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
+			 q42_engine_k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
 	/* a sliding-window layer masks the positions n_swa or more before
 	 * the query's with -inf, as llama.cpp's mask does: the softmax and the
@@ -621,13 +673,13 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	if (copy)
 		e->kv_quantize(s, ts->pq, n_kv);
 	if (kqv_rows != NULL) {
-		kqv_rows(n_kv, e->hd_v, out, v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
+		kqv_rows(n_kv, e->hd_v, out, q42_engine_v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
 		return;
 	}
 	/* the one-row products read a contiguous row */
 	for (uint32_t d = 0; d < e->hd_v; d++) {
 		for (uint32_t p = 0; p < n_kv; p += Q42_V_BLOCK)
-			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, v_at(e, a->l, kvh, d, p),
+			memcpy(ts->vrow + (uint64_t)p * e->v_elem_bytes, q42_engine_v_at(e, a->l, kvh, d, p),
 			       (uint64_t)(n_kv - p < Q42_V_BLOCK ? n_kv - p : Q42_V_BLOCK) * e->v_elem_bytes);
 		kqv(n_kv, out + d, ts->vrow, pq);
 	}
@@ -670,7 +722,7 @@ static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 	for (uint32_t k = kv0; k < kv1; k++) {
 		float *kr = e->k + (uint64_t)k * e->hd_k;
 		op_qk_rows(e, a->l, kr, 1, false, cache);
-		e->kv_quantize(kr, k_row(e, a->l, k, e->n_past), e->hd_k);
+		e->kv_quantize(kr, q42_engine_k_row(e, a->l, k, e->n_past), e->hd_k);
 	}
 	v_store_one(e, a->l, kv0, kv1);
 	for (uint32_t k = kv0; k < kv1; k++)
@@ -721,6 +773,22 @@ static void op_attention(q42_engine *e, uint32_t l, uint32_t n_tok, uint32_t t0)
 
 /* ---- the pass ---------------------------------------------------------- */
 
+/* An adapter on the token embedding (llm_graph_context::build_inp_embd):
+ * each token's row of A (looked up, [rank, n_vocab]) through B
+ * ([rank, n_embd]) as one product of the pass, scaled and added to the
+ * embedding rows. */
+static void op_lora_embd(q42_engine *e, q42_lora_w *lw, const int32_t *ids, uint32_t n)
+{
+	const uint64_t rank = (uint64_t)lw->a.n_in;
+	for (uint32_t t = 0; t < n; t++) {
+		lw->a.k->dequant(lw->a.data + (uint64_t)ids[t] * lw->a.row_bytes, lw->ax + t * rank,
+				 (int64_t)rank);
+		if (lw->b.aq != NULL)
+			lw->b.aq(lw->ax + t * rank, lw->axq + t * lw->axq_stride, (int64_t)rank);
+	}
+	op_lora_up(lw, e->x, e->n_embd, n, 0, lw->b.n_out, e->ts[0].lora);
+}
+
 /* A tied embedding whose output copy was repacked reads its rows from
  * that copy (the file's pages were dropped, q42_engine.c). */
 static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
@@ -733,10 +801,12 @@ static void op_embed(q42_engine *e, const int32_t *ids, uint32_t n)
 			row = e->embd_row;
 		}
 		w->k->dequant(row, e->x + (uint64_t)t * e->n_embd, e->n_embd);
-		if (e->embd_scale != 0.0f)
-			q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd,
-				     e->x + (uint64_t)t * e->n_embd, e->embd_scale);
 	}
+	for (q42_lora_w *lw = w->lora; lw != NULL; lw = lw->next)
+		op_lora_embd(e, lw, ids, n);
+	for (uint32_t t = 0; t < n && e->embd_scale != 0.0f; t++)
+		q42_op_scale(e->n_embd, e->x + (uint64_t)t * e->n_embd, e->x + (uint64_t)t * e->n_embd,
+			     e->embd_scale);
 }
 
 /* The rows of a fused attn_qkv product (qkv) into q, k and v, token by

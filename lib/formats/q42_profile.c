@@ -163,6 +163,7 @@ int q42_convert(uint32_t sdt, const void *src, uint32_t ddt, void *dst, uint64_t
 
 typedef struct job {
 	char name[256];
+	bool lora;             /* an adapter of the options has a pair for it */
 	uint32_t src_dtype, dst_dtype, xform, rank;
 	uint64_t dims[Q42_P64_MAX_RANK];
 	uint64_t n_elems, src_bytes, dst_bytes;
@@ -184,10 +185,12 @@ typedef struct stack {
 } stack;
 
 typedef struct tctx {
+	const q42_transcode_opts *o;
 	q42_p64_stream *ws;
 	job *jobs;             /* per source tensor (file-major for HF) */
 	uint64_t *first;       /* HF: index of each file's first job */
 	uint8_t *out, *scratch;
+	float *merge;          /* the largest adapted tensor in f32 */
 	uint32_t n_head, n_head_kv;
 	stack *stacks;
 	uint64_t n_stacks;
@@ -200,7 +203,16 @@ static void policy_string(const q42_transcode_opts *o, char *buf, size_t cap)
 		n += snprintf(buf + n, cap - (size_t)n, " type=%s",
 			      q42_dtype_get((uint32_t)o->type)->name);
 	if (o->profile != Q42_PROFILE_NONE)
-		snprintf(buf + n, cap - (size_t)n, " profile=%s", q42_profile_name(o->profile));
+		n += snprintf(buf + n, cap - (size_t)n, " profile=%s", q42_profile_name(o->profile));
+	for (uint32_t i = 0; i < o->n_lora && (size_t)n < cap; i++)
+		n += snprintf(buf + n, cap - (size_t)n, " lora=%s:%.9g", q42_lora_sha256(o->lora[i]),
+			      (double)o->lora_scale[i]);
+}
+
+/* Whether the writer quantizes to dt (q42_convert's destinations). */
+static bool can_write(uint32_t dt)
+{
+	return is_float(dt) || dt == Q42_DTYPE_Q8_0 || dt == Q42_DTYPE_Q4_0 || dt == Q42_DTYPE_TQ2_0;
 }
 
 static int plan_job(job *j, const q42_transcode_opts *o, q42_transcode_report *rep, q42_err *err)
@@ -208,6 +220,10 @@ static int plan_job(job *j, const q42_transcode_opts *o, q42_transcode_report *r
 	int32_t layer;
 	uint32_t role = q42_role_classify(j->name, strlen(j->name), &layer);
 	j->dst_dtype = q42_profile_target(o->profile, o->type, j->src_dtype, role, j->rank, j->dims[0]);
+	for (uint32_t i = 0; i < o->n_lora; i++)
+		j->lora |= q42_lora_find(o->lora[i], j->name) != NULL;
+	if (j->lora && !can_write(j->dst_dtype))
+		j->dst_dtype = Q42_DTYPE_F16;
 	if (!q42_dtype_nbytes(j->dst_dtype, j->n_elems, j->dims[0], &j->dst_bytes) ||
 	    !q42_dtype_nbytes(j->src_dtype, j->n_elems, j->dims[0], &j->src_bytes))
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %s: dtype %u with rows of %llu",
@@ -218,6 +234,57 @@ static int plan_job(job *j, const q42_transcode_opts *o, q42_transcode_report *r
 	if (want != j->dst_dtype && j->dims[0] != 0 && q42_dtype_get(want) != NULL &&
 	    q42_dtype_get(want)->block_elems > 1)
 		rep->n_misfit++;
+	return Q42_OK;
+}
+
+/* An adapted tensor: src to f32, each adapter's pair merged in, in
+ * order, then to the job's dtype. */
+static int merge_job(tctx *c, const job *j, const uint8_t *src, q42_err *err)
+{
+	const uint64_t rows = j->n_elems / j->dims[0];
+	int rc = q42_convert(j->src_dtype, src, Q42_DTYPE_F32, c->merge, j->n_elems, false, err);
+	for (uint32_t i = 0; i < c->o->n_lora && rc == Q42_OK; i++) {
+		const q42_lora_pair *p = q42_lora_find(c->o->lora[i], j->name);
+		if (p != NULL)
+			rc = q42_lora_merge(c->o->lora[i], p, c->o->lora_scale[i], c->merge, j->dims[0],
+					    rows, err);
+	}
+	if (rc == Q42_OK)
+		rc = q42_convert(Q42_DTYPE_F32, c->merge, j->dst_dtype, c->out, j->n_elems, false, err);
+	if (rc != Q42_OK) {
+		q42_err_prefix(err, "tensor %s", j->name);
+		return rc;
+	}
+	return q42_p64_stream_put(c->ws, j->plan_index, c->out, j->dst_bytes, err);
+}
+
+/* Every adapter fits the input: its architecture is arch, and each pair
+ * names a 2-D tensor of jobs with shapes that fit (q42_lora_pair_check). */
+static int check_lora(const q42_transcode_opts *o, const char *arch, const job *jobs, uint64_t n,
+		      q42_transcode_report *rep, q42_err *err)
+{
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		const q42_lora *l = o->lora[i];
+		if (strcmp(q42_lora_arch(l), arch) != 0)
+			return q42_err_set(err, Q42_EFORMAT, "%s: adapter for architecture '%s', the model is '%s'",
+					   q42_lora_path(l), q42_lora_arch(l), arch);
+		for (uint64_t k = 0; k < q42_lora_n_pairs(l); k++) {
+			const q42_lora_pair *p = q42_lora_pair_at(l, k);
+			const job *j = NULL;
+			for (uint64_t t = 0; t < n && j == NULL; t++)
+				if (q42_str_eq(p->base, jobs[t].name))
+					j = &jobs[t];
+			if (j == NULL || j->rank != 2)
+				return q42_err_set(err, Q42_EFORMAT,
+						   "%s: tensor %.*s: not a matrix of the model (an adapter for another model?)",
+						   q42_lora_path(l), (int)p->base.len, p->base.p);
+			int rc = q42_lora_pair_check(l, p, j->dims[0], j->dims[1], err);
+			if (rc != Q42_OK)
+				return rc;
+		}
+	}
+	for (uint64_t t = 0; t < n; t++)
+		rep->n_merged += jobs[t].lora;
 	return Q42_OK;
 }
 
@@ -320,6 +387,8 @@ static int run_job(tctx *c, const job *j, uint8_t *src, q42_err *err)
 	bool add_one = j->xform == Q42_HF_X_ADD_ONE;
 	if (j->stack >= 0)
 		return stack_put(c, j, src, err);
+	if (j->lora)
+		return merge_job(c, j, src, err);
 	if (j->dst_dtype == j->src_dtype && !add_one)
 		return q42_p64_stream_put(c->ws, j->plan_index, src, j->src_bytes, err);
 	rc = q42_convert(j->src_dtype, src, j->dst_dtype, c->out, j->n_elems, add_one, err);
@@ -372,8 +441,10 @@ static int check_unique(job *jobs, uint64_t n, q42_err *err)
 
 static int alloc_buffers(tctx *c, const job *jobs, uint64_t n, q42_err *err)
 {
-	uint64_t out = 1, scratch = 1;
+	uint64_t out = 1, scratch = 1, merge = 1;
 	for (uint64_t i = 0; i < n; i++) {
+		if (jobs[i].lora && jobs[i].n_elems > merge)
+			merge = jobs[i].n_elems;
 		if (jobs[i].dst_bytes > out)
 			out = jobs[i].dst_bytes;
 		if (jobs[i].xform == Q42_HF_X_PERMUTE_Q || jobs[i].xform == Q42_HF_X_PERMUTE_K)
@@ -382,7 +453,8 @@ static int alloc_buffers(tctx *c, const job *jobs, uint64_t n, q42_err *err)
 	}
 	c->out = malloc((size_t)out);
 	c->scratch = malloc((size_t)scratch);
-	if (c->out == NULL || c->scratch == NULL)
+	c->merge = malloc((size_t)merge * sizeof(float));
+	if (c->out == NULL || c->scratch == NULL || c->merge == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory for a %llu-byte tensor",
 				   (unsigned long long)out);
 	return Q42_OK;
@@ -395,7 +467,7 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 	q42_hf_config cfg;
 	q42_hf_vocab voc;
 	q42_p64_plan_tensor *pt = NULL;
-	tctx c = {0};
+	tctx c = {.o = o};
 	bool have_cfg = false, have_voc = false;
 	uint8_t sha[32];
 	uint64_t src_size = 0, k = 0, n_plan = 0;
@@ -517,7 +589,14 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 				cfg.hp.n_vocab = (uint32_t)j->dims[1];
 		}
 	}
-	if ((rc = check_unique(c.jobs, k, err)) != Q42_OK || (rc = alloc_buffers(&c, c.jobs, k, err)) != Q42_OK)
+	if (o->n_lora > 0 && !have_cfg) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "%s: --lora needs the model's architecture (%s)",
+				 path, rep->w.hparams_note);
+		goto done;
+	}
+	if ((rc = check_unique(c.jobs, k, err)) != Q42_OK ||
+	    (rc = check_lora(o, cfg.hp.arch, c.jobs, k, rep, err)) != Q42_OK ||
+	    (rc = alloc_buffers(&c, c.jobs, k, err)) != Q42_OK)
 		goto done;
 	c.n_head = cfg.hp.n_head;
 	c.n_head_kv = cfg.n_head_kv;
@@ -550,6 +629,7 @@ done:
 	free(c.first);
 	free(c.out);
 	free(c.scratch);
+	free(c.merge);
 	free(pt);
 	if (have_voc)
 		q42_hf_vocab_free(&voc);
@@ -563,7 +643,7 @@ int q42_transcode_gguf(const q42_gguf *g, const q42_transcode_opts *o, FILE *out
 	q42_hparams *hp = malloc(sizeof *hp);
 	q42_vocab voc;
 	q42_p64_plan_tensor *pt = NULL;
-	tctx c = {0};
+	tctx c = {.o = o};
 	bool have_hp, have_voc;
 	uint8_t sha[32];
 	q42_err sub = {0};
@@ -613,7 +693,13 @@ int q42_transcode_gguf(const q42_gguf *g, const q42_transcode_opts *o, FILE *out
 					      .source_offset = s->abs_offset};
 		memcpy(pt[i].dims, j->dims, sizeof j->dims);
 	}
-	if ((rc = alloc_buffers(&c, c.jobs, g->n_tensors, err)) != Q42_OK)
+	if (o->n_lora > 0 && !have_hp) {
+		rc = q42_err_set(err, Q42_EUNSUPPORTED, "--lora needs the model's architecture (%s)",
+				 rep->w.hparams_note);
+		goto done;
+	}
+	if ((rc = check_lora(o, hp->arch, c.jobs, g->n_tensors, rep, err)) != Q42_OK ||
+	    (rc = alloc_buffers(&c, c.jobs, g->n_tensors, err)) != Q42_OK)
 		goto done;
 	if (o->write.no_source_sha256)
 		memset(sha, 0, sizeof sha);
@@ -636,6 +722,7 @@ done:
 	free(c.jobs);
 	free(c.out);
 	free(c.scratch);
+	free(c.merge);
 	free(pt);
 	if (have_voc)
 		q42_vocab_free(&voc);

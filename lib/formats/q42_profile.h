@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include "common/q42_err.h"
 #include "formats/q42_gguf.h"
+#include "formats/q42_lora.h"
 #include "formats/q42_p64.h"
 
 enum q42_profile_id {
@@ -50,10 +51,23 @@ Q42_API void q42_quantize_tq2_0(const float *src, void *dst, int64_t n);
 Q42_API int q42_convert(uint32_t src_dtype, const void *src, uint32_t dst_dtype, void *dst,
 			uint64_t n, bool add_one, q42_err *err);
 
+/* The longest PROV policy a transcode writes: the words, and per adapter
+ * " lora=" HEX ":" SCALE. */
+#define Q42_TRANSCODE_POLICY_MAX (96u + Q42_LORA_MAX * 96u)
+
 typedef struct q42_transcode_opts {
 	int32_t type;      /* -1 keep, else Q42_DTYPE_F32/F16/BF16/Q8_0 */
 	uint32_t profile;  /* enum q42_profile_id */
 	q42_p64_write_opts write;
+	/* LoRA adapters merged into the weights, in order (at most
+	 * Q42_LORA_MAX): each adapted tensor becomes W + f B.A (f32, as
+	 * llama-export-lora computes it; q42_lora_merge), stored in the
+	 * tensor's target dtype where the writer can quantize to it, else
+	 * F16 (as llama-export-lora stores every non-F32 tensor). Every pair
+	 * must fit a tensor of the input (architecture, name, shape). */
+	const q42_lora *const *lora;
+	const float *lora_scale;
+	uint32_t n_lora;
 } q42_transcode_opts;
 
 typedef struct q42_transcode_report {
@@ -63,7 +77,8 @@ typedef struct q42_transcode_report {
 	uint64_t max_tensor_bytes;  /* largest source tensor */
 	uint32_t n_files;           /* Safetensors files read */
 	const char *input_kind;     /* "gguf", "safetensors", "folder", "archive" */
-	char policy[96];            /* the PROV policy written */
+	char policy[Q42_TRANSCODE_POLICY_MAX]; /* the PROV policy written */
+	uint64_t n_merged;          /* tensors with adapters merged in */
 } q42_transcode_report;
 
 /* Compile a .safetensors file, HF folder or archive (see q42_safetensors.h).

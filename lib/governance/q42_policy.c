@@ -425,13 +425,14 @@ static void intent_free(q42_intent *in)
 	free(in->name);
 	free_strings(in->scopes, in->n_scopes);
 	free_strings(in->namespaces, in->n_namespaces);
+	free_strings(in->decision_models, in->n_decision_models);
 }
 
 static int parse_intent(struct ctx *c, q42_policy *p, const char *name, json_t *o, q42_intent *in)
 {
 	static const char *const keys[] = {"description", "scopes", "namespaces", "max_prompt_tokens",
 					   "max_generated_tokens", "grounding", "structured", "critical",
-					   "allow_replacement", "shape", NULL};
+					   "allow_replacement", "shape", "decision", "decision_models", NULL};
 	char path[320], sub[360];
 	json_t *v;
 	int rc;
@@ -471,6 +472,20 @@ static int parse_intent(struct ctx *c, q42_policy *p, const char *name, json_t *
 	if ((v = json_object_get(o, "allow_replacement")) &&
 	    (rc = get_bool(c, SUB("allow_replacement"), v, &in->allow_replacement)) != Q42_OK)
 		return rc;
+	if ((v = json_object_get(o, "decision")) && (rc = get_bool(c, SUB("decision"), v, &in->decision)) != Q42_OK)
+		return rc;
+	if ((v = json_object_get(o, "decision_models"))) {
+		if ((rc = get_strings(c, SUB("decision_models"), v, &in->decision_models,
+				      &in->n_decision_models)) != Q42_OK)
+			return rc;
+		for (size_t i = 0; i < in->n_decision_models; i++) {
+			const char *h = in->decision_models[i];
+			if (strlen(h) != 64 || strspn(h, "0123456789abcdef") != 64)
+				return bad(c, sub, "expected SHA-256 digests, 64 lower-case hex digits");
+		}
+		if (!in->decision)
+			return bad(c, sub, "needs \"decision\": true");
+	}
 	if ((v = json_object_get(o, "shape"))) {
 		const char *sn = json_string_value(v);
 		if (!sn)

@@ -66,6 +66,9 @@ typedef struct q42_intent {
 	bool critical;           /* may run while the machine is thermally critical */
 	bool allow_replacement;  /* text with U+FFFD repairs may pass */
 	const q42_shape *shape;  /* NULL: no shape check */
+	bool decision;           /* the record must be a typed decision with its receipt */
+	char **decision_models;  /* its model must be one of these SHA-256 (n 0: any) */
+	size_t n_decision_models;
 } q42_intent;
 
 enum q42_egress_target {

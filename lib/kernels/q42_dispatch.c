@@ -340,7 +340,11 @@ enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
 		return Q42_LLAMACPP_SAPPHIRERAPIDS;
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-	if (q42_cpu_has_avx512bf16())
+	/* llama.cpp's variants for AVX-512 without AMX (zen4, icelake,
+	 * skylakex, cascadelake, cannonlake, cooperlake) and for AVX2 (haswell)
+	 * round every quantized product as zen4 does (tests/golden/variants;
+	 * haswell's F16 products differ). */
+	if (q42_cpu_has_avx2())
 		return Q42_LLAMACPP_ZEN4;
 #endif
 	return Q42_LLAMACPP_SAPPHIRERAPIDS;

@@ -94,10 +94,11 @@ enum q42_llamacpp_variant {
 	Q42_LLAMACPP_ZEN4 = 1,
 };
 /* The variant whose rounding llama.cpp's own CPU variant choice gives on
- * this CPU, where libq42 has it: sapphirerapids with AMX, zen4 on AVX-512
- * CPUs with VNNI, VBMI and BF16 but no AMX (AMD Zen 4 and 5; llama.cpp
- * loads its zen4 variant there); sapphirerapids otherwise (AVX2-only and
- * older AVX-512 CPUs, whose llama.cpp variants libq42 does not follow). */
+ * this CPU, where libq42 has it: sapphirerapids with AMX; zen4 on every
+ * other CPU with AVX2 (llama.cpp's zen4, icelake, skylakex, cascadelake,
+ * cannonlake, cooperlake and haswell variants give zen4's bits for every
+ * quantized product; haswell's F16 products differ); sapphirerapids on
+ * CPUs without AVX2. */
 Q42_API enum q42_llamacpp_variant q42_llamacpp_variant_detect(void);
 Q42_API bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out,
 				       int64_t n_in, enum q42_llamacpp_place place, enum q42_isa isa,

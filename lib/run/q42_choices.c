@@ -79,6 +79,72 @@ void q42_choices_free(q42_choice *c, uint32_t n)
 	free(c);
 }
 
+const char *q42_decision_kind_name(enum q42_decision_kind k)
+{
+	switch (k) {
+	case Q42_DECISION_YESNO: return "yesno";
+	case Q42_DECISION_CHOICE: return "choice";
+	case Q42_DECISION_SCORE: return "score";
+	case Q42_DECISION_OPTIONS: break;
+	}
+	return "options";
+}
+
+bool q42_decision_kind_from_name(const char *name, enum q42_decision_kind *out)
+{
+	for (int k = Q42_DECISION_OPTIONS; k <= Q42_DECISION_SCORE; k++)
+		if (strcmp(name, q42_decision_kind_name((enum q42_decision_kind)k)) == 0) {
+			*out = (enum q42_decision_kind)k;
+			return true;
+		}
+	return false;
+}
+
+int q42_decision_options(enum q42_decision_kind k, const char *const *texts, const size_t *lens,
+			 uint32_t n, int64_t lo, int64_t hi, q42_buf *store, q42_choice **out,
+			 uint32_t *n_out, q42_err *err)
+{
+	q42_buf_reset(store);
+	switch (k) {
+	case Q42_DECISION_YESNO:
+		q42_buf_printf(store, " yes\n no");
+		break;
+	case Q42_DECISION_SCORE:
+		if (lo > hi || lo < -Q42_DECISION_SCORE_ABS_MAX || hi > Q42_DECISION_SCORE_ABS_MAX ||
+		    hi - lo >= (int64_t)Q42_CHOICES_MAX)
+			return q42_err_set(err, Q42_EARG,
+					   "decision: score range %lld..%lld: expected lo <= hi, at most %u values"
+					   " within +-%lld", (long long)lo, (long long)hi, Q42_CHOICES_MAX,
+					   Q42_DECISION_SCORE_ABS_MAX);
+		for (int64_t v = lo; v <= hi; v++)
+			q42_buf_printf(store, v == lo ? " %lld" : "\n %lld", (long long)v);
+		break;
+	case Q42_DECISION_CHOICE:
+	case Q42_DECISION_OPTIONS:
+		for (uint32_t i = 0; i < n; i++) {
+			if (memchr(texts[i], '\n', lens[i]) != NULL)
+				return q42_err_set(err, Q42_EARG, "choices: option %u holds a line feed", i + 1);
+			if (i > 0)
+				q42_buf_append(store, "\n", 1);
+			q42_buf_append(store, texts[i], lens[i]);
+		}
+		break;
+	}
+	if (store->failed)
+		return q42_err_set(err, Q42_ENOMEM, "decision: out of memory");
+	return q42_choices_split(store->data ? (const char *)store->data : "", store->len, '\n', out,
+				 n_out, err);
+}
+
+uint32_t q42_choices_best(const q42_choice *c, uint32_t n)
+{
+	uint32_t b = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (c[i].prob > c[b].prob)
+			b = i;
+	return b;
+}
+
 /* log softmax(l)[id], in double */
 static double log_prob(const float *l, uint32_t n, int32_t id)
 {

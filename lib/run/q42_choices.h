@@ -12,8 +12,10 @@
 #ifndef Q42_CHOICES_H
 #define Q42_CHOICES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "common/q42_buf.h"
 #include "common/q42_err.h"
 #include "engine/q42_engine.h"
 #include "run/q42_generate.h"
@@ -38,6 +40,29 @@ typedef struct q42_choice {
 Q42_API int q42_choices_split(const char *s, size_t n, char sep, q42_choice **out, uint32_t *n_out,
 			      q42_err *err);
 Q42_API void q42_choices_free(q42_choice *c, uint32_t n);
+
+/* Typed decisions (q42run --decisions, --jsonl): the kind says which
+ * options are scored. */
+enum q42_decision_kind {
+	Q42_DECISION_OPTIONS = 0, /* the options the caller lists (--choices) */
+	Q42_DECISION_YESNO,       /* " yes" and " no" */
+	Q42_DECISION_CHOICE,      /* options listed with the question */
+	Q42_DECISION_SCORE,       /* the integers lo..hi, each as " N" */
+};
+#define Q42_DECISION_SCORE_ABS_MAX 1000000000ll
+/* "options", "yesno", "choice", "score"; and back (false: no such kind). */
+Q42_API const char *q42_decision_kind_name(enum q42_decision_kind k);
+Q42_API bool q42_decision_kind_from_name(const char *name, enum q42_decision_kind *out);
+/* The options of a decision of kind k into *out (as q42_choices_split:
+ * allocated, texts pointing into store, which must outlive them): for
+ * CHOICE the n texts given (their rules are q42_choices_split's; none may
+ * hold a line feed), for SCORE lo..hi (at most Q42_CHOICES_MAX values,
+ * |values| <= Q42_DECISION_SCORE_ABS_MAX). Q42_EARG names what is wrong. */
+Q42_API int q42_decision_options(enum q42_decision_kind k, const char *const *texts,
+				 const size_t *lens, uint32_t n, int64_t lo, int64_t hi, q42_buf *store,
+				 q42_choice **out, uint32_t *n_out, q42_err *err);
+/* The index of the most probable option (the first on ties). */
+Q42_API uint32_t q42_choices_best(const q42_choice *c, uint32_t n);
 
 /* Evaluate rq's prompt (as q42_prompt_eval; r gets the prompt and its
  * timings) and score every option. Q42_EARG: an option has no tokens or

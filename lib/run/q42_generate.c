@@ -192,6 +192,8 @@ static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			q42_err *err)
 {
 	const uint32_t n_ctx = q42_engine_n_ctx(e), nb = q42_engine_n_batch(e);
+	uint32_t from = 0;
+	size_t pos;
 	double t1;
 	int rc;
 
@@ -206,21 +208,38 @@ static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		return q42_err_set(err, Q42_EARG,
 				   "prompt: %zu tokens do not fit the context of %u tokens (see --ctx)",
 				   r->prompt.n, n_ctx);
-	q42_engine_reset(e);
+	if (rq->prefix != NULL) {
+		rc = q42_prefix_begin(rq->prefix, r->prompt.ids, (uint32_t)r->prompt.n, &from, err);
+		if (rc != Q42_OK)
+			return rc;
+	} else {
+		q42_engine_reset(e);
+	}
+	r->n_reused = from;
 	if (s != NULL) {
 		q42_sampler_reset(s);
 		for (size_t i = 0; i < r->prompt.n; i++)
 			q42_sampler_accept(s, r->prompt.ids[i]);
 	}
-	for (size_t i = 0; i < r->prompt.n; i += nb) {
-		uint32_t c = (uint32_t)(r->prompt.n - i < nb ? r->prompt.n - i : nb);
-		rc = q42_engine_eval(e, r->prompt.ids + i, c, err);
+	/* passes of nb from position 0 whatever is reused: from is a multiple
+	 * of nb, so these are a cold run's passes (q42_prefix.h) */
+	for (pos = from; pos < r->prompt.n; pos += nb) {
+		uint32_t c = (uint32_t)(r->prompt.n - pos < nb ? r->prompt.n - pos : nb);
+		rc = q42_engine_eval(e, r->prompt.ids + pos, c, err);
 		if (rc != Q42_OK)
 			return rc;
-		if (deadline > 0 && i + c < r->prompt.n && now_ms() >= deadline) {
+		if (deadline > 0 && pos + c < r->prompt.n && now_ms() >= deadline) {
 			r->stop = Q42_STOP_DEADLINE;
+			pos += c;
 			break;
 		}
+	}
+	if (pos > r->prompt.n)
+		pos = r->prompt.n;
+	if (rq->prefix != NULL) {
+		rc = q42_prefix_end(rq->prefix, r->prompt.ids, (uint32_t)pos, err);
+		if (rc != Q42_OK)
+			return rc;
 	}
 	r->prefill_ms = now_ms() - t1;
 	return Q42_OK;

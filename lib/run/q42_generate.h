@@ -21,6 +21,7 @@
 #include "constrain/q42_sieve.h"
 #include "formats/q42_digest.h"
 #include "formats/q42_quin.h"
+#include "run/q42_prefix.h"
 #include "tokenizer/q42_tokenizer.h"
 
 #define Q42_GEN_MAX_TOKENS_DEFAULT 256u
@@ -69,6 +70,9 @@ typedef struct q42_request {
 	bool parse_quin;        /* the sieve's sentence is a quin: parse it */
 	bool ignore_eos;        /* end-of-generation tokens are never chosen (their
 				 * logits are -inf, as llama.cpp's --ignore-eos) */
+	q42_prefix *prefix;     /* NULL: the prompt is evaluated from an empty cache;
+				 * else a shared prefix's state is reused (q42_prefix.h),
+				 * the bits unchanged */
 } q42_request;
 
 /* One Sentinel intervention. */
@@ -89,6 +93,7 @@ typedef struct q42_result {
 	uint64_t prompt_replaced; /* prompt bytes replaced by U+FFFD */
 	uint8_t prompt_sha256[Q42_SHA256_LEN]; /* of the prompt bytes as given */
 	uint32_t n_decode;      /* single-token evaluations after the prefill */
+	uint32_t n_reused;      /* prompt tokens taken from a kept state (rq->prefix) */
 	double tokenize_ms, prefill_ms, decode_ms;
 	q42_intervention *iv;   /* Sentinel interventions, in order */
 	size_t n_iv, cap_iv;
@@ -101,7 +106,8 @@ typedef struct q42_result {
 Q42_API void q42_result_init(q42_result *r);
 Q42_API void q42_result_free(q42_result *r);
 
-/* Run one request. The engine cache and the sampler are reset first.
+/* Run one request. The engine cache (but what rq->prefix reuses) and the
+ * sampler are reset first.
  * Errors (Q42_EARG unless said otherwise): the prompt is too large, has no
  * tokens, has more tokens than the context holds, or is not valid UTF-8
  * under strict; a Sentinel intervention under strict (message starts
@@ -112,7 +118,8 @@ Q42_API int q42_generate(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok
 			 const q42_request *rq, q42_result *r, q42_err *err);
 
 /* Tokenize the prompt of rq into r->prompt and evaluate it (the cache is
- * reset first): the engine's logits are then those after the prompt.
+ * reset first, but what rq->prefix reuses): the engine's logits are then
+ * those after the prompt.
  * Errors as q42_generate's for the prompt. Used for scoring. */
 Q42_API int q42_prompt_eval(q42_engine *e, const q42_tokenizer *tok, const q42_request *rq,
 			    q42_result *r, q42_err *err);

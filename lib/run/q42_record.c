@@ -157,13 +157,36 @@ static int add_governance(json_t *o, const q42_record_info *ri, q42_err *err)
 				"option", c->text, c->len, "ids", jids(&c->ids),
 				"loglik", c->loglik, "prob", c->prob)) != 0;
 		}
-		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+		const q42_choice *best = &ri->choices[q42_choices_best(ri->choices, ri->n_choices)];
+		bad |= json_object_set_new(o, "choices", json_pack("{s:s, s:s%, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}}",
+			"kind", q42_decision_kind_name((enum q42_decision_kind)ri->decision_kind),
+			"answer", best->text, best->len,
 			"model_sha256", ri->ident->sha256,
 			"prompt_template_sha256", digest,
 			"options", opts,
 			"build", "program", ri->program, "version", ri->version,
 			"isa", q42_isa_name(q42_engine_isa(ri->engine)),
 			"arith", q42_arith_name(q42_engine_arith(ri->engine)))) != 0;
+	}
+	return bad ? q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object") : Q42_OK;
+}
+
+/* model.lora: each adapter the engine applies (q42-record(5)), absent
+ * when there is none. */
+static int add_lora(json_t *model, const q42_engine *e, q42_err *err)
+{
+	json_t *a;
+	if (q42_engine_n_lora(e) == 0)
+		return Q42_OK;
+	a = json_array();
+	bool bad = a == NULL || json_object_set_new(model, "lora", a) != 0;
+	for (uint32_t i = 0; !bad && i < q42_engine_n_lora(e); i++) {
+		const q42_engine_lora *l = q42_engine_lora_at(e, i);
+		bad = json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o}",
+			"path", jstr_lossy(q42_lora_path(l->adapter)),
+			"sha256", q42_lora_sha256(l->adapter),
+			"scale", jfloat(l->scale),
+			"alpha", jfloat(q42_lora_alpha(l->adapter)))) != 0;
 	}
 	return bad ? q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object") : Q42_OK;
 }
@@ -197,7 +220,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 
 	o = json_pack(
 		"{s:s, s:I, s:s%, s:s, s:{s:s, s:I, s:b, s:b}, s:{s:o, s:o},"
-		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:{s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I}, s:{s:I},"
 		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
 		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:I, s:f, s:o, s:I, s:I},"
@@ -227,6 +250,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"decode_ms", jms(r->decode_ms),
 		"prefill_tok_s", jrate((double)r->prompt.n, r->prefill_ms),
 		"decode_tok_s", jrate((double)r->n_decode, r->decode_ms),
+		"prompt_reused", (json_int_t)r->n_reused,
 		"memory",
 		"peak_rss_bytes", (json_int_t)q42_peak_rss_bytes(),
 		"model",
@@ -285,6 +309,9 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		rc = q42_err_set(err, Q42_ENOMEM, "record: cannot build the JSON object");
 		goto done;
 	}
+	rc = add_lora(json_object_get(o, "model"), e, err);
+	if (rc != Q42_OK)
+		goto done;
 	rc = add_governance(o, ri, err);
 	if (rc != Q42_OK)
 		goto done;

@@ -38,6 +38,7 @@ typedef struct q42_record_info {
 	uint32_t sieve_states;
 	const q42_choice *choices;
 	uint32_t n_choices;
+	uint32_t decision_kind;   /* enum q42_decision_kind of the choices */
 	/* optional: declared intent and scope (NULL = absent), and whether the
 	 * prompt text itself goes into the record (prompt.text) */
 	const char *intent;

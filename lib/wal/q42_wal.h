@@ -263,6 +263,28 @@ Q42_API int q42_wal_import(const char *archive_path, const char *dest, uint64_t 
  * model. The P64 is validated completely first (Q42_EFORMAT otherwise). */
 Q42_API int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err);
 
+/* The same, binding the model with LoRA adapters it is run with (q42run
+ * --lora): for adapter i (path, scale), in order, the statements
+ * lora -> <urn:sha256:P64HEX#lora/i> with adapter (its file's SHA-256 as
+ * <urn:sha256:HEX>), scale, alpha and order, and loraSet, the
+ * q42_wal_lora_set of the list (q42-volume(5), "Binding entries"). Each
+ * adapter must be one (formats/q42_lora.h) for the P64's architecture
+ * whose pairs fit its tensors: Q42_EFORMAT naming the adapter and tensor
+ * otherwise, Q42_EIO when it cannot be read. */
+typedef struct q42_wal_lora {
+	const char *path;
+	float scale;
+} q42_wal_lora;
+Q42_API int q42_wal_binding_body_lora(const char *p64_path, const q42_wal_lora *lora,
+				      uint32_t n_lora, q42_buf *body, q42_err *err);
+/* The lower-case hex SHA-256 of the text that names an adapter list: per
+ * adapter, in order, its file's lower-case hex SHA-256, one space, its
+ * scale as C's "%.9g" of the float, '\n' (the empty text for none). What
+ * a binding states as loraSet and what verify computes from a record's
+ * model.lora. */
+Q42_API int q42_wal_lora_set(const char *const *sha256_hex, const float *scale, uint32_t n,
+			     char out[65], q42_err *err);
+
 /* verify --head (q42_walcheck.c): the tree head in the JSON file head_path
  * ({"size", "root"[, "key", "signature"]}, q42-volume(5)) must be the
  * size and root of r's first size entries, and its Ed25519 signature, when
@@ -273,7 +295,9 @@ Q42_API int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const c
 			       q42_err *err);
 
 /* verify --outputs: each record names a binding (by ref) whose P64 or
- * source digest must be the model the record names. fn is called once per
+ * source digest must be the model the record names, and whose adapters
+ * (loraSet, q42_wal_binding_body_lora) must be those the record names
+ * (model.lora), none for none. fn is called once per
  * record in order, with the binding's entry and source digest (hex; NULL
  * and Q42_VOL_NONE when unbound); *bad receives the records that are not
  * bound. Entries are read one at a time through r. */

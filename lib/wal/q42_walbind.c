@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "formats/q42_digest.h"
+#include "formats/q42_lora.h"
 #include "formats/q42_source.h"
 #include "formats/q42_quin.h"
 #include "wal/q42_wal.h"
@@ -77,7 +78,71 @@ static void emit_str(emitter *em, const char *subj, const char *pred, const char
 	emit(em, subj, pred, Q42_TERM_LITERAL, s, n, NULL);
 }
 
+int q42_wal_lora_set(const char *const *sha256_hex, const float *scale, uint32_t n, char out[65],
+		     q42_err *err)
+{
+	q42_buf t;
+	uint8_t d[32];
+	char line[96];
+	q42_buf_init(&t);
+	for (uint32_t i = 0; i < n; i++) {
+		int k = snprintf(line, sizeof line, "%.64s %.9g\n", sha256_hex[i], (double)scale[i]);
+		q42_buf_append(&t, line, (size_t)k);
+	}
+	int rc = t.failed ? q42_err_set(err, Q42_ENOMEM, "out of memory")
+			  : q42_sha256(t.data, t.len, d, err);
+	q42_buf_free(&t);
+	if (rc == Q42_OK)
+		q42_hex_encode(d, 32, out);
+	return rc;
+}
+
+/* Adapter i of the binding: opened, checked against the P64 as the
+ * engine checks it (architecture, tensors, shapes), and stated. */
+static int emit_lora(emitter *em, const q42_p64 *p, const char *p64_path, const char *subj,
+		     const char *p64hex, const q42_wal_lora *lw, uint32_t i, char sha_out[65],
+		     q42_err *err)
+{
+	q42_lora *l = NULL;
+	char node[128], obj[96], num[32];
+	int rc = q42_lora_open_model(&l, lw->path, p64_path, err);
+	if (rc != Q42_OK)
+		return rc;
+	if (!p->has_hparams || strcmp(q42_lora_arch(l), p->hparams.arch) != 0)
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: adapter for architecture '%s', the model is '%s'",
+				 lw->path, q42_lora_arch(l), p->has_hparams ? p->hparams.arch : "unknown");
+	for (uint64_t k = 0; rc == Q42_OK && k < q42_lora_n_pairs(l); k++) {
+		const q42_lora_pair *pr = q42_lora_pair_at(l, k);
+		char name[300];
+		snprintf(name, sizeof name, "%.*s", (int)pr->base.len, pr->base.p);
+		const q42_p64_tensor *t = q42_p64_find_tensor(p, name);
+		rc = t == NULL || t->rank != 2
+			     ? q42_err_set(err, Q42_EFORMAT, "%s: tensor %s: not a matrix of the model",
+					   lw->path, name)
+			     : q42_lora_pair_check(l, pr, t->dims[0], t->dims[1], err);
+	}
+	if (rc == Q42_OK) {
+		snprintf(sha_out, 65, "%.64s", q42_lora_sha256(l));
+		snprintf(node, sizeof node, "urn:sha256:%.64s#lora/%u", p64hex, i);
+		snprintf(obj, sizeof obj, "urn:sha256:%.64s", sha_out);
+		emit(em, subj, "lora", Q42_TERM_IRI, node, strlen(node), NULL);
+		emit(em, node, "adapter", Q42_TERM_IRI, obj, strlen(obj), NULL);
+		emit_str(em, node, "scale", num, (size_t)snprintf(num, sizeof num, "%.9g", (double)lw->scale));
+		emit_str(em, node, "alpha", num,
+			 (size_t)snprintf(num, sizeof num, "%.9g", (double)q42_lora_alpha(l)));
+		emit_int(em, node, "order", i);
+	}
+	q42_lora_close(l);
+	return rc;
+}
+
 int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err)
+{
+	return q42_wal_binding_body_lora(p64_path, NULL, 0, body, err);
+}
+
+int q42_wal_binding_body_lora(const char *p64_path, const q42_wal_lora *lora, uint32_t n_lora,
+			      q42_buf *body, q42_err *err)
 {
 	q42_source src;
 	uint8_t sha[32];
@@ -134,6 +199,24 @@ int q42_wal_binding_body(const char *p64_path, q42_buf *body, q42_err *err)
 			if (q42_gguf_get_str(meta, keys[k], &s))
 				emit_str(&em, subj, keys[k] + 8, s.p, (size_t)s.len);
 		}
+	}
+	if (n_lora > Q42_LORA_MAX) {
+		rc = q42_err_set(err, Q42_EARG, "%u adapters, at most %u", n_lora, Q42_LORA_MAX);
+		goto fail;
+	}
+	char shas[Q42_LORA_MAX][65], set[65];
+	const char *sp[Q42_LORA_MAX];
+	float sc[Q42_LORA_MAX];
+	for (uint32_t i = 0; i < n_lora; i++) {
+		if ((rc = emit_lora(&em, p, p64_path, subj, hex, &lora[i], i, shas[i], err)) != Q42_OK)
+			goto fail;
+		sp[i] = shas[i];
+		sc[i] = lora[i].scale;
+	}
+	if (n_lora > 0) {
+		if ((rc = q42_wal_lora_set(sp, sc, n_lora, set, err)) != Q42_OK)
+			goto fail;
+		emit_str(&em, subj, "loraSet", set, 64);
 	}
 	rc = em.rc;
 	if (rc == Q42_OK && body->failed)

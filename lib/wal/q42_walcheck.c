@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <string.h>
 #include "formats/q42_digest.h"
+#include "formats/q42_lora.h"
 #include "wal/q42_wal.h"
 
 int q42_wal_check_head(q42_wal_reader *r, const char *head_path, const char *pub_pem,
@@ -71,6 +72,44 @@ out:
 	return rc;
 }
 
+/* The adapter list a record names (model.lora: sha256 and scale, in
+ * order) as q42_wal_lora_set, or "" when it names none; false when the
+ * list is malformed. */
+static bool record_lora_set(json_t *model, char out[65])
+{
+	json_t *a = json_object_get(model, "lora");
+	const char *sha[Q42_LORA_MAX];
+	float scale[Q42_LORA_MAX];
+	size_t n = json_array_size(a);
+	out[0] = '\0';
+	if (a == NULL)
+		return true;
+	if (!json_is_array(a) || n > Q42_LORA_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(a, i);
+		sha[i] = json_string_value(json_object_get(e, "sha256"));
+		scale[i] = (float)json_number_value(json_object_get(e, "scale"));
+		if (sha[i] == NULL || strlen(sha[i]) != 64 || !json_is_number(json_object_get(e, "scale")))
+			return false;
+	}
+	return n == 0 || q42_wal_lora_set(sha, scale, (uint32_t)n, out, NULL) == Q42_OK;
+}
+
+/* The loraSet a binding body states, or "" when it states none. */
+static void binding_lora_set(const uint8_t *body, uint64_t len, char out[65])
+{
+	static const char key[] = "<https://q42.dev/ns/p64#loraSet> \"";
+	const uint64_t n = sizeof key - 1;
+	out[0] = '\0';
+	for (uint64_t i = Q42_VOL_BINDING_HEAD; i + n + 64 <= len; i++)
+		if (body[i] == '<' && memcmp(body + i, key, n) == 0) {
+			memcpy(out, body + i + n, 64);
+			out[64] = '\0';
+			return;
+		}
+}
+
 int q42_wal_check_bindings(q42_wal_reader *r, q42_wal_binding_fn fn, void *arg, uint64_t *bad,
 			   q42_err *err)
 {
@@ -96,11 +135,15 @@ int q42_wal_check_bindings(q42_wal_reader *r, q42_wal_binding_fn fn, void *arg, 
 		json_t *m = rec ? json_object_get(rec, "model") : NULL;
 		const char *ms = json_string_value(json_object_get(m, "sha256"));
 		const char *ss = json_string_value(json_object_get(m, "source_sha256"));
-		char p64[65], src[65];
+		char p64[65], src[65], rset[65], bset[65];
+		const bool rset_ok = record_lora_set(m, rset);
 		if ((rc = q42_wal_reader_entry(r, ref, &b, &seq, leaf, err)) == Q42_OK) {
 			q42_hex_encode(b.body, 32, p64);
 			q42_hex_encode(b.body + 32, 32, src);
-			const bool ok = (ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src));
+			binding_lora_set(b.body, b.body_len, bset);
+			/* the same model, run with the adapters it was bound with */
+			const bool ok = ((ms && !strcmp(ms, p64)) || (ss && !strcmp(ss, src))) &&
+					rset_ok && !strcmp(rset, bset);
 			fn(arg, i, ok ? Q42_WAL_BOUND : Q42_WAL_MISMATCH, ref, src);
 			if (!ok)
 				(*bad)++;

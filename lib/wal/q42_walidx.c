@@ -95,7 +95,40 @@ static size_t rec_encode(uint64_t i, const q42_walidx_rec *r, uint8_t *out)
 	return n + 4;
 }
 
-int q42_walidx_read(const q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err)
+/* n bytes at off, through the read-ahead buffer when there is one. */
+static int idx_pread(q42_walidx *x, uint8_t *buf, uint64_t n, uint64_t off, q42_err *err)
+{
+	if (!x->ahead_cap || n > x->ahead_cap)
+		return q42_wal_pread(x->fd, x->path, buf, n, off, err);
+	if (off < x->ahead_off || off - x->ahead_off + n > x->ahead_len) {
+		uint64_t got = 0;
+		x->ahead_len = 0;
+		while (got < x->ahead_cap) {
+			ssize_t k = pread(x->fd, x->ahead + got, (size_t)(x->ahead_cap - got),
+					  (off_t)(off + got));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				break;
+			got += (uint64_t)k;
+		}
+		if (got < n)
+			return q42_wal_pread(x->fd, x->path, buf, n, off, err);
+		x->ahead_off = off;
+		x->ahead_len = got;
+	}
+	memcpy(buf, x->ahead + (off - x->ahead_off), (size_t)n);
+	return Q42_OK;
+}
+
+void q42_walidx_read_ahead(q42_walidx *x, uint64_t cap)
+{
+	x->ahead = malloc((size_t)cap);
+	x->ahead_cap = x->ahead ? cap : 0;
+	x->ahead_len = 0;
+}
+
+int q42_walidx_read(q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err)
 {
 	uint8_t buf[Q42_IDX_REC_MIN + 32u * 64u];
 	uint32_t t = trailing_ones(i);
@@ -104,7 +137,7 @@ int q42_walidx_read(const q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err 
 	if (x->fd < 0 || i >= x->n)
 		return q42_err_set(err, Q42_EFORMAT, "%s: no record for entry %llu",
 				   x->path ? x->path : "index", (unsigned long long)i);
-	if ((rc = q42_wal_pread(x->fd, x->path, buf, n, off, err)) != Q42_OK)
+	if ((rc = idx_pread(x, buf, n, off, err)) != Q42_OK)
 		return rc;
 	uint32_t stored = q42_ld32(buf + n - 4), crc = q42_crc32c(0, buf, (size_t)n - 4);
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -169,9 +202,12 @@ void q42_walidx_close(q42_walidx *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	free(x->path);
+	free(x->ahead);
 	x->fd = -1;
 	x->path = NULL;
 	x->n = 0;
+	x->ahead = NULL;
+	x->ahead_cap = x->ahead_len = 0;
 }
 
 void q42_wal_sidecar_header(const char magic[4], uint32_t version, const q42_hash vol_hh,
@@ -448,7 +484,7 @@ int q42_wal_scan_all(q42_volscan *s, int fd, const char *path, uint64_t size, q4
 
 /* Does record i read cleanly and name an entry frame of the volume with
  * the same seq, frame hash, leaf hash and kind? */
-static bool rec_matches(const q42_walidx *x, walfile *wf, uint64_t i, q42_walidx_rec *r)
+static bool rec_matches(q42_walidx *x, walfile *wf, uint64_t i, q42_walidx_rec *r)
 {
 	q42_err e;
 	const uint8_t *p;
@@ -489,7 +525,7 @@ static int idx_kind_of(void *arg, uint64_t leaf, uint32_t *kind, q42_err *err)
 }
 
 /* The compact range over the first n entries, from the index. */
-static int idx_range(const q42_walidx *x, uint64_t n, q42_merkle_range *range, q42_err *err)
+static int idx_range(q42_walidx *x, uint64_t n, q42_merkle_range *range, q42_err *err)
 {
 	memset(range, 0, sizeof *range);
 	range->n = n;

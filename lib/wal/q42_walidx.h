@@ -42,6 +42,8 @@ typedef struct q42_walidx {
 	char *path;
 	bool writable;
 	uint64_t n;             /* records present by size; after q42_wal_scan_open: trusted */
+	uint8_t *ahead;         /* read-ahead for a reader going through it in order */
+	uint64_t ahead_off, ahead_len, ahead_cap;
 } q42_walidx;
 
 /* Open VOL.idx for the volume whose header hashes to vol_hh. An absent
@@ -58,9 +60,13 @@ void q42_wal_sidecar_header(const char magic[4], uint32_t version, const q42_has
 uint64_t q42_walidx_rec_off(uint64_t i);
 /* Read and CRC-check record i. Q42_EFORMAT names the index file, the
  * record, its offset and the stored and computed CRC. */
-int q42_walidx_read(const q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err);
+int q42_walidx_read(q42_walidx *x, uint64_t i, q42_walidx_rec *r, q42_err *err);
 /* Append records (x->n, x->n + count) with one write; never fsynced here. */
 int q42_walidx_append(q42_walidx *x, const q42_walidx_rec *recs, uint64_t count, q42_err *err);
+/* Read the index through a buffer of cap bytes from now on (a reader
+ * that reads every record in order, as verify does: one read per buffer
+ * instead of one per record). Never for a writer's index. */
+void q42_walidx_read_ahead(q42_walidx *x, uint64_t cap);
 /* Cut the index to its first n records. */
 int q42_walidx_truncate(q42_walidx *x, uint64_t n, q42_err *err);
 void q42_walidx_close(q42_walidx *x);

@@ -487,6 +487,7 @@ static int verify_frame(void *arg, const q42_volscan *s, const uint8_t *frame, q
 			if (rc != Q42_OK)
 				return rc;
 			c->idx_open = true;
+			q42_walidx_read_ahead(&c->idx, UINT64_C(1) << 20);
 			rc = q42_walrev_load(c->path, s->header_hash, s->config.n_keys, &c->rev,
 					     &c->rev_status, err);
 			if (rc != Q42_OK)

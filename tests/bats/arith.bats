@@ -4,7 +4,9 @@
 # libggml-cpu-zen4.so), on every quantized model of tests/models, whatever
 # CPU runs the test: the mode is an arithmetic, not a CPU check.
 # --arith portable gives the same bytes at every ISA level and thread
-# count; auto names the mode it chose.
+# count; auto names the mode it chose. llama.cpp's other AVX-512 variants
+# without AMX compute zen4's bits (tests/golden/variants), and their names
+# select it.
 #
 # Expected ids: tests/golden/zen4/gen.tsv (llamapeer on an AMD EPYC guest
 # that loads the zen4 variant; tests/golden/zen4/README). q42run stops at
@@ -18,6 +20,7 @@ setup() {
 	Q42RUN=$(q42_bin q42run)
 	GOLD="$Q42_SRCDIR/tests/golden/zen4/gen.tsv"
 	TM="$Q42_SRCDIR/tests/models"
+	G="$Q42_SRCDIR/tests/golden"
 }
 
 # check MODEL PROMPT WANT [OPTION...]: q42run's ids under --arith zen4
@@ -70,7 +73,7 @@ PY
 	[[ $output == *'"arith":"llamacpp"'* ]]
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --arith zen5
 	[ "$status" -eq 2 ]
-	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4 or ggml"* ]]
+	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, cooperlake or ggml"* ]]
 }
 
 # The same ids and logits bytes at every ISA level this CPU runs and for 1
@@ -99,15 +102,29 @@ PY
 	done
 }
 
-@test "--arith auto (the default) names the mode it chose: zen4 on AVX-512 with BF16 and no AMX, llamacpp otherwise" {
+@test "--arith auto (the default) names the mode it chose: llamacpp with AMX, zen4 on other CPUs with AVX2" {
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 2 --record
 	[ "$status" -eq 0 ]
 	mode=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["engine"]["arith"])' "$output")
 	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-	want=zen4
-	for f in avx512f avx512bw avx512vl avx512_vnni avx512vbmi gfni avx512_bf16; do
-		[[ $flags == *" $f "* ]] || want=llamacpp
-	done
+	want=llamacpp
+	[[ $flags == *" avx2 "* ]] && want=zen4
 	[[ $flags == *" amx_int8 "* ]] && want=llamacpp
 	[ "$mode" = "$want" ]
+}
+
+@test "--arith: llama.cpp's AVX-512 variants without AMX are zen4's bits (their digests), and their names run it" {
+	cd "$G/zen4"
+	for v in icelake skylakex cascadelake cannonlake cooperlake; do
+		run sha256sum -c "../variants/$v.sha256"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c ': OK$' <<<"$output")" -eq 22 ]
+		run "$Q42RUN" -m "$TM/e256-llama-q4_k_m.gguf" -p "Once upon a time" -n 8 --arith "$v" --record
+		[ "$status" -eq 0 ]
+		[[ "$output" == *'"arith":"zen4"'* ]]
+	done
+	# haswell (AVX2): every quantized product and generation, not F16's
+	run sha256sum -c ../variants/haswell.sha256
+	[ "$(grep -c ': OK$' <<<"$output")" -eq 19 ]
+	[ "$(grep -v ': OK$' <<<"$output" | grep -c '^mm_f16_')" -eq 3 ]
 }

@@ -6,7 +6,7 @@
 
 load helpers
 
-PAGES="p64c.1 p64check.1 q42run.1 q42grd.1 q42wal.1 p64.5 q42-record.5 q42-volume.5 q42-policy.5"
+PAGES="p64c.1 p64check.1 q42run.1 q42grd.1 q42wal.1 p64.5 q42-record.5 q42-volume.5 q42-policy.5 q42-state.5"
 
 @test "man: mandoc -Tlint finds nothing above STYLE on any page" {
 	need_cmd mandoc

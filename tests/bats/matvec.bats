@@ -49,6 +49,8 @@ PY
 		wrap "$G/llamacpp/w_$t.bin" 512,64 "$id" "$T/$t.gguf"
 		"$P64CHECK" --matvec w "$T/x.f32" --arith zen4 "$T/$t.gguf" >"$T/z.tsv"
 		same_bits "$T/z.tsv" "$G/zen4/mm_${t}_${buf}_m1.f32"
+		"$P64CHECK" --matvec w "$T/x.f32" --arith icelake "$T/$t.gguf" >"$T/i.tsv"
+		cmp "$T/z.tsv" "$T/i.tsv"
 		"$P64CHECK" --matvec w "$T/x.f32" --arith llamacpp "$T/$t.gguf" >"$T/s.tsv"
 		same_bits "$T/s.tsv" "$G/llamacpp/mm_${t}_m1.f32"
 	done

@@ -1,0 +1,173 @@
+/* q42_engine_lora.c -- LoRA adapters bound to an engine's weights.
+ *
+ * Owns the checks llama_adapter_lora_init makes against a model (the
+ * architecture, every adapted tensor present in the model, the shapes,
+ * the token embedding's flipped pair) and the binding of each pair as two
+ * small matrices with the products llama.cpp gives them. The forward pass
+ * (q42_forward.c) applies them: A.x when a weight's input is prepared,
+ * B.(A.x) scaled and added tile by tile after W.x. Relies on
+ * bind_tensors having bound the model's weights; never prints.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "engine/q42_engine_impl.h"
+#include "common/q42_ckd.h"
+#include "common/q42_types.h"
+
+/* One factor of a pair as a matrix of the engine: its kernels and
+ * product (lookup: its rows are dequantized, for the embedding's A). */
+static int bind_factor(q42_engine *e, const q42_lora *l, const q42_source_tensor *t, bool lookup,
+		       q42_weight *w, q42_err *err)
+{
+	const q42_dtype_info *di = q42_dtype_get(t->dtype);
+	const int nl = (int)t->name.len;
+	uint64_t rb = 0, total = 0;
+	if (di == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: tensor %.*s: unknown type id %u",
+				   q42_lora_path(l), nl, t->name.p, t->dtype);
+	if (!q42_dtype_nbytes(t->dtype, t->dims[0], t->dims[0], &rb) ||
+	    q42_mul_overflow(rb, t->dims[1], &total) || total != t->nbytes || t->data == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "%s: tensor %.*s: %llu bytes of %s do not hold [%llu, %llu]",
+				   q42_lora_path(l), nl, t->name.p, (unsigned long long)t->nbytes,
+				   di->name, (unsigned long long)t->dims[0],
+				   (unsigned long long)t->dims[1]);
+	*w = (q42_weight){.data = t->data, .dtype = t->dtype, .n_in = (int64_t)t->dims[0],
+			  .n_out = (int64_t)t->dims[1], .row_bytes = rb};
+	w->k = q42_kernels_get(t->dtype, e->isa);
+	if (w->k == NULL || w->k->vec_dot == NULL || (lookup && w->k->dequant == NULL) ||
+	    q42_kernels_get(w->k->vec_dot_type, e->isa) == NULL ||
+	    q42_kernels_get(w->k->vec_dot_type, e->isa)->quantize == NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: tensor %.*s: no %s kernels for type %s",
+				   q42_lora_path(l), nl, t->name.p, q42_isa_name(e->isa), di->name);
+	q42_weight_choose_product(w, e->arith, e->isa, Q42_LLAMACPP_CPU);
+	return Q42_OK;
+}
+
+/* The model weight a pair adapts, or an error naming the tensor. */
+static int find_weight(q42_engine *e, const q42_lora *l, const q42_lora_pair *p, q42_weight **out,
+		       q42_err *err)
+{
+	enum q42_wslot s;
+	uint32_t layer;
+	const int nl = (int)p->base.len;
+	*out = NULL;
+	if (!q42_wslot_parse(p->base.p, p->base.len, &s, &layer) ||
+	    (q42_wslot_is_layer(s) && layer >= e->n_layer) || (s == Q42_W_OUTPUT && e->tied))
+		return q42_err_set(err, Q42_EFORMAT, "%s: tensor %.*s: not in the model (an adapter for another model?)",
+				   q42_lora_path(l), nl, p->base.p);
+	q42_weight *w = q42_wslot_is_layer(s) ? &e->layers[layer].w[s] : &e->g[s];
+	if (w->data == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "%s: tensor %.*s: not in the model (an adapter for another model?)",
+				   q42_lora_path(l), nl, p->base.p);
+	if (w->k == NULL || s == Q42_W_CONV)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s: tensor %.*s: not a matrix product of the forward pass, an adapter cannot apply to it",
+				   q42_lora_path(l), nl, p->base.p);
+	if (w->expert_bytes != 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s: tensor %.*s: a stack of experts; adapters on routed experts are not supported",
+				   q42_lora_path(l), nl, p->base.p);
+	if (s == Q42_W_TOK_EMBD && e->tied)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s: tensor %.*s: the model's output shares the token embedding; llama.cpp would apply this pair to the output product too, where its shapes do not fit",
+				   q42_lora_path(l), nl, p->base.p);
+	*out = w;
+	return Q42_OK;
+}
+
+/* lw NULL: the pair is only checked (an adapter of scale 0, which
+ * llama.cpp loads and checks, then leaves out). */
+static int bind_pair(q42_engine *e, const q42_lora *l, float scale, const q42_lora_pair *p,
+		     q42_lora_w *lw, q42_err *err)
+{
+	q42_weight *w;
+	bool ok = true;
+	int rc = find_weight(e, l, p, &w, err);
+	const bool embd = w != NULL && w == &e->g[Q42_W_TOK_EMBD];
+	if (rc == Q42_OK)
+		rc = q42_lora_pair_check(l, p, (uint64_t)w->n_in, (uint64_t)w->n_out, err);
+	if (rc != Q42_OK || lw == NULL)
+		return rc;
+	rc = bind_factor(e, l, &p->a, embd, &lw->a, err);
+	if (rc == Q42_OK)
+		rc = bind_factor(e, l, &p->b, false, &lw->b, err);
+	if (rc != Q42_OK)
+		return rc;
+	lw->scale = q42_lora_pair_scale(l, p, scale);
+	if (!embd)
+		lw->a.act = q42_engine_act_slot(e, &lw->a, &ok);
+	if (!ok)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "%s: tensor %.*s: model and adapters mix more than %d activation types",
+				   q42_lora_path(l), (int)p->base.len, p->base.p, Q42_ACT_SLOTS);
+	/* rank values per token, and them in b's vec_dot_type */
+	const uint64_t rank = (uint64_t)lw->b.n_in;
+	lw->ax = calloc((size_t)(e->n_batch * rank), sizeof(float));
+	if (lw->b.aq != NULL) {
+		const q42_dtype_info *di = q42_dtype_get(lw->b.vdt);
+		lw->axq_stride = (rank + di->block_elems - 1) / di->block_elems * di->block_bytes;
+		lw->axq = calloc(e->n_batch, (size_t)lw->axq_stride);
+	}
+	if (lw->ax == NULL || (lw->b.aq != NULL && lw->axq == NULL))
+		return q42_err_set(err, Q42_ENOMEM, "%s: out of memory", q42_lora_path(l));
+	/* applied after the adapters before it on the same weight */
+	q42_lora_w **tail = &w->lora;
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	*tail = lw;
+	return Q42_OK;
+}
+
+int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err)
+{
+	const char *arch = q42_mount_hparams(e->m)->arch;
+	uint64_t n = 0;
+	if (o->n_lora > Q42_LORA_MAX)
+		return q42_err_set(err, Q42_EARG, "%u adapters, at most %u", o->n_lora, Q42_LORA_MAX);
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		const q42_lora *l = o->lora[i].adapter;
+		if (strcmp(q42_lora_arch(l), arch) != 0)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "%s: adapter for architecture '%s', the model is '%s'",
+					   q42_lora_path(l), q42_lora_arch(l), arch);
+		if (o->lora[i].scale != 0.0f)
+			n += q42_lora_n_pairs(l);
+		e->lora[e->n_lora++] = o->lora[i];
+	}
+	if (n > 0 && o->backend == Q42_BACKEND_VULKAN)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "LoRA adapters run on the CPU only: the Vulkan backend does not apply them (use --backend cpu)");
+	e->lora_w = calloc((size_t)(n ? n : 1), sizeof *e->lora_w);
+	if (e->lora_w == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory for %llu adapter tensors",
+				   (unsigned long long)n);
+	for (uint32_t i = 0; i < o->n_lora; i++) {
+		const q42_lora *l = o->lora[i].adapter;
+		const bool on = o->lora[i].scale != 0.0f;
+		for (uint64_t j = 0; j < q42_lora_n_pairs(l); j++) {
+			int rc = bind_pair(e, l, o->lora[i].scale, q42_lora_pair_at(l, j),
+					   on ? &e->lora_w[e->n_lora_w++] : NULL, err);
+			if (rc != Q42_OK)
+				return rc;
+		}
+	}
+	return Q42_OK;
+}
+
+void q42_engine_lora_free(q42_engine *e)
+{
+	for (uint32_t i = 0; i < e->n_lora_w; i++) {
+		free(e->lora_w[i].ax);
+		free(e->lora_w[i].axq);
+	}
+	free(e->lora_w);
+}
+
+uint32_t q42_engine_n_lora(const q42_engine *e)
+{
+	return e->n_lora;
+}
+
+const q42_engine_lora *q42_engine_lora_at(const q42_engine *e, uint32_t i)
+{
+	return i < e->n_lora ? &e->lora[i] : NULL;
+}

@@ -1,0 +1,76 @@
+/* q42_prefix.h -- prefix reuse: the cache state of prompt prefixes kept
+ * across the requests of one process, so that a request whose prompt
+ * starts as an earlier one did evaluates only the rest.
+ *
+ * The rule that keeps a warm request's bits those of a cold one: a
+ * prompt is evaluated in passes of n_batch tokens from position 0, and a
+ * token's rounding may depend on its pass (one token or several; its
+ * place in a group of four in the repacked kernels, q42_llamacpp.h). So a
+ * state is only ever reused up to a pass boundary both prompts share: a
+ * multiple of n_batch within their common tokens, below the new prompt's
+ * last token. The passes from there on are the cold run's passes, over
+ * the same cache bytes, so every later bit is the cold run's. Positions
+ * past a prompt (generated tokens, scored options) are never reused.
+ *
+ * Two places hold states: the engine's own cache (the live state, the
+ * last prompt; reusing it costs nothing), and a cache of copies
+ * (q42_engine_state_get) bounded in bytes, least recently used first out,
+ * into which the live state is copied before a request overwrites a part
+ * of it that no copy holds. Nothing here prints.
+ */
+#ifndef Q42_PREFIX_H
+#define Q42_PREFIX_H
+
+#include <stdint.h>
+#include "common/q42_err.h"
+#include "engine/q42_engine.h"
+
+#define Q42_PREFIX_CACHE_BYTES_DEFAULT (256ull << 20) /* q42run --cache-bytes */
+
+typedef struct q42_prefix q42_prefix;
+
+/* Counts since open, for records and benchmarks. */
+typedef struct q42_prefix_stats {
+	uint64_t prompts;        /* prompts begun */
+	uint64_t tokens;         /* their tokens */
+	uint64_t reused;         /* of which taken from a state */
+	uint64_t copies_out;     /* states copied into the cache */
+	uint64_t copies_in;      /* states copied back into the engine */
+	uint64_t evictions;
+	uint64_t bytes;          /* bytes the cache holds now */
+} q42_prefix_stats;
+
+/* Reuse for engine e, keeping at most cache_bytes of copies (0: the live
+ * state only). Q42_EUNSUPPORTED when e's backend is not the CPU. */
+Q42_API int q42_prefix_open(q42_prefix **out, q42_engine *e, uint64_t cache_bytes, q42_err *err);
+Q42_API void q42_prefix_close(q42_prefix *p);
+
+/* Before a prompt of n tokens (n >= 1) is evaluated from position 0:
+ * leave the engine with positions 0..*from-1 holding ids[0..*from-1] as a
+ * cold evaluation of ids left them (*from a multiple of n_batch, < n; 0
+ * when nothing is reused, the cache then reset). The caller evaluates
+ * ids[*from..] in passes of n_batch and then calls q42_prefix_end. A
+ * copy that cannot be made (memory) is simply not kept. Errors: those of
+ * q42_engine_state_put and q42_engine_truncate, which a state made by this
+ * engine never gives (the engine is then reset, nothing reused). */
+Q42_API int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *from,
+			     q42_err *err);
+/* The prompt ids[0..n_done-1] is now in the engine as a cold evaluation
+ * leaves it (n_done short of the prompt when a deadline cut the prefill):
+ * its whole passes become the live state. Always Q42_OK. */
+Q42_API int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *err);
+
+/* Add a copy of n positions holding ids (state: q42_engine_state_bytes(n)
+ * bytes; ids and state malloc()ed and taken over, even on error) as if it
+ * had been made here, e.g. read from a q42-state(5) file: used by the
+ * next begin whatever the cache's bound, kept afterwards only within it.
+ * Q42_ENOMEM. */
+Q42_API int q42_prefix_add(q42_prefix *p, int32_t *ids, uint32_t n, uint8_t *state, q42_err *err);
+
+/* The live state's reusable positions and their ids (valid until the next
+ * begin or end). */
+Q42_API uint32_t q42_prefix_live(const q42_prefix *p, const int32_t **ids);
+
+Q42_API void q42_prefix_get_stats(const q42_prefix *p, q42_prefix_stats *s);
+
+#endif
