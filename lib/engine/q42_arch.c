@@ -11,9 +11,11 @@
  * layers. lfm2: per layer attention (q/k norms) or a gated short
  * convolution, token_embd_norm as the final norm, bidirectional with a
  * centred convolution window when the model says attention.causal =
- * false (LFM2-ColBERT, whose dense_2 projects each token). gemma-embedding:
- * gemma3's block as an encoder. bert, nomic-bert: post-norm encoders with
- * LayerNorm. The facts are llama.cpp's (src/models/<arch>.cpp). Anything not
+ * false (LFM2-ColBERT, whose dense_2 projects each token). lfm2moe:
+ * lfm2's blocks with a routed FFN after the leading dense ones.
+ * gemma-embedding: gemma3's block as an encoder. bert, nomic-bert:
+ * post-norm encoders with LayerNorm. The facts are llama.cpp's
+ * (src/models/<arch>.cpp). Anything not
  * listed here is refused by name when a model is mounted for running.
  */
 #include <stdio.h>
@@ -63,6 +65,11 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ATTN_OUT_NORM_B] = "attn_output_norm.bias",
 	[Q42_W_LAYER_OUT_NORM] = "layer_output_norm.weight",
 	[Q42_W_LAYER_OUT_NORM_B] = "layer_output_norm.bias",
+	[Q42_W_FFN_GATE_INP] = "ffn_gate_inp.weight",
+	[Q42_W_FFN_GATE_EXPS] = "ffn_gate_exps.weight",
+	[Q42_W_FFN_UP_EXPS] = "ffn_up_exps.weight",
+	[Q42_W_FFN_DOWN_EXPS] = "ffn_down_exps.weight",
+	[Q42_W_FFN_EXP_PROBS_B] = "exp_probs_b.bias",
 };
 
 #define REQ Q42_NEED_YES
@@ -93,6 +100,15 @@ static const char *const slot_stem[Q42_W_COUNT_] = {
 	[Q42_W_ATTN_OUT_NORM] = REQ, [Q42_W_ATTN_OUT_NORM_B] = REQ, [Q42_W_FFN_UP] = REQ, \
 	[Q42_W_FFN_DOWN] = REQ, [Q42_W_FFN_UP_B] = OPT, [Q42_W_FFN_DOWN_B] = OPT, \
 	[Q42_W_LAYER_OUT_NORM] = REQ, [Q42_W_LAYER_OUT_NORM_B] = REQ
+/* lfm2's weights: attention (q/k norms) or short-convolution mixers,
+ * the dense FFN, token_embd_norm as the final norm */
+#define LFM2_BLOCK \
+	[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT, \
+	[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY, \
+	[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ, \
+	[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ, \
+	[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ, \
+	[Q42_W_FFN_DOWN] = REQ
 
 static const q42_arch archs[] = {
 	{
@@ -220,13 +236,27 @@ static const q42_arch archs[] = {
 		.conv_layers = true,
 		.embd_norm_final = true,
 		.need = {
-			[Q42_W_TOK_EMBD] = REQ, [Q42_W_TOK_EMBD_NORM] = REQ, [Q42_W_OUTPUT] = OPT,
-			[Q42_W_ATTN_NORM] = REQ, [Q42_W_ATTN_OUT] = REQ, QKV_ANY,
-			[Q42_W_ATTN_Q_NORM] = REQ, [Q42_W_ATTN_K_NORM] = REQ,
-			[Q42_W_CONV] = REQ, [Q42_W_CONV_IN] = REQ, [Q42_W_CONV_OUT] = REQ,
-			[Q42_W_FFN_NORM] = REQ, [Q42_W_FFN_GATE] = REQ, [Q42_W_FFN_UP] = REQ,
-			[Q42_W_FFN_DOWN] = REQ,
+			LFM2_BLOCK,
 			[Q42_W_DENSE_2] = OPT, [Q42_W_DENSE_2_B] = OPT,
+		},
+	},
+	{
+		/* src/models/lfm2moe.cpp, llm_graph_context::build_moe_ffn:
+		 * lfm2's blocks; past the leading dense ones the FFN is
+		 * routed (the dense and routed requirements hold in the
+		 * layers of their kind, q42_engine.c) */
+		.name = "lfm2moe",
+		.rope = Q42_ROPE_NEOX,
+		.rope_base_default = 10000.0f,
+		.may_tie_output = true,
+		.conv_layers = true,
+		.embd_norm_final = true,
+		.moe = true,
+		.need = {
+			LFM2_BLOCK,
+			[Q42_W_FFN_GATE_INP] = REQ, [Q42_W_FFN_GATE_EXPS] = REQ,
+			[Q42_W_FFN_UP_EXPS] = REQ, [Q42_W_FFN_DOWN_EXPS] = REQ,
+			[Q42_W_FFN_EXP_PROBS_B] = REQ,
 		},
 	},
 };
@@ -242,7 +272,7 @@ const q42_arch *q42_arch_find(const char *name)
 /* Keep in step with archs[] above. */
 const char *q42_arch_supported(void)
 {
-	return "llama, qwen2, qwen3, phi3, gemma3, gemma-embedding, bert, nomic-bert, lfm2";
+	return "llama, qwen2, qwen3, phi3, gemma3, gemma-embedding, bert, nomic-bert, lfm2, lfm2moe";
 }
 
 bool q42_wslot_is_layer(enum q42_wslot s)

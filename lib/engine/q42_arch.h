@@ -66,6 +66,14 @@ enum q42_wslot {
 	Q42_W_ATTN_OUT_NORM_B,
 	Q42_W_LAYER_OUT_NORM, /* ... and after the FFN + residual */
 	Q42_W_LAYER_OUT_NORM_B,
+	/* a routed FFN (lfm2moe): the router's matrix n_embd -> n_expert, the
+	 * experts' matrices stacked [n_in, n_out, n_expert] as llama.cpp's
+	 * converter stacks them, and the selection bias per expert */
+	Q42_W_FFN_GATE_INP,
+	Q42_W_FFN_GATE_EXPS,
+	Q42_W_FFN_UP_EXPS,
+	Q42_W_FFN_DOWN_EXPS,
+	Q42_W_FFN_EXP_PROBS_B,
 	Q42_W_COUNT_
 };
 
@@ -128,6 +136,10 @@ typedef struct q42_arch {
 	bool layer_norm;
 	/* no RoPE: positions are learned (bert) */
 	bool no_rope;
+	/* the layers from <arch>.leading_dense_block_count on have a routed
+	 * FFN of <arch>.expert_count experts instead of the dense one
+	 * (lfm2moe) */
+	bool moe;
 	enum q42_ffn_act ffn_act;
 	uint8_t need[Q42_W_COUNT_]; /* enum q42_need per slot */
 } q42_arch;

@@ -26,6 +26,9 @@
 #define Q42_MAX_HEADS 1024u
 #define Q42_MAX_HEAD_DIM 1024u
 #define Q42_MAX_VOCAB (1u << 24)
+#define Q42_MAX_EXPERTS 512u
+/* llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID */
+#define Q42_GATING_SIGMOID 2u
 
 static void *zalloc(uint64_t n, uint64_t size, bool *failed)
 {
@@ -79,6 +82,39 @@ static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 #endif
 }
 
+/* The routed FFN's hyperparameters (llama_model_lfm2moe::load_arch_hparams):
+ * each one named when it is out of range; the layers from the leading
+ * dense count on are routed. */
+static int check_moe(q42_engine *e, const q42_hparams *hp, q42_err *err)
+{
+	const char *a = hp->arch;
+	if (hp->n_expert == 0 || hp->n_expert > Q42_MAX_EXPERTS)
+		return q42_err_set(err, Q42_EFORMAT, "metadata: %s.expert_count %u outside 1..%u", a,
+				   hp->n_expert, Q42_MAX_EXPERTS);
+	if (hp->n_expert_used == 0 || hp->n_expert_used > hp->n_expert)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.expert_used_count %u outside 1..%u (expert_count)", a,
+				   hp->n_expert_used, hp->n_expert);
+	if (hp->n_ff_exp == 0 || hp->n_ff_exp > Q42_MAX_FF)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.expert_feed_forward_length %u outside 1..%u", a,
+				   hp->n_ff_exp, Q42_MAX_FF);
+	if (hp->n_dense_lead > e->n_layer)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.leading_dense_block_count %u exceeds block_count %u", a,
+				   hp->n_dense_lead, e->n_layer);
+	if (hp->expert_gating != Q42_GATING_SIGMOID)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "metadata: %s.expert_gating_func %u: only %u (sigmoid) is supported", a,
+				   hp->expert_gating, Q42_GATING_SIGMOID);
+	e->n_expert = hp->n_expert;
+	e->n_expert_used = hp->n_expert_used;
+	e->n_ff_exp = hp->n_ff_exp;
+	for (uint32_t l = hp->n_dense_lead; l < e->n_layer; l++)
+		e->layers[l].moe = true;
+	return Q42_OK;
+}
+
 static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opts *o,
 		      q42_err *err)
 {
@@ -96,10 +132,15 @@ static int check_dims(q42_engine *e, const q42_hparams *hp, const q42_engine_opt
 		return q42_err_set(err, Q42_EFORMAT,
 				   "metadata: %s.attention.head_count %u outside 1..%u", a, e->n_head,
 				   Q42_MAX_HEADS);
-	if (hp->n_expert > 0)
+	if (hp->n_expert > 0 && !e->arch->moe)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
-				   "metadata: %s.expert_count is %u: mixture-of-experts models are not supported",
-				   a, hp->n_expert);
+				   "metadata: %s.expert_count is %u: mixture-of-experts models of this "
+				   "architecture are not supported", a, hp->n_expert);
+	if (e->arch->moe) {
+		int rc = check_moe(e, hp, err);
+		if (rc != Q42_OK)
+			return rc;
+	}
 	if (hp->head_dim_k == 0 && e->n_embd % e->n_head != 0)
 		return q42_err_set(err, Q42_EFORMAT,
 				   "metadata: embedding_length %u is not a multiple of head_count %u",
@@ -276,6 +317,11 @@ static void slot_shape(const q42_engine *e, enum q42_wslot s, uint32_t l, uint64
 	case Q42_W_FFN_DOWN: *n0 = ff; *n1 = E; break;
 	case Q42_W_FFN_GATE_B: *n0 = ff; break;
 	case Q42_W_FFN_UP_B: *n0 = e->arch->ffn_fused_up ? 2 * ff : ff; break;
+	case Q42_W_FFN_GATE_INP: *n0 = E; *n1 = e->n_expert; break;
+	case Q42_W_FFN_GATE_EXPS:
+	case Q42_W_FFN_UP_EXPS: *n0 = E; *n1 = e->n_ff_exp; break;
+	case Q42_W_FFN_DOWN_EXPS: *n0 = e->n_ff_exp; *n1 = E; break;
+	case Q42_W_FFN_EXP_PROBS_B: *n0 = e->n_expert; break;
 	default: *n0 = 0; break;
 	}
 }
@@ -318,25 +364,34 @@ void q42_weight_choose_product(q42_weight *w, enum q42_arith arith, enum q42_isa
 static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s, uint32_t l,
 		    q42_weight *w, q42_err *err)
 {
-	uint64_t n0, n1, rb, total;
+	uint64_t n0, n1, rb, total, one;
 	const q42_dtype_info *di = q42_dtype_get(tv->dtype);
 	const char *nm = tv->name.p;
 	int nl = (int)(tv->name.len > 200 ? 200 : tv->name.len);
+	/* a stack of expert matrices has the experts as its third dimension */
+	const uint64_t n2 = s == Q42_W_FFN_GATE_EXPS || s == Q42_W_FFN_UP_EXPS ||
+				    s == Q42_W_FFN_DOWN_EXPS
+			? e->n_expert
+			: 1;
 
 	slot_shape(e, s, l, &n0, &n1);
 	if (s == Q42_W_TOKEN_TYPES && tv->dims[1] >= 1 && tv->dims[1] <= Q42_TOKEN_TYPES_MAX)
 		n1 = tv->dims[1];
-	if (tv->dims[2] != 1 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1))
+	if (tv->dims[2] != n2 || tv->dims[3] != 1 || tv->dims[0] != n0 || tv->dims[1] != (n1 ? n1 : 1)) {
+		char third[32] = "";
+		if (n2 > 1)
+			snprintf(third, sizeof third, ", %llu (expert_count)", (unsigned long long)n2);
 		return q42_err_set(err, Q42_EFORMAT,
-				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+				   "tensor %.*s: shape [%llu, %llu, %llu, %llu], expected [%llu, %llu%s]",
 				   nl, nm, (unsigned long long)tv->dims[0], (unsigned long long)tv->dims[1],
 				   (unsigned long long)tv->dims[2], (unsigned long long)tv->dims[3],
-				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1));
+				   (unsigned long long)n0, (unsigned long long)(n1 ? n1 : 1), third);
+	}
 	if (di == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "tensor %.*s: unknown type id %u", nl, nm,
 				   tv->dtype);
-	if (!q42_dtype_nbytes(tv->dtype, n0, n0, &rb) || q42_mul_overflow(rb, n1 ? n1 : 1, &total) ||
-	    total != tv->nbytes || tv->data == NULL)
+	if (!q42_dtype_nbytes(tv->dtype, n0, n0, &rb) || q42_mul_overflow(rb, n1 ? n1 : 1, &one) ||
+	    q42_mul_overflow(one, n2, &total) || total != tv->nbytes || tv->data == NULL)
 		return q42_err_set(err, Q42_EFORMAT,
 				   "tensor %.*s: %llu bytes of %s do not hold a [%llu, %llu] tensor",
 				   nl, nm, (unsigned long long)tv->nbytes, di->name,
@@ -346,6 +401,7 @@ static int bind_one(q42_engine *e, const q42_source_tensor *tv, enum q42_wslot s
 	w->n_in = (int64_t)n0;
 	w->n_out = (int64_t)(n1 ? n1 : 1);
 	w->row_bytes = rb;
+	w->expert_bytes = n2 > 1 ? one : 0;
 	if (n1 == 0 || s == Q42_W_CONV || s == Q42_W_POS_EMBD || s == Q42_W_TOKEN_TYPES) {
 		/* vectors (and the convolution kernel, a few taps per channel,
 		 * and the rows added to the embedding) are read as float arrays
@@ -407,21 +463,33 @@ static void pack_part(void *v, uint32_t ith, uint32_t nth)
 	j->pk->pack(j->dst + off, j->src + off, j->n_in, r1 - r0);
 }
 
+/* Bytes of w in the file: one matrix, or a stack of n_expert. */
+static uint64_t weight_file_bytes(const q42_engine *e, const q42_weight *w)
+{
+	return w->expert_bytes != 0 ? w->expert_bytes * e->n_expert : w->row_bytes * (uint64_t)w->n_out;
+}
+
 /* Bytes w takes in the packed arena (0: it has no packed form; pk its
- * form otherwise): its size rounded up to a cache line. */
+ * form otherwise): its size rounded up to a cache line. An expert stack
+ * is packed expert by expert, each matrix where the file has it, so
+ * expert_bytes still steps from one to the next. */
 static uint64_t pack_size(const q42_engine *e, const q42_weight *w, q42_llamacpp_packed *pk)
 {
 	if (w->data == NULL || w->k == NULL ||
 	    !q42_llamacpp_select_packed_variant(q42_arith_variant(e->arith), w->dtype, w->n_out, w->n_in,
 						Q42_LLAMACPP_MATMUL, e->isa, pk))
 		return 0;
-	return (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
+	return (weight_file_bytes(e, w) + 63) / 64 * 64;
 }
 
 static void pack_one(q42_engine *e, q42_weight *w, const q42_llamacpp_packed *pk, uint8_t *p)
 {
-	struct pack_job j = {pk, p, w->data, w->n_in, w->n_out, w->row_bytes};
-	q42_pool_run(e->pool, pack_part, &j);
+	const uint32_t n = w->expert_bytes != 0 ? e->n_expert : 1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pack_job j = {pk, p + i * w->expert_bytes, w->data + i * w->expert_bytes,
+				     w->n_in, w->n_out, w->row_bytes};
+		q42_pool_run(e->pool, pack_part, &j);
+	}
 	w->file = w->data;
 	w->packed = p;
 	w->data = p;
@@ -508,11 +576,11 @@ static int pack_weights(q42_engine *e, q42_err *err)
 			continue;
 		pack_one(e, w, &pk, (uint8_t *)e->pack_mem + off);
 		off += size;
-		q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+		q42_mount_release(e->m, w->file, weight_file_bytes(e, w));
 	}
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++)
 		if (w->packed != NULL)
-			q42_mount_release(e->m, w->file, w->row_bytes * (uint64_t)w->n_out);
+			q42_mount_release(e->m, w->file, weight_file_bytes(e, w));
 	if (e->tied && e->g[Q42_W_OUTPUT].packed != NULL &&
 	    (e->embd_row = malloc((size_t)e->g[Q42_W_OUTPUT].row_bytes)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate an embedding row");
@@ -526,8 +594,12 @@ static bool slot_in_block(const q42_engine *e, enum q42_wslot s, uint32_t l)
 	const bool conv_slot = s == Q42_W_CONV || s == Q42_W_CONV_IN || s == Q42_W_CONV_OUT;
 	const bool attn_slot = (s >= Q42_W_ATTN_Q && s <= Q42_W_ATTN_OUT_B) ||
 			       (s >= Q42_W_ATTN_QKV && s <= Q42_W_ATTN_K_NORM);
+	const bool dense_slot = s >= Q42_W_FFN_GATE && s <= Q42_W_FFN_DOWN_B;
+	const bool moe_slot = s >= Q42_W_FFN_GATE_INP && s <= Q42_W_FFN_EXP_PROBS_B;
 	if (!q42_wslot_is_layer(s) || l >= e->n_layer)
 		return true;
+	if (e->arch->moe && (e->layers[l].moe ? dense_slot : moe_slot))
+		return false;
 	return e->layers[l].conv ? !attn_slot : !conv_slot;
 }
 
@@ -555,6 +627,11 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 			return q42_err_set(err, Q42_EFORMAT,
 					   "tensor %.*s: block %u, but the model has %u blocks", nl,
 					   tv.name.p, l, e->n_layer);
+		if (!slot_in_block(e, s, l) && e->arch->moe &&
+		    ((s >= Q42_W_FFN_GATE && s <= Q42_W_FFN_DOWN_B) || s >= Q42_W_FFN_GATE_INP))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "tensor %.*s: block %u has a %s FFN (%s.leading_dense_block_count)", nl,
+					   tv.name.p, l, e->layers[l].moe ? "routed" : "dense", e->arch->name);
 		if (!slot_in_block(e, s, l))
 			return q42_err_set(err, Q42_EFORMAT,
 					   "tensor %.*s: block %u is %s layer (attention.head_count_kv)", nl,
@@ -566,7 +643,7 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		rc = bind_one(e, &tv, s, l, w, err);
 		if (rc != Q42_OK)
 			return rc;
-		e->n_params += tv.dims[0] * tv.dims[1];
+		e->n_params += tv.dims[0] * tv.dims[1] * tv.dims[2];
 	}
 	/* required slots; q, k and v may come as one attn_qkv instead */
 	for (enum q42_wslot s = 0; s < Q42_W_COUNT_; s++) {
@@ -639,6 +716,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	bool failed = false;
 	uint64_t B = e->n_batch, kvn = 0, vn = 0, t;
 	uint64_t widest = e->n_embd > e->n_ff_max ? e->n_embd : e->n_ff_max;
+	if (e->n_ff_exp > widest)
+		widest = e->n_ff_exp;
 	uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
 	uint32_t nth = q42_pool_size(e->pool);
 
@@ -692,6 +771,13 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	if (e->n_conv > 0)
 		e->conv_hist = zalloc((uint64_t)e->n_conv * e->n_ctx, (uint64_t)e->n_embd * sizeof(float),
 				      &failed);
+	if (e->n_expert > 0) {
+		const uint64_t pairs = B * e->n_expert_used;
+		e->moe_logits = zalloc(B * e->n_expert, sizeof(float), &failed);
+		e->moe_w = zalloc(pairs, sizeof(float), &failed);
+		e->moe_id = zalloc(pairs, sizeof(int32_t), &failed);
+		e->moe_y = zalloc(pairs * e->n_embd, sizeof(float), &failed);
+	}
 	e->logits = zalloc(e->n_vocab, sizeof(float), &failed);
 	e->embd = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
 	e->embd_tmp = zalloc(B, (uint64_t)e->embd_width * sizeof(float), &failed);
@@ -722,6 +808,12 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
 		e->ts[i].rope = zalloc(e->n_rot, sizeof(float), &failed);
 		e->ts[i].vrow = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+		if (e->n_expert > 0) {
+			e->ts[i].moe_g = zalloc(e->n_ff_exp, sizeof(float), &failed);
+			e->ts[i].moe_u = zalloc(e->n_ff_exp, sizeof(float), &failed);
+			/* f32 is the widest vec_dot_type a down matrix has */
+			e->ts[i].moe_q = zalloc(e->n_ff_exp, sizeof(float), &failed);
+		}
 		if (e->n_lora_w > 0)
 			e->ts[i].lora = zalloc((uint64_t)Q42_TILE_ROWS * B, sizeof(float), &failed);
 	}
@@ -937,6 +1029,9 @@ void q42_engine_close(q42_engine *e)
 	q42_engine_lora_free(e);
 	q42_pool_close(e->pool);
 	for (uint32_t i = 0; i < e->n_ts; i++) {
+		free(e->ts[i].moe_g);
+		free(e->ts[i].moe_u);
+		free(e->ts[i].moe_q);
 		free(e->ts[i].scores);
 		free(e->ts[i].qq);
 		free(e->ts[i].pq);
@@ -960,6 +1055,10 @@ void q42_engine_close(q42_engine *e)
 	free(e->hu);
 	free(e->qkv);
 	free(e->conv_hist);
+	free(e->moe_logits);
+	free(e->moe_w);
+	free(e->moe_id);
+	free(e->moe_y);
 	free(e->logits);
 	free(e->embd);
 	free(e->embd_tmp);
@@ -1146,7 +1245,7 @@ uint64_t q42_engine_phase_ns(const q42_engine *e, enum q42_phase p)
 
 uint32_t q42_engine_n_spans_max(const q42_engine *e)
 {
-	return e->n_layer * Q42_W_COUNT_ + 1;
+	return e->n_layer * (Q42_W_COUNT_ + 3 * e->n_expert_used) + 1;
 }
 
 uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_t *len,
@@ -1156,9 +1255,12 @@ uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_
 	for (uint32_t l = 0; l < e->n_layer; l++)
 		for (uint32_t s = Q42_W_LAYER_FIRST_; s < Q42_W_COUNT_; s++) {
 			const q42_weight *w = &e->layers[l].w[s];
-			if (w->data != NULL && w->k != NULL) {
+			/* an expert stack: as many of its matrices as a token
+			 * routes to (the first ones stand for them) */
+			const uint32_t k = w->expert_bytes != 0 ? e->n_expert_used : 1;
+			for (uint32_t i = 0; w->data != NULL && w->k != NULL && i < k; i++) {
 				if (n < cap) {
-					p[n] = w->data;
+					p[n] = w->data + i * w->expert_bytes;
 					len[n] = w->row_bytes * (uint64_t)w->n_out;
 				}
 				n++;
@@ -1182,7 +1284,7 @@ static uint64_t usable(const void *p)
 void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, uint64_t *scratch)
 {
 	const void *a[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
-			   e->qkv, e->top1, e->logits};
+			   e->qkv, e->top1, e->logits, e->moe_logits, e->moe_w, e->moe_id, e->moe_y};
 	*kv = usable(e->kc) + usable(e->vc) + usable(e->conv_hist);
 	*act = 0;
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
@@ -1192,5 +1294,6 @@ void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, u
 	*scratch = usable(e->ts);
 	for (uint32_t i = 0; i < e->n_ts; i++)
 		*scratch += usable(e->ts[i].scores) + usable(e->ts[i].qq) + usable(e->ts[i].pq) +
-			    usable(e->ts[i].rope);
+			    usable(e->ts[i].rope) + usable(e->ts[i].moe_g) + usable(e->ts[i].moe_u) +
+			    usable(e->ts[i].moe_q);
 }

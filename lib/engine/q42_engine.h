@@ -211,7 +211,7 @@ enum q42_phase {
 Q42_API void q42_engine_phase_clock(q42_engine *e, bool on);
 Q42_API uint64_t q42_engine_phase_ns(const q42_engine *e, enum q42_phase p);
 /* The weight matrices a decode step streams, in the order it reads them:
- * every layer matrix, then the output matrix (the token embedding is only
+ * every layer matrix (of an expert stack, as many as a token routes to), then the output matrix (the token embedding is only
  * looked up). Fills at most cap spans and returns how many there are;
  * q42_engine_n_spans_max bounds that number. */
 Q42_API uint32_t q42_engine_stream_spans(const q42_engine *e, const uint8_t **p, uint64_t *len,

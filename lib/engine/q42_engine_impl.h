@@ -37,6 +37,10 @@ typedef struct q42_weight {
 	 * the matrix lies in the mapping */
 	void *packed;
 	const uint8_t *file;
+	/* a stack of expert matrices (ffn_*_exps): data, n_out and the
+	 * product are expert 0's, expert i starts i * expert_bytes later;
+	 * 0 for every other weight */
+	uint64_t expert_bytes;
 	/* packed: row r back in the file's bytes (q42_llamacpp_packed.row) */
 	void (*packed_row)(void *dst, const void *p, int64_t n_in, int64_t n_out, int64_t r);
 	/* the adapters on this weight, in the order they apply (NULL: none) */
@@ -91,6 +95,8 @@ typedef struct q42_layer {
 	 * conv_hist are the conv_idx-th */
 	bool conv;
 	uint32_t conv_idx;
+	/* a routed FFN instead of the dense one (lfm2moe) */
+	bool moe;
 } q42_layer;
 
 #define Q42_ACT_SLOTS 4
@@ -113,6 +119,8 @@ typedef struct q42_tscratch {
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
 	uint8_t *vrow;               /* n_ctx: one V row gathered (one-row products) */
+	float *moe_g, *moe_u;        /* n_ff_exp: one expert's gate and up rows */
+	uint8_t *moe_q;              /* their SwiGLU in the down matrix's vec_dot_type */
 	float *lora;                 /* Q42_TILE_ROWS x n_batch: rows of B.(A.x) (with adapters) */
 } q42_tscratch;
 
@@ -189,6 +197,13 @@ struct q42_engine {
 	uint32_t conv_l, n_conv;         /* conv_l <= Q42_CONV_L_MAX */
 	float *conv_hist;
 	float (*conv_dot)(int64_t n, const float *s, const float *c);
+	/* routed FFN: experts, how many each token uses, rows of one
+	 * expert's gate and up; per token of a pass the router's logits
+	 * [n_expert], the chosen experts and their weights [n_expert_used],
+	 * and each chosen expert's weighted output [n_expert_used][n_embd] */
+	uint32_t n_expert, n_expert_used, n_ff_exp;
+	float *moe_logits, *moe_w, *moe_y;
+	int32_t *moe_id;
 	uint64_t n_params;
 
 	q42_weight g[Q42_W_LAYER_FIRST_]; /* global weights */

@@ -63,6 +63,10 @@ static int find_weight(q42_engine *e, const q42_lora *l, const q42_lora_pair *p,
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "%s: tensor %.*s: not a matrix product of the forward pass, an adapter cannot apply to it",
 				   q42_lora_path(l), nl, p->base.p);
+	if (w->expert_bytes != 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s: tensor %.*s: a stack of experts; adapters on routed experts are not supported",
+				   q42_lora_path(l), nl, p->base.p);
 	if (s == Q42_W_TOK_EMBD && e->tied)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "%s: tensor %.*s: the model's output shares the token embedding; llama.cpp would apply this pair to the output product too, where its shapes do not fit",

@@ -1046,6 +1046,100 @@ static void block_ffn(q42_engine *e, uint32_t l, float *x, uint32_t n)
 	op_layer_norm(e, &W[Q42_W_LAYER_OUT_NORM], &W[Q42_W_LAYER_OUT_NORM_B], x, n);
 }
 
+/* The routed FFN of lfm2moe (llm_graph_context::build_moe_ffn): the
+ * router's product on the normed rows, each token's experts and weights
+ * (q42_op_route_sigmoid), then every (token, chosen expert) pair on its
+ * own -- gate and up from that expert's rows only, SwiGLU, down, times
+ * its weight -- and per token the pairs' outputs summed in the order
+ * chosen, then added to the residual, as llama.cpp's views and adds do.
+ * The experts' products are ggml's mul_mat_id: one token per product in
+ * every pass, so an element rounds as in a one-token pass whatever the
+ * batch (the products' one-token form). A pair is one claim of the job,
+ * computed the same by any thread. */
+struct moe_args {
+	q42_engine *e;
+	const q42_weight *W;
+	uint32_t n_pairs;
+	atomic_uint next;
+};
+
+/* The one-token product y = w's expert-th matrix . x. */
+static void moe_product(const q42_weight *w, uint32_t expert, const uint8_t *x, float *y)
+{
+	q42_weight we = *w;
+	const q42_act a = {.rows = x};
+	we.data += (uint64_t)expert * w->expert_bytes;
+	mm_rows(&we, &a, y, 1, 0, we.n_out);
+}
+
+static void moe_pair(q42_engine *e, const q42_weight *W, uint32_t p, q42_tscratch *ts)
+{
+	const q42_weight *g = &W[Q42_W_FFN_GATE_EXPS], *u = &W[Q42_W_FFN_UP_EXPS];
+	const q42_weight *d = &W[Q42_W_FFN_DOWN_EXPS];
+	const uint32_t t = p / e->n_expert_used, x = (uint32_t)e->moe_id[p];
+	const q42_act *ag = &e->act[g->act], *au = &e->act[u->act];
+	float *y = e->moe_y + (uint64_t)p * e->n_embd;
+	const uint8_t *h = (const uint8_t *)ts->moe_g;
+
+	moe_product(g, x, ag->rows + t * ag->stride, ts->moe_g);
+	moe_product(u, x, au->rows + t * au->stride, ts->moe_u);
+	e->glu((int64_t)e->n_ff_exp, ts->moe_g, ts->moe_g, ts->moe_u);
+	if (d->aq != NULL) {
+		d->aq(ts->moe_g, ts->moe_q, (int64_t)e->n_ff_exp);
+		h = ts->moe_q;
+	}
+	moe_product(d, x, h, y);
+	q42_op_scale(e->n_embd, y, y, e->moe_w[p]);
+}
+
+static void moe_job(void *v, uint32_t ith, uint32_t nth)
+{
+	struct moe_args *a = v;
+	uint32_t p;
+	(void)nth;
+	while (tile_claim(&a->next, a->n_pairs, &p))
+		moe_pair(a->e, a->W, p, &a->e->ts[ith]);
+}
+
+/* The n token rows from x on (rows of e->x) through the routed FFN. */
+static void block_moe(q42_engine *e, uint32_t l, float *x, uint32_t n)
+{
+	static const q42_weight none;
+	const q42_weight *W = e->layers[l].w;
+	const q42_weight *in[3] = {&W[Q42_W_FFN_GATE_INP], &W[Q42_W_FFN_GATE_EXPS],
+				   &W[Q42_W_FFN_UP_EXPS]};
+	const float *bias = (const float *)(const void *)W[Q42_W_FFN_EXP_PROBS_B].data;
+	const uint64_t E = e->n_embd, K = e->n_expert_used;
+	struct mm_args m = {0};
+	struct moe_args a = {e, W, n * e->n_expert_used, 0};
+
+	if (n == 0)
+		return;
+	op_prepare(e, &W[Q42_W_FFN_NORM], x, e->xb, in, 3, n);
+	if (n == 1) {
+		/* a token's router is a few rows: on the caller, without a
+		 * job's hand-over (the same products as a job's tiles) */
+		mm_rows(in[0], &e->act[in[0]->act], e->moe_logits, 1, 0, in[0]->n_out);
+	} else {
+		mm_add(&m, in[0], &none, e->moe_logits, NULL);
+		m.n_tok = n;
+		mm_run(e, &m);
+	}
+	for (uint32_t t = 0; t < n; t++)
+		q42_op_route_sigmoid(e->n_expert, e->n_expert_used, e->moe_logits + (uint64_t)t * e->n_expert,
+				     bias, e->moe_id + t * K, e->moe_w + t * K);
+	atomic_init(&a.next, 0);
+	const uint64_t t0 = phase_start(e);
+	q42_pool_run(e->pool, moe_job, &a);
+	phase_end(e, Q42_PHASE_PRODUCTS, t0);
+	for (uint32_t t = 0; t < n; t++) {
+		float *out = e->moe_y + t * K * E;
+		for (uint64_t k = 1; k < K; k++)
+			e->add((int64_t)E, out, out, out + k * E);
+		e->add((int64_t)E, x + t * E, x + t * E, out);
+	}
+}
+
 /* The id q42_argmax picks: the first element when it is NaN (nothing
  * compares greater), else the largest non-NaN value, lowest id on ties --
  * taken over the tiles in order. */
@@ -1070,7 +1164,10 @@ static void forward_blocks(q42_engine *e, const int32_t *ids, uint32_t n, uint32
 			block_conv(e, l, n, keep);
 		else
 			block_attention(e, l, n, keep);
-		block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
+		if (e->layers[l].moe)
+			block_moe(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
+		else
+			block_ffn(e, l, e->x + (uint64_t)(n - keep) * e->n_embd, keep);
 	}
 	e->n_past += n;
 }

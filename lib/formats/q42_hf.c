@@ -67,7 +67,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 		{"qwen2", "qwen2", Q42_HF_QWEN2},    {"qwen3", "qwen3", Q42_HF_QWEN3},
 		{"gemma", "gemma", Q42_HF_GEMMA},    {"gemma2", "gemma2", Q42_HF_GEMMA},
 		{"gemma3", "gemma3", Q42_HF_GEMMA},  {"gemma3_text", "gemma3", Q42_HF_GEMMA},
-		{"lfm2", "lfm2", Q42_HF_LFM2},
+		{"lfm2", "lfm2", Q42_HF_LFM2},       {"lfm2_moe", "lfm2moe", Q42_HF_LFM2MOE},
 	};
 	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
 		if (strcmp(mt, fams[i].mt) == 0) {
@@ -77,7 +77,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	if (c->family == 0) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
 				 "config.json: model_type \"%s\": expected one of llama, mistral, "
-				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2", mt);
+				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2, lfm2_moe", mt);
 		goto done;
 	}
 	if (!num_u32(o, "hidden_size", &hp->n_embd) || !num_u32(o, "num_hidden_layers", &hp->n_layer) ||
@@ -99,7 +99,8 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 		hp->n_head_kv[l] = c->n_head_kv;
 		/* lfm2: convolution layers have no attention */
 		const char *t = json_string_value(json_array_get(lt, l));
-		if (c->family == Q42_HF_LFM2 && t != NULL && strcmp(t, "conv") == 0)
+		if ((c->family == Q42_HF_LFM2 || c->family == Q42_HF_LFM2MOE) && t != NULL &&
+		    strcmp(t, "conv") == 0)
 			hp->n_head_kv[l] = 0;
 	}
 	if (num_u32(o, "head_dim", &hp->head_dim_k))
@@ -119,10 +120,19 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	if (!num_f32(o, "rms_norm_eps", &hp->norm_rms_eps))
 		num_f32(o, "norm_eps", &hp->norm_rms_eps);
 	num_u32(o, "sliding_window", &hp->sliding_window);
+	num_u32(o, "sliding_window_pattern", &hp->swa_pattern);
 	num_f32(o, "rope_local_base_freq", &hp->rope_freq_base_swa);
 	num_f32(o, "attn_logit_softcapping", &hp->attn_softcap);
 	num_f32(o, "final_logit_softcapping", &hp->final_softcap);
 	num_u32(o, "conv_L_cache", &hp->conv_l_cache);
+	if (c->family == Q42_HF_LFM2MOE) {
+		/* llama.cpp's converter: sigmoid gating, whatever the config says */
+		num_u32(o, "num_experts", &hp->n_expert);
+		num_u32(o, "num_experts_per_tok", &hp->n_expert_used);
+		num_u32(o, "moe_intermediate_size", &hp->n_ff_exp);
+		num_u32(o, "num_dense_layers", &hp->n_dense_lead);
+		hp->expert_gating = 2;
+	}
 	c->bos_id = first_id(json_object_get(root, "bos_token_id"));
 	c->eos_id = first_id(json_object_get(root, "eos_token_id"));
 done:
@@ -139,6 +149,7 @@ typedef struct name_rule {
 } name_rule;
 
 #define F(x) (1u << (x))
+#define LFM2S (F(Q42_HF_LFM2) | F(Q42_HF_LFM2MOE))
 
 static const name_rule layer_rules[] = {
 	{"input_layernorm.weight", "attn_norm.weight", 0, 0},
@@ -157,24 +168,26 @@ static const name_rule layer_rules[] = {
 	{"mlp.gate_proj.weight", "ffn_gate.weight", 0, 0},
 	{"mlp.up_proj.weight", "ffn_up.weight", 0, 0},
 	{"mlp.down_proj.weight", "ffn_down.weight", 0, 0},
-	{"operator_norm.weight", "attn_norm.weight", F(Q42_HF_LFM2), 0},
-	{"ffn_norm.weight", "ffn_norm.weight", F(Q42_HF_LFM2), 0},
-	{"conv.conv.weight", "shortconv.conv.weight", F(Q42_HF_LFM2), Q42_HF_X_SQUEEZE},
-	{"conv.in_proj.weight", "shortconv.in_proj.weight", F(Q42_HF_LFM2), 0},
-	{"conv.out_proj.weight", "shortconv.out_proj.weight", F(Q42_HF_LFM2), 0},
-	{"self_attn.out_proj.weight", "attn_output.weight", F(Q42_HF_LFM2), 0},
-	{"self_attn.q_layernorm.weight", "attn_q_norm.weight", F(Q42_HF_LFM2), 0},
-	{"self_attn.k_layernorm.weight", "attn_k_norm.weight", F(Q42_HF_LFM2), 0},
-	{"feed_forward.w1.weight", "ffn_gate.weight", F(Q42_HF_LFM2), 0},
-	{"feed_forward.w3.weight", "ffn_up.weight", F(Q42_HF_LFM2), 0},
-	{"feed_forward.w2.weight", "ffn_down.weight", F(Q42_HF_LFM2), 0},
+	{"operator_norm.weight", "attn_norm.weight", LFM2S, 0},
+	{"ffn_norm.weight", "ffn_norm.weight", LFM2S, 0},
+	{"conv.conv.weight", "shortconv.conv.weight", LFM2S, Q42_HF_X_SQUEEZE},
+	{"conv.in_proj.weight", "shortconv.in_proj.weight", LFM2S, 0},
+	{"conv.out_proj.weight", "shortconv.out_proj.weight", LFM2S, 0},
+	{"self_attn.out_proj.weight", "attn_output.weight", LFM2S, 0},
+	{"self_attn.q_layernorm.weight", "attn_q_norm.weight", LFM2S, 0},
+	{"self_attn.k_layernorm.weight", "attn_k_norm.weight", LFM2S, 0},
+	{"feed_forward.w1.weight", "ffn_gate.weight", LFM2S, 0},
+	{"feed_forward.w3.weight", "ffn_up.weight", LFM2S, 0},
+	{"feed_forward.w2.weight", "ffn_down.weight", LFM2S, 0},
+	{"feed_forward.gate.weight", "ffn_gate_inp.weight", F(Q42_HF_LFM2MOE), 0},
+	{"feed_forward.expert_bias", "exp_probs_b.bias", F(Q42_HF_LFM2MOE), 0},
 };
 
 static const name_rule global_rules[] = {
 	{"model.embed_tokens.weight", "token_embd.weight", 0, 0},
 	{"model.norm.weight", "output_norm.weight", 0, 0},
 	{"lm_head.weight", "output.weight", 0, 0},
-	{"model.embedding_norm.weight", "token_embd_norm.weight", F(Q42_HF_LFM2), 0},
+	{"model.embedding_norm.weight", "token_embd_norm.weight", LFM2S, 0},
 };
 
 static bool rule_applies(const name_rule *r, uint32_t family)
@@ -239,6 +252,34 @@ bool q42_hf_tensor_name(const q42_hf_config *c, const char *name, char *out, siz
 			*xform = Q42_HF_X_ADD_ONE;
 	}
 	n = snprintf(out, cap, "%s%s", lbuf, gguf);
+	return n > 0 && (size_t)n < cap;
+}
+
+bool q42_hf_expert_piece(const q42_hf_config *c, const char *name, char *out, size_t cap,
+			 uint32_t *expert)
+{
+	static const char *const stacks[] = {"ffn_gate_exps", "ffn_down_exps", "ffn_up_exps"};
+	unsigned long layer, x;
+	char *end;
+	int n;
+	if (c->family != Q42_HF_LFM2MOE || strncmp(name, "model.layers.", 13) != 0)
+		return false;
+	const char *d = name + 13;
+	if (*d < '0' || *d > '9')
+		return false;
+	layer = strtoul(d, &end, 10);
+	if (layer >= Q42_MAX_LAYERS || strncmp(end, ".feed_forward.experts.", 22) != 0)
+		return false;
+	d = end + 22;
+	if (*d < '0' || *d > '9')
+		return false;
+	x = strtoul(d, &end, 10);
+	/* w1 gate, w2 down, w3 up */
+	if (x > UINT32_MAX || end[0] != '.' || end[1] != 'w' || end[2] < '1' || end[2] > '3' ||
+	    strcmp(end + 3, ".weight") != 0)
+		return false;
+	*expert = (uint32_t)x;
+	n = snprintf(out, cap, "blk.%lu.%s.weight", layer, stacks[end[2] - '1']);
 	return n > 0 && (size_t)n < cap;
 }
 
@@ -524,7 +565,7 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		const char *pre = c == NULL ? "default"
 				: c->family == Q42_HF_LLAMA ? "llama-bpe"
 				: c->family == Q42_HF_QWEN2 || c->family == Q42_HF_QWEN3 ? "qwen2"
-				: c->family == Q42_HF_LFM2 ? "lfm2" : "default";
+				: c->family == Q42_HF_LFM2 || c->family == Q42_HF_LFM2MOE ? "lfm2" : "default";
 		v->pre = (q42_str){pre, strlen(pre)};
 	}
 	v->bos = find_token(v, special_text(cfg, "bos_token"));

@@ -23,6 +23,7 @@ enum q42_hf_family {
 	Q42_HF_QWEN3 = 3,
 	Q42_HF_GEMMA = 4,  /* gemma, gemma2, gemma3 */
 	Q42_HF_LFM2 = 5,
+	Q42_HF_LFM2MOE = 6, /* lfm2_moe: lfm2's blocks, routed FFNs */
 };
 
 /* How tensor bytes change between HF and GGUF layouts. */
@@ -68,6 +69,14 @@ Q42_API void q42_hf_vocab_free(q42_hf_vocab *v);
  * tensor under its HF name, role unknown). */
 Q42_API bool q42_hf_tensor_name(const q42_hf_config *c, const char *hf_name, char *out,
 				size_t cap, uint32_t *xform);
+
+/* Whether an HF tensor is one expert's matrix of a routed FFN
+ * (lfm2_moe: model.layers.L.feed_forward.experts.X.w1/w3/w2.weight): then
+ * the GGUF name of the stack it belongs to (out) and its place there
+ * (*expert). llama.cpp's converter stacks a layer's experts in expert
+ * order into one [n_in, n_out, n_expert] tensor. */
+Q42_API bool q42_hf_expert_piece(const q42_hf_config *c, const char *hf_name, char *out, size_t cap,
+				 uint32_t *expert);
 
 /* Reorder the n_rows rows (row_bytes each, any dtype) of a llama q or k
  * projection from HF's per-head (half, pair) order to GGUF's (pair, half),

@@ -166,6 +166,12 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 		rc = get_u32(g, a, "embedding_length_out", &hp->n_dense_2, false, err);
 	if (rc == Q42_OK)
 		rc = get_u32(g, a, "pooling_type", &hp->pooling, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "expert_feed_forward_length", &hp->n_ff_exp, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "leading_dense_block_count", &hp->n_dense_lead, false, err);
+	if (rc == Q42_OK)
+		rc = get_u32(g, a, "expert_gating_func", &hp->expert_gating, false, err);
 	if (rc != Q42_OK)
 		return rc;
 	if (arch_kv(g, a, "pooling_type") != NULL) {

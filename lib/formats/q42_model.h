@@ -52,6 +52,10 @@ typedef struct q42_hparams {
 	uint32_t pooling;               /* <arch>.pooling_type + 1 (0: absent) */
 	/* rows of dense_2: <arch>.dense_2_feat_out, else <arch>.embedding_length_out */
 	uint32_t n_dense_2;
+	/* mixtures of experts (HPAR's MoE fields, p64(5)): 0 when absent */
+	uint32_t n_ff_exp;              /* <arch>.expert_feed_forward_length */
+	uint32_t n_dense_lead;          /* <arch>.leading_dense_block_count */
+	uint32_t expert_gating;         /* <arch>.expert_gating_func (llama.cpp's numbering) */
 } q42_hparams;
 
 enum q42_tok_type {

@@ -366,37 +366,58 @@ static int read_hparams(rd *r, q42_p64 *p)
 		return bad(r, "section HPAR: n_layer at offset %llu: expected at most %d, found %u",
 			   (unsigned long long)(s->offset + 44), Q42_MAX_LAYERS, hp->n_layer);
 	uint64_t want = Q42_P64_HPARAMS_FIXED + 8ull * hp->n_layer;
-	const uint64_t with_embd = want + Q42_P64_HPARAMS_TAIL + Q42_P64_HPARAMS_EMBD;
-	if (s->length != want && s->length != want + Q42_P64_HPARAMS_TAIL && s->length != with_embd)
-		return bad(r, "section HPAR: length: expected %llu, %llu or %llu for %u layers, found %llu",
-			   (unsigned long long)want, (unsigned long long)(want + Q42_P64_HPARAMS_TAIL),
-			   (unsigned long long)with_embd, hp->n_layer, (unsigned long long)s->length);
+	/* the optional groups: the tail, the embedding fields, the MoE fields,
+	 * each present only with the ones before it */
+	const uint64_t with_tail = want + Q42_P64_HPARAMS_TAIL;
+	const uint64_t with_embd = with_tail + Q42_P64_HPARAMS_EMBD;
+	const uint64_t with_moe = with_embd + Q42_P64_HPARAMS_MOE;
+	if (s->length != want && s->length != with_tail && s->length != with_embd &&
+	    s->length != with_moe)
+		return bad(r, "section HPAR: length: expected %llu, %llu, %llu or %llu for %u layers, "
+			      "found %llu",
+			   (unsigned long long)want, (unsigned long long)with_tail,
+			   (unsigned long long)with_embd, (unsigned long long)with_moe, hp->n_layer,
+			   (unsigned long long)s->length);
 	for (uint32_t i = 0; i < hp->n_layer; i++) {
 		hp->n_head_kv[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * i);
 		hp->n_ff[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * (hp->n_layer + i));
 	}
-	if (s->length != want) {
+	if (s->length >= with_tail) {
 		const uint8_t *t = h + want;
 		hp->swa_pattern = q42_ld32(t);
 		hp->rope_attn_factor = q42_ldf32(t + 4);
 		hp->n_ctx_orig = q42_ld32(t + 8);
+		/* all zero is allowed only before later fields */
 		if (q42_ld32(t + 12) != 0 ||
-		    (s->length != with_embd && hp->swa_pattern == 0 && hp->rope_attn_factor == 0.0f &&
+		    (s->length == with_tail && hp->swa_pattern == 0 && hp->rope_attn_factor == 0.0f &&
 		     hp->n_ctx_orig == 0))
 			return bad(r, "section HPAR: tail at offset %llu: reserved field not 0, "
 				      "or every field 0 (a writer omits such a tail)",
 				   (unsigned long long)(s->offset + want));
 	}
-	if (s->length == with_embd) {
-		const uint8_t *t = h + want + Q42_P64_HPARAMS_TAIL;
+	if (s->length >= with_embd) {
+		const uint8_t *t = h + with_tail;
 		hp->non_causal = q42_ld32(t);
 		hp->pooling = q42_ld32(t + 4);
 		hp->n_dense_2 = q42_ld32(t + 8);
 		if (q42_ld32(t + 12) != 0 || hp->non_causal > 1 || hp->pooling > 5 ||
-		    (hp->non_causal == 0 && hp->pooling == 0 && hp->n_dense_2 == 0))
+		    (s->length == with_embd && hp->non_causal == 0 && hp->pooling == 0 &&
+		     hp->n_dense_2 == 0))
 			return bad(r, "section HPAR: embedding fields at offset %llu: non_causal above 1, "
-				      "pooling above 5, reserved field not 0, or every field 0",
-				   (unsigned long long)(s->offset + want + Q42_P64_HPARAMS_TAIL));
+				      "pooling above 5, reserved field not 0, or every field 0 with "
+				      "nothing after them",
+				   (unsigned long long)(s->offset + with_tail));
+	}
+	if (s->length == with_moe) {
+		const uint8_t *t = h + with_embd;
+		hp->n_ff_exp = q42_ld32(t);
+		hp->n_dense_lead = q42_ld32(t + 4);
+		hp->expert_gating = q42_ld32(t + 8);
+		if (q42_ld32(t + 12) != 0 ||
+		    (hp->n_ff_exp == 0 && hp->n_dense_lead == 0 && hp->expert_gating == 0))
+			return bad(r, "section HPAR: mixture-of-experts fields at offset %llu: reserved "
+				      "field not 0, or every field 0 (a writer omits them)",
+				   (unsigned long long)(s->offset + with_embd));
 	}
 	p->has_hparams = true;
 	return Q42_OK;

@@ -230,16 +230,23 @@ static void put_hparams(q42_buf *b, const q42_hparams *hp)
 	/* the tail only where one of its fields is set, so that models
 	 * without them keep the bytes they had before it existed */
 	const bool embd = hp->non_causal != 0 || hp->pooling != 0 || hp->n_dense_2 != 0;
-	if (embd || hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
+	const bool moe = hp->n_ff_exp != 0 || hp->n_dense_lead != 0 || hp->expert_gating != 0;
+	if (moe || embd || hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
 		q42_buf_u32le(b, hp->swa_pattern);
 		q42_buf_f32le(b, hp->rope_attn_factor);
 		q42_buf_u32le(b, hp->n_ctx_orig);
 		q42_buf_u32le(b, 0);
 	}
-	if (embd) { /* the embedding fields, after the tail */
+	if (embd || moe) { /* the embedding fields, after the tail */
 		q42_buf_u32le(b, hp->non_causal);
 		q42_buf_u32le(b, hp->pooling);
 		q42_buf_u32le(b, hp->n_dense_2);
+		q42_buf_u32le(b, 0);
+	}
+	if (moe) { /* the mixture-of-experts fields, after those */
+		q42_buf_u32le(b, hp->n_ff_exp);
+		q42_buf_u32le(b, hp->n_dense_lead);
+		q42_buf_u32le(b, hp->expert_gating);
 		q42_buf_u32le(b, 0);
 	}
 }

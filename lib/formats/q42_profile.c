@@ -168,7 +168,21 @@ typedef struct job {
 	uint64_t dims[Q42_P64_MAX_RANK];
 	uint64_t n_elems, src_bytes, dst_bytes;
 	uint64_t plan_index;
+	/* one expert's matrix of a stack (HF lfm2_moe): stack index into
+	 * tctx.stacks, -1 otherwise, and its place in the stack */
+	int64_t stack;
+	uint32_t expert;
 } job;
+
+/* A stack of expert matrices gathered from one HF tensor per expert: the
+ * experts arrive in file order, so the stack is assembled in memory and
+ * written whole once every expert is in. */
+typedef struct stack {
+	uint64_t plan_index, piece_bytes; /* bytes of one expert, converted */
+	uint32_t n, got;
+	uint8_t *buf;      /* n * piece_bytes, allocated at the first expert */
+	uint8_t *seen;     /* n flags */
+} stack;
 
 typedef struct tctx {
 	const q42_transcode_opts *o;
@@ -178,6 +192,8 @@ typedef struct tctx {
 	uint8_t *out, *scratch;
 	float *merge;          /* the largest adapted tensor in f32 */
 	uint32_t n_head, n_head_kv;
+	stack *stacks;
+	uint64_t n_stacks;
 } tctx;
 
 static void policy_string(const q42_transcode_opts *o, char *buf, size_t cap)
@@ -272,6 +288,88 @@ static int check_lora(const q42_transcode_opts *o, const char *arch, const job *
 	return Q42_OK;
 }
 
+/* One expert's matrix into its stack; the stack to the writer once every
+ * expert is in. */
+static int stack_put(tctx *c, const job *j, const uint8_t *src, q42_err *err)
+{
+	stack *k = &c->stacks[j->stack];
+	if (k->buf == NULL) {
+		k->buf = malloc((size_t)(k->piece_bytes * k->n));
+		k->seen = calloc(k->n, 1);
+		if (k->buf == NULL || k->seen == NULL)
+			return q42_err_set(err, Q42_ENOMEM, "tensor %s: out of memory for %u experts",
+					   j->name, k->n);
+	}
+	if (k->seen[j->expert])
+		return q42_err_set(err, Q42_EFORMAT, "tensor %s: expert %u given twice", j->name,
+				   j->expert);
+	k->seen[j->expert] = 1;
+	uint8_t *dst = k->buf + j->expert * k->piece_bytes;
+	int rc = j->dst_dtype == j->src_dtype
+			 ? (memcpy(dst, src, (size_t)j->src_bytes), Q42_OK)
+			 : q42_convert(j->src_dtype, src, j->dst_dtype, dst, j->n_elems, false, err);
+	if (rc != Q42_OK) {
+		q42_err_prefix(err, "tensor %s", j->name);
+		return rc;
+	}
+	if (++k->got < k->n)
+		return Q42_OK;
+	rc = q42_p64_stream_put(c->ws, k->plan_index, k->buf, k->piece_bytes * k->n, err);
+	free(k->buf);
+	k->buf = NULL;
+	return rc;
+}
+
+/* Where the stack of expert matrices named like j goes (created at its
+ * first expert, with the plan tensor *pt[*n_plan]); every expert of a
+ * stack has the same type and shape. */
+static int stack_plan(tctx *c, job *j, uint32_t n_expert, q42_p64_plan_tensor *pt, uint64_t *n_plan,
+		      uint64_t source_offset, q42_err *err)
+{
+	if (j->expert >= n_expert || j->rank != 2)
+		return q42_err_set(err, Q42_EFORMAT, "tensor %s: expert %u of %u (num_experts), rank %u",
+				   j->name, j->expert, n_expert, j->rank);
+	for (uint64_t i = 0; i < c->n_stacks; i++) {
+		const q42_p64_plan_tensor *t = &pt[c->stacks[i].plan_index];
+		if (strcmp(t->name, j->name) != 0)
+			continue;
+		if (t->dtype != j->dst_dtype || t->dims[0] != j->dims[0] || t->dims[1] != j->dims[1])
+			return q42_err_set(err, Q42_EFORMAT,
+					   "tensor %s: expert %u is [%llu, %llu], the first one was [%llu, %llu]",
+					   j->name, j->expert, (unsigned long long)j->dims[0],
+					   (unsigned long long)j->dims[1], (unsigned long long)t->dims[0],
+					   (unsigned long long)t->dims[1]);
+		j->stack = (int64_t)i;
+		j->plan_index = c->stacks[i].plan_index;
+		return Q42_OK;
+	}
+	stack *k = &c->stacks[c->n_stacks];
+	*k = (stack){.plan_index = *n_plan, .piece_bytes = j->dst_bytes, .n = n_expert};
+	pt[*n_plan] = (q42_p64_plan_tensor){.name = j->name, .dtype = j->dst_dtype, .rank = 3,
+					    .source_offset = source_offset};
+	pt[*n_plan].dims[0] = j->dims[0];
+	pt[*n_plan].dims[1] = j->dims[1];
+	pt[*n_plan].dims[2] = n_expert;
+	pt[*n_plan].dims[3] = 1;
+	j->stack = (int64_t)c->n_stacks++;
+	j->plan_index = (*n_plan)++;
+	return Q42_OK;
+}
+
+/* Every stack got all its experts: the first one missing is named. */
+static int stacks_complete(const tctx *c, const q42_p64_plan_tensor *pt, q42_err *err)
+{
+	for (uint64_t i = 0; i < c->n_stacks; i++) {
+		const stack *k = &c->stacks[i];
+		for (uint32_t x = 0; k->got < k->n && x < k->n; x++)
+			if (k->seen == NULL || !k->seen[x])
+				return q42_err_set(err, Q42_EFORMAT,
+						   "tensor %s: expert %u of %u (num_experts) is missing",
+						   pt[k->plan_index].name, x, k->n);
+	}
+	return Q42_OK;
+}
+
 /* Convert one tensor (src, the job's source bytes, may be permuted in
  * place) and hand it to the writer. */
 static int run_job(tctx *c, const job *j, uint8_t *src, q42_err *err)
@@ -287,6 +385,8 @@ static int run_job(tctx *c, const job *j, uint8_t *src, q42_err *err)
 		}
 	}
 	bool add_one = j->xform == Q42_HF_X_ADD_ONE;
+	if (j->stack >= 0)
+		return stack_put(c, j, src, err);
 	if (j->lora)
 		return merge_job(c, j, src, err);
 	if (j->dst_dtype == j->src_dtype && !add_one)
@@ -324,8 +424,13 @@ static int check_unique(job *jobs, uint64_t n, q42_err *err)
 	int rc = Q42_OK;
 	if (v == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	uint64_t m = 0;
+	/* a stack once, by its expert 0 (a second expert 0 is refused when
+	 * it arrives, a missing one leaves the stack unwritten) */
 	for (uint64_t i = 0; i < n; i++)
-		v[i] = &jobs[i];
+		if (jobs[i].stack < 0 || jobs[i].expert == 0)
+			v[m++] = &jobs[i];
+	n = m;
 	qsort(v, n, sizeof *v, cmp_name);
 	for (uint64_t i = 1; i < n && rc == Q42_OK; i++)
 		if (strcmp(v[i - 1]->name, v[i]->name) == 0)
@@ -365,7 +470,7 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 	tctx c = {.o = o};
 	bool have_cfg = false, have_voc = false;
 	uint8_t sha[32];
-	uint64_t src_size = 0, k = 0;
+	uint64_t src_size = 0, k = 0, n_plan = 0;
 	int rc;
 	q42_err sub = {0};
 
@@ -407,8 +512,9 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 
 	c.jobs = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *c.jobs);
 	c.first = calloc(m.n_files + 1, sizeof *c.first);
+	c.stacks = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *c.stacks);
 	pt = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *pt);
-	if (c.jobs == NULL || c.first == NULL || pt == NULL) {
+	if (c.jobs == NULL || c.first == NULL || c.stacks == NULL || pt == NULL) {
 		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for %llu tensors",
 				 (unsigned long long)m.n_tensors);
 		goto done;
@@ -419,8 +525,11 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 			const q42_st_tensor *st = &m.files[f].tensors[t];
 			job *j = &c.jobs[k];
 			uint32_t r = 0;
-			if (!have_cfg || !q42_hf_tensor_name(&cfg, st->name, j->name, sizeof j->name,
-							     &j->xform)) {
+			const bool piece = have_cfg && q42_hf_expert_piece(&cfg, st->name, j->name,
+									  sizeof j->name, &j->expert);
+			j->stack = -1;
+			if (!piece && (!have_cfg || !q42_hf_tensor_name(&cfg, st->name, j->name,
+									  sizeof j->name, &j->xform))) {
 				if (strlen(st->name) >= sizeof j->name) {
 					rc = q42_err_set(err, Q42_EUNSUPPORTED,
 							 "%s: tensor name of %zu bytes, at most %zu",
@@ -455,13 +564,20 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 				if (d >= r)
 					j->dims[d] = 1;
 			j->n_elems = st->n_elems;
-			j->plan_index = k;
 			if ((rc = plan_job(j, o, rep, err)) != Q42_OK)
 				goto done;
-			pt[k] = (q42_p64_plan_tensor){.name = j->name, .dtype = j->dst_dtype,
-						      .rank = j->rank,
-						      .source_offset = m.files[f].data_start + st->begin};
-			memcpy(pt[k].dims, j->dims, sizeof j->dims);
+			if (piece) {
+				rc = stack_plan(&c, j, cfg.hp.n_expert, pt, &n_plan,
+						m.files[f].data_start + st->begin, err);
+				if (rc != Q42_OK)
+					goto done;
+				continue;
+			}
+			j->plan_index = n_plan++;
+			pt[j->plan_index] = (q42_p64_plan_tensor){.name = j->name, .dtype = j->dst_dtype,
+								  .rank = j->rank,
+								  .source_offset = m.files[f].data_start + st->begin};
+			memcpy(pt[j->plan_index].dims, j->dims, sizeof j->dims);
 			/* n_ff and n_vocab from the shapes, which cannot disagree with the weights */
 			int32_t layer;
 			uint32_t role = q42_role_classify(j->name, strlen(j->name), &layer);
@@ -484,7 +600,7 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 		goto done;
 	c.n_head = cfg.hp.n_head;
 	c.n_head_kv = cfg.n_head_kv;
-	q42_p64_plan plan = {.n_tensors = k, .tensors = pt,
+	q42_p64_plan plan = {.n_tensors = n_plan, .tensors = pt,
 			     .hparams = have_cfg ? &cfg.hp : NULL,
 			     .vocab = have_voc ? &voc.v : NULL,
 			     .source_format = Q42_P64_SOURCE_SAFETENSORS, .source_version = 1,
@@ -497,12 +613,18 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 				    m.index.len;
 	if ((rc = q42_p64_stream_open(&c.ws, &plan, &o->write, out, err)) != Q42_OK ||
 	    (rc = q42_st_model_stream(&m, hf_tensor, &c, sha, &src_size, err)) != Q42_OK ||
+	    (rc = stacks_complete(&c, pt, err)) != Q42_OK ||
 	    (rc = q42_p64_stream_finish(c.ws, sha, &rep->w, err)) != Q42_OK)
 		goto done;
 	if (src_size != plan.source_size)
 		rc = q42_err_set(err, Q42_EFORMAT, "%s: the input changed while it was read", path);
 done:
 	q42_p64_stream_close(c.ws);
+	for (uint64_t i = 0; i < c.n_stacks; i++) {
+		free(c.stacks[i].buf);
+		free(c.stacks[i].seen);
+	}
+	free(c.stacks);
 	free(c.jobs);
 	free(c.first);
 	free(c.out);
@@ -562,6 +684,7 @@ int q42_transcode_gguf(const q42_gguf *g, const q42_transcode_opts *o, FILE *out
 			j->dims[d] = d < s->n_dims ? s->ne[d] : 1;
 		j->n_elems = s->n_elems;
 		j->plan_index = i;
+		j->stack = -1;
 		if (s->nbytes > rep->max_tensor_bytes)
 			rep->max_tensor_bytes = s->nbytes;
 		if ((rc = plan_job(j, o, rep, err)) != Q42_OK)

@@ -64,6 +64,18 @@ Q42_API float q42_op_conv_dot(int64_t n, const float *s, const float *c);
  * soft-capping as three ggml ops (scale, tanh, scale). */
 Q42_API void q42_op_softcap(int64_t n, float *y, const float *x, float cap);
 
+/* The router of a mixture of experts with sigmoid gating (llama.cpp's
+ * build_moe_ffn, as ggml-cpu computes it), for one token: p (n_expert
+ * logits) becomes sigmoid(p) = 1 / (1 + expf(-p)); id gets the k experts
+ * of largest p + bias (bias NULL: none) in descending order, the lowest
+ * index first among equal values (ggml's std::sort leaves that order
+ * open) and NaN never before a number; w gets each chosen expert's
+ * unbiased p divided by their sum, summed in double (ggml_sum_rows) and
+ * clamped below at 2^-14 (the least f16 normal, as llama.cpp clamps it).
+ * 1 <= k <= n_expert. */
+Q42_API void q42_op_route_sigmoid(int64_t n_expert, int64_t k, float *p, const float *bias,
+				  int32_t *id, float *w);
+
 /* y = a + b, y = a * b, y = x * s (elementwise). */
 Q42_API void q42_op_add(int64_t n, float *y, const float *a, const float *b);
 Q42_API void q42_op_mul(int64_t n, float *y, const float *a, const float *b);

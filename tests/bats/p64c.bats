@@ -357,6 +357,46 @@ greedy_ids() {
 	(cd "$T" && "$P64C" --no-progress m.tar.gz && [ -f m.p64 ])
 }
 
+# qwen3, gemma3 ("+1" norms), lfm2 (conv.weight squeezed) and lfm2moe
+# (one tensor per expert, stacked by p64c) exported by
+# tests/tools/export_hf.py from tests/models/a64-*-f32.gguf: the folder's
+# P64 holds the GGUF's tensors (name, type, shape, CRC-32C of the bytes)
+# and runs to the GGUF's ids.
+@test "p64c: qwen3, gemma3, lfm2 and lfm2moe HF folders give the GGUF's tensors and ids" {
+	hf_setup
+	for m in a64-qwen3-hd24 a64-gemma3-swa a64-lfm2 a64-lfm2moe-e8k2; do
+		"$P64C" --no-progress "$HF/$m" -o "$T/$m-hf.p64"
+		"$P64C" --no-progress "$Q42_SRCDIR/tests/models/$m-f32.gguf" -o "$T/$m.p64"
+		"$P64CHECK" --tensors "$T/$m-hf.p64" | cut -f1-3,8 | sort > "$T/hf.tsv"
+		"$P64CHECK" --tensors "$T/$m.p64" | cut -f1-3,8 | sort > "$T/gguf.tsv"
+		[ "$(wc -l < "$T/gguf.tsv")" -gt 10 ]
+		diff "$T/hf.tsv" "$T/gguf.tsv"
+		[ "$(greedy_ids "$T/$m-hf.p64")" = "$(greedy_ids "$T/$m.p64")" ]
+	done
+	# one expert's tensor taken out: refused with the stack and expert named
+	cp -r "$HF/a64-lfm2moe-e8k2" "$T/bad"
+	python3 - "$T/bad/model.safetensors" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h, data = json.loads(b[8:8 + n]), b[8 + n:]
+out, blobs, off = {"__metadata__": h.pop("__metadata__")}, [], 0
+for k, v in h.items():
+    if k != "model.layers.1.feed_forward.experts.5.w1.weight":
+        s, e = v["data_offsets"]
+        blobs.append(data[s:e])
+        out[k] = dict(v, data_offsets=[off, off + e - s])
+        off += e - s
+hj = json.dumps(out, separators=(",", ":")).encode()
+hj += b" " * ((8 - len(hj) % 8) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
+PY
+	run "$P64C" --no-progress "$T/bad" -o "$T/bad.p64"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"blk.1.ffn_gate_exps.weight: expert 5 of 8"* ]]
+	[ ! -e "$T/bad.p64" ]
+}
+
 @test "p64c: a Safetensors P64 records its source digest and policy and is not byte-preserving" {
 	local digest
 	hf_setup

@@ -221,10 +221,23 @@ PY
 	run "$Q42RUN" -m "$BATS_TEST_TMPDIR/text.gguf" -p x
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"not a model file"* ]]
-	need_model g tiny-lfm2moe-f32.gguf
-	run "$Q42RUN" -m "$g" -p x
+	# a real model whose general.architecture value is renamed
+	need_model g stories260K.gguf
+	python3 - "$g" "$BATS_TEST_TMPDIR/zz.gguf" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.index(b"general.architecture") + len("general.architecture")
+assert struct.unpack_from("<I", d, i)[0] == 8
+n = struct.unpack_from("<Q", d, i + 4)[0]
+old = bytes(d[i + 12:i + 12 + n])
+d[i + 12:i + 12 + n] = b"z" * n
+d = d.replace(old + b".", b"z" * n + b".")  # its keys' prefix too
+open(sys.argv[2], "wb").write(d)
+PY
+	run "$Q42RUN" -m "$BATS_TEST_TMPDIR/zz.gguf" -p x
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"architecture 'lfm2moe' is not supported"* ]]
+	[[ "$output" == *"architecture 'zzzzz' is not supported"* ]]
+	[[ "$output" == *"lfm2moe"* ]]
 }
 
 @test "usage errors exit 2; an unreadable prompt file exits 3" {
@@ -332,6 +345,64 @@ PY
 	run "$Q42RUN" -m "$TM/a64-gemma3-swa-f32.gguf" -p "$prompt" -n 32 --backend auto --record
 	[ "$status" -eq 0 ]
 	[ "$(rec_field "$output" 'r["engine"]["backend"]')" = cpu ]
+}
+
+# lfm2moe through the whole program, --arith auto (llama.cpp's zen4
+# products here): F32, Q8_0, Q4_0 (8 experts, top-2), F32 top-4, Q4_K_M
+# and Q6_K (n_embd 256), GGUF and P64, 1 and 2 threads, batches 1, 3 and
+# the default: llama.cpp's ids up to the first near-tie (gap < 1e-3 in
+# greedy.tsv), the prompt ids too; refused on Vulkan by name.
+@test "lfm2moe: llama.cpp's ids from GGUF and P64, 1 and 2 threads, batches 1, 3, 512" {
+	P64C=$(q42_bin p64c)
+	AG="$Q42_SRCDIR/tests/golden/arch/greedy.tsv"
+	prompt="In the morning the old man walked slowly to the river and sat down."
+	for mod in a64-lfm2moe-e8k2-f32 a64-lfm2moe-e8k2-q8_0 a64-lfm2moe-e8k2-q4_0 a64-lfm2moe-e8k4-f32 \
+		a256-lfm2moe-q4_k_m a256-lfm2moe-q6_k; do
+		"$P64C" --no-progress "$TM/$mod.gguf" -o "$BATS_TEST_TMPDIR/$mod.p64"
+		row=$(awk -F'\t' -v m="$mod.gguf" -v p="$prompt" '$1 == m && $2 == p' "$AG")
+		[ -n "$row" ]
+		want_p=$(printf '%s' "$row" | cut -f3)
+		for m in "$TM/$mod.gguf" "$BATS_TEST_TMPDIR/$mod.p64"; do
+			for tb in "1 1" "2 3" "2 512"; do
+				set -- $tb
+				run "$Q42RUN" -m "$m" -p "$prompt" -n 32 -t $1 -b $2 --record
+				[ "$status" -eq 0 ]
+				[ "$(rec_field "$output" 'r["tokens"]["prompt"]')" = "$want_p" ]
+				got=$(rec_field "$output" 'r["tokens"]["generated"]')
+				printf '%s\n' "$row" | python3 -c '
+import sys
+f = sys.stdin.read().rstrip("\n").split("\t")
+want, gaps, got = f[3].split(), [float(g) for g in f[4].split()], sys.argv[1].split()
+for k in range(32):
+    if gaps[k] < 1e-3:
+        break
+    assert got[k] == want[k], (k, got[k], want[k])
+' "$got"
+			done
+		done
+	done
+	run "$Q42RUN" -m "$TM/a64-lfm2moe-e8k2-f32.gguf" -p x -n 1 --backend vulkan
+	[ "$status" -ne 0 ]
+	if [ "$status" -eq 1 ] && [[ "$output" == *lfm2moe* ]]; then
+		[[ "$output" == *"CPU only"* ]]
+	fi
+}
+
+# The quantized lfm2moe models' last-position logits for "Once upon a time"
+# under --arith zen4 (llama.cpp's zen4 products, on any x86 CPU) equal
+# llama.cpp's (tests/golden/arch/logits-*-once.txt, %.9g) for every id:
+# the router, the repacked Q4_0/Q4_K experts (CPU_REPACK gemv per token),
+# the Q8_0/Q6_K ones (vec_dot), 1 and 2 threads.
+@test "lfm2moe: quantized logits equal llama.cpp's to the last printed digit" {
+	all=$(seq -s, 0 511)
+	for mod in a64-lfm2moe-e8k2-q8_0 a64-lfm2moe-e8k2-q4_0 a256-lfm2moe-q4_k_m a256-lfm2moe-q6_k; do
+		for t in 1 2; do
+			run -0 "$Q42RUN" -m "$TM/$mod.gguf" -p "Once upon a time" --logits-for "$all" \
+				--arith zen4 -t $t
+			diff <(printf '%s\n' "$output" | cut -f2) \
+				"$Q42_SRCDIR/tests/golden/arch/logits-$mod-once.txt"
+		done
+	done
 }
 
 @test "phi-3 vocabulary: name-dependent special-token rules apply from GGUF and from P64" {

@@ -91,3 +91,26 @@ set -x
     --conv-l-cache 10 --vocab-from "$VOC" --seed 26 --type f32 "$OUT/a64-lfm2-l10-f32.gguf"
 set +x
 ls -l "$OUT"/a64-lfm2*.gguf
+# lfm2moe: routed FFNs after the leading dense blocks. 8 experts, top-2
+# (layers 1-3 routed, layer 2 attention) and top-4 (two dense blocks
+# first); n_embd 64 for F32, Q8_0 and Q4_0; n_embd and expert rows 256,
+# for the k-quants (their 256-value blocks), quantized from an F32 that
+# is not kept (tests/golden/arch)
+set -x
+"$PY" "$MK" --arch lfm2moe --n-embd 64 --n-layer 4 --n-head 4 --n-head-kv 2 --n-ff 128 \
+    --attn-layers 2 --n-expert 8 --n-expert-used 2 --n-ff-exp 32 --n-dense-lead 1 \
+    --vocab-from "$VOC" --seed 27 --type f32 "$OUT/a64-lfm2moe-e8k2-f32.gguf"
+"$LP" quantize "$OUT/a64-lfm2moe-e8k2-f32.gguf" "$OUT/a64-lfm2moe-e8k2-q8_0.gguf" Q8_0 --threads 1
+"$LP" quantize "$OUT/a64-lfm2moe-e8k2-f32.gguf" "$OUT/a64-lfm2moe-e8k2-q4_0.gguf" Q4_0 --threads 1
+"$PY" "$MK" --arch lfm2moe --n-embd 64 --n-layer 4 --n-head 4 --n-head-kv 1 --n-ff 128 \
+    --attn-layers 3 --n-expert 8 --n-expert-used 4 --n-ff-exp 64 --n-dense-lead 2 \
+    --vocab-from "$VOC" --seed 28 --type f32 "$OUT/a64-lfm2moe-e8k4-f32.gguf"
+T256=$(mktemp -d)
+"$PY" "$MK" --arch lfm2moe --n-embd 256 --n-layer 2 --n-head 4 --n-head-kv 2 --n-ff 256 \
+    --attn-layers 1 --n-expert 8 --n-expert-used 2 --n-ff-exp 256 --n-dense-lead 1 \
+    --vocab-from "$VOC" --seed 29 --type f32 "$T256/a256-lfm2moe-f32.gguf"
+"$LP" quantize "$T256/a256-lfm2moe-f32.gguf" "$OUT/a256-lfm2moe-q4_k_m.gguf" Q4_K_M --threads 1
+"$LP" quantize "$T256/a256-lfm2moe-f32.gguf" "$OUT/a256-lfm2moe-q6_k.gguf" Q6_K --threads 1
+rm -rf "$T256"
+set +x
+ls -l "$OUT"/a64-lfm2moe*.gguf "$OUT"/a256-lfm2moe*.gguf

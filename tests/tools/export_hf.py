@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-# export_hf.py -- write a llama-architecture GGUF out as a Hugging Face model
-# folder, to produce independent test inputs for p64c's Safetensors side.
+# export_hf.py -- write a llama, qwen3, gemma3 or lfm2 GGUF out as a Hugging
+# Face model folder, to produce independent test inputs for p64c's
+# Safetensors side.
 #
 # Reads the GGUF with llama.cpp's gguf-py (never with libq42) and writes:
 # config.json, tokenizer.json, tokenizer_config.json and the weights as one
@@ -14,6 +15,12 @@
 # reordered from (half, pair) to (pair, half); this tool undoes that. The
 # SentencePiece vocabulary (scores, types) goes into a tokenizer.json of
 # model type "Unigram" with byte_fallback, which keeps every score.
+# qwen3 keeps its q/k rows (NeoX RoPE) and has per-head q/k norms; gemma3's
+# converter adds 1 to every norm weight (HF computes x * (1 + w)), so the
+# HF weight here is the GGUF one minus 1 (refused where that does not give
+# the GGUF value back); lfm2's converter squeezes conv.weight [n_embd, 1, L]
+# to [n_embd, L], so the export puts the middle dimension back, and its
+# names (operator_norm, feed_forward.w1/w3/w2, conv.*) are its own.
 #
 # Usage (not run by the test suite; its outputs are checked in, see
 # tests/golden/hf/README):
@@ -53,13 +60,49 @@ def field(r, key, default=None):
     return f.contents()
 
 
-def hf_name(gname):
+# per architecture: names that differ from llama's
+ARCH_NAMES = {
+    "qwen3": {"attn_q_norm.weight": "self_attn.q_norm.weight",
+              "attn_k_norm.weight": "self_attn.k_norm.weight"},
+    "gemma3": {"attn_q_norm.weight": "self_attn.q_norm.weight",
+               "attn_k_norm.weight": "self_attn.k_norm.weight",
+               "post_attention_norm.weight": "post_attention_layernorm.weight",
+               "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+               "post_ffw_norm.weight": "post_feedforward_layernorm.weight"},
+    "lfm2": {"token_embd_norm.weight": "model.embedding_norm.weight",
+             "attn_norm.weight": "operator_norm.weight",
+             "ffn_norm.weight": "ffn_norm.weight",
+             "attn_output.weight": "self_attn.out_proj.weight",
+             "attn_q_norm.weight": "self_attn.q_layernorm.weight",
+             "attn_k_norm.weight": "self_attn.k_layernorm.weight",
+             "shortconv.conv.weight": "conv.conv.weight",
+             "shortconv.in_proj.weight": "conv.in_proj.weight",
+             "shortconv.out_proj.weight": "conv.out_proj.weight",
+             "ffn_gate.weight": "feed_forward.w1.weight",
+             "ffn_up.weight": "feed_forward.w3.weight",
+             "ffn_down.weight": "feed_forward.w2.weight"},
+}
+ARCH_NAMES["lfm2moe"] = dict(ARCH_NAMES["lfm2"], **{
+    "ffn_gate_inp.weight": "feed_forward.gate.weight",
+    "exp_probs_b.bias": "feed_forward.expert_bias"})
+# an expert stack's HF name per expert X: llama.cpp's converter stacks
+# model.layers.L.feed_forward.experts.X.w1/w3/w2.weight in expert order
+EXPERTS = {"ffn_gate_exps.weight": "w1", "ffn_up_exps.weight": "w3", "ffn_down_exps.weight": "w2"}
+HF_TYPES = {"llama": ("LlamaForCausalLM", "llama"), "qwen3": ("Qwen3ForCausalLM", "qwen3"),
+            "gemma3": ("Gemma3ForCausalLM", "gemma3_text"), "lfm2": ("Lfm2ForCausalLM", "lfm2"),
+            "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe")}
+
+
+def hf_name(gname, arch="llama"):
+    extra = ARCH_NAMES.get(arch, {})
+    if gname in extra and not gname.startswith("blk."):
+        return extra[gname]
     if gname in NAMES:
         return NAMES[gname]
     parts = gname.split(".", 2)
-    if parts[0] != "blk" or parts[2] not in LAYER_NAMES:
+    if parts[0] != "blk" or (parts[2] not in LAYER_NAMES and parts[2] not in extra):
         sys.exit(f"export_hf: no Hugging Face name for tensor {gname}")
-    return f"model.layers.{parts[1]}.{LAYER_NAMES[parts[2]]}"
+    return f"model.layers.{parts[1]}.{extra.get(parts[2], LAYER_NAMES.get(parts[2]))}"
 
 
 def unpermute(w, n_head):
@@ -106,11 +149,15 @@ def main():
     a = ap.parse_args()
     r = GGUFReader(a.gguf)
     arch = field(r, "general.architecture")
-    if arch != "llama":
-        sys.exit(f"export_hf: architecture {arch}: only llama is exported")
-    n_embd = int(field(r, "llama.embedding_length"))
-    n_head = int(field(r, "llama.attention.head_count"))
-    n_head_kv = int(field(r, "llama.attention.head_count_kv", n_head))
+    if arch not in HF_TYPES:
+        sys.exit(f"export_hf: architecture {arch}: only llama, qwen3, gemma3, lfm2 and lfm2moe are exported")
+    A = arch + "."
+    n_embd = int(field(r, A + "embedding_length"))
+    n_layer = int(field(r, A + "block_count"))
+    n_head = int(field(r, A + "attention.head_count"))
+    kv = field(r, A + "attention.head_count_kv", n_head)
+    kv_layers = [int(x) for x in kv] if isinstance(kv, list) else [int(kv)] * n_layer
+    n_head_kv = max(kv_layers)
     tokens = field(r, "tokenizer.ggml.tokens")
     scores = field(r, "tokenizer.ggml.scores")
     types = field(r, "tokenizer.ggml.token_type")
@@ -118,20 +165,36 @@ def main():
     os.makedirs(a.outdir, exist_ok=True)
 
     config = {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
+        "architectures": [HF_TYPES[arch][0]],
+        "model_type": HF_TYPES[arch][1],
         "hidden_size": n_embd,
-        "intermediate_size": int(field(r, "llama.feed_forward_length")),
-        "num_hidden_layers": int(field(r, "llama.block_count")),
+        "intermediate_size": int(field(r, A + "feed_forward_length")),
+        "num_hidden_layers": n_layer,
         "num_attention_heads": n_head,
         "num_key_value_heads": n_head_kv,
-        "max_position_embeddings": int(field(r, "llama.context_length")),
-        "rms_norm_eps": float(np.float32(field(r, "llama.attention.layer_norm_rms_epsilon"))),
-        "rope_theta": float(field(r, "llama.rope.freq_base", 10000.0)),
+        "max_position_embeddings": int(field(r, A + "context_length")),
+        "rms_norm_eps": float(np.float32(field(r, A + "attention.layer_norm_rms_epsilon"))),
+        "rope_theta": float(field(r, A + "rope.freq_base", 10000.0)),
         "vocab_size": len(tokens),
         "tie_word_embeddings": "output.weight" not in names,
         "torch_dtype": {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[a.dtype],
     }
+    for k, g in (("head_dim", A + "attention.key_length"), ("sliding_window", A + "attention.sliding_window"),
+                 ("sliding_window_pattern", A + "attention.sliding_window_pattern"),
+                 ("conv_L_cache", A + "shortconv.l_cache"), ("num_experts", A + "expert_count"),
+                 ("num_experts_per_tok", A + "expert_used_count"),
+                 ("moe_intermediate_size", A + "expert_feed_forward_length"),
+                 ("num_dense_layers", A + "leading_dense_block_count")):
+        v = field(r, g)
+        if v is not None:
+            config[k] = int(v)
+    for k, g in (("rope_local_base_freq", A + "rope.freq_base_swa"),
+                 ("final_logit_softcapping", A + "final_logit_softcapping")):
+        v = field(r, g)
+        if v is not None:
+            config[k] = float(v)
+    if arch in ("lfm2", "lfm2moe"):
+        config["layer_types"] = ["conv" if k == 0 else "full_attention" for k in kv_layers]
     for k, g in (("bos_token_id", "tokenizer.ggml.bos_token_id"),
                  ("eos_token_id", "tokenizer.ggml.eos_token_id")):
         v = field(r, g)
@@ -189,12 +252,27 @@ def main():
         if t.tensor_type.name != "F32":
             sys.exit(f"export_hf: tensor {t.name} is {t.tensor_type.name}, only F32 is exported")
         w = np.array(t.data, dtype=np.float32).reshape([int(x) for x in reversed(t.shape)])
-        if t.name.endswith("attn_q.weight"):
+        if arch == "llama" and t.name.endswith("attn_q.weight"):
             w = unpermute(w, n_head)
-        elif t.name.endswith("attn_k.weight"):
+        elif arch == "llama" and t.name.endswith("attn_k.weight"):
             w = unpermute(w, n_head_kv)
+        elif arch == "gemma3" and t.name.endswith("norm.weight"):
+            g = w
+            w = (g - np.float32(1)).astype(np.float32)
+            if not np.array_equal((w + np.float32(1)).astype(np.float32), g):
+                sys.exit(f"export_hf: tensor {t.name}: w - 1 + 1 is not w in f32")
+        elif arch in ("lfm2", "lfm2moe") and t.name.endswith("shortconv.conv.weight"):
+            w = w.reshape(w.shape[0], 1, w.shape[1])
+        stem = t.name.split(".", 2)[-1]
+        if stem in EXPERTS:
+            # [n_expert, n_out, n_in]: one HF tensor per expert
+            for x in range(w.shape[0]):
+                arr, st = to_dtype(w[x], a.dtype)
+                out.append((f"model.layers.{t.name.split('.')[1]}.feed_forward.experts.{x}."
+                            f"{EXPERTS[stem]}.weight", arr, st))
+            continue
         arr, st = to_dtype(w, a.dtype)
-        out.append((hf_name(t.name), arr, st))
+        out.append((hf_name(t.name, arch), arr, st))
     out.sort(key=lambda x: x[0])
     if a.shards <= 1:
         write_safetensors(os.path.join(a.outdir, "model.safetensors"), out)

@@ -1,4 +1,4 @@
-/* test_arch.c -- qwen3, phi3, gemma3 and lfm2 models that are broken on purpose
+/* test_arch.c -- qwen3, phi3, gemma3, lfm2 and lfm2moe models that are broken on purpose
  * are refused at engine open with the tensor or key named, never run.
  *
  * Each case rebuilds one of the checked-in tests/models/a64-*.gguf files
@@ -197,6 +197,37 @@ static void test_head_dims(void **state)
 		       NULL);
 }
 
+/* lfm2moe: 8 experts, top-2, block 0 dense, blocks 1-3 routed; expert
+ * count, used count, expert rows and the dense lead each checked against
+ * the others and the tensors */
+static void test_moe(void **state)
+{
+	(void)state;
+	const char *M = "a64-lfm2moe-e8k2-f32.gguf";
+	static const edit none = {0};
+	expect_refusal(M, &none, NULL, NULL);
+	const edit ne = {.key = "lfm2moe.expert_count", .value = 6};
+	expect_refusal(M, &ne, "tensor blk.1.ffn_gate_inp.weight", "expected [64, 6]");
+	const edit ne0 = {.key = "lfm2moe.expert_count", .value = 0};
+	expect_refusal(M, &ne0, "lfm2moe.expert_count 0 outside", NULL);
+	const edit nu = {.key = "lfm2moe.expert_used_count", .value = 9};
+	expect_refusal(M, &nu, "lfm2moe.expert_used_count 9 outside 1..8", NULL);
+	const edit nu0 = {.key = "lfm2moe.expert_used_count", .value = 0};
+	expect_refusal(M, &nu0, "lfm2moe.expert_used_count 0 outside", NULL);
+	const edit ff = {.key = "lfm2moe.expert_feed_forward_length", .value = 48};
+	expect_refusal(M, &ff, "tensor blk.1.ffn_gate_exps.weight", "expected [64, 48, 8 (expert_count)]");
+	const edit lead = {.key = "lfm2moe.leading_dense_block_count", .value = 2};
+	expect_refusal(M, &lead, "tensor blk.1.ffn_gate_inp.weight", "block 1 has a dense FFN");
+	const edit lead9 = {.key = "lfm2moe.leading_dense_block_count", .value = 9};
+	expect_refusal(M, &lead9, "leading_dense_block_count 9 exceeds block_count 4", NULL);
+	const edit bias = {.drop = "blk.2.exp_probs_b.bias"};
+	expect_refusal(M, &bias, "tensor blk.2.exp_probs_b.bias", "missing");
+	const edit dense = {.add = "blk.0.ffn_up_exps.weight", .like = "blk.1.ffn_up_exps.weight"};
+	expect_refusal(M, &dense, "tensor blk.0.ffn_up_exps.weight", "block 0 has a dense FFN");
+	const edit routed = {.add = "blk.3.ffn_gate.weight", .like = "blk.0.ffn_gate.weight"};
+	expect_refusal(M, &routed, "tensor blk.3.ffn_gate.weight", "block 3 has a routed FFN");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_qkv_twice),
 		cmocka_unit_test(test_head_dims),
 		cmocka_unit_test(test_conv_layers),
+		cmocka_unit_test(test_moe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

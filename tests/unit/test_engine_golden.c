@@ -29,7 +29,7 @@
 #include "common/q42_types.h"
 
 #define N_GEN 32
-#define MAX_ROWS 128
+#define MAX_ROWS 192
 
 typedef struct golden_row {
 	char model[128];
@@ -54,7 +54,8 @@ static const char *env_or(const char *k, const char *d)
  * shared model is absent. */
 static bool model_path(const char *name, char *buf, size_t cap)
 {
-	if (strncmp(name, "e256-", 5) == 0 || strncmp(name, "a64-", 4) == 0)
+	if (strncmp(name, "e256-", 5) == 0 || strncmp(name, "a64-", 4) == 0 ||
+	    strncmp(name, "a256-", 5) == 0)
 		snprintf(buf, cap, "%s/tests/models/%s", env_or("Q42_SRCDIR", "."), name);
 	else
 		snprintf(buf, cap, "%s/%s", env_or("Q42_TEST_MODELS", "../shared/models"), name);
@@ -569,7 +570,7 @@ static void test_p64_mount(void **state)
 	unlink(tmp);
 }
 
-/* ---- qwen3, phi3, gemma3, lfm2 (tests/golden/arch) --------------------- */
+/* ---- qwen3, phi3, gemma3, lfm2, lfm2moe (tests/golden/arch) ------------ */
 
 /* Each model of the arch rows once: fn(row) for its last row (the
  * longest prompt); returns how many ran. */
@@ -668,7 +669,7 @@ static void test_arch_truncate(void **state)
 {
 	(void)state;
 	static const char *const models[] = {"a64-lfm2-f32.gguf", "a64-gemma3-swa-f32.gguf",
-					     "a64-lfm2-l10-f32.gguf"};
+					     "a64-lfm2-l10-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf"};
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
 		const golden_row *r = NULL;
 		char path[4096];

@@ -78,6 +78,31 @@ static void test_names(void **state)
 		    Q42_HF_X_SQUEEZE);
 	expect_name(&c, "model.layers.0.feed_forward.w2.weight", "blk.0.ffn_down.weight", 0);
 	expect_name(&c, "model.embedding_norm.weight", "token_embd_norm.weight", 0);
+	char out[64];
+	uint32_t x = 99;
+	assert_false(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.3.w1.weight", out,
+					 sizeof out, &x));
+	c = (q42_hf_config){.family = Q42_HF_LFM2MOE, .hp = {.arch = "lfm2moe"}};
+	expect_name(&c, "model.layers.2.feed_forward.gate.weight", "blk.2.ffn_gate_inp.weight", 0);
+	expect_name(&c, "model.layers.2.feed_forward.expert_bias", "blk.2.exp_probs_b.bias", 0);
+	expect_name(&c, "model.layers.0.feed_forward.w1.weight", "blk.0.ffn_gate.weight", 0);
+	assert_true(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.13.w1.weight", out,
+					sizeof out, &x));
+	assert_string_equal(out, "blk.1.ffn_gate_exps.weight");
+	assert_int_equal(x, 13);
+	assert_true(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.0.w2.weight", out,
+					sizeof out, &x));
+	assert_string_equal(out, "blk.1.ffn_down_exps.weight");
+	assert_int_equal(x, 0);
+	assert_true(q42_hf_expert_piece(&c, "model.layers.4.feed_forward.experts.7.w3.weight", out,
+					sizeof out, &x));
+	assert_string_equal(out, "blk.4.ffn_up_exps.weight");
+	assert_false(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.3.w4.weight", out,
+					 sizeof out, &x));
+	assert_false(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.x.w1.weight", out,
+					 sizeof out, &x));
+	assert_false(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.w1.weight", out, sizeof out,
+					 &x));
 }
 
 static void test_permute(void **state)

@@ -266,6 +266,57 @@ static void test_conv_dot(void **state)
 	print_message("# conv sums: fused and plain differ for %d of 40 widths\n", differ);
 }
 
+/* The MoE router: the k best of sigmoid + bias in order, ties to the
+ * lower index, weights the unbiased scores over their double sum; checked
+ * against a sort of all experts computed here */
+static void test_route_sigmoid(void **state)
+{
+	(void)state;
+	enum { NE = 32 };
+	float logit[NE], bias[NE], p[NE], w[NE];
+	int32_t id[NE];
+	srand(7);
+	for (int trial = 0; trial < 200; trial++) {
+		const int64_t k = 1 + trial % 8;
+		for (int i = 0; i < NE; i++) {
+			logit[i] = frand(4.0f);
+			bias[i] = trial % 3 == 0 ? 0.0f : frand(0.2f);
+		}
+		if (trial % 5 == 0) /* equal scores: the lower index first */
+			logit[9] = logit[3], bias[9] = bias[3];
+		memcpy(p, logit, sizeof p);
+		q42_op_route_sigmoid(NE, k, p, bias, id, w);
+		float sig[NE];
+		int order[NE];
+		double sum = 0.0;
+		for (int i = 0; i < NE; i++) {
+			sig[i] = 1.0f / (1.0f + expf(-logit[i]));
+			assert_true(p[i] == sig[i]);
+			order[i] = i;
+		}
+		/* insertion sort, stable: descending by score */
+		for (int i = 1; i < NE; i++)
+			for (int j = i; j > 0 && sig[order[j]] + bias[order[j]] > sig[order[j - 1]] + bias[order[j - 1]]; j--) {
+				const int t = order[j];
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		for (int64_t j = 0; j < k; j++) {
+			assert_int_equal(id[j], order[j]);
+			sum += (double)sig[order[j]];
+		}
+		for (int64_t j = 0; j < k; j++)
+			assert_true(w[j] == sig[order[j]] / (float)sum);
+	}
+	/* without a bias the unbiased scores choose; a tiny sum is clamped */
+	for (int i = 0; i < 4; i++)
+		p[i] = -100.0f - (float)i;
+	q42_op_route_sigmoid(4, 2, p, NULL, id, w);
+	assert_int_equal(id[0], 0);
+	assert_int_equal(id[1], 1);
+	assert_true(w[0] == p[0] / 6.103515625e-5f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_geglu),
 		cmocka_unit_test(test_softcap),
 		cmocka_unit_test(test_conv_dot),
+		cmocka_unit_test(test_route_sigmoid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,6 +227,48 @@ void q42_op_softcap(int64_t n, float *y, const float *x, float cap)
 	}
 }
 
+/* Whether expert i, of selection score v, goes before the best so far
+ * (index b, score bv; b < 0: none yet): larger first, NaN last, the lower
+ * index among equals (scanning upwards, the first one found). */
+static int route_before(float v, int64_t b, float bv)
+{
+	if (b < 0)
+		return 1;
+	if (isnan(v))
+		return 0;
+	return isnan(bv) || v > bv;
+}
+
+void q42_op_route_sigmoid(int64_t n_expert, int64_t k, float *p, const float *bias, int32_t *id,
+			  float *w)
+{
+	double sum = 0.0;
+	for (int64_t i = 0; i < n_expert; i++)
+		p[i] = 1.0f / (1.0f + expf(-p[i]));
+	for (int64_t j = 0; j < k; j++) {
+		int64_t best = -1;
+		float bv = 0.0f;
+		for (int64_t i = 0; i < n_expert; i++) {
+			const float v = bias != NULL ? p[i] + bias[i] : p[i];
+			int taken = 0;
+			for (int64_t c = 0; c < j; c++)
+				taken |= id[c] == (int32_t)i;
+			if (!taken && route_before(v, best, bv)) {
+				best = i;
+				bv = v;
+			}
+		}
+		id[j] = (int32_t)best;
+		w[j] = p[best];
+		sum += (double)w[j];
+	}
+	float s = (float)sum;
+	if (!(s >= 6.103515625e-5f))
+		s = 6.103515625e-5f;
+	for (int64_t j = 0; j < k; j++)
+		w[j] = w[j] / s;
+}
+
 float q42_op_conv_dot(int64_t n, const float *s, const float *c)
 {
 	float sum = 0.0f;
