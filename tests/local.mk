@@ -128,7 +128,7 @@ clean-crashtest:
 .PHONY: crashtest clean-crashtest
 
 # Prefix reuse at full size (issue 36; not part of `make check`, which runs
-# tests/bats/reuse.bats with 6 requests a model): REUSE_REQUESTS requests
+# tests/bats/reuse.bats with 5 requests a model): REUSE_REQUESTS requests
 # sharing a prefix of about 300 tokens, with reuse in one process and one
 # process each, for stories260K and a synthetic model of every architecture.
 REUSE_REQUESTS = 200

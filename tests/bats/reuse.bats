@@ -5,7 +5,9 @@
 # records, every logit, --choices records, --state-load, --jsonl forks),
 # for stories260K and a synthetic model of every architecture; and every
 # refusal of a state file (q42-state(5), exit 1) and of a bad request.
-# `make check-reuse` runs reuse_check.py at full size (200 requests).
+# `make check-reuse` runs reuse_check.py at full size (200 requests, a
+# prefix of 300 tokens or more); here 5 requests a model and prefixes of
+# 80 words keep the file to a few minutes.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -19,7 +21,7 @@ setup() {
 
 @test "reuse: stories260K gives a cold run's bytes, batch 1 and 32, 1 and 2 threads" {
 	need_model m stories260K.gguf
-	run python3 "$CHECK" "$Q42RUN" "$m" 6 1,32 1,2
+	run python3 "$CHECK" "$Q42RUN" "$m" 5 1,32 1,2 80
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
@@ -30,7 +32,7 @@ setup() {
 @test "reuse: every architecture gives a cold run's bytes, batch 7, 2 threads" {
 	for mod in e256-llama-q8_0 e256-llama-q4_k_m e256-llama-q2_k e256-qwen2-q8_0 \
 		a64-qwen3-hd24-q8_0 a64-gemma3-swa-f32 a64-phi3-long-f32 a64-lfm2-q8_0; do
-		run python3 "$CHECK" "$Q42RUN" "$TM/$mod.gguf" 6 7 2
+		run python3 "$CHECK" "$Q42RUN" "$TM/$mod.gguf" 5 7 2 80
 		echo "$output"
 		[ "$status" -eq 0 ]
 	done

@@ -11,8 +11,10 @@ request index). Three modes per configuration: generation records,
 records. Also: the same requests after --state-save / --state-load, and
 through the JSON-lines fork form. Exits 1 naming the first difference.
 
-usage: reuse_check.py Q42RUN MODEL N BATCHES THREADS
+usage: reuse_check.py Q42RUN MODEL N BATCHES THREADS [WORDS]
   BATCHES, THREADS: comma lists, e.g. 7,32 and 1,2
+  WORDS: words of each shared prefix (default 260: about 300 to 450
+  tokens, by the tokenizer)
 """
 import json
 import os
@@ -28,10 +30,11 @@ def prefix(seed, n_words):
     return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(n_words))
 
 
-def prompts(n):
-    """Three prefixes in runs of three requests: A A A B B B C C C A ..."""
-    bases = [prefix(k, 260) for k in (0, 3, 5)]
-    return ["%s question %d: what did %s see?" % (bases[(i // 3) % 3], i, WORDS[i % len(WORDS)])
+def prompts(n, words):
+    """Three prefixes: A A B C A B C ... -- the live state reused (A A),
+    copies made (A, then B, C), and copies taken back (the second A)"""
+    bases = [prefix(k, words) for k in (0, 3, 5)]
+    return ["%s question %d: what did %s see?" % (bases[0 if i < 2 else (i - 1) % 3], i, WORDS[i % len(WORDS)])
             for i in range(n)]
 
 
@@ -72,7 +75,8 @@ def main():
     q, model, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     batches = [int(b) for b in sys.argv[4].split(",")]
     threads = [int(t) for t in sys.argv[5].split(",")]
-    ps = prompts(n)
+    words = int(sys.argv[6]) if len(sys.argv) > 6 else 260
+    ps = prompts(n, words)
     ids = ",".join(str(i) for i in range(256))
     modes = [("generate", ["-n", "4", "--record"], True),
              ("logits", ["--logits-for", ids], False),
@@ -100,7 +104,7 @@ def main():
                 for c in caches:
                     out = run(base + args + ["--lines"] + c, text)[0]
                     compare("%s %s" % (what, " ".join(c)), lines_of(out, rec), cold)
-                    if rec and n > 3 and b <= 64 and c == [] and \
+                    if rec and n > 1 and b <= 64 and c == [] and \
                             max(json.loads(l)["timings"]["prompt_reused"] for l in out.splitlines()) == 0:
                         sys.exit("reuse_check: %s: nothing was reused" % what)
                 # the state saved by another process
@@ -108,7 +112,7 @@ def main():
                 compare(what + " --state-load", lines_of(out, rec), cold)
             # the fork form: one document, several questions
             qs = ["question %d: what did %s see?" % (i, WORDS[i % len(WORDS)]) for i in range(n)]
-            doc = prefix(0, 260) + " "
+            doc = prefix(0, words) + " "
             req = json.dumps({"prefix": doc, "questions": qs}) + "\n"
             warm = lines_of(run(base + modes[2][1] + ["--jsonl"], req)[0], True)
             cold = []
