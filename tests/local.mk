@@ -193,13 +193,15 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	-D_GNU_SOURCE -I$(top_srcdir)/lib -I$(top_builddir) -DQ42_VERSION='"$(PACKAGE_VERSION)"'
 FUZZ_LIB_SRCS = $(filter %.c,$(lib_libq42core_la_SOURCES))
+# generated in the build directory (the Vulkan build's SPIR-V table)
+FUZZ_GEN_SRCS = $(filter %.c,$(nodist_lib_libq42core_la_SOURCES))
 FUZZ_SECONDS = 60
 
-fuzz-build/fuzz_%: $(srcdir)/tests/fuzz/fuzz_%.c $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS))
+fuzz-build/fuzz_%: $(srcdir)/tests/fuzz/fuzz_%.c $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) $(FUZZ_GEN_SRCS)
 	@test -n "$(CLANG)" || { echo "make fuzz needs clang (Debian package clang)"; exit 1; }
 	@mkdir -p fuzz-build
 	$(CLANG) $(FUZZ_CFLAGS) $(CRYPTO_CFLAGS) $(ARCHIVE_CFLAGS) $(JANSSON_CFLAGS) $(VULKAN_CFLAGS) \
-		-o $@ $< $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) \
+		-o $@ $< $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) $(FUZZ_GEN_SRCS) \
 		$(CRYPTO_LIBS) $(ARCHIVE_LIBS) $(JANSSON_LIBS) $(VULKAN_LIBS) -pthread -lm
 
 fuzz: $(addprefix fuzz-build/fuzz_,$(FUZZ_HARNESSES))

@@ -203,6 +203,14 @@ static int idx_read(q42_wal_reader *r, uint64_t i, q42_walidx_rec *rec, q42_err 
 	return rc;
 }
 
+/* Entry i is neither indexed nor held: the frames failed a second
+ * reading after the index failed (reader_fallback said so once). */
+static int not_held(const q42_wal_reader *r, uint64_t i, q42_err *err)
+{
+	return q42_err_set(err, Q42_EFORMAT, "%s: entry %llu: the index failed and the frames "
+			   "failed a second reading", r->path, (unsigned long long)i);
+}
+
 static int reader_node(void *arg, uint64_t lo, uint32_t level, q42_hash out, q42_err *err)
 {
 	q42_wal_reader *r = arg;
@@ -220,6 +228,8 @@ static int reader_node(void *arg, uint64_t lo, uint32_t level, q42_hash out, q42
 		memcpy(out, level ? rec.nodes[level - 1] : rec.leaf, Q42_MERKLE_HASH_LEN);
 		return Q42_OK;
 	}
+	if (end > r->n_idx + r->n_tail)
+		return not_held(r, end - 1, err);
 	if (lo >= r->n_idx)
 		return q42_merkle_root(r->tail_leaf + (lo - r->n_idx), w, out, err);
 	q42_hash a, b;
@@ -253,6 +263,8 @@ static int entry_once(q42_wal_reader *r, uint64_t i, q42_vol_entry *e, uint64_t 
 		off = rec.offset;
 		want_seq = rec.seq;
 		memcpy(want, rec.leaf, Q42_MERKLE_HASH_LEN);
+	} else if (i - r->n_idx >= r->n_tail) {
+		return not_held(r, i, err);
 	} else {
 		off = r->tail_off[i - r->n_idx];
 		want_seq = r->tail_seq[i - r->n_idx];
