@@ -488,7 +488,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	char *output = NULL;
 	bool ok = true;
-	int c, rc;
+	int c, rc = Q42_OK;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:hV", long_opts, NULL)) != -1) {
@@ -613,16 +613,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: the output would overwrite the input %s\n", prog, o.input);
 		ok = false;
 	}
-	if (!ok) {
+	if (ok) {
+		rc = run(&o, output, &err);
+		if (rc != Q42_OK)
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
+	} else {
 		fprintf(stderr, "Try '%s --help' for more information.\n", prog);
-		free(output);
-		return EXIT_USAGE;
 	}
-	rc = run(&o, output, &err);
-	if (rc != Q42_OK)
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	free(output);
 	for (uint32_t i = 0; i < o.n_lora; i++)
 		free(o.lora_path[i]);
-	return q42_cli_status(rc);
+	return ok ? q42_cli_status(rc) : EXIT_USAGE;
 }
