@@ -147,6 +147,12 @@ int chat_prompt(const struct opts *o, struct chat *c, const char **p, size_t *n)
 int reuse_open(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix **p);
 int reuse_close(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix *p, int ex);
 
+/* reuse.c: what a request loop (generation, scoring) opens beside its
+ * engine: the record's model identity, prefix reuse and the chat template,
+ * in that order, stopping at the first that fails. */
+int requests_open(const struct opts *o, q42_mount *m, q42_engine *e,
+		  const q42_model_ident **ident, q42_prefix **pre, struct chat *chat);
+
 /* One per mode; each returns the exit status. */
 int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);
 int run_detokenize(const struct opts *o, const q42_tokenizer *tok, struct input *in);

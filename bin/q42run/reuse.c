@@ -149,3 +149,14 @@ done:
 	q42_prefix_close(p);
 	return ex;
 }
+
+int requests_open(const struct opts *o, q42_mount *m, q42_engine *e,
+		  const q42_model_ident **ident, q42_prefix **pre, struct chat *chat)
+{
+	int ex = record_ident(o, m, ident);
+	if (ex == EXIT_OK)
+		ex = reuse_open(o, m, e, pre);
+	if (ex == EXIT_OK)
+		ex = chat_open(o, chat);
+	return ex;
+}

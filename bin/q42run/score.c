@@ -135,11 +135,7 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 	ex = engine_open(o, m, &e);
 	if (ex != EXIT_OK)
 		goto done;
-	ex = record_ident(o, m, &ident);
-	if (ex == EXIT_OK)
-		ex = reuse_open(o, m, e, &pre);
-	if (ex == EXIT_OK)
-		ex = chat_open(o, &chat);
+	ex = requests_open(o, m, e, &ident, &pre, &chat);
 	if (ex != EXIT_OK)
 		goto done;
 	load_ms = now_ms() - t_start;

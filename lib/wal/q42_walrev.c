@@ -18,6 +18,7 @@
 #include "common/q42_ckd.h"
 #include "common/q42_crc32c.h"
 #include "common/q42_le.h"
+#include "wal/q42_wal_impl.h"
 #include "wal/q42_walidx.h"
 #include "wal/q42_walrev.h"
 
@@ -159,9 +160,10 @@ out:
 int q42_walrev_save(const char *vol_path, const q42_volscan *s, q42_err *err)
 {
 	uint64_t body;
-	char *path = q42_walrev_path(vol_path), *tmp = NULL;
+	char *path = q42_walrev_path(vol_path);
 	uint8_t *buf = NULL;
-	int rc = Q42_OK, fd = -1;
+	q42_wal_newfile f = {.fd = -1};
+	int rc = Q42_OK;
 	if (s->n_pending > Q42_REV_MAX_PENDING || s->n_frames < 2 ||
 	    q42_mul_overflow(s->n_pending, (uint64_t)Q42_REV_PENDING_SIZE, &body)) {
 		q42_walrev_remove(vol_path);
@@ -169,10 +171,8 @@ int q42_walrev_save(const char *vol_path, const q42_volscan *s, q42_err *err)
 		return Q42_OK;
 	}
 	uint64_t size = Q42_REV_HEADER_SIZE + Q42_REV_STATE_SIZE + body + 4;
-	if (path)
-		tmp = malloc(strlen(path) + 8);
 	buf = malloc((size_t)size);
-	if (!path || !tmp || !buf) {
+	if (!path || !buf) {
 		rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -187,40 +187,17 @@ int q42_walrev_save(const char *vol_path, const q42_volscan *s, q42_err *err)
 	for (uint64_t i = 0; i < s->n_pending; i++)
 		pending_encode(b + Q42_REV_STATE_SIZE + i * Q42_REV_PENDING_SIZE, &s->pending[i]);
 	q42_st32(buf + size - 4, q42_crc32c(0, b, (size_t)(size - 4 - Q42_REV_HEADER_SIZE)));
-	snprintf(tmp, strlen(path) + 8, "%s.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = q42_err_set(err, Q42_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+	if ((rc = q42_wal_new_open(&f, path, err)) != Q42_OK ||
+	    (rc = q42_wal_new_write(&f, buf, size, err)) != Q42_OK)
 		goto out;
-	}
-	/* Readable by whoever may read the volume (mkstemp makes it 0600). */
-	struct stat st;
-	if (stat(vol_path, &st) == 0)
-		(void)fchmod(fd, st.st_mode & 0666);
-	uint64_t done = 0;
-	while (done < size) {
-		ssize_t k = write(fd, buf + done, (size_t)(size - done));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			rc = q42_err_set(err, Q42_EIO, "%s: write: %s", tmp,
-					 k < 0 ? strerror(errno) : "wrote nothing");
-			goto out;
-		}
-		done += (uint64_t)k;
-	}
-	/* Derived data: no fsync. A file lost or torn by a crash fails its
-	 * size or CRC check and is rebuilt from the frames. */
-	if (rename(tmp, path) != 0)
-		rc = q42_err_set(err, Q42_EIO, "%s: rename: %s", tmp, strerror(errno));
+	/* Derived data: renamed over the old one, not fsynced. A file lost or
+	 * torn by a crash fails its size or CRC check and is rebuilt from the
+	 * frames. */
+	if (rename(f.tmp, path) != 0)
+		rc = q42_err_set(err, Q42_EIO, "%s: rename: %s", f.tmp, strerror(errno));
 out:
-	if (fd >= 0) {
-		close(fd);
-		if (rc != Q42_OK)
-			unlink(tmp);
-	}
+	q42_wal_new_abort(&f); /* closes; the temporary name is gone once renamed */
 	free(buf);
-	free(tmp);
 	free(path);
 	return rc;
 }
