@@ -22,7 +22,7 @@
 
 enum {
 	OPT_BENCH = 200, OPT_PP, OPT_TG, OPT_REPS, OPT_JSON,
-	OPT_DEADLINE = 256, OPT_STOP, OPT_IGNORE_EOS, OPT_KV_TYPE, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
+	OPT_DEADLINE = 256, OPT_STOP, OPT_IGNORE_EOS, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
 	OPT_SENTINEL, OPT_CHOICES, OPT_CHOICES_FILE, OPT_LOGITS_FOR, OPT_SIEVE, OPT_GRAMMAR,
@@ -47,6 +47,7 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, 'b'},
 	{"ctx", required_argument, NULL, 'c'},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
+	{"flash-attn", required_argument, NULL, OPT_FLASH_ATTN},
 	{"isa", required_argument, NULL, OPT_ISA},
 	{"arith", required_argument, NULL, OPT_ARITH},
 	{"backend", required_argument, NULL, OPT_BACKEND},
@@ -128,6 +129,8 @@ static void usage(FILE *f)
 	      "  -b, --batch N           prompt tokens per prefill pass (default 512)\n"
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
+	      "      --flash-attn MODE   attention as llama.cpp's flash attention computes it:\n"
+	      "                          off (default), on, or auto (on where q42 has it)\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: auto (default: llama.cpp's\n"
 	      "                          on this CPU), portable (the same bits on every CPU),\n"
@@ -311,6 +314,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->eo.kv_type = Q42_DTYPE_F16;
 			else
 				return bad_usage("--kv-type '%s': expected f32 or f16", optarg);
+			break;
+		case OPT_FLASH_ATTN:
+			if (strcmp(optarg, "off") == 0)
+				o->eo.flash_attn = Q42_FLASH_ATTN_OFF;
+			else if (strcmp(optarg, "on") == 0)
+				o->eo.flash_attn = Q42_FLASH_ATTN_ON;
+			else if (strcmp(optarg, "auto") == 0)
+				o->eo.flash_attn = Q42_FLASH_ATTN_AUTO;
+			else
+				return bad_usage("--flash-attn '%s': expected on, off or auto", optarg);
 			break;
 		case OPT_ISA:
 			if (strcmp(optarg, "best") == 0)

@@ -711,6 +711,41 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 	return Q42_OK;
 }
 
+/* Flash attention where asked for and the engine has it: llama.cpp's CPU
+ * forms over a decoder's cache. An encoder's attention (no cache in
+ * llama.cpp) and the Vulkan backend keep the other arithmetic. llama.cpp
+ * casts an f32 cache to f16 for flash attention, so the cache is f16: the
+ * same values in half the bytes. */
+static int choose_flash_attn(q42_engine *e, const q42_engine_opts *o, q42_err *err)
+{
+	const char *why = NULL;
+	if (o->flash_attn != Q42_FLASH_ATTN_OFF && o->flash_attn != Q42_FLASH_ATTN_ON &&
+	    o->flash_attn != Q42_FLASH_ATTN_AUTO)
+		return q42_err_set(err, Q42_EARG, "flash attention %d: expected off, on or auto",
+				   (int)o->flash_attn);
+	if (!e->causal)
+		why = "an encoder's attention";
+	else if (o->backend != Q42_BACKEND_CPU)
+		why = "the Vulkan backend (CPU only)";
+	if (o->flash_attn == Q42_FLASH_ATTN_ON && why != NULL)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "flash attention: not available for %s", why);
+	e->fa = o->flash_attn != Q42_FLASH_ATTN_OFF && why == NULL;
+	if (e->fa)
+		e->kv_type = Q42_DTYPE_F16;
+	return Q42_OK;
+}
+
+/* Floats of per-thread flash attention scratch (q42_forward.c): the tiled
+ * form's transposed queries, state, accumulator, bounds and kernel work,
+ * or the one-at-a-time form's queries and accumulators of every head. */
+static uint64_t fa_scratch(const q42_engine *e)
+{
+	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale};
+	const uint64_t tile = (uint64_t)Q42_FA_TILE * (e->hd_k + e->hd_v + 4) + q42_llamacpp_fa_tile_work(&fa);
+	const uint64_t heads = (uint64_t)e->n_head * (e->hd_k + e->hd_v + 2);
+	return (tile > heads ? tile : heads) + 64;
+}
+
 static int alloc_buffers(q42_engine *e, q42_err *err)
 {
 	bool failed = false;
@@ -816,6 +851,8 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		}
 		if (e->n_lora_w > 0)
 			e->ts[i].lora = zalloc((uint64_t)Q42_TILE_ROWS * B, sizeof(float), &failed);
+		if (e->fa)
+			e->ts[i].fa = zalloc(fa_scratch(e), sizeof(float), &failed);
 	}
 	if (failed)
 		return q42_err_set(err, Q42_ENOMEM,
@@ -956,6 +993,9 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 				 e->kv_type);
 		goto fail;
 	}
+	rc = choose_flash_attn(e, o, err);
+	if (rc != Q42_OK)
+		goto fail;
 	e->kvk = q42_kernels_get(e->kv_type, e->isa);
 	e->kvq = e->kvk ? q42_kernels_get(e->kvk->vec_dot_type, e->isa) : NULL;
 	if (e->kvk == NULL || e->kvk->vec_dot == NULL || e->kvq == NULL || e->kvq->quantize == NULL ||
@@ -1038,6 +1078,7 @@ void q42_engine_close(q42_engine *e)
 		free(e->ts[i].rope);
 		free(e->ts[i].vrow);
 		free(e->ts[i].lora);
+		free(e->ts[i].fa);
 	}
 	free(e->ts);
 	for (uint32_t i = 0; i < e->n_act; i++)
@@ -1141,6 +1182,7 @@ uint32_t q42_engine_n_batch(const q42_engine *e) { return e->n_batch; }
 uint32_t q42_engine_n_vocab(const q42_engine *e) { return e->n_vocab; }
 uint32_t q42_engine_n_threads(const q42_engine *e) { return q42_pool_size(e->pool); }
 uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
+bool q42_engine_flash_attn(const q42_engine *e) { return e->fa; }
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
 enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
 

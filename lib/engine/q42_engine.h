@@ -55,11 +55,19 @@ typedef struct q42_engine_lora {
 	float scale;
 } q42_engine_lora;
 
+/* Attention's arithmetic (q42run --flash-attn). */
+enum q42_flash_attn {
+	Q42_FLASH_ATTN_OFF = 0,  /* llama.cpp's attention without flash attention (default) */
+	Q42_FLASH_ATTN_ON = 1,   /* llama.cpp's CPU flash attention; Q42_EUNSUPPORTED where the engine has none */
+	Q42_FLASH_ATTN_AUTO = 2, /* ON where the engine has it, OFF elsewhere */
+};
+
 typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
 	uint32_t n_batch;   /* 0 = Q42_ENGINE_BATCH_DEFAULT */
 	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
+	enum q42_flash_attn flash_attn;
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
 	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0), _ZEN4 or _GGML */
 	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
@@ -156,6 +164,9 @@ Q42_API uint32_t q42_engine_n_batch(const q42_engine *e);
 Q42_API uint32_t q42_engine_n_vocab(const q42_engine *e);
 Q42_API uint32_t q42_engine_n_threads(const q42_engine *e);
 Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
+/* Whether attention runs llama.cpp's flash attention (opts.flash_attn
+ * ON, or AUTO where the engine has it). */
+Q42_API bool q42_engine_flash_attn(const q42_engine *e);
 Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
 Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);

@@ -122,6 +122,7 @@ typedef struct q42_tscratch {
 	float *moe_g, *moe_u;        /* n_ff_exp: one expert's gate and up rows */
 	uint8_t *moe_q;              /* their SwiGLU in the down matrix's vec_dot_type */
 	float *lora;                 /* Q42_TILE_ROWS x n_batch: rows of B.(A.x) (with adapters) */
+	float *fa;                   /* flash attention's tile or heads (q42_forward.c) */
 } q42_tscratch;
 
 /* The widest short convolution the engine runs (lfm2's is 3). */
@@ -256,6 +257,9 @@ struct q42_engine {
 	void (*add)(int64_t n, float *y, const float *a, const float *b);
 	const q42_llamacpp_ops *cops; /* llama.cpp row ops for isa (RoPE) */
 	uint8_t *kc, *vc;
+	/* flash attention (q42_engine_opts.flash_attn): V is then stored in
+	 * rows, as K is, and attention takes llama.cpp's flash forms */
+	bool fa;
 	uint32_t n_past;
 
 	/* activations, n_batch rows each */
@@ -316,7 +320,16 @@ static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_
 	return e->kc + i * e->k_row_bytes;
 }
 
-/* V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
+/* V rows, where flash attention stores V as K (the one-at-a-time form
+ * reads a position's whole V row): the same chunks. */
+static inline uint8_t *q42_engine_v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
+{
+	const uint64_t c = pos / e->kv_chunk;
+	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
+	return e->vc + i * e->hd_v * e->v_elem_bytes;
+}
+
+/* Otherwise V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer
  * and kv head, block b holds positions 64 b .. 64 b + 63 of every
  * dimension, dimension d's run of them at element 64 d. The blocks go in
  * chunks of kv_chunk positions (at most Q42_V_CHUNK): chunk c holds block
@@ -338,6 +351,8 @@ static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_
  *   (docs/perf/huge-pages.md). K rows go in the same chunks. */
 static inline uint8_t *q42_engine_v_at(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t d, uint32_t pos)
 {
+	if (e->fa)
+		return q42_engine_v_row(e, l, kvh, pos) + (uint64_t)d * e->v_elem_bytes;
 	const uint64_t per = e->kv_chunk / Q42_V_BLOCK, c = pos / e->kv_chunk;
 	const uint64_t blk = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * per + pos % e->kv_chunk / Q42_V_BLOCK;
 	return e->vc + ((blk * e->hd_v + d) * Q42_V_BLOCK + pos % Q42_V_BLOCK) * e->v_elem_bytes;

@@ -531,6 +531,15 @@ static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *cons
 
 /* K and V rows: q42_engine_k_row and q42_engine_v_at (q42_engine_impl.h). */
 
+/* The v rows of token t of the pass, kv heads kv0..kv1-1, into the cache
+ * (flash attention's row layout). */
+static void v_store_rows(q42_engine *e, uint32_t l, uint32_t t, uint32_t kv0, uint32_t kv1)
+{
+	const float *v = e->v + (uint64_t)t * e->layers[l].n_head_kv * e->hd_v;
+	for (uint32_t h = kv0; h < kv1; h++)
+		e->kv_quantize(v + (uint64_t)h * e->hd_v, q42_engine_v_row(e, l, h, e->n_past + t), e->hd_v);
+}
+
 /* RoPE on the q and k rows of token t, then its k into the cache. */
 static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 {
@@ -543,6 +552,8 @@ static void rope_store_row(q42_engine *e, uint32_t l, uint32_t t, float *cache)
 	op_qk_rows(e, l, k, kvh_n, false, cache);
 	for (uint32_t h = 0; h < kvh_n; h++)
 		e->kv_quantize(k + (uint64_t)h * e->hd_k, q42_engine_k_row(e, l, h, pos), e->hd_k);
+	if (e->fa) /* V in rows too */
+		v_store_rows(e, l, t, 0, kvh_n);
 }
 
 /* Dimension r (kv head r / hd_v, dimension r % hd_v) of the v rows of all
@@ -577,6 +588,10 @@ static void v_store_one(q42_engine *e, uint32_t l, uint32_t kv0, uint32_t kv1)
 {
 	const uint64_t eb = e->v_elem_bytes, step = (uint64_t)Q42_V_BLOCK * eb;
 	uint8_t run[16 * sizeof(float)];
+	if (e->fa) {
+		v_store_rows(e, l, 0, kv0, kv1);
+		return;
+	}
 	for (uint32_t h = kv0; h < kv1; h++) {
 		uint8_t *dst = q42_engine_v_at(e, l, h, 0, e->n_past);
 		for (uint32_t d = 0; d < e->hd_v; d += 16) {
@@ -602,7 +617,7 @@ struct att_args {
 static void rope_store_job(void *v, uint32_t ith, uint32_t nth)
 {
 	struct att_args *a = v;
-	const uint32_t n_v = a->e->layers[a->l].n_head_kv * a->e->hd_v;
+	const uint32_t n_v = a->e->fa ? 0 : a->e->layers[a->l].n_head_kv * a->e->hd_v;
 	uint32_t i;
 	(void)nth;
 	while (tile_claim(&a->next, a->n_tok + n_v, &i)) {
@@ -713,11 +728,148 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	}
 }
 
+/* ---- flash attention --------------------------------------------------- */
+
+static q42_llamacpp_fa fa_params(const q42_engine *e)
+{
+	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale};
+	return fa;
+}
+
+/* The cache positions lo..hi-1 a query at pos sees in layer l: up to its
+ * own, in a sliding-window layer the last n_swa of them (llama.cpp's mask
+ * gives the others -inf, which flash attention skips or weighs 0). */
+static void fa_span(const q42_engine *e, uint32_t l, uint32_t pos, uint32_t *lo, uint32_t *hi)
+{
+	const uint32_t n_swa = e->layers[l].n_swa;
+	*hi = pos + 1;
+	*lo = n_swa != 0 && pos + 1 > n_swa ? pos + 1 - n_swa : 0;
+}
+
+/* Heads h0..h1-1 of token t, all of one kv head, in the one-at-a-time
+ * form, run by run of contiguous cache rows: each K and V row is read
+ * once for all of them, and each head's steps stay in its own order. */
+static void fa_heads(q42_engine *e, uint32_t l, uint32_t t, uint32_t h0, uint32_t h1, float *ws)
+{
+	const q42_llamacpp_fa fa = fa_params(e);
+	const uint32_t n = h1 - h0, kvh = h0 / (e->n_head / e->layers[l].n_head_kv);
+	const uint64_t qb = e->k_row_bytes, ab = (uint64_t)e->hd_v * e->v_elem_bytes;
+	float *qq = ws, *acc = qq + (uint64_t)n * e->hd_k, *m = acc + (uint64_t)n * e->hd_v, *s = m + n;
+	const float *q = e->q + ((uint64_t)t * e->n_head + h0) * e->hd_k;
+	uint32_t lo, hi;
+
+	for (uint32_t i = 0; i < n; i++) {
+		e->kv_quantize(q + (uint64_t)i * e->hd_k, (uint8_t *)qq + i * qb, e->hd_k);
+		m[i] = -INFINITY;
+		s[i] = 0.0f;
+	}
+	memset(acc, 0, n * ab);
+	fa_span(e, l, e->n_past + t, &lo, &hi);
+	for (uint32_t p = lo; p < hi;) {
+		const uint32_t end = hi - p < e->kv_chunk - p % e->kv_chunk ? hi : p - p % e->kv_chunk + e->kv_chunk;
+		e->cops->fa_one(&fa, n, qq, qb, q42_engine_k_row(e, l, kvh, p), e->k_row_bytes,
+				q42_engine_v_row(e, l, kvh, p), ab, end - p, m, s, acc, ab);
+		p = end;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		q42_llamacpp_fa_one_end(&fa, s[i], (const uint8_t *)acc + i * ab,
+					e->att + ((uint64_t)t * e->n_head + h0 + i) * e->hd_v);
+}
+
+/* Whether llama.cpp takes the tiled form for a pass of n_tok tokens: its
+ * AVX-512 build does from a tile of queries on, where head_dim_v is a
+ * whole number of 16-lane vectors. */
+static bool fa_tiled(const q42_engine *e, uint32_t n_tok)
+{
+	return n_tok >= Q42_FA_TILE && e->hd_v % 16 == 0;
+}
+
+/* Tokens t0..t1-1 (at most a tile) of head h in the tiled form, over the
+ * tiles of cache positions any of them sees. */
+static void fa_tile_rows(q42_engine *e, uint32_t l, uint32_t h, uint32_t t0, uint32_t t1, float *ws)
+{
+	enum { T = Q42_FA_TILE };
+	const q42_llamacpp_fa fa = fa_params(e);
+	const uint32_t n = t1 - t0, kvh = h / (e->n_head / e->layers[l].n_head_kv);
+	float *qt = ws, *acc = qt + (uint64_t)T * e->hd_k, *m = acc + (uint64_t)T * e->hd_v, *s = m + T;
+	int32_t *lo = (int32_t *)(void *)(s + T), *hi = lo + T;
+	float *work = (float *)(void *)(hi + T);
+	uint32_t plo[T], phi[T], first = UINT32_MAX, last = 0;
+
+	for (uint32_t r = 0; r < T; r++) {
+		const float *q = e->q + ((uint64_t)(t0 + r) * e->n_head + h) * e->hd_k;
+		for (uint32_t d = 0; d < e->hd_k; d++)
+			qt[(uint64_t)d * T + r] = r < n ? q[d] : 0.0f;
+		m[r] = -INFINITY;
+		s[r] = 0.0f;
+	}
+	memset(acc, 0, (uint64_t)T * e->hd_v * sizeof(float));
+	for (uint32_t r = 0; r < n; r++) {
+		fa_span(e, l, e->n_past + t0 + r, &plo[r], &phi[r]);
+		first = plo[r] < first ? plo[r] : first;
+		last = phi[r] > last ? phi[r] : last;
+	}
+	for (uint32_t b = first / T * T; b < last; b += T) {
+		for (uint32_t r = 0; r < n; r++) {
+			lo[r] = (int32_t)(plo[r] > b ? (plo[r] - b < T ? plo[r] - b : T) : 0);
+			hi[r] = (int32_t)(phi[r] > b ? (phi[r] - b < T ? phi[r] - b : T) : 0);
+		}
+		e->cops->fa_tile(&fa, n, qt, q42_engine_k_row(e, l, kvh, b), e->k_row_bytes,
+				 q42_engine_v_row(e, l, kvh, b), (uint64_t)e->hd_v * e->v_elem_bytes,
+				 last - b < T ? last - b : T, lo, hi, m, s, acc, work);
+	}
+	for (uint32_t r = 0; r < n; r++)
+		q42_llamacpp_fa_tile_end(&fa, r, s, acc, e->att + ((uint64_t)(t0 + r) * e->n_head + h) * e->hd_v);
+}
+
+/* A pass's attention in flash form: tiles of tokens per head, the
+ * costliest (last) tiles handed out first; or (token, head) pairs in the
+ * one-at-a-time form. */
+static void fa_job(struct att_args *a, uint32_t ith)
+{
+	q42_engine *e = a->e;
+	const uint32_t n = a->n_tok - a->t0, H = e->n_head;
+	uint32_t i;
+	if (fa_tiled(e, a->n_tok)) {
+		const uint32_t n_qt = (n + Q42_FA_TILE - 1) / Q42_FA_TILE;
+		while (tile_claim(&a->next, n_qt * H, &i)) {
+			const uint32_t qt = n_qt - 1 - i / H, t0 = a->t0 + qt * Q42_FA_TILE;
+			const uint32_t t1 = t0 + Q42_FA_TILE < a->n_tok ? t0 + Q42_FA_TILE : a->n_tok;
+			fa_tile_rows(e, a->l, i % H, t0, t1, e->ts[ith].fa);
+		}
+		return;
+	}
+	while (tile_claim(&a->next, n * H, &i))
+		fa_heads(e, a->l, a->t0 + i % n, i / n, i / n + 1, e->ts[ith].fa);
+}
+
 static inline void spin_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
+}
+
+/* att_one's heads h0..h1-1 in flash form, a kv head's heads together:
+ * those of kv heads kv0..kv1-1 (stored by this thread) first, then the
+ * others once their owner has flagged them. */
+static void att_one_fa(struct att_args *a, uint32_t ith, uint32_t h0, uint32_t h1, uint32_t kv0, uint32_t kv1)
+{
+	q42_engine *e = a->e;
+	const uint32_t g = e->n_head / e->layers[a->l].n_head_kv;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t h = h0; h < h1;) {
+			const uint32_t kv = h / g, hb = (kv + 1) * g < h1 ? (kv + 1) * g : h1;
+			const bool own = kv >= kv0 && kv < kv1;
+			if (own == (pass == 0)) {
+				while (!own && atomic_load_explicit(&e->v_ready[kv], memory_order_acquire) != e->att_seq)
+					spin_pause();
+				for (uint32_t i = h; i < hb; i++)
+					op_qk_rows(e, a->l, e->q + (uint64_t)i * e->hd_k, 1, true, e->ts[ith].rope);
+				fa_heads(e, a->l, 0, h, hb, e->ts[ith].fa);
+			}
+			h = hb;
+		}
 }
 
 /* Attention of a one-token pass. Each thread takes a fixed run of q
@@ -755,6 +907,10 @@ static void att_one(struct att_args *a, uint32_t ith, uint32_t nth)
 	v_store_one(e, a->l, kv0, kv1);
 	for (uint32_t k = kv0; k < kv1; k++)
 		atomic_store_explicit(&e->v_ready[k], seq, memory_order_release);
+	if (e->fa) {
+		att_one_fa(a, ith, h0, h1, kv0, kv1);
+		return;
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t h = h0; h < h1; h++) {
 			const bool own = h / g >= kv0 && h / g < kv1;
@@ -776,6 +932,10 @@ static void att_job(void *v, uint32_t ith, uint32_t nth)
 	struct att_args *a = v;
 	if (a->n_tok == 1) {
 		att_one(a, ith, nth);
+		return;
+	}
+	if (a->e->fa) {
+		fa_job(a, ith);
 		return;
 	}
 	const uint32_t n = a->n_tok - a->t0, n_pairs = n * a->e->n_head;

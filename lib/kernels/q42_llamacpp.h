@@ -143,6 +143,68 @@ Q42_API bool q42_llamacpp_select_packed_variant(enum q42_llamacpp_variant varian
  * AVX-512. */
 Q42_API q42_llamacpp_rows_fn q42_llamacpp_generic_rows(uint32_t dtype, enum q42_isa isa);
 
+/* ---- flash attention ----------------------------------------------------
+ * ggml's CPU flash attention (ggml_compute_forward_flash_attn_ext) as
+ * llama.cpp's AVX-512 build computes it over an F16 KV cache (llama.cpp
+ * casts an F32 cache to F16 for it), one query row at a time: an online
+ * softmax over the cached positions that never holds more than a tile of
+ * scores. It has two forms, and which one a row takes is llama.cpp's
+ * choice, not the caller's: a pass of Q42_FA_TILE tokens or more takes the
+ * tiled form when head_dim_v is a multiple of 16, every other pass the
+ * one-at-a-time form. A row's bits do not depend on which rows share its
+ * tile, so the caller may group rows as it likes. */
+typedef struct q42_llamacpp_fa {
+	int64_t dk, dv; /* head dims of K and V */
+	float scale;    /* applied to each score */
+} q42_llamacpp_fa;
+
+/* The one-at-a-time form (ggml's one_chunk): n_q queries sharing one kv
+ * head, each rounded to f16 (rows of dk, q_stride bytes apart), against n
+ * positions in order, f16 K rows k_stride and V rows v_stride bytes apart.
+ * Per query: the score is ggml_vec_dot_f16 of the K row and the query,
+ * scaled; a new maximum rescales the accumulator by expf of the change,
+ * otherwise the weight is expf(score - max); the V row is added with that
+ * weight into an f16 accumulator (rounded at every step). m, s: each
+ * query's running max and sum (start -inf and 0); acc: its accumulator
+ * (dv f16 values, acc_stride bytes apart; start zero). A masked position
+ * is one not passed: ggml skips it. */
+typedef void (*q42_llamacpp_fa_one_fn)(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				     const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				     int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+Q42_API void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+			       const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+			       int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+/* The output of one query of the one-at-a-time form: acc / s (zero when
+ * s is 0), as f32. */
+Q42_API void q42_llamacpp_fa_one_end(const q42_llamacpp_fa *fa, float s, const void *acc, float *out);
+
+/* The tiled form: up to Q42_FA_TILE query rows (f32) against one tile of
+ * Q42_FA_TILE positions (n_kv of them present, the tile starting at a
+ * multiple of Q42_FA_TILE in the cache; f16 K and V rows). Scores are one
+ * fused multiply-add chain over the head dims in f32, scaled; row r sees
+ * the positions lo[r] .. hi[r]-1 of the tile, the others -inf. Per row the
+ * tile's maximum updates the running max (the accumulator and sum scaled
+ * by expf of the change), the weights are ggml_v_expf(score - max) summed
+ * in 16-lane chunks into double, and the V rows are added as one fused
+ * chain per dimension in f32. The tile's rows are lanes, so the state is
+ * kept transposed, in the layout the AVX-512 form works in: m and s of
+ * Q42_FA_TILE (start -inf and 0), the accumulator acc[dv][Q42_FA_TILE]
+ * (start zero), and the queries qt[dk][Q42_FA_TILE]. work holds
+ * q42_llamacpp_fa_tile_work(fa) floats. Rows past n_q are ignored. */
+#define Q42_FA_TILE 64
+typedef void (*q42_llamacpp_fa_tile_fn)(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt,
+				      const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				      int64_t n_kv, const int32_t *lo, const int32_t *hi, float *m, float *s,
+				      float *acc, float *work);
+Q42_API void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
+Q42_API uint64_t q42_llamacpp_fa_tile_work(const q42_llamacpp_fa *fa);
+/* Row r of the tiled form's output: acc[.][r] / s[r] (zero when s[r] is
+ * 0) into out (dv f32). */
+Q42_API void q42_llamacpp_fa_tile_end(const q42_llamacpp_fa *fa, int64_t r, const float *s, const float *acc,
+				    float *out);
+
 /* The row operations of this file for one instruction set (same rules as
  * q42_llamacpp_select_isa: SIMD versions are bit-identical to the scalar
  * functions). Never NULL; the table lives as long as the process. */
@@ -202,6 +264,9 @@ typedef struct q42_llamacpp_ops {
 	/* q42_op_rmsnorm_rows, the same bits (its serial double sums): the
 	 * same in both arithmetics; the engine's norms */
 	void (*rmsnorm_rows)(int64_t n, int64_t n_rows, float *y, const float *x, const float *w, float eps);
+	/* flash attention's two forms (q42_llamacpp_fa above) */
+	q42_llamacpp_fa_one_fn fa_one;
+	q42_llamacpp_fa_tile_fn fa_tile;
 } q42_llamacpp_ops;
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);
 
@@ -373,5 +438,6 @@ Q42_API float q42_llamacpp_conv_dot(int64_t n, const float *s, const float *c);
  * cache holds n_rot/2 (cos, sin) pairs; neox pairs element i with
  * i + n_rot/2, the normal mode pairs 2i with 2i+1. */
 Q42_API void q42_llamacpp_rope(int64_t n_rot, float *x, const float *cache, bool neox);
+
 
 #endif

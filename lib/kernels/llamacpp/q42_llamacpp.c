@@ -1103,3 +1103,15 @@ float q42_llamacpp_conv_dot(int64_t n, const float *s, const float *c)
 		sum = fmaf(s[i], c[i], sum);
 	return sum;
 }
+
+/* ---- for the flash attention reference (q42_llamacpp_fa.c) ------------- */
+
+float q42_llamacpp_v_expf(float x)
+{
+	return cf_v_expf(x);
+}
+
+float q42_llamacpp_reduce16(const float v[16])
+{
+	return cf_reduce16(v);
+}

@@ -30,4 +30,9 @@ extern const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT];
  * no form of the slot. */
 q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa isa);
 
+/* ggml_v_expf and _mm512_reduce_add_ps of the AVX-512 build, one lane
+ * (llamacpp/q42_llamacpp_float.h), for the flash attention reference. */
+float q42_llamacpp_v_expf(float x);
+float q42_llamacpp_reduce16(const float v[16]);
+
 #endif

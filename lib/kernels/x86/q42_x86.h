@@ -219,6 +219,12 @@ void q42_llamacpp_dot_f16_pad_vrows_avx512(int64_t n, int64_t n_rows, float *out
 void q42_llamacpp_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_llamacpp_vlayout *lay,
 			const void *x);
 void q42_llamacpp_softmax_avx512(int64_t n, float *y, const float *x);
+void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				 uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				 const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
 void q42_llamacpp_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_llamacpp_add_avx512(int64_t n, float *y, const float *a, const float *b);
 void q42_llamacpp_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,

@@ -120,6 +120,38 @@ A5_INLINE float reduce16(__m512 v)
 }
 
 
+/* -v, exactly (a sign flip; _mm512_xor_ps would need AVX-512 DQ) */
+A5_INLINE __m512 neg16(__m512 v)
+{
+	return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v),
+						    _mm512_set1_epi32(INT32_MIN)));
+}
+
+/* ggml_v_expf, sixteen lanes: the scalar v_expf step by step; scalef is
+ * ldexpf (both round j * 2^n once). */
+A5_INLINE __m512 v_expf16(__m512 x)
+{
+	const __m512 r = _mm512_set1_ps(0x1.8p23f);
+	const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), r);
+	const __m512 n = _mm512_sub_ps(z, r);
+	const __m512 nn = neg16(n);
+	const __m512 b = _mm512_fmadd_ps(nn, _mm512_set1_ps(0x1.7f7d1cp-20f),
+					 _mm512_fmadd_ps(nn, _mm512_set1_ps(0x1.62e4p-1f), x));
+	const __m512 u = _mm512_mul_ps(b, b);
+	const __m512 j = _mm512_fmadd_ps(
+		_mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b,
+						_mm512_set1_ps(0x1.573e2ep-5f)),
+				u,
+				_mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b,
+						_mm512_set1_ps(0x1.fffdb6p-2f))),
+		u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
+	const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+	const __mmask16 neg = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ);
+	const __m512 e = _mm512_scalef_ps(j, n);
+	return _mm512_mask_blend_ps(big, e, _mm512_mask_blend_ps(neg, _mm512_set1_ps(INFINITY),
+								 _mm512_setzero_ps()));
+}
+
 /* The first min(left, 16) lanes */
 static inline __mmask16 tail_mask(int64_t left)
 {

@@ -1,0 +1,133 @@
+/* llamacpp/q42_llamacpp_fa.c -- the scalar definition of llama.cpp's CPU
+ * flash attention (q42_llamacpp.h, "flash attention"): the order and the
+ * rounding of every step, one query row at a time. The AVX-512 forms
+ * (x86/q42_x86_fa.c) are tested against these.
+ *
+ * Built with contraction off: every fused step is an explicit fmaf. Where
+ * ggml's C leaves a * b + c to its compiler (the scalar tail of
+ * ggml_vec_mad_f16, the running sum S = S * ms + vs),
+ * llama.cpp's x86 build fuses it, and so does this file.
+ */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include "common/q42_le.h"
+#include "kernels/q42_kernels.h"
+#include "kernels/q42_llamacpp.h"
+#include "kernels/llamacpp/q42_llamacpp_impl.h"
+
+static float h2f(const uint8_t *p)
+{
+	return q42_f16_to_f32(q42_ld16(p));
+}
+
+/* ggml_vec_scale_f16: each element times ms, rounded back. */
+static void acc_scale(const q42_llamacpp_fa *fa, uint8_t *acc, float ms)
+{
+	for (int64_t d = 0; d < fa->dv; d++)
+		q42_st16(acc + 2 * d, q42_f32_to_f16(h2f(acc + 2 * d) * ms));
+}
+
+/* ggml_vec_mad_f16: acc += v * w element by element, one fma each (the
+ * SIMD steps and the fused scalar tail alike), rounded back. */
+static void acc_mad(const q42_llamacpp_fa *fa, uint8_t *acc, const uint8_t *v, float w)
+{
+	for (int64_t d = 0; d < fa->dv; d++)
+		q42_st16(acc + 2 * d, q42_f32_to_f16(fmaf(h2f(v + 2 * d), w, h2f(acc + 2 * d))));
+}
+
+void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+			 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+			 float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
+		for (int64_t h = 0; h < n_q; h++) {
+			const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
+			uint8_t *a = (uint8_t *)acc + (uint64_t)h * acc_stride;
+			float sc, ms = 1.0f, vs = 1.0f;
+			q42_llamacpp_dot_f16(fa->dk, &sc, kr, qh);
+			sc = sc * fa->scale;
+			if (sc > m[h]) {
+				ms = expf(m[h] - sc);
+				m[h] = sc;
+				acc_scale(fa, a, ms);
+			} else {
+				vs = expf(sc - m[h]);
+			}
+			acc_mad(fa, a, vr, vs);
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
+}
+
+void q42_llamacpp_fa_one_end(const q42_llamacpp_fa *fa, float s, const void *acc, float *out)
+{
+	const float inv = s == 0.0f ? 0.0f : 1.0f / s;
+	for (int64_t d = 0; d < fa->dv; d++)
+		out[d] = h2f((const uint8_t *)acc + 2 * d) * inv;
+}
+
+uint64_t q42_llamacpp_fa_tile_work(const q42_llamacpp_fa *fa)
+{
+	return (uint64_t)Q42_FA_TILE * (uint64_t)(fa->dk + fa->dv + Q42_FA_TILE);
+}
+
+void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+			  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo,
+			  const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	enum { T = Q42_FA_TILE };
+	(void)work;
+	for (int64_t r = 0; r < n_q; r++) {
+		float p[T], tmax = -INFINITY;
+		for (int64_t j = 0; j < T; j++) {
+			p[j] = -INFINITY;
+			if (j >= n_kv || j < lo[r] || j >= hi[r])
+				continue;
+			const uint8_t *kr = k + (uint64_t)j * k_stride;
+			float a = 0.0f;
+			for (int64_t d = 0; d < fa->dk; d++)
+				a = fmaf(h2f(kr + 2 * d), qt[d * T + r], a);
+			/* the mask's 0 is added as ggml adds it */
+			p[j] = a * fa->scale + 0.0f;
+			tmax = p[j] > tmax ? p[j] : tmax;
+		}
+		if (tmax == -INFINITY)
+			continue;
+		const float mnew = fmaxf(m[r], tmax);
+		if (mnew > m[r]) {
+			const float ms = expf(m[r] - mnew);
+			for (int64_t d = 0; d < fa->dv; d++)
+				acc[d * T + r] *= ms;
+			s[r] *= ms;
+		}
+		m[r] = mnew;
+		double sum = 0.0;
+		for (int64_t c = 0; c < T; c += 16) {
+			float e[16];
+			for (int l = 0; l < 16; l++)
+				e[l] = p[c + l] = q42_llamacpp_v_expf(p[c + l] - mnew);
+			sum += (double)q42_llamacpp_reduce16(e);
+		}
+		s[r] = (float)((double)s[r] + sum);
+		for (int64_t d = 0; d < fa->dv; d++) {
+			float a = acc[d * T + r];
+			for (int64_t j = 0; j < n_kv; j++)
+				a = fmaf(h2f(v + (uint64_t)j * v_stride + 2 * d), p[j], a);
+			acc[d * T + r] = a;
+		}
+	}
+}
+
+void q42_llamacpp_fa_tile_end(const q42_llamacpp_fa *fa, int64_t r, const float *s, const float *acc,
+			      float *out)
+{
+	const float inv = s[r] == 0.0f ? 0.0f : 1.0f / s[r];
+	for (int64_t d = 0; d < fa->dv; d++)
+		out[d] = acc[d * Q42_FA_TILE + r] * inv;
+}

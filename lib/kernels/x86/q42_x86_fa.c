@@ -1,0 +1,240 @@
+/* q42_x86_fa.c -- llama.cpp's CPU flash attention in AVX-512, bit for bit
+ * the scalar definition (llamacpp/q42_llamacpp_fa.c).
+ *
+ * One-at-a-time form: a position's K and V rows are converted once for
+ * every query head of their kv head, and each head's accumulator stays in
+ * f32 registers holding f16 values (each step rounded through f16, as the
+ * f16 accumulator in memory is).
+ *
+ * Tiled form: the tile's 64 query rows are the lanes of four vectors, so
+ * scores, the running max and sum, the softmax sums' reduction tree and
+ * the accumulator are all lane-wise, and no step needs a transpose: each
+ * score and each accumulator element is its own fused chain, in the
+ * scalar definition's order. Only the max's rescaling calls the library's
+ * expf, lane by lane, where a row's max grew.
+ */
+#include <math.h>
+#include <string.h>
+#include "kernels/x86/q42_x86_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+enum { T = Q42_FA_TILE, TV = Q42_FA_TILE / 16 };
+
+/* f32 through f16 and back: the rounding of a store to an f16 row */
+A5_INLINE __m512 round_f16(__m512 x)
+{
+	return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+A5_INLINE __m512 load_f16(const uint8_t *p, __mmask16 m)
+{
+	return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+/* the widest heads and the most heads per kv head the registers form
+ * takes; others go to the scalar definition */
+enum { ONE_MAX_D = 256, ONE_MAX_Q = 16 };
+
+A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				   const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				   int64_t n, float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	if (fa->dk % 64 != 0 || fa->dk > ONE_MAX_D || fa->dv > ONE_MAX_D || n_q > ONE_MAX_Q) {
+		q42_llamacpp_fa_one(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		return;
+	}
+	const int nk = (int)(fa->dk / 16), nv = (int)((fa->dv + 15) / 16);
+	const __mmask16 vlast = tail_mask(fa->dv - 16 * (nv - 1));
+	__m512 qf[ONE_MAX_Q][ONE_MAX_D / 16], af[ONE_MAX_Q][ONE_MAX_D / 16];
+
+	for (int64_t h = 0; h < n_q; h++) {
+		const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
+		const uint8_t *ah = (const uint8_t *)acc + (uint64_t)h * acc_stride;
+		for (int j = 0; j < nk; j++)
+			qf[h][j] = load_f16(qh + 32 * j, 0xFFFF);
+		for (int j = 0; j < nv; j++)
+			af[h][j] = load_f16(ah + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
+	}
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
+		__m512 kf[ONE_MAX_D / 16], vf[ONE_MAX_D / 16];
+		for (int j = 0; j < nk; j++)
+			kf[j] = load_f16(kr + 32 * j, 0xFFFF);
+		for (int j = 0; j < nv; j++)
+			vf[j] = load_f16(vr + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
+		for (int64_t h = 0; h < n_q; h++) {
+			/* ggml_vec_dot_f16: four accumulators over 64-steps */
+			__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+			for (int j = 0; j < nk; j += 4) {
+				a0 = _mm512_fmadd_ps(kf[j], qf[h][j], a0);
+				a1 = _mm512_fmadd_ps(kf[j + 1], qf[h][j + 1], a1);
+				a2 = _mm512_fmadd_ps(kf[j + 2], qf[h][j + 2], a2);
+				a3 = _mm512_fmadd_ps(kf[j + 3], qf[h][j + 3], a3);
+			}
+			const __m512 f = _mm512_add_ps(_mm512_add_ps(a0, a2), _mm512_add_ps(a1, a3));
+			const float sc = reduce16(f) * fa->scale;
+			float ms = 1.0f, vs = 1.0f;
+			if (sc > m[h]) {
+				ms = expf(m[h] - sc);
+				m[h] = sc;
+				const __m512 msv = _mm512_set1_ps(ms);
+				for (int j = 0; j < nv; j++)
+					af[h][j] = round_f16(_mm512_mul_ps(af[h][j], msv));
+			} else {
+				vs = expf(sc - m[h]);
+			}
+			const __m512 vsv = _mm512_set1_ps(vs);
+			for (int j = 0; j < nv; j++)
+				af[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, af[h][j]));
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
+	for (int64_t h = 0; h < n_q; h++) {
+		uint8_t *ah = (uint8_t *)acc + (uint64_t)h * acc_stride;
+		for (int j = 0; j < nv; j++)
+			_mm256_mask_storeu_epi16(ah + 32 * j, j == nv - 1 ? vlast : 0xFFFF,
+						 _mm512_cvtps_ph(af[h][j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	}
+}
+
+/* Rows n (f16, stride bytes apart) of d values into f32 rows of d. */
+A5_INLINE void rows_to_f32(float *dst, const uint8_t *src, uint64_t stride, int64_t n, int64_t d)
+{
+	for (int64_t j = 0; j < n; j++)
+		for (int64_t c = 0; c < d; c += 16) {
+			const __mmask16 mk = tail_mask(d - c);
+			_mm512_mask_storeu_ps(dst + j * d + c, mk,
+					      load_f16(src + (uint64_t)j * stride + 2 * (uint64_t)c, mk));
+		}
+}
+
+A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				    uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				    const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc,
+				    float *work)
+{
+	const int64_t dk = fa->dk, dv = fa->dv;
+	float *kf = work, *vf = kf + T * dk, *p = vf + T * dv;
+	__m512i lov[TV], hiv[TV];
+	__m512 mv[TV], tmax[TV], mnew[TV];
+	__mmask16 live[TV], grow[TV];
+	const __m512 scale = _mm512_set1_ps(fa->scale), ninf = _mm512_set1_ps(-INFINITY);
+
+	for (int c = 0; c < TV; c++) {
+		/* rows past n_q see nothing */
+		const __mmask16 in = tail_mask(n_q - 16 * c > 0 ? n_q - 16 * c : 0);
+		lov[c] = _mm512_maskz_loadu_epi32(in, lo + 16 * c);
+		hiv[c] = _mm512_maskz_loadu_epi32(in, hi + 16 * c);
+		tmax[c] = ninf;
+	}
+	rows_to_f32(kf, k, k_stride, n_kv, dk);
+	rows_to_f32(vf, v, v_stride, n_kv, dv);
+
+	/* scores, two positions at a time: eight chains over the head dims */
+	for (int64_t j = 0; j < n_kv; j += 2) {
+		const int64_t j1 = j + 1 < n_kv ? j + 1 : j;
+		__m512 a[2][TV];
+		for (int c = 0; c < TV; c++)
+			a[0][c] = a[1][c] = _mm512_setzero_ps();
+		for (int64_t d = 0; d < dk; d++) {
+			const __m512 b0 = _mm512_set1_ps(kf[j * dk + d]), b1 = _mm512_set1_ps(kf[j1 * dk + d]);
+			for (int c = 0; c < TV; c++) {
+				const __m512 qv = _mm512_loadu_ps(qt + d * T + 16 * c);
+				a[0][c] = _mm512_fmadd_ps(b0, qv, a[0][c]);
+				a[1][c] = _mm512_fmadd_ps(b1, qv, a[1][c]);
+			}
+		}
+		for (int u = 0; u < 2 && j + u < n_kv; u++) {
+			const __m512i jv = _mm512_set1_epi32((int32_t)(j + u));
+			for (int c = 0; c < TV; c++) {
+				const __mmask16 ok = _mm512_cmp_epi32_mask(lov[c], jv, _MM_CMPINT_LE) &
+						     _mm512_cmp_epi32_mask(jv, hiv[c], _MM_CMPINT_LT);
+				/* the mask's 0 is added as ggml adds it */
+				const __m512 sc = _mm512_mask_blend_ps(
+					ok, ninf, _mm512_add_ps(_mm512_mul_ps(a[u][c], scale), _mm512_setzero_ps()));
+				_mm512_storeu_ps(p + (j + u) * T + 16 * c, sc);
+				tmax[c] = _mm512_max_ps(tmax[c], sc);
+			}
+		}
+	}
+	/* the running max, and where it grew, the rescaling by expf */
+	for (int c = 0; c < TV; c++) {
+		mv[c] = _mm512_loadu_ps(m + 16 * c);
+		live[c] = _mm512_cmp_ps_mask(tmax[c], ninf, _CMP_NEQ_OQ);
+		mnew[c] = _mm512_mask_max_ps(mv[c], live[c], mv[c], tmax[c]);
+		grow[c] = _mm512_cmp_ps_mask(mnew[c], mv[c], _CMP_GT_OQ);
+	}
+	for (int c = 0; c < TV; c++) {
+		if (grow[c] == 0)
+			continue;
+		float msf[16], mo[16], mn[16];
+		_mm512_storeu_ps(mo, mv[c]);
+		_mm512_storeu_ps(mn, mnew[c]);
+		for (int l = 0; l < 16; l++)
+			msf[l] = grow[c] >> l & 1 ? expf(mo[l] - mn[l]) : 1.0f;
+		const __m512 ms = _mm512_loadu_ps(msf);
+		for (int64_t d = 0; d < dv; d++)
+			_mm512_storeu_ps(acc + d * T + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(acc + d * T + 16 * c), ms));
+		_mm512_storeu_ps(s + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(s + 16 * c), ms));
+	}
+	/* weights, and their sums: each 16 positions reduced as
+	 * _mm512_reduce_add_ps, lane-wise, then added in double */
+	for (int c = 0; c < TV; c++) {
+		__m512d sum_lo = _mm512_setzero_pd(), sum_hi = _mm512_setzero_pd();
+		for (int64_t j0 = 0; j0 < T; j0 += 16) {
+			__m512 e[16];
+			for (int u = 0; u < 16; u++) {
+				const int64_t j = j0 + u;
+				if (j >= n_kv) {
+					e[u] = _mm512_setzero_ps();
+					continue;
+				}
+				const __m512 sc = _mm512_loadu_ps(p + j * T + 16 * c);
+				e[u] = _mm512_maskz_mov_ps(live[c], v_expf16(_mm512_sub_ps(sc, mnew[c])));
+				_mm512_storeu_ps(p + j * T + 16 * c, e[u]);
+			}
+			for (int u = 0; u < 8; u++)
+				e[u] = _mm512_add_ps(e[u], e[u + 8]);
+			for (int u = 0; u < 4; u++)
+				e[u] = _mm512_add_ps(e[u], e[u + 4]);
+			for (int u = 0; u < 2; u++)
+				e[u] = _mm512_add_ps(e[u], e[u + 2]);
+			const __m512 t = _mm512_add_ps(e[0], e[1]);
+			sum_lo = _mm512_add_pd(sum_lo, _mm512_cvtps_pd(_mm512_castps512_ps256(t)));
+			sum_hi = _mm512_add_pd(sum_hi, _mm512_cvtps_pd(_mm256_castpd_ps(
+							       _mm512_extractf64x4_pd(_mm512_castps_pd(t), 1))));
+		}
+		const __m512 sv = _mm512_loadu_ps(s + 16 * c);
+		const __m256 lo8 = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(sv)), sum_lo));
+		const __m256 hi8 = _mm512_cvtpd_ps(_mm512_add_pd(
+			_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sv), 1))), sum_hi));
+		_mm512_storeu_ps(s + 16 * c, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo8)),
+										       _mm256_castps_pd(hi8), 1)));
+		_mm512_storeu_ps(m + 16 * c, mnew[c]);
+	}
+	/* the accumulator, two dimensions at a time: eight chains over the
+	 * positions */
+	for (int64_t d = 0; d < dv; d += 2) {
+		const int64_t d1 = d + 1 < dv ? d + 1 : d;
+		__m512 a[2][TV];
+		for (int c = 0; c < TV; c++) {
+			a[0][c] = _mm512_loadu_ps(acc + d * T + 16 * c);
+			a[1][c] = _mm512_loadu_ps(acc + d1 * T + 16 * c);
+		}
+		for (int64_t j = 0; j < n_kv; j++) {
+			const __m512 b0 = _mm512_set1_ps(vf[j * dv + d]), b1 = _mm512_set1_ps(vf[j * dv + d1]);
+			for (int c = 0; c < TV; c++) {
+				const __m512 pv = _mm512_loadu_ps(p + j * T + 16 * c);
+				a[0][c] = _mm512_fmadd_ps(b0, pv, a[0][c]);
+				a[1][c] = _mm512_fmadd_ps(b1, pv, a[1][c]);
+			}
+		}
+		for (int c = 0; c < TV; c++) {
+			_mm512_storeu_ps(acc + d1 * T + 16 * c, a[1][c]);
+			_mm512_storeu_ps(acc + d * T + 16 * c, a[0][c]);
+		}
+	}
+}
+
+#endif
