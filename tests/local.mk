@@ -10,6 +10,7 @@ UNIT_TESTS = \
 	tests/unit/test_safetensors tests/unit/test_hf tests/unit/test_profile \
 	tests/unit/test_kernels tests/unit/test_kernels_isa tests/unit/test_kernels_ops \
 	tests/unit/test_llamacpp tests/unit/test_llamacpp_simd tests/unit/test_llamacpp_tiles \
+	tests/unit/test_flash_attn \
 	tests/unit/test_tokenizer tests/unit/test_mount tests/unit/test_engine \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
@@ -43,6 +44,7 @@ tests_unit_test_kernels_ops_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llamacpp_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llamacpp_simd_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llamacpp_tiles_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_flash_attn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tokenizer_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_mount_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_engine_CFLAGS = $(UNIT_CFLAGS)
@@ -68,6 +70,7 @@ tests_unit_test_p64_SOURCES = tests/unit/test_p64.c tests/unit/p64_testlib.c tes
 tests_unit_test_p64_flip_SOURCES = tests/unit/test_p64_flip.c tests/unit/p64_testlib.c tests/unit/p64_testlib.h
 tests_unit_test_llamacpp_simd_SOURCES = tests/unit/test_llamacpp_simd.c tests/unit/llamacpp_testlib.h
 tests_unit_test_llamacpp_tiles_SOURCES = tests/unit/test_llamacpp_tiles.c tests/unit/llamacpp_testlib.h
+tests_unit_test_flash_attn_SOURCES = tests/unit/test_flash_attn.c tests/unit/llamacpp_testlib.h
 tests_unit_test_vk_SOURCES = tests/unit/test_vk.c tests/unit/vk_testlib.h
 tests_unit_test_vk_ops_SOURCES = tests/unit/test_vk_ops.c tests/unit/vk_testlib.h
 tests_unit_test_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/tools

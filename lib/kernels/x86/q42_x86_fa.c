@@ -131,22 +131,34 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 	rows_to_f32(kf, k, k_stride, n_kv, dk);
 	rows_to_f32(vf, v, v_stride, n_kv, dv);
 
-	/* scores, two positions at a time: eight chains over the head dims */
+	/* scores, two positions at a time: eight chains over the head dims,
+	 * in registers */
 	for (int64_t j = 0; j < n_kv; j += 2) {
 		const int64_t j1 = j + 1 < n_kv ? j + 1 : j;
-		__m512 a[2][TV];
-		for (int c = 0; c < TV; c++)
-			a[0][c] = a[1][c] = _mm512_setzero_ps();
+		const float *k0 = kf + j * dk, *k1 = kf + j1 * dk;
+		__m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+		__m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
 		for (int64_t d = 0; d < dk; d++) {
-			const __m512 b0 = _mm512_set1_ps(kf[j * dk + d]), b1 = _mm512_set1_ps(kf[j1 * dk + d]);
-			for (int c = 0; c < TV; c++) {
-				const __m512 qv = _mm512_loadu_ps(qt + d * T + 16 * c);
-				a[0][c] = _mm512_fmadd_ps(b0, qv, a[0][c]);
-				a[1][c] = _mm512_fmadd_ps(b1, qv, a[1][c]);
-			}
+			const __m512 b0 = _mm512_set1_ps(k0[d]), b1 = _mm512_set1_ps(k1[d]);
+			const float *qd = qt + d * T;
+			const __m512 q0 = _mm512_loadu_ps(qd), q1 = _mm512_loadu_ps(qd + 16);
+			const __m512 q2 = _mm512_loadu_ps(qd + 32), q3 = _mm512_loadu_ps(qd + 48);
+			a00 = _mm512_fmadd_ps(b0, q0, a00);
+			a01 = _mm512_fmadd_ps(b0, q1, a01);
+			a02 = _mm512_fmadd_ps(b0, q2, a02);
+			a03 = _mm512_fmadd_ps(b0, q3, a03);
+			a10 = _mm512_fmadd_ps(b1, q0, a10);
+			a11 = _mm512_fmadd_ps(b1, q1, a11);
+			a12 = _mm512_fmadd_ps(b1, q2, a12);
+			a13 = _mm512_fmadd_ps(b1, q3, a13);
 		}
-		for (int u = 0; u < 2 && j + u < n_kv; u++) {
+		const __m512 a[2][TV] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
+		UNROLL
+		for (int u = 0; u < 2; u++) {
+			if (j + u >= n_kv)
+				break;
 			const __m512i jv = _mm512_set1_epi32((int32_t)(j + u));
+			UNROLL
 			for (int c = 0; c < TV; c++) {
 				const __mmask16 ok = _mm512_cmp_epi32_mask(lov[c], jv, _MM_CMPINT_LE) &
 						     _mm512_cmp_epi32_mask(jv, hiv[c], _MM_CMPINT_LT);
@@ -214,26 +226,36 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 		_mm512_storeu_ps(m + 16 * c, mnew[c]);
 	}
 	/* the accumulator, two dimensions at a time: eight chains over the
-	 * positions */
+	 * positions, in registers */
 	for (int64_t d = 0; d < dv; d += 2) {
 		const int64_t d1 = d + 1 < dv ? d + 1 : d;
-		__m512 a[2][TV];
-		for (int c = 0; c < TV; c++) {
-			a[0][c] = _mm512_loadu_ps(acc + d * T + 16 * c);
-			a[1][c] = _mm512_loadu_ps(acc + d1 * T + 16 * c);
-		}
+		float *c0 = acc + d * T, *c1 = acc + d1 * T;
+		__m512 a00 = _mm512_loadu_ps(c0), a01 = _mm512_loadu_ps(c0 + 16);
+		__m512 a02 = _mm512_loadu_ps(c0 + 32), a03 = _mm512_loadu_ps(c0 + 48);
+		__m512 a10 = _mm512_loadu_ps(c1), a11 = _mm512_loadu_ps(c1 + 16);
+		__m512 a12 = _mm512_loadu_ps(c1 + 32), a13 = _mm512_loadu_ps(c1 + 48);
 		for (int64_t j = 0; j < n_kv; j++) {
 			const __m512 b0 = _mm512_set1_ps(vf[j * dv + d]), b1 = _mm512_set1_ps(vf[j * dv + d1]);
-			for (int c = 0; c < TV; c++) {
-				const __m512 pv = _mm512_loadu_ps(p + j * T + 16 * c);
-				a[0][c] = _mm512_fmadd_ps(b0, pv, a[0][c]);
-				a[1][c] = _mm512_fmadd_ps(b1, pv, a[1][c]);
-			}
+			const float *pj = p + j * T;
+			const __m512 p0 = _mm512_loadu_ps(pj), p1 = _mm512_loadu_ps(pj + 16);
+			const __m512 p2 = _mm512_loadu_ps(pj + 32), p3 = _mm512_loadu_ps(pj + 48);
+			a00 = _mm512_fmadd_ps(b0, p0, a00);
+			a01 = _mm512_fmadd_ps(b0, p1, a01);
+			a02 = _mm512_fmadd_ps(b0, p2, a02);
+			a03 = _mm512_fmadd_ps(b0, p3, a03);
+			a10 = _mm512_fmadd_ps(b1, p0, a10);
+			a11 = _mm512_fmadd_ps(b1, p1, a11);
+			a12 = _mm512_fmadd_ps(b1, p2, a12);
+			a13 = _mm512_fmadd_ps(b1, p3, a13);
 		}
-		for (int c = 0; c < TV; c++) {
-			_mm512_storeu_ps(acc + d1 * T + 16 * c, a[1][c]);
-			_mm512_storeu_ps(acc + d * T + 16 * c, a[0][c]);
-		}
+		_mm512_storeu_ps(c1, a10);
+		_mm512_storeu_ps(c1 + 16, a11);
+		_mm512_storeu_ps(c1 + 32, a12);
+		_mm512_storeu_ps(c1 + 48, a13);
+		_mm512_storeu_ps(c0, a00);
+		_mm512_storeu_ps(c0 + 16, a01);
+		_mm512_storeu_ps(c0 + 32, a02);
+		_mm512_storeu_ps(c0 + 48, a03);
 	}
 }
 
