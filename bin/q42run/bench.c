@@ -53,7 +53,7 @@ static int print_bench_json(const struct opts *o, const q42_engine *e, const cha
 	json_object_set_new(tg, "read_ops_gb_s", r->tg_read_ops_gbps > 0.0
 					 ? json_fixed(r->tg_read_ops_gbps, 3) : json_null());
 	json_t *j = json_pack(
-		"{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:o, s:o,"
+		"{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:b, s:I, s:o, s:I, s:I, s:o, s:o,"
 		" s:o?, s:{s:I, s:o, s:I, s:I, s:I}}",
 		"threads", (json_int_t)q42_engine_n_threads(e),
 		"isa", q42_isa_name(q42_engine_isa(e)),
@@ -63,6 +63,8 @@ static int print_bench_json(const struct opts *o, const q42_engine *e, const cha
 		"ctx", (json_int_t)q42_engine_n_ctx(e),
 		"batch", (json_int_t)q42_engine_n_batch(e),
 		"kv_type", q42_dtype_get(q42_engine_kv_type(e))->name,
+		"flash_attn", q42_engine_flash_attn(e),
+		"depth", (json_int_t)b->depth,
 		"load_ms", json_fixed(load_ms, 3),
 		"reps", (json_int_t)b->reps,
 		"weight_bytes", (json_int_t)r->weight_bytes,
@@ -157,14 +159,16 @@ int run_bench(const struct opts *o)
 		printf("pp_tok_s=%.2f pp_min=%.2f pp_max=%.2f tg_tok_s=%.2f tg_min=%.2f tg_max=%.2f "
 		       "tg_weight_gb_s=%.2f %s %s ttft_ms=%.2f ttft_min=%.2f ttft_max=%.2f ttft_first_ms=%.2f "
 		       "ttft_load_ms=%.2f ttft_prefill_ms=%.2f peak_rss_mib=%.1f huge_mib=%s kv_mib=%.1f "
-		       "act_mib=%.1f scratch_mib=%.2f pp=%u tg=%u reps=%u threads=%u ctx=%u isa=%s "
-		       "backend=%s",
+		       "act_mib=%.1f scratch_mib=%.2f pp=%u tg=%u depth=%u reps=%u threads=%u ctx=%u "
+		       "kv_type=%s fa=%s isa=%s backend=%s",
 		       r.pp.median, r.pp.min, r.pp.max, r.tg.median, r.tg.min, r.tg.max, r.tg_gbps,
 		       stream, read, tt.ttft_ms.median, tt.ttft_ms.min, tt.ttft_ms.max, tt.first_ttft_ms,
 		       tt.load_ms.median, tt.prefill_ms.median, mib(q42_peak_rss_bytes()), huge_mib,
 		       mib(mem.kv_bytes), mib(mem.act_bytes), mib(mem.scratch_bytes), o->bench.n_pp,
-		       o->bench.n_tg, o->bench.reps, q42_engine_n_threads(e), q42_engine_n_ctx(e),
-		       q42_isa_name(q42_engine_isa(e)), q42_backend_name(q42_engine_backend(e)));
+		       o->bench.n_tg, o->bench.depth, o->bench.reps, q42_engine_n_threads(e),
+		       q42_engine_n_ctx(e), q42_dtype_get(q42_engine_kv_type(e))->name,
+		       q42_engine_flash_attn(e) ? "on" : "off", q42_isa_name(q42_engine_isa(e)),
+		       q42_backend_name(q42_engine_backend(e)));
 	}
 	if (!o->json && dev)
 		printf(" pp_device_ms=%.3f tg_device_ms=%.3f device=\"%s\"", r.pp_device_ms,

@@ -21,7 +21,7 @@
 #include "vulkan/q42_vk.h"
 
 enum {
-	OPT_BENCH = 200, OPT_PP, OPT_TG, OPT_REPS, OPT_JSON,
+	OPT_BENCH = 200, OPT_PP, OPT_TG, OPT_DEPTH, OPT_REPS, OPT_JSON,
 	OPT_DEADLINE = 256, OPT_STOP, OPT_IGNORE_EOS, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ISA, OPT_ARITH, OPT_TEMP, OPT_TOP_K, OPT_TOP_P,
 	OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED, OPT_NO_BOS, OPT_NO_SPECIAL,
 	OPT_TOKENIZE, OPT_DETOKENIZE, OPT_LINES, OPT_RECORD, OPT_STRICT, OPT_TIMINGS,
@@ -82,6 +82,7 @@ static const struct option long_opts[] = {
 	{"bench", no_argument, NULL, OPT_BENCH},
 	{"pp", required_argument, NULL, OPT_PP},
 	{"tg", required_argument, NULL, OPT_TG},
+	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"reps", required_argument, NULL, OPT_REPS},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"perplexity", required_argument, NULL, OPT_PERPLEXITY},
@@ -203,7 +204,8 @@ static void usage(FILE *f)
 	      "                          for another model, --ctx, --batch, --kv-type or --arith\n"
 	      "      --bench             measure prompt processing and generation tokens/s\n"
 	      "                          (--pp N, default 128; --tg N, default 64; --reps R,\n"
-	      "                          default 5; --json for one JSON object)\n"
+	      "                          default 5; --depth D: with D tokens in the cache\n"
+	      "                          first, default 0; --json for one JSON object)\n"
 	      "      --perplexity FILE   perplexity of the model over FILE in windows of --ctx\n"
 	      "                          tokens, as llama-perplexity computes it\n"
 	      "      --kl-base OUT       with --perplexity: store the log-probs in OUT\n"
@@ -259,7 +261,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->max_tokens = Q42_GEN_MAX_TOKENS_DEFAULT;
-	o->bench = (q42_bench_opts){128, 64, 5, 0, false};
+	o->bench = (q42_bench_opts){.n_pp = 128, .n_tg = 64, .reps = 5};
 	o->cache_bytes = Q42_PREFIX_CACHE_BYTES_DEFAULT;
 	o->deadline = Q42_GEN_DEADLINE_DEFAULT;
 	o->eo.isa = Q42_ISA_BEST;
@@ -483,6 +485,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_CERTIFY: o->mode = MODE_CERTIFY; break;
 		case OPT_PP:
 		case OPT_TG:
+		case OPT_DEPTH:
 		case OPT_REPS: {
 			char *end;
 			unsigned long v;
@@ -491,11 +494,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
 			    v > (c == OPT_REPS ? Q42_BENCH_REPS_MAX : 1000000u) || (c == OPT_REPS && v == 0))
 				return bad_usage("--%s '%s': expected an integer in %u..%u",
-						 c == OPT_PP ? "pp" : c == OPT_TG ? "tg" : "reps", optarg,
+						 c == OPT_PP ? "pp" : c == OPT_TG ? "tg" : c == OPT_DEPTH ? "depth" : "reps", optarg,
 						 c == OPT_REPS ? 1u : 0u,
 						 c == OPT_REPS ? Q42_BENCH_REPS_MAX : 1000000u);
-			*(c == OPT_PP ? &o->bench.n_pp : c == OPT_TG ? &o->bench.n_tg : &o->bench.reps) =
-				(uint32_t)v;
+			*(c == OPT_PP ? &o->bench.n_pp : c == OPT_TG ? &o->bench.n_tg
+			  : c == OPT_DEPTH ? &o->bench.depth : &o->bench.reps) = (uint32_t)v;
 			break;
 		}
 		case OPT_JSON: o->json = true; break;

@@ -150,7 +150,7 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 {
 	const uint32_t n_ctx = q42_engine_n_ctx(e), n_vocab = q42_engine_n_vocab(e);
 	q42_pool *const pool = q42_engine_pool(e);
-	const uint32_t n_ids = o->n_pp > o->n_tg ? o->n_pp : o->n_tg;
+	const uint32_t n_ids = o->depth + (o->n_pp > o->n_tg ? o->n_pp : o->n_tg);
 	int32_t *ids = NULL;
 	double *tps = NULL, *rd_s = NULL, *vs = NULL, *ops_s = NULL;
 	uint64_t *len = NULL;
@@ -163,10 +163,10 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 	if (o->reps < 1 || o->reps > Q42_BENCH_REPS_MAX)
 		return q42_err_set(err, Q42_EARG, "bench: %u repetitions, expected 1..%u", o->reps,
 				   Q42_BENCH_REPS_MAX);
-	if (o->n_pp > n_ctx || o->n_tg > n_ctx)
+	if (o->depth > n_ctx || o->n_pp > n_ctx - o->depth || o->n_tg > n_ctx - o->depth)
 		return q42_err_set(err, Q42_EARG,
-				   "bench: --pp %u / --tg %u do not fit a context of %u tokens", o->n_pp,
-				   o->n_tg, n_ctx);
+				   "bench: --depth %u with --pp %u / --tg %u does not fit a context of %u tokens",
+				   o->depth, o->n_pp, o->n_tg, n_ctx);
 	ids = malloc((n_ids ? n_ids : 1) * sizeof *ids);
 	tps = malloc(o->reps * sizeof *tps);
 	if (ids == NULL || tps == NULL) {
@@ -174,17 +174,22 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		goto fail;
 	}
 	random_ids(ids, n_ids, n_vocab, o->seed);
+	/* warm-up passes; then the depth, which every repetition returns to */
 	if (o->n_pp > 0 && (rc = q42_engine_eval(e, ids, o->n_pp, err)) != Q42_OK)
 		goto fail;
 	q42_engine_reset(e);
 	if (o->n_tg > 0 && (rc = q42_engine_eval(e, ids, 1, err)) != Q42_OK)
 		goto fail;
+	q42_engine_reset(e);
+	if (o->depth > 0 && (rc = q42_engine_eval(e, ids, o->depth, err)) != Q42_OK)
+		goto fail;
 	if (o->n_pp > 0) {
 		dev0 = q42_engine_device_ms(e);
 		for (uint32_t r = 0; r < o->reps; r++) {
-			q42_engine_reset(e);
+			if ((rc = q42_engine_truncate(e, o->depth, err)) != Q42_OK)
+				goto fail;
 			const double t0 = now_s();
-			rc = q42_engine_eval(e, ids, o->n_pp, err);
+			rc = q42_engine_eval(e, ids + o->depth, o->n_pp, err);
 			if (rc != Q42_OK)
 				goto fail;
 			tps[r] = (double)o->n_pp / (now_s() - t0);
@@ -214,10 +219,11 @@ int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 		q42_engine_phase_clock(e, true);
 		for (uint32_t r = 0; r < o->reps; r++) {
 			double dt = 0.0;
-			q42_engine_reset(e);
+			if ((rc = q42_engine_truncate(e, o->depth, err)) != Q42_OK)
+				goto fail;
 			for (uint32_t i = 0; i < o->n_tg; i++) {
 				const double t0 = now_s();
-				rc = q42_engine_eval(e, ids + i, 1, err);
+				rc = q42_engine_eval(e, ids + o->depth + i, 1, err);
 				if (rc != Q42_OK)
 					goto fail;
 				const double step = now_s() - t0;

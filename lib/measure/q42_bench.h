@@ -1,6 +1,7 @@
 /* q42_bench.h -- throughput measurement in the manner of llama-bench:
- * prompt processing (one pass of n_pp random tokens from an empty cache)
- * and generation (n_tg single-token passes from an empty cache), each
+ * prompt processing (one pass of n_pp random tokens) and generation (n_tg
+ * single-token passes), each from a cache holding depth tokens (empty by
+ * default; llama-bench -d), each
  * repeated and summarised as median, minimum and maximum tokens/s; time
  * to first token (mount, engine open, prefill, first greedy token); and
  * what an engine allocates besides the mapping.
@@ -20,6 +21,7 @@
 typedef struct q42_bench_opts {
 	uint32_t n_pp;  /* prompt tokens per repetition (0: skip) */
 	uint32_t n_tg;  /* generated tokens per repetition (0: skip) */
+	uint32_t depth; /* tokens in the cache before each pp and tg repetition */
 	uint32_t reps;  /* 1..Q42_BENCH_REPS_MAX */
 	uint64_t seed;  /* for the random token ids */
 	bool read_pass; /* a read pass after each generation step (q42_bench_result) */
@@ -54,9 +56,10 @@ typedef struct q42_bench_result {
 	double pp_device_ms, tg_device_ms;
 } q42_bench_result;
 
-/* Runs on an open engine and leaves its cache reset. Q42_EARG when a
- * count does not fit the engine's context or reps is out of range;
- * Q42_ENOMEM. */
+/* Runs on an open engine and leaves its cache reset. The depth tokens are
+ * evaluated once, untimed, and each repetition starts from them (the
+ * cache truncated back). Q42_EARG when depth + a count does not fit the
+ * engine's context or reps is out of range; Q42_ENOMEM. */
 Q42_API int q42_bench_run(q42_engine *e, const q42_bench_opts *o, q42_bench_result *out,
 			  q42_err *err);
 

@@ -224,7 +224,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		" s:{s:s, s:o, s:I, s:s, s:s?, s:s, s:I, s:I},"
 		" s:{s:s, s:o, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:I, s:f, s:o, s:I, s:I},"
-		" s:{s:s, s:o, s:s, s:s, s:I, s:s},"
+		" s:{s:s, s:o, s:s, s:s, s:I, s:s, s:b},"
 		" s:{s:s, s:s}, s:b, s:o, s:[]}",
 		"schema", Q42_RECORD_SCHEMA,
 		"request", (json_int_t)ri->request_index,
@@ -284,6 +284,7 @@ int q42_record_append(q42_buf *out, const q42_record_info *ri, q42_err *err)
 		"arith", q42_arith_name(q42_engine_arith(e)),
 		"threads", (json_int_t)q42_engine_n_threads(e),
 		"kv_type", q42_dtype_get(q42_engine_kv_type(e))->name,
+		"flash_attn", q42_engine_flash_attn(e),
 		"build",
 		"program", ri->program,
 		"version", ri->version,

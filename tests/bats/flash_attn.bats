@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# flash_attn.bats -- q42run --flash-attn: llama.cpp's greedy ids with its
+# CPU flash attention on (its default, F16 cache) and off (F16 cache), on
+# every architecture q42 runs, for a short prompt and a 1,772-token one
+# (tests/golden/fa/long.txt: the tiled form, a sliding window shorter
+# than the prompt); the same bits for 1 and 2 threads; refusals.
+#
+# Expected ids: tests/golden/fa/gen.tsv (llamapeer gen ... 16 --threads 1
+# --ctx 4096 --fa on | --fa off --kv f16, on an AMD EPYC guest that loads
+# llama.cpp's zen4 variant; tests/golden/fa/README). q42run stops at an
+# end-of-generation token and llama.cpp's gen does not, so a shorter q42
+# output must be the golden's prefix ending at the model's EOS id.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	Q42RUN=$(q42_bin q42run)
+	GOLD="$Q42_SRCDIR/tests/golden/fa/gen.tsv"
+	LONG="$Q42_SRCDIR/tests/golden/fa/long.txt"
+	TM="$Q42_SRCDIR/tests/models"
+}
+
+# ids MODEL PROMPT-NAME OPTION...: the record of q42run's 16 greedy ids
+ids() {
+	local model=$1 pname=$2
+	shift 2
+	if [ "$pname" = long ]; then
+		"$Q42RUN" -m "$TM/$model" -f "$LONG" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
+	else
+		"$Q42RUN" -m "$TM/$model" -p "Once upon a time" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
+	fi
+}
+
+@test "--flash-attn on and off: llama.cpp's greedy ids on every architecture, short and 1,772-token prompts" {
+	[ -s "$GOLD" ]
+	local n=0
+	while IFS=$'\t' read -r model pname mode want; do
+		if [ "$mode" = on ]; then
+			run ids "$model" "$pname" --flash-attn on
+		else
+			run ids "$model" "$pname" --flash-attn off --kv-type f16
+		fi
+		[ "$status" -eq 0 ] || { echo "$model $pname $mode: exit $status: $output"; return 1; }
+		python3 - "$output" "$want" "$model | $pname | --flash-attn $mode" "$mode" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); want = sys.argv[2].split(); got = [str(i) for i in r["tokens"]["generated"]]
+assert r["engine"]["flash_attn"] == (sys.argv[4] == "on"), r["engine"]
+ok = got == want or (len(got) < len(want) and got == want[:len(got)] and r["stop"] in ("eos", "eog"))
+if not ok:
+    sys.exit("%s\n  llama.cpp: %s\n  q42:       %s (stop %s)" % (sys.argv[3], " ".join(want), " ".join(got), r["stop"]))
+PY
+		n=$((n + 1))
+	done <"$GOLD"
+	[ "$n" -eq 36 ]
+}
+
+@test "--flash-attn on: the same logits for 1 and 2 threads, tiled and one-at-a-time passes" {
+	for b in 512 7; do
+		local a c
+		a=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b $b -t 1 --flash-attn on --logits-for 1,2,3,100,320,394)
+		c=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b $b -t 2 --flash-attn on --logits-for 1,2,3,100,320,394)
+		[ -n "$a" ]
+		[ "$a" = "$c" ]
+	done
+}
+
+@test "--flash-attn on differs from off, and auto is on for a decoder on the CPU" {
+	local on off auto
+	on=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" --flash-attn on --logits-for 320,394)
+	off=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" --kv-type f16 --logits-for 320,394)
+	auto=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" --flash-attn auto --logits-for 320,394)
+	[ "$on" != "$off" ]
+	[ "$on" = "$auto" ]
+}
+
+@test "--flash-attn: an f32 cache is stored as f16, as llama.cpp casts it; the record says so" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 2 --flash-attn on --kv-type f32 --record
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; e=json.loads(sys.argv[1])["engine"]; assert e["kv_type"]=="f16" and e["flash_attn"] is True, e' "$output"
+}
+
+@test "--flash-attn: bad values and unsupported uses are refused" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --flash-attn maybe
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--flash-attn 'maybe': expected on, off or auto"* ]]
+	[ -s "$Q42_TEST_MODELS/tiny-bert-f32.gguf" ] || { q42_missing tiny-bert-f32.gguf; return; }
+	run "$Q42RUN" -m "$Q42_TEST_MODELS/tiny-bert-f32.gguf" -p x --embed --flash-attn on
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"flash attention: not available for an encoder's attention"* ]]
+}
+
+@test "--bench --depth: the cache holds the depth first; a depth past the context is refused" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" --bench --pp 64 --tg 4 --depth 300 --reps 1 --flash-attn on
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" depth=300 "* ]]
+	[[ "$output" == *" fa=on "* ]]
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" --bench --pp 64 --tg 4 --depth 4090 --reps 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--depth 4090 with --pp 64 / --tg 4 does not fit a context of 4096 tokens"* ]]
+}
