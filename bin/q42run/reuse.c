@@ -29,6 +29,7 @@ static int state_ident(const struct opts *o, q42_mount *m, q42_engine *e, q42_st
 	id->n_batch = q42_engine_n_batch(e);
 	id->kv_type = q42_engine_kv_type(e);
 	id->arith = (uint32_t)q42_engine_arith(e);
+	id->flash_attn = q42_engine_flash_attn(e) ? 1u : 0u;
 	id->n_layer = q42_mount_hparams(m)->n_layer;
 	id->n_embd = q42_mount_hparams(m)->n_embd;
 	id->n_vocab = q42_engine_n_vocab(e);

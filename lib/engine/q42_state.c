@@ -82,6 +82,20 @@ static void walk(q42_engine *e, uint8_t *buf, uint32_t n_stored, uint32_t n, boo
 					memcpy(seg + p * kb, c, run * kb);
 				p += run;
 			}
+		if (e->fa) { /* V in rows: element by element into the same layout */
+			for (uint32_t h = 0; h < L->n_head_kv; h++, seg += (uint64_t)e->hd_v * n_stored * vb)
+				for (uint32_t p = 0; p < n; p++) {
+					uint8_t *c = q42_engine_v_row(e, l, h, p);
+					for (uint32_t d = 0; d < e->hd_v; d++) {
+						uint8_t *o = seg + ((uint64_t)d * n_stored + p) * vb;
+						if (put)
+							memcpy(c + d * vb, o, vb);
+						else
+							memcpy(o, c + d * vb, vb);
+					}
+				}
+			continue;
+		}
 		for (uint32_t h = 0; h < L->n_head_kv; h++)
 			for (uint32_t d = 0; d < e->hd_v; d++, seg += n_stored * vb)
 				for (uint32_t p = 0; p < n; p += Q42_V_BLOCK) {

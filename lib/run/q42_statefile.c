@@ -18,7 +18,7 @@ enum {
 	OFF_MAGIC = 0, OFF_VERSION = 8, OFF_HEADER_BYTES = 12, OFF_MODEL = 16, OFF_CTX = 48,
 	OFF_BATCH = 52, OFF_KV = 56, OFF_ARITH = 60, OFF_LAYER = 64, OFF_EMBD = 68,
 	OFF_VOCAB = 72, OFF_NPOS = 76, OFF_POS_BYTES = 80, OFF_FILE_BYTES = 88,
-	OFF_RESERVED = 96, OFF_HEADER_CRC = 124,
+	OFF_FLASH = 96, OFF_RESERVED = 100, OFF_HEADER_CRC = 124,
 };
 
 /* Total file bytes for n_pos positions of pos_bytes; false on overflow. */
@@ -66,6 +66,7 @@ int q42_state_parse(const uint8_t *p, uint64_t n, q42_state_view *v, q42_err *er
 	v->id.n_batch = q42_ld32(p + OFF_BATCH);
 	v->id.kv_type = q42_ld32(p + OFF_KV);
 	v->id.arith = q42_ld32(p + OFF_ARITH);
+	v->id.flash_attn = q42_ld32(p + OFF_FLASH);
 	v->id.n_layer = q42_ld32(p + OFF_LAYER);
 	v->id.n_embd = q42_ld32(p + OFF_EMBD);
 	v->id.n_vocab = q42_ld32(p + OFF_VOCAB);
@@ -99,12 +100,12 @@ int q42_state_match(const q42_state_view *v, const q42_state_ident *w, q42_err *
 {
 	const q42_state_ident *h = &v->id;
 	static const char *const names[] = {"context size (--ctx)", "batch (--batch)",
-		"KV cache type (--kv-type)", "arithmetic (--arith)", "layer count", "embedding width",
-		"vocabulary size", "bytes per position"};
-	const uint64_t have[] = {h->n_ctx, h->n_batch, h->kv_type, h->arith, h->n_layer, h->n_embd,
-				 h->n_vocab, h->pos_bytes};
-	const uint64_t want[] = {w->n_ctx, w->n_batch, w->kv_type, w->arith, w->n_layer, w->n_embd,
-				 w->n_vocab, w->pos_bytes};
+		"KV cache type (--kv-type)", "arithmetic (--arith)", "flash attention (--flash-attn)",
+		"layer count", "embedding width", "vocabulary size", "bytes per position"};
+	const uint64_t have[] = {h->n_ctx, h->n_batch, h->kv_type, h->arith, h->flash_attn, h->n_layer,
+				 h->n_embd, h->n_vocab, h->pos_bytes};
+	const uint64_t want[] = {w->n_ctx, w->n_batch, w->kv_type, w->arith, w->flash_attn, w->n_layer,
+				 w->n_embd, w->n_vocab, w->pos_bytes};
 
 	if (memcmp(h->model_sha256, w->model_sha256, Q42_SHA256_LEN) != 0) {
 		char a[Q42_SHA256_HEX_LEN + 1], b[Q42_SHA256_HEX_LEN + 1];
@@ -154,6 +155,7 @@ int q42_state_write(const char *path, const q42_state_ident *id, const int32_t *
 	q42_st32(h + OFF_BATCH, id->n_batch);
 	q42_st32(h + OFF_KV, id->kv_type);
 	q42_st32(h + OFF_ARITH, id->arith);
+	q42_st32(h + OFF_FLASH, id->flash_attn);
 	q42_st32(h + OFF_LAYER, id->n_layer);
 	q42_st32(h + OFF_EMBD, id->n_embd);
 	q42_st32(h + OFF_VOCAB, id->n_vocab);

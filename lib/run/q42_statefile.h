@@ -24,6 +24,7 @@
 typedef struct q42_state_ident {
 	uint8_t model_sha256[Q42_SHA256_LEN];
 	uint32_t n_ctx, n_batch, kv_type, arith;
+	uint32_t flash_attn;     /* 1: llama.cpp's flash attention (q42_engine_flash_attn) */
 	uint32_t n_layer, n_embd, n_vocab;
 	uint64_t pos_bytes;      /* bytes of one position's state */
 } q42_state_ident;

@@ -99,3 +99,28 @@ PY
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--depth 4090 with --pp 64 / --tg 4 does not fit a context of 4096 tokens"* ]]
 }
+
+@test "--flash-attn on: a saved state and a reused prefix give a cold run's bits; the state names the mode" {
+	local st="$BATS_TEST_TMPDIR/s.q42state" cold warm
+	"$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -n 0 -b 64 --flash-attn on --state-save "$st"
+	cold=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b 64 --flash-attn on --logits-for 1,2,320,394)
+	warm=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b 64 --flash-attn on --state-load "$st" --logits-for 1,2,320,394)
+	[ -n "$cold" ]
+	[ "$cold" = "$warm" ]
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x -b 64 --kv-type f16 --state-load "$st"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"made with flash attention (--flash-attn) 1, this run has 0"* ]]
+	# two requests sharing the long prefix in one process: the second reuses it
+	printf '%s The end.\n%s A new day.\n' "$(cat "$LONG")" "$(cat "$LONG")" >"$BATS_TEST_TMPDIR/two.txt"
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$BATS_TEST_TMPDIR/two.txt" --lines -b 64 -n 4 --flash-attn on --record
+	[ "$status" -eq 0 ]
+	local second_alone
+	second_alone=$(printf '%s A new day.\n' "$(cat "$LONG")" | "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" --lines -b 64 -n 4 --flash-attn on --record)
+	python3 - "$output" "$second_alone" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in sys.argv[1].splitlines()]
+alone = json.loads(sys.argv[2])
+assert recs[1]["timings"]["prompt_reused"] > 0, recs[1]["timings"]
+assert recs[1]["tokens"]["generated"] == alone["tokens"]["generated"], (recs[1]["tokens"]["generated"], alone["tokens"]["generated"])
+PY
+}
