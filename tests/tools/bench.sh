@@ -33,7 +33,7 @@
 # AVX-512. The table's first line names llama.cpp's variant.
 #
 # Environment (set by the Makefile): MODEL, Q42RUN, RUNSTAT, LLAMAPEER,
-# BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_CTX (empty: q42's
+# BENCH_PP, BENCH_TG, BENCH_REPS, BENCH_THREADS, BENCH_DEPTHS (section 5), BENCH_CTX (empty: q42's
 # default), BENCH_KV, BENCH_ISA, BENCH_TEXT (empty: BENCH_TEXT_MB MB built from the tree's man
 # pages and sources), BENCH_TOK_REPS, SRCDIR.
 set -u
@@ -221,3 +221,38 @@ row "TTFT pp$pp ms" "$qttft" "$lttft" "<= 1.0"
 row "peak RSS MiB" "$(awk -v k="$qrss" 'BEGIN { print k / 1024 }')" \
 	"$([ -n "$lrss" ] && awk -v k="$lrss" 'BEGIN { print k / 1024 }')" "<= 1.0"
 row "tokenizer MB/s" "$qtok" "$ltok" ">= 1.0"
+
+# 5. depth rows (BENCH_DEPTHS, space-separated; empty: none): prompt
+# processing and generation with D tokens already in the cache (q42run
+# --bench --depth, llamapeer bench --depth, as llama-bench -d), and each
+# process's peak RSS. q42 runs with flash attention on (its fastest form
+# at depth); llama.cpp runs both with its default (on) and with
+# --fa off, and the ratio is q42 over the better of the two. One round
+# each: a depth of 16384 takes minutes per program on two cores.
+depths=${BENCH_DEPTHS:-}
+[ -n "$depths" ] && printf "\n%-26s %12s %12s %12s %8s\n" "depth rows (1 round)" "q42 fa on" "llama fa on" "llama fa off" "ratio"
+for d in $depths; do
+	most=$pp
+	[ "$tg" -gt "$most" ] && most=$tg
+	dctx=$(( (d + most + 255) / 256 * 256 ))
+	q=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
+		-t "$th" -c "$dctx" --flash-attn on --isa "$isa") || die "q42run --bench --depth $d failed"
+	qr=$(field "$(cat "$tmp/rs")" maxrss_kib)
+	lon= loff= lonr= loffr=
+	if [ -n "$peer" ]; then
+		lon=$("$RUNSTAT" -o "$tmp/rs" "$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
+			--threads "$th" --kv "$kv" --fa on 2>/dev/null | grep pp_tok_s) && lonr=$(field "$(cat "$tmp/rs")" maxrss_kib)
+		loff=$("$RUNSTAT" -o "$tmp/rs" "$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
+			--threads "$th" --kv "$kv" --fa off 2>/dev/null | grep pp_tok_s) && loffr=$(field "$(cat "$tmp/rs")" maxrss_kib)
+	fi
+	for k in pp_tok_s tg_tok_s; do
+		a=$(field "$q" $k) b=$(field "$lon" $k) c=$(field "$loff" $k)
+		awk -v lab="${k%%_*}@$d tok/s" -v a="$a" -v b="$b" -v c="$c" 'BEGIN {
+			best = (b + 0 > c + 0) ? b : c
+			printf "%-26s %12s %12s %12s %8s\n", lab, a, b == "" ? "-" : b, c == "" ? "-" : c,
+				best + 0 > 0 ? sprintf("%.2f", a / best) : "-" }'
+	done
+	awk -v lab="peak RSS MiB @$d" -v a="$qr" -v b="$lonr" -v c="$loffr" 'BEGIN {
+		printf "%-26s %12.1f %12s %12s %8s\n", lab, a / 1024, b == "" ? "-" : sprintf("%.1f", b / 1024),
+			c == "" ? "-" : sprintf("%.1f", c / 1024), b + 0 > 0 ? sprintf("%.2f", a / b) : "-" }'
+done
