@@ -673,14 +673,18 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		}
 	}
 	/* RoPE factors: rope_freqs, else LongRoPE's long ones past the
-	 * original context, else its short ones (llama_model::get_rope_factors) */
+	 * original context, else its short ones (llama_model::get_rope_factors).
+	 * llama.cpp compares its context rounded up to 256 cells: with an
+	 * original context of 4100 (or 32), a context of 4097 (or 20) takes the
+	 * long factors there, so here too. */
 	{
 		const uint32_t orig = q42_mount_hparams(e->m)->n_ctx_orig
 					      ? q42_mount_hparams(e->m)->n_ctx_orig
 					      : q42_mount_hparams(e->m)->n_ctx_train;
+		const uint64_t ctx_cells = ((uint64_t)e->n_ctx + 255) / 256 * 256;
 		e->rope_ff = &e->g[Q42_W_ROPE_FREQS];
 		if (e->rope_ff->data == NULL)
-			e->rope_ff = &e->g[e->n_ctx > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
+			e->rope_ff = &e->g[ctx_cells > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
 	}
 	e->final_norm = e->arch->post_norm ? NULL
 			: &e->g[e->arch->embd_norm_final ? Q42_W_TOK_EMBD_NORM : Q42_W_OUTPUT_NORM];
