@@ -15,7 +15,8 @@
  * routed FFN: "tokens" are (token, chosen expert) pairs, TILE is 1, pair
  * j reads the matrix of expert ids[j] (expert_bytes apart in the stack)
  * and activation row j / x_div (x_div = experts per token: each token's
- * row feeds its experts; 1: a row per pair).
+ * row feeds its experts; 1: a row per pair); a dispatch covers the pairs
+ * from pair0 on.
  */
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
@@ -35,7 +36,7 @@ layout(std430, binding = 3) readonly buffer Ibuf { uint ids[]; };
 layout(push_constant) uniform Push {
 	uint row_bytes, n_in, n_out, n_tok, y_stride, groups_x;
 #ifdef MATMUL_ID
-	uint expert_bytes, x_div;
+	uint expert_bytes, x_div, pair0;
 #endif
 } p;
 
@@ -54,7 +55,11 @@ void main()
 {
 	const uint tid = gl_LocalInvocationID.x;
 	const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * p.groups_x) * ROWS;
+#ifdef MATMUL_ID
+	const uint t0 = p.pair0 + gl_WorkGroupID.z; /* TILE is 1 */
+#else
 	const uint t0 = gl_WorkGroupID.z * TILE;
+#endif
 	if (r0 >= p.n_out)
 		return; /* the whole workgroup leaves together */
 	const uint nt = min(TILE, p.n_tok - t0);

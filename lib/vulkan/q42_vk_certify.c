@@ -924,8 +924,10 @@ static int run_cases(struct vc *c, q42_err *err)
 		if (rc == Q42_OK)
 			rc = case_get_rows(c, types[t], rows_n[fam], err);
 	}
-	static const uint32_t norm[3][2] = {{64, 1}, {896, 3}, {4097, 2}};
-	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+	/* the last: per-head norms of a long pass, more rows than a grid
+	 * dimension holds */
+	static const uint32_t norm[4][2] = {{64, 1}, {896, 3}, {4097, 2}, {16, 70001}};
+	for (int i = 0; i < 4 && rc == Q42_OK; i++)
 		rc = case_rmsnorm(c, norm[i][0], norm[i][1], err);
 	static const struct rope_shape ropes[] = {
 		{false, false, 1, 4, 64, 64, 0, 1.0f, 1.0f},

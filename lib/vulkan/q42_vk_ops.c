@@ -68,7 +68,7 @@ int q42_vk_ops_open(q42_vk_ops **out, q42_vk *vk, q42_err *err)
 		if (rc == Q42_OK)
 			rc = q42_vk_pipe_get(vk, "get_rows", 3, 12, gr, 2, &o->rows[i], err);
 		if (rc == Q42_OK)
-			rc = q42_vk_pipe_get(vk, "matmul_id", 4, 32, mv, 4, &o->mid[i], err);
+			rc = q42_vk_pipe_get(vk, "matmul_id", 4, 36, mv, 4, &o->mid[i], err);
 	}
 	for (uint32_t f16 = 0; f16 < 2 && rc == Q42_OK; f16++) {
 		const uint32_t kv[2] = {WG_ELT, f16};
@@ -85,7 +85,7 @@ int q42_vk_ops_open(q42_vk_ops **out, q42_vk *vk, q42_err *err)
 	}
 	const uint32_t wrow = WG_ROW, welt = WG_ELT, wam = WG_ARGMAX, wrt = WG_ROUTE;
 	if (rc == Q42_OK)
-		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 12, &wrow, 1, &o->rmsnorm, err);
+		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 16, &wrow, 1, &o->rmsnorm, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_pipe_get(vk, "softmax", 2, 12, &wrow, 1, &o->softmax, err);
 	if (rc == Q42_OK)
@@ -175,11 +175,15 @@ int q42_vk_op_matmul(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t row_
 int q42_vk_op_rmsnorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view y, uint32_t n,
 		      uint32_t n_rows, float eps, q42_err *err)
 {
-	if (n == 0 || n_rows == 0 || n_rows > MAX_GROUPS)
+	uint32_t gx, gy;
+	if (n == 0 || n_rows == 0)
 		return q42_err_set(err, Q42_EARG, "vulkan rmsnorm: bad shape (n %u, rows %u)", n, n_rows);
-	struct { uint32_t n, n_rows; float eps; } push = {n, n_rows, eps};
+	int rc = grid(n_rows, 1, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	struct { uint32_t n, n_rows; float eps; uint32_t groups_x; } push = {n, n_rows, eps, gx};
 	const q42_vk_view b[3] = {x, w, y};
-	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, n_rows, 1, 1, err);
+	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, gx, gy, 1, err);
 }
 
 int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint32_t n_tok,
@@ -307,7 +311,7 @@ int q42_vk_op_matmul_id(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t r
 	if (slot < 0)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan matmul_id: no kernel for type %u", dtype);
 	if (n_in == 0 || n_out == 0 || n_pair == 0 || x_div == 0 || y_stride < n_out ||
-	    n_pair > MAX_GROUPS || !q42_dtype_nbytes(dtype, n_in, n_in, &need) || row_bytes < need ||
+	    !q42_dtype_nbytes(dtype, n_in, n_in, &need) || row_bytes < need ||
 	    row_bytes % 2 != 0 || (dtype == Q42_DTYPE_F32 && row_bytes % 4 != 0) ||
 	    expert_bytes < row_bytes * n_out || expert_bytes % 2 != 0)
 		return q42_err_set(err, Q42_EARG, "vulkan matmul_id: bad shape (n_in %u, n_out %u, pairs "
@@ -324,10 +328,15 @@ int q42_vk_op_matmul_id(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t r
 		rc = grid((uint64_t)n_out, MV_ROWS, &gx, &gy, err);
 	if (rc != Q42_OK)
 		return rc;
-	const uint32_t push[8] = {(uint32_t)row_bytes, n_in, n_out, n_pair, y_stride, gx,
-				  (uint32_t)expert_bytes, x_div};
+	/* a dispatch's z holds at most MAX_GROUPS pairs */
 	const q42_vk_view b[4] = {w, x, y, ids};
-	return q42_vk_dispatch(o->vk, o->mid[slot], b, 4, push, sizeof push, gx, gy, n_pair, err);
+	for (uint32_t p0 = 0; p0 < n_pair && rc == Q42_OK; p0 += MAX_GROUPS) {
+		const uint32_t push[9] = {(uint32_t)row_bytes, n_in, n_out, n_pair, y_stride, gx,
+					  (uint32_t)expert_bytes, x_div, p0};
+		rc = q42_vk_dispatch(o->vk, o->mid[slot], b, 4, push, sizeof push, gx, gy,
+				     n_pair - p0 < MAX_GROUPS ? n_pair - p0 : MAX_GROUPS, err);
+	}
+	return rc;
 }
 
 int q42_vk_op_moe_sum(q42_vk_ops *o, q42_vk_view y, q42_vk_view w, q42_vk_view x, uint32_t n,
