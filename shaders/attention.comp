@@ -1,6 +1,8 @@
 #version 450
 /* attention.comp -- causal attention of one query (token t, head h) per
- * workgroup over one layer's KV cache ([kv_head][n_ctx][hd], f32 or f16).
+ * workgroup over one layer's KV cache ([kv_head][n_ctx][hd], f32 or f16);
+ * with n_swa > 0 (a sliding-window layer) the query sees only the n_swa
+ * positions up to its own, as the CPU's -inf mask leaves them.
  *
  * Positions are taken in chunks of WG: each thread scores one position,
  * then an online softmax folds the chunk in (running max m and sum l, the
@@ -26,6 +28,7 @@ layout(std430, binding = 3) writeonly buffer Obuf { float os[]; };
 layout(push_constant) uniform Push {
 	uint n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0;
 	float scale;
+	uint n_swa;
 } p;
 
 shared float red[WG];
@@ -47,6 +50,7 @@ void main()
 	const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
 	const uint kvh = h / (p.n_heads / p.n_kv_heads);
 	const uint n_pos = p.pos0 + t + 1u;
+	const uint first = p.n_swa != 0u && n_pos > p.n_swa ? n_pos - p.n_swa : 0u;
 	const uint kbase = kvh * p.n_ctx * p.hd_k, vbase = kvh * p.n_ctx * p.hd_v;
 
 	for (uint d = tid; d < p.hd_k; d += WG)
@@ -57,7 +61,7 @@ void main()
 	barrier();
 
 	float m = -1.0 / 0.0, l = 0.0;
-	for (uint c0 = 0u; c0 < n_pos; c0 += WG) {
+	for (uint c0 = first; c0 < n_pos; c0 += WG) {
 		const uint j = c0 + tid;
 		float s = -1.0 / 0.0;
 		if (j < n_pos) {

@@ -1,6 +1,7 @@
 #version 450
 /* rmsnorm.comp -- y = (x * 1/sqrt(mean(x^2) + eps)) * w, one workgroup per
- * row. The sum of squares is a strided per-thread sum reduced in a fixed
+ * row (rows past the grid's x limit continue in y: per-head norms of a
+ * long pass have more rows than one dimension holds). The sum of squares is a strided per-thread sum reduced in a fixed
  * order (reduce.glsl); the CPU reference sums in double, hence the
  * certification tolerance.
  */
@@ -17,6 +18,7 @@ layout(std430, binding = 2) writeonly buffer Ybuf { float ys[]; };
 layout(push_constant) uniform Push {
 	uint n, n_rows;
 	float eps;
+	uint groups_x;
 } p;
 
 shared float red[WG];
@@ -25,7 +27,10 @@ shared float red[WG];
 void main()
 {
 	const uint tid = gl_LocalInvocationID.x;
-	const uint o = gl_WorkGroupID.x * p.n;
+	const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * p.groups_x;
+	if (row >= p.n_rows)
+		return; /* the whole workgroup leaves together */
+	const uint o = row * p.n;
 	float s = 0.0;
 	for (uint i = tid; i < p.n; i += WG)
 		s += xs[o + i] * xs[o + i];

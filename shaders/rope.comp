@@ -2,7 +2,9 @@
 /* rope.comp -- rotary position embedding in place, one thread per rotated
  * pair. The angle is built as the CPU engine builds it: theta = pos times
  * theta_scale once per pair index (theta_scale = base^(-2/n_rot), computed
- * on the host), then freq_scale * (theta / freq). Angles reach thousands
+ * on the host), then freq_scale * (theta / freq); sin and cos are
+ * multiplied by mscale (LongRoPE's attention factor, else 1) as the CPU's
+ * cache holds them. Angles reach thousands
  * of radians, where a GPU's native sin/cos guarantee little (2^-11
  * absolute in [-pi, pi] only), so sin and cos are our own: a three-part
  * reduction by pi/2 and minimax polynomials on [-pi/4, pi/4], accurate to
@@ -17,7 +19,7 @@ layout(std430, binding = 1) readonly buffer Fbuf { float freqs[]; };
 
 layout(push_constant) uniform Push {
 	uint n_tok, n_heads, hd, n_rot, pos0, neox, has_freqs, groups_x;
-	float theta_scale, freq_scale;
+	float theta_scale, freq_scale, mscale;
 } p;
 
 void q42_sincos(float a, out float s, out float c)
@@ -57,6 +59,8 @@ void main()
 	precise float ang = p.freq_scale * (theta / f);
 	float s, c;
 	q42_sincos(ang, s, c);
+	s *= p.mscale;
+	c *= p.mscale;
 	const uint base = th * p.hd;
 	const uint a = base + (p.neox != 0u ? i : 2u * i);
 	const uint b = base + (p.neox != 0u ? i + half_rot : 2u * i + 1u);

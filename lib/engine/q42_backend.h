@@ -42,6 +42,10 @@ typedef struct q42_bound_weight {
 	/* matrices: the LoRA adapters on it, in the order they apply (NULL:
 	 * none) */
 	const struct q42_bound_lora *lora;
+	/* a stack of experts' matrices (ffn_*_exps): n_out and row_bytes are
+	 * one expert's, expert i starts i * expert_bytes after data; 0 for
+	 * every other weight */
+	uint64_t expert_bytes;
 } q42_bound_weight;
 
 /* One adapter's pair on a weight (engine/q42_engine.h, q42_engine_lora):
@@ -58,6 +62,13 @@ typedef struct q42_bound_layer {
 	q42_bound_weight w[Q42_W_COUNT_]; /* only the per-layer slots are used */
 	uint32_t n_head_kv;
 	uint32_t n_ff;
+	/* sliding-window attention: a query sees the n_swa positions up to
+	 * its own (0: all); this layer's RoPE (a sliding-window layer of
+	 * gemma3 has its own base): angle factor base^(-2/n_rot) and scale */
+	uint32_t n_swa;
+	float theta_scale, rope_scale;
+	bool conv; /* a short convolution instead of attention (lfm2) */
+	bool moe;  /* a routed FFN instead of the dense one (lfm2moe) */
 } q42_bound_layer;
 
 /* The model as the engine bound it, valid while the engine is open. */
@@ -67,6 +78,23 @@ typedef struct q42_bound_model {
 	uint32_t hd_k, hd_v, n_rot, n_ctx, n_batch;
 	uint32_t kv_type;     /* Q42_DTYPE_F32 or Q42_DTYPE_F16 */
 	float eps, rope_base, rope_scale, kq_scale;
+	/* RoPE's attention factor (1: none); the slot of the frequency
+	 * factors in use (rope_freqs, or LongRoPE's long or short ones, by
+	 * the context; its data NULL: none) */
+	float rope_mscale;
+	enum q42_wslot rope_ff;
+	float q_scale;        /* arch->q_prescale: q's factor after RoPE */
+	float embd_scale;     /* arch->embd_scale: the embedding rows' factor (0: none) */
+	float final_softcap;  /* 0: none */
+	/* the slot of the final norm (output_norm, or lfm2's token_embd_norm);
+	 * Q42_W_COUNT_: none */
+	enum q42_wslot final_norm;
+	bool causal;          /* false: every position sees every other */
+	bool swa_symmetric;   /* a window of n_swa is +-n_swa/2 around the query */
+	uint32_t conv_l;      /* short convolutions' width (lfm2) */
+	/* routed FFN: experts, how many each token uses, rows of one expert's
+	 * gate and up */
+	uint32_t n_expert, n_expert_used, n_ff_exp;
 	bool tied;            /* output = token embedding */
 	q42_bound_weight g[Q42_W_LAYER_FIRST_]; /* global tensors */
 	const q42_bound_layer *layers;          /* n_layer */

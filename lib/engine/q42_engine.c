@@ -673,14 +673,18 @@ static int bind_tensors(q42_engine *e, q42_err *err)
 		}
 	}
 	/* RoPE factors: rope_freqs, else LongRoPE's long ones past the
-	 * original context, else its short ones (llama_model::get_rope_factors) */
+	 * original context, else its short ones (llama_model::get_rope_factors).
+	 * llama.cpp compares its context rounded up to 256 cells: with an
+	 * original context of 4100 (or 32), a context of 4097 (or 20) takes the
+	 * long factors there, so here too. */
 	{
 		const uint32_t orig = q42_mount_hparams(e->m)->n_ctx_orig
 					      ? q42_mount_hparams(e->m)->n_ctx_orig
 					      : q42_mount_hparams(e->m)->n_ctx_train;
+		const uint64_t ctx_cells = ((uint64_t)e->n_ctx + 255) / 256 * 256;
 		e->rope_ff = &e->g[Q42_W_ROPE_FREQS];
 		if (e->rope_ff->data == NULL)
-			e->rope_ff = &e->g[e->n_ctx > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
+			e->rope_ff = &e->g[ctx_cells > orig ? Q42_W_ROPE_LONG : Q42_W_ROPE_SHORT];
 	}
 	e->final_norm = e->arch->post_norm ? NULL
 			: &e->g[e->arch->embd_norm_final ? Q42_W_TOK_EMBD_NORM : Q42_W_OUTPUT_NORM];
@@ -871,6 +875,12 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 		.hd_k = e->hd_k, .hd_v = e->hd_v, .n_rot = e->n_rot, .n_ctx = e->n_ctx,
 		.n_batch = e->n_batch, .kv_type = e->kv_type, .eps = e->eps,
 		.rope_base = e->rope_base, .rope_scale = e->rope_scale, .kq_scale = e->kq_scale,
+		.rope_mscale = e->rope_mscale, .rope_ff = (enum q42_wslot)(e->rope_ff - e->g),
+		.q_scale = e->q_scale, .embd_scale = e->embd_scale, .final_softcap = e->final_softcap,
+		.final_norm = e->final_norm != NULL ? (enum q42_wslot)(e->final_norm - e->g)
+						    : Q42_W_COUNT_,
+		.causal = e->causal, .swa_symmetric = e->swa_symmetric, .conv_l = e->conv_l,
+		.n_expert = e->n_expert, .n_expert_used = e->n_expert_used, .n_ff_exp = e->n_ff_exp,
 		.tied = e->tied};
 	e->bound_layers = calloc(e->n_layer ? e->n_layer : 1, sizeof *e->bound_layers);
 	if (e->bound_layers == NULL)
@@ -882,7 +892,8 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 			*bw = (q42_bound_weight){.data = w->data, .dtype = w->dtype,
 						 .matrix = w->k != NULL, .n_in = w->n_in,
 						 .n_out = w->n_out, .row_bytes = w->row_bytes,
-						 .dequant = w->k != NULL ? w->k->dequant : NULL};
+						 .dequant = w->k != NULL ? w->k->dequant : NULL,
+						 .expert_bytes = w->expert_bytes};
 			int rc = q42_engine_lora_bound(e, w, bw, err);
 			if (rc != Q42_OK)
 				return rc;
@@ -890,6 +901,11 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 	for (uint32_t l = 0; l < e->n_layer; l++) {
 		e->bound_layers[l].n_head_kv = e->layers[l].n_head_kv;
 		e->bound_layers[l].n_ff = e->layers[l].n_ff;
+		e->bound_layers[l].n_swa = e->layers[l].n_swa;
+		e->bound_layers[l].theta_scale = e->layers[l].theta_scale;
+		e->bound_layers[l].rope_scale = e->layers[l].rope_scale;
+		e->bound_layers[l].conv = e->layers[l].conv;
+		e->bound_layers[l].moe = e->layers[l].moe;
 	}
 	b->layers = e->bound_layers;
 	return Q42_OK;

@@ -8,6 +8,7 @@
  * lands in a q42_hparams field. Never prints.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,66 @@ static int32_t first_id(const json_t *v)
 	return (int32_t)json_integer_value(v);
 }
 
+/* phi3's rotation, as llama.cpp's converter derives it (Phi3MiniModel):
+ * n_rot = int(partial_rotary_factor * n_embd) / n_head; the original
+ * context; with long_factor in rope_scaling, both factor lists (n_rot/2
+ * each) and the attention factor, sqrt(1 + ln(s) / ln(orig)) for
+ * longrope ("su"), 0.1 ln(s) + 1 for yarn, 1 when s = context /
+ * orig <= 1. o: the config's numbers; rs: rope_scaling; rt: its type. */
+static int phi3_rope(q42_hf_config *c, const json_t *o, const json_t *rs, const char *rt,
+		     q42_err *err)
+{
+	q42_hparams *hp = &c->hp;
+	double pct = 1.0;
+	const json_t *pv = json_object_get(rs, "partial_rotary_factor");
+	if (!json_is_number(pv))
+		pv = json_object_get(o, "partial_rotary_factor");
+	if (json_is_number(pv))
+		pct = json_number_value(pv);
+	const double rot = floor(pct * (double)hp->n_embd) / (double)hp->n_head;
+	if (!(pct > 0.0 && pct <= 1.0) || rot < 2.0) {
+		return q42_err_set(err, Q42_EFORMAT,
+				   "config.json: partial_rotary_factor %g: expected 0 < f <= 1 and 2 or more "
+				   "rotated dimensions", pct);
+	}
+	hp->n_rot = (uint32_t)rot;
+	if (!num_u32(rs, "original_max_position_embeddings", &hp->n_ctx_orig))
+		num_u32(o, "original_max_position_embeddings", &hp->n_ctx_orig);
+	const json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
+	if (lf == NULL || (json_is_array(lf) && json_array_size(lf) == 0))
+		return Q42_OK;
+	const bool longrope = rt != NULL && (strcmp(rt, "longrope") == 0 || strcmp(rt, "su") == 0);
+	if (rt == NULL || (!longrope && strcmp(rt, "yarn") != 0)) {
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "config.json: rope_scaling type \"%s\": expected longrope, su or yarn "
+				   "beside long_factor", rt != NULL ? rt : "");
+	}
+	const size_t n = hp->n_rot / 2;
+	if (!json_is_array(lf) || !json_is_array(sf) || json_array_size(lf) != n ||
+	    json_array_size(sf) != n || n > Q42_HF_ROPE_FACTORS_MAX || hp->n_ctx_orig == 0) {
+		return q42_err_set(err, Q42_EFORMAT,
+				   "config.json: rope_scaling: long_factor and short_factor must hold %zu "
+				   "numbers each (rope dimensions / 2) beside "
+				   "original_max_position_embeddings", n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const json_t *a = json_array_get(lf, i), *b = json_array_get(sf, i);
+		if (!json_is_number(a) || !json_is_number(b)) {
+			return q42_err_set(err, Q42_EFORMAT,
+					   "config.json: rope_scaling: factor %zu is not a number", i);
+		}
+		c->rope_long[i] = (float)json_number_value(a);
+		c->rope_short[i] = (float)json_number_value(b);
+	}
+	c->n_rope_factors = (uint32_t)n;
+	const double scale = (double)hp->n_ctx_train / (double)hp->n_ctx_orig;
+	double af = 1.0;
+	if (scale > 1.0)
+		af = longrope ? sqrt(1.0 + log(scale) / log((double)hp->n_ctx_orig)) : 0.1 * log(scale) + 1.0;
+	hp->rope_attn_factor = (float)af;
+	return Q42_OK;
+}
+
 int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err *err)
 {
 	json_error_t je;
@@ -68,6 +129,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 		{"gemma", "gemma", Q42_HF_GEMMA},    {"gemma2", "gemma2", Q42_HF_GEMMA},
 		{"gemma3", "gemma3", Q42_HF_GEMMA},  {"gemma3_text", "gemma3", Q42_HF_GEMMA},
 		{"lfm2", "lfm2", Q42_HF_LFM2},       {"lfm2_moe", "lfm2moe", Q42_HF_LFM2MOE},
+		{"phi3", "phi3", Q42_HF_PHI3},
 	};
 	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
 		if (strcmp(mt, fams[i].mt) == 0) {
@@ -77,7 +139,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	if (c->family == 0) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
 				 "config.json: model_type \"%s\": expected one of llama, mistral, "
-				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2, lfm2_moe", mt);
+				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2, lfm2_moe, phi3", mt);
 		goto done;
 	}
 	if (!num_u32(o, "hidden_size", &hp->n_embd) || !num_u32(o, "num_hidden_layers", &hp->n_layer) ||
@@ -117,6 +179,16 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	float factor;
 	if (rt != NULL && strcmp(rt, "linear") == 0 && num_f32(rs, "factor", &factor) && factor > 0)
 		hp->rope_freq_scale = 1.0f / factor;
+	if (c->family == Q42_HF_PHI3) {
+		if ((rc = phi3_rope(c, o, rs, rt, err)) != Q42_OK)
+			goto done;
+	} else if (rt != NULL && strcmp(rt, "linear") != 0 && strcmp(rt, "default") != 0) {
+		/* llama.cpp's converter turns these into YaRN keys or rope_freqs,
+		 * which this reader does not make */
+		rc = q42_err_set(err, Q42_EUNSUPPORTED,
+				 "config.json: rope_scaling type \"%s\": only linear scaling is supported", rt);
+		goto done;
+	}
 	if (!num_f32(o, "rms_norm_eps", &hp->norm_rms_eps))
 		num_f32(o, "norm_eps", &hp->norm_rms_eps);
 	num_u32(o, "sliding_window", &hp->sliding_window);
@@ -181,6 +253,8 @@ static const name_rule layer_rules[] = {
 	{"feed_forward.w2.weight", "ffn_down.weight", LFM2S, 0},
 	{"feed_forward.gate.weight", "ffn_gate_inp.weight", F(Q42_HF_LFM2MOE), 0},
 	{"feed_forward.expert_bias", "exp_probs_b.bias", F(Q42_HF_LFM2MOE), 0},
+	{"self_attn.qkv_proj.weight", "attn_qkv.weight", F(Q42_HF_PHI3), 0},
+	{"mlp.gate_up_proj.weight", "ffn_up.weight", F(Q42_HF_PHI3), 0},
 };
 
 static const name_rule global_rules[] = {

@@ -5,7 +5,7 @@
  * llama.cpp-style names ("model.layers.0.self_attn.q_proj.weight" ->
  * "blk.0.attn_q.weight") with the value transform llama.cpp's converter
  * applies on the way. Families: llama (mistral), qwen2, qwen3, gemma,
- * gemma2, gemma3, lfm2. What maps to what is listed in p64c(1), "HUGGING
+ * gemma2, gemma3, lfm2, lfm2_moe, phi3. What maps to what is listed in p64c(1), "HUGGING
  * FACE FOLDERS". Never prints; never guesses a family it does not know.
  */
 #ifndef Q42_HF_H
@@ -24,7 +24,11 @@ enum q42_hf_family {
 	Q42_HF_GEMMA = 4,  /* gemma, gemma2, gemma3 */
 	Q42_HF_LFM2 = 5,
 	Q42_HF_LFM2MOE = 6, /* lfm2_moe: lfm2's blocks, routed FFNs */
+	Q42_HF_PHI3 = 7,    /* fused qkv_proj and gate_up_proj, LongRoPE in config.json */
 };
+
+/* The most LongRoPE factors per list (rope dimensions / 2). */
+#define Q42_HF_ROPE_FACTORS_MAX 256u
 
 /* How tensor bytes change between HF and GGUF layouts. */
 enum q42_hf_xform {
@@ -40,11 +44,20 @@ typedef struct q42_hf_config {
 	q42_hparams hp;
 	uint32_t n_head_kv;    /* scalar key/value heads, for the k permutation */
 	int32_t bos_id, eos_id; /* config.json's, -1 when absent */
+	/* phi3's LongRoPE factors from rope_scaling (long_factor,
+	 * short_factor): the tensors rope_factors_long.weight and
+	 * rope_factors_short.weight llama.cpp's converter makes of them
+	 * (n_rope_factors 0: none) */
+	uint32_t n_rope_factors;
+	float rope_long[Q42_HF_ROPE_FACTORS_MAX], rope_short[Q42_HF_ROPE_FACTORS_MAX];
 } q42_hf_config;
 
 /* Parse config.json (len bytes). Q42_EUNSUPPORTED for a model_type outside
- * the families, Q42_EFORMAT for malformed JSON or a missing size. n_ff is
- * intermediate_size here; the caller may refine it from tensor shapes. */
+ * the families or a rope_scaling type q42 does not compute (yarn, llama3,
+ * dynamic; phi3's longrope is), Q42_EFORMAT for malformed JSON, a missing
+ * size or LongRoPE factor lists that do not fit the rotated dimensions.
+ * n_ff is intermediate_size here; the caller may refine it from tensor
+ * shapes (a fused gate_up_proj holds 2 n_ff rows). */
 Q42_API int q42_hf_config_parse(q42_hf_config *c, const char *json, size_t len, q42_err *err);
 
 /* A q42_vocab whose strings live in this struct. */

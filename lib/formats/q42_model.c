@@ -191,10 +191,29 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 		}
 	}
 
-	/* Linear rope scaling shrinks the frequencies by the factor; other
-	 * scaling types are the engine's to refuse. */
+	/* Linear rope scaling shrinks the frequencies by the factor, as does
+	 * longrope (its factors are tensors); "none" never scales, whatever
+	 * the factor says (llama.cpp's llama_context). YaRN mixes interpolated
+	 * and extrapolated angles (ggml's rope with ext_factor 1) and rescales
+	 * them, which q42 does not compute: refused by name, here, so that
+	 * neither q42run nor p64c (whose HPAR could not say it) runs such a
+	 * model as a linear one. Absent means linear, as in llama.cpp. */
 	hp->rope_freq_scale = 1.0f;
-	{
+	const q42_gguf_kv *st = arch_kv(g, a, "rope.scaling.type");
+	q42_str stype = {"linear", 6};
+	if (st != NULL && !q42_gguf_kv_str(st, &stype))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: key '%s.rope.scaling.type' at offset %llu: expected a string, found %s",
+				   a, (unsigned long long)st->key_off, q42_gguf_vtype_name(st->type));
+	if (q42_str_eq(stype, "yarn"))
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "metadata: %s.rope.scaling.type \"yarn\": YaRN RoPE scaling is not supported "
+				   "(linear, longrope and none are)", a);
+	if (!q42_str_eq(stype, "linear") && !q42_str_eq(stype, "longrope") && !q42_str_eq(stype, "none"))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "metadata: %s.rope.scaling.type \"%.*s\": expected none, linear, yarn or longrope",
+				   a, (int)(stype.len > 64 ? 64 : stype.len), stype.p);
+	if (!q42_str_eq(stype, "none")) {
 		float factor = 0.0f;
 		rc = get_f32(g, a, "rope.scaling.factor", &factor, err);
 		if (rc != Q42_OK)

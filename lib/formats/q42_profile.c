@@ -513,7 +513,8 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 	c.jobs = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *c.jobs);
 	c.first = calloc(m.n_files + 1, sizeof *c.first);
 	c.stacks = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *c.stacks);
-	pt = calloc(m.n_tensors ? m.n_tensors : 1, sizeof *pt);
+	/* two more: phi3's LongRoPE factors, made from config.json */
+	pt = calloc(m.n_tensors + 2, sizeof *pt);
 	if (c.jobs == NULL || c.first == NULL || c.stacks == NULL || pt == NULL) {
 		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for %llu tensors",
 				 (unsigned long long)m.n_tensors);
@@ -583,7 +584,9 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 			uint32_t role = q42_role_classify(j->name, strlen(j->name), &layer);
 			if (have_cfg && (role == Q42_ROLE_FFN_UP || role == Q42_ROLE_FFN_GATE) &&
 			    layer >= 0 && (uint32_t)layer < cfg.hp.n_layer && j->dims[1] <= UINT32_MAX)
-				cfg.hp.n_ff[layer] = (uint32_t)j->dims[1];
+				/* phi3's gate_up_proj: gate rows, then up rows */
+				cfg.hp.n_ff[layer] = (uint32_t)j->dims[1] /
+						     (cfg.family == Q42_HF_PHI3 ? 2 : 1);
 			if (have_cfg && role == Q42_ROLE_TOKEN_EMBD && cfg.hp.n_vocab == 0 &&
 			    j->dims[1] <= UINT32_MAX)
 				cfg.hp.n_vocab = (uint32_t)j->dims[1];
@@ -594,6 +597,14 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 				 path, rep->w.hparams_note);
 		goto done;
 	}
+	/* phi3's LongRoPE factors are config.json numbers in HF, F32 tensors
+	 * in llama.cpp's GGUF (p64(5): source offset 0) */
+	const uint64_t rope_first = n_plan;
+	if (have_cfg && cfg.n_rope_factors > 0)
+		for (int i = 0; i < 2; i++)
+			pt[n_plan++] = (q42_p64_plan_tensor){
+				.name = i == 0 ? "rope_factors_long.weight" : "rope_factors_short.weight",
+				.dtype = Q42_DTYPE_F32, .rank = 1, .dims = {cfg.n_rope_factors, 1, 1, 1}};
 	if ((rc = check_unique(c.jobs, k, err)) != Q42_OK ||
 	    (rc = check_lora(o, cfg.hp.arch, c.jobs, k, rep, err)) != Q42_OK ||
 	    (rc = alloc_buffers(&c, c.jobs, k, err)) != Q42_OK)
@@ -613,8 +624,12 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 				    m.index.len;
 	if ((rc = q42_p64_stream_open(&c.ws, &plan, &o->write, out, err)) != Q42_OK ||
 	    (rc = q42_st_model_stream(&m, hf_tensor, &c, sha, &src_size, err)) != Q42_OK ||
-	    (rc = stacks_complete(&c, pt, err)) != Q42_OK ||
-	    (rc = q42_p64_stream_finish(c.ws, sha, &rep->w, err)) != Q42_OK)
+	    (rc = stacks_complete(&c, pt, err)) != Q42_OK)
+		goto done;
+	for (uint64_t i = rope_first; i < n_plan && rc == Q42_OK; i++)
+		rc = q42_p64_stream_put(c.ws, i, i == rope_first ? cfg.rope_long : cfg.rope_short,
+					(uint64_t)cfg.n_rope_factors * sizeof(float), err);
+	if (rc != Q42_OK || (rc = q42_p64_stream_finish(c.ws, sha, &rep->w, err)) != Q42_OK)
 		goto done;
 	if (src_size != plan.source_size)
 		rc = q42_err_set(err, Q42_EFORMAT, "%s: the input changed while it was read", path);

@@ -20,7 +20,7 @@
 #include "vulkan/q42_vk_forward.h"
 #include "vulkan/q42_vk_ops.h"
 
-#define MAX_BUFS 6
+#define MAX_BUFS 8
 #define U (0x1p-24) /* the unit roundoff of float */
 
 struct vc {
@@ -287,7 +287,7 @@ out:
 	return rc;
 }
 
-/* op 0: swiglu; op 1: add with b of n_b */
+/* op 0: swiglu; op 1: add with b of n_b; op 2: GeGLU */
 static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err)
 {
 	q42_vk_view a, b, y;
@@ -301,17 +301,25 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
-	fill(c, am, n, op == 0 ? 8.0f : 1.0f);
+	fill(c, am, n, op != 1 ? 8.0f : 1.0f);
 	fill(c, bm, n_b, 1.0f);
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK)
 		goto out;
-	rc = op == 0 ? q42_vk_op_swiglu(c->ops, a, b, y, n, err) : q42_vk_op_add(c->ops, a, b, y, n, n_b, err);
+	if (op == 2 && n > 2) { /* both tails of the table's range, and its edges */
+		am[0] = -11.0f;
+		am[1] = 10.5f;
+		am[2] = -10.0f;
+	}
+	rc = op != 1 ? q42_vk_op_glu(c->ops, op == 2, a, b, y, n, 1, n, 0, err)
+		     : q42_vk_op_add(c->ops, a, b, y, n, n_b, err);
 	if (rc != Q42_OK || (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		float v;
 		if (op == 0)
 			q42_op_swiglu(1, &v, am + i, bm + i);
+		else if (op == 2)
+			q42_op_geglu(1, &v, am + i, bm + i);
 		else
 			q42_op_add(1, &v, am + i, bm + i % n_b);
 		c->want[i] = v;
@@ -319,7 +327,9 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 	}
 	q42_certify_result res;
 	if (op == 0)
-		q42_certify_begin(&res, "swiglu", 0x1p-30, 0x1p-16, "n=%u", n);
+		q42_certify_begin(&res, "glu.silu", 0x1p-30, 0x1p-16, "n=%u", n);
+	else if (op == 2) /* a gate near an f16 rounding boundary may round the other way */
+		q42_certify_begin(&res, "glu.gelu", 0x1p-20, 0x1p-10, "n=%u", n);
 	else
 		q42_certify_begin(&res, "add", 0.0, 0.0, "n=%u n_b=%u", n, n_b);
 	q42_certify_compare(&res, c->got, c->want, NULL, n);
@@ -329,10 +339,319 @@ out:
 	return rc;
 }
 
+/* y = x * s, or (cap > 0) the soft cap */
+static int case_scale(struct vc *c, uint32_t n, float s, float cap, q42_err *err)
+{
+	q42_vk_view x, y;
+	float *xm, *ym;
+	int rc = scratch(c, n, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * 4, &x, (void **)&xm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, xm, n, cap > 0.0f ? 4.0f * cap : 1.0f);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_scale(c->ops, x, y, n, s, cap, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	if (cap > 0.0f)
+		q42_op_softcap(n, c->got, xm, cap);
+	else
+		q42_op_scale(n, c->got, xm, s);
+	for (uint32_t i = 0; i < n; i++) {
+		c->want[i] = c->got[i];
+		c->got[i] = ym[i];
+	}
+	q42_certify_result res;
+	if (cap > 0.0f) /* tanh from exp: a few ulps of the cap */
+		q42_certify_begin(&res, "softcap", 8 * U * cap, 0.0, "n=%u cap=%g", n, (double)cap);
+	else
+		q42_certify_begin(&res, "scale", 0.0, 0.0, "n=%u s=%g", n, (double)s);
+	q42_certify_compare(&res, c->got, c->want, NULL, n);
+	emit(c, &res);
+out:
+	case_end(c);
+	return rc;
+}
+
+/* GeGLU over the halves of a fused product's rows (phi3's layout) */
+static int case_glu_fused(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
+{
+	const uint64_t no = (uint64_t)n * rows;
+	q42_vk_view h, y;
+	float *hm, *ym;
+	int rc = scratch(c, no, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, 2 * no * 4, &h, (void **)&hm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, no * 4, &y, (void **)&ym, err);
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, hm, 2 * no, 4.0f);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_glu(c->ops, true, h, h, y, n, rows, 2 * n, n, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	for (uint32_t t = 0; t < rows; t++)
+		q42_op_geglu(n, c->got + (uint64_t)t * n, hm + 2ull * t * n, hm + 2ull * t * n + n);
+	for (uint64_t i = 0; i < no; i++) {
+		c->want[i] = c->got[i];
+		c->got[i] = ym[i];
+	}
+	q42_certify_result res;
+	q42_certify_begin(&res, "glu.gelu", 0x1p-20, 0x1p-10, "n=%u rows=%u fused", n, rows);
+	q42_certify_compare(&res, c->got, c->want, NULL, no);
+	emit(c, &res);
+out:
+	case_end(c);
+	return rc;
+}
+
+/* the k rows of a fused qkv product: columns 37.. of rows of 101 */
+static int case_copy(struct vc *c, q42_err *err)
+{
+	const uint32_t n = 29, rows = 6, xs = 101, xo = 37, ys = 31, yo = 2;
+	q42_vk_view x, y;
+	float *xm, *ym;
+	int rc = scratch(c, (uint64_t)ys * rows, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)xs * rows * 4, &x, (void **)&xm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)ys * rows * 4, &y, (void **)&ym, err);
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, xm, (uint64_t)xs * rows, 1.0f);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_copy(c->ops, x, xo, xs, y, yo, ys, n, rows, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	/* the whole destination: what lies outside the rows stays zero */
+	for (uint32_t t = 0; t < rows; t++)
+		for (uint32_t i = 0; i < ys; i++) {
+			const uint64_t k = (uint64_t)t * ys + i;
+			c->want[k] = i >= yo && i < yo + n ? xm[(uint64_t)t * xs + xo + i - yo] : 0.0;
+			c->got[k] = ym[k];
+		}
+	q42_certify_result res;
+	q42_certify_begin(&res, "copy", 0.0, 0.0, "n=%u rows=%u strides=%u/%u", n, rows, xs, ys);
+	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)ys * rows);
+	emit(c, &res);
+out:
+	case_end(c);
+	return rc;
+}
+
+/* lfm2's short convolution: n_tok tokens at pos0 over a history whose
+ * earlier rows are set, against q42_op_mul and q42_op_conv_dot */
+static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, uint32_t pos0,
+			  q42_err *err)
+{
+	const uint32_t n_ctx = pos0 + n_tok + 3;
+	q42_vk_view b, k, h, y;
+	float *bm, *km, *hm, *ym, *ref = NULL, win[64];
+	int rc = scratch(c, (uint64_t)n * n_tok, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, 3ull * n * n_tok * 4, &b, (void **)&bm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * l * 4, &k, (void **)&km, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * n_ctx * 4, &h, (void **)&hm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * n_tok * 4, &y, (void **)&ym, err);
+	if (rc == Q42_OK && (ref = malloc((uint64_t)n * n_ctx * sizeof *ref)) == NULL)
+		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, bm, 3ull * n * n_tok, 1.0f);
+	fill(c, km, (uint64_t)n * l, 1.0f);
+	fill(c, hm, (uint64_t)n * pos0, 1.0f);
+	memcpy(ref, hm, (uint64_t)n * n_ctx * sizeof *ref);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_shortconv(c->ops, b, k, h, y, n_tok, n, l, n_ctx, pos0, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	for (uint32_t t = 0; t < n_tok; t++) {
+		const float *r = bm + 3ull * n * t;
+		q42_op_mul(n, ref + (uint64_t)(pos0 + t) * n, r, r + 2 * n);
+	}
+	for (uint32_t t = 0; t < n_tok; t++)
+		for (uint32_t d = 0; d < n; d++) {
+			const uint32_t pos = pos0 + t;
+			for (uint32_t i = 0; i < l; i++)
+				win[i] = pos + i + 1 >= l ? ref[(uint64_t)(pos + i + 1 - l) * n + d] : 0.0f;
+			const uint64_t o = (uint64_t)t * n + d;
+			c->want[o] = bm[3ull * n * t + n + d] * q42_op_conv_dot(l, win, km + (uint64_t)d * l);
+			c->got[o] = ym[o];
+			c->floor[o] = 1.0;
+		}
+	q42_certify_result res;
+	/* a device may fuse a product into the sum */
+	q42_certify_begin(&res, "shortconv", 0.0, 8 * l * U, "n_tok=%u n=%u l=%u pos0=%u", n_tok, n, l,
+			  pos0);
+	q42_certify_compare(&res, c->got, c->want, c->floor, (uint64_t)n * n_tok);
+	emit(c, &res);
+out:
+	free(ref);
+	case_end(c);
+	return rc;
+}
+
+/* the sigmoid router: ids exactly, weights and scores to rounding */
+static int case_route(struct vc *c, uint32_t n_tok, uint32_t n_exp, uint32_t k, q42_err *err)
+{
+	const uint64_t nl = (uint64_t)n_tok * n_exp, nk = (uint64_t)n_tok * k;
+	q42_vk_view lg, b, id, w;
+	float *lm, *bm, *wm, *ref = NULL, *rw = NULL;
+	uint32_t *im;
+	int32_t *rid = NULL;
+	int rc = scratch(c, nl + nk, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, nl * 4, &lg, (void **)&lm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n_exp * 4, &b, (void **)&bm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, nk * 4, &id, (void **)&im, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, nk * 4, &w, (void **)&wm, err);
+	if (rc == Q42_OK && ((ref = malloc(nl * sizeof *ref)) == NULL ||
+			     (rw = malloc(nk * sizeof *rw)) == NULL ||
+			     (rid = malloc(nk * sizeof *rid)) == NULL))
+		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, lm, nl, 4.0f);
+	fill(c, bm, n_exp, 0.25f);
+	memcpy(ref, lm, nl * sizeof *ref);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_route(c->ops, lg, b, id, w, n_tok, n_exp, k, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	bool ids_equal = true;
+	for (uint32_t t = 0; t < n_tok; t++)
+		q42_op_route_sigmoid(n_exp, k, ref + (uint64_t)t * n_exp, bm, rid + (uint64_t)t * k,
+				     rw + (uint64_t)t * k);
+	for (uint64_t i = 0; i < nl; i++) {
+		c->want[i] = ref[i];
+		c->got[i] = lm[i];
+	}
+	for (uint64_t i = 0; i < nk; i++) {
+		ids_equal = ids_equal && im[i] == (uint32_t)rid[i];
+		c->want[nl + i] = rw[i];
+		c->got[nl + i] = wm[i];
+	}
+	q42_certify_result res;
+	q42_certify_begin(&res, "route", 0.0, 16 * U, "n_tok=%u experts=%u k=%u", n_tok, n_exp, k);
+	q42_certify_compare(&res, c->got, c->want, NULL, nl + nk);
+	if (!ids_equal)
+		res.pass = false; /* a different expert is wrong, however close its score */
+	emit(c, &res);
+out:
+	free(ref);
+	free(rw);
+	free(rid);
+	case_end(c);
+	return rc;
+}
+
+/* the experts' products: n_tok tokens, k of n_exp experts each (ids
+ * chosen here), then moe_sum of the pairs into a residual */
+static int case_matmul_id(struct vc *c, uint32_t dtype, uint32_t n_in, uint32_t n_tok, uint32_t k,
+			  q42_err *err)
+{
+	const uint32_t n_exp = 6, n_out = 37, np = n_tok * k;
+	uint64_t rb = 0;
+	q42_dtype_nbytes(dtype, n_in, n_in, &rb);
+	const uint64_t eb = rb * n_out;
+	q42_vk_view w, id, x, y, pw, r;
+	uint8_t *wm;
+	uint32_t *im;
+	float *xm, *ym, *pm, *rm, *wd = NULL;
+	int rc = scratch(c, (uint64_t)np * n_out + (uint64_t)n_tok * n_out, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, eb * n_exp, &w, (void **)&wm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, np * 4ull, &id, (void **)&im, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n_in * n_tok * 4, &x, (void **)&xm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)np * n_out * 4, &y, (void **)&ym, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, np * 4ull, &pw, (void **)&pm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n_tok * n_out * 4, &r, (void **)&rm, err);
+	if (rc == Q42_OK && (wd = malloc((uint64_t)n_in * n_out * n_exp * sizeof *wd)) == NULL)
+		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
+	if (rc != Q42_OK)
+		goto out;
+	q42_certify_weights(dtype, wm, (int64_t)n_in * n_out * n_exp, &c->rng);
+	fill(c, xm, (uint64_t)n_in * n_tok, 1.0f);
+	fill(c, pm, np, 1.0f);
+	fill(c, rm, (uint64_t)n_tok * n_out, 1.0f);
+	for (uint32_t j = 0; j < np; j++)
+		im[j] = (uint32_t)(q42_certify_next(&c->rng) % n_exp);
+	im[np - 1] = n_exp - 1; /* the last expert, read to its end */
+	float *r0 = malloc((uint64_t)n_tok * n_out * sizeof *r0);
+	if (r0 == NULL) {
+		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
+		goto out;
+	}
+	memcpy(r0, rm, (uint64_t)n_tok * n_out * sizeof *r0);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_matmul_id(c->ops, dtype, w, rb, eb, n_in, n_out, id, x, k, np, y, n_out,
+				      err)) != Q42_OK ||
+	    (rc = q42_vk_op_moe_sum(c->ops, y, pw, r, n_out, n_tok, k, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK) {
+		free(r0);
+		goto out;
+	}
+	q42_dequant(dtype, wm, wd, (int64_t)n_in * n_out * n_exp);
+	const uint64_t ny = (uint64_t)np * n_out;
+	for (uint32_t j = 0; j < np; j++)
+		for (uint32_t o = 0; o < n_out; o++) {
+			double s = 0.0, sa = 0.0;
+			const float *wr = wd + ((uint64_t)im[j] * n_out + o) * n_in;
+			for (uint32_t i = 0; i < n_in; i++) {
+				const double p = (double)wr[i] * (double)xm[(uint64_t)(j / k) * n_in + i];
+				s += p;
+				sa += fabs(p);
+			}
+			const uint64_t q = (uint64_t)j * n_out + o;
+			c->want[q] = s;
+			c->floor[q] = sa > 0.0 ? sa : Q42_CERTIFY_FLOOR;
+			c->got[q] = ym[q];
+		}
+	/* the sum from the device's own pair outputs, the CPU's order */
+	for (uint32_t t = 0; t < n_tok; t++)
+		for (uint32_t o = 0; o < n_out; o++) {
+			float acc = ym[(uint64_t)t * k * n_out + o] * pm[t * k];
+			for (uint32_t j = 1; j < k; j++)
+				acc += ym[((uint64_t)t * k + j) * n_out + o] * pm[t * k + j];
+			const uint64_t q = ny + (uint64_t)t * n_out + o;
+			c->want[q] = r0[(uint64_t)t * n_out + o] + acc;
+			c->floor[q] = 1.0;
+			c->got[q] = rm[(uint64_t)t * n_out + o];
+		}
+	free(r0);
+	char kernel[48];
+	snprintf(kernel, sizeof kernel, "matmul_id.%s", tname(dtype));
+	q42_certify_result res;
+	q42_certify_begin(&res, kernel, 0.0, (64.0 + n_in / 64.0) * U,
+			  "n_in=%u n_out=%u experts=%u n_tok=%u k=%u +moe_sum", n_in, n_out, n_exp,
+			  n_tok, k);
+	q42_certify_compare(&res, c->got, c->want, c->floor, ny + (uint64_t)n_tok * n_out);
+	emit(c, &res);
+out:
+	free(wd);
+	case_end(c);
+	return rc;
+}
+
 struct rope_shape {
 	bool neox, freqs;
 	uint32_t n_tok, n_heads, hd, n_rot, pos0;
-	float freq_scale;
+	float freq_scale, mscale;
 };
 
 static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
@@ -356,7 +675,7 @@ static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
 		fm[i] = 2.5f + 1.5f * q42_certify_unit(&c->rng);
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
 	    (rc = q42_vk_op_rope(c->ops, x, f, s->n_tok, s->n_heads, s->hd, s->n_rot, s->pos0, s->neox,
-				 base, s->freq_scale, err)) != Q42_OK ||
+				 powf(base, -2.0f / (float)s->n_rot), s->freq_scale, s->mscale, err)) != Q42_OK ||
 	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
 	/* the CPU engine's angles (q42_forward.c): theta advanced by repeated
@@ -366,7 +685,8 @@ static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
 		float theta = (float)(s->pos0 + t);
 		for (uint32_t i = 0; i < s->n_rot / 2; i++) {
 			const float fr = fm != NULL ? fm[i] : 1.0f;
-			const float a = s->freq_scale * (theta / fr), cs = cosf(a), sn = sinf(a);
+			const float a = s->freq_scale * (theta / fr);
+			const float cs = cosf(a) * s->mscale, sn = sinf(a) * s->mscale;
 			theta *= theta_scale;
 			for (uint32_t h = 0; h < s->n_heads; h++) {
 				float *v = ref + ((uint64_t)t * s->n_heads + h) * s->hd;
@@ -383,8 +703,9 @@ static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
 	}
 	q42_certify_result res;
 	q42_certify_begin(&res, "rope", 0x1p-18 + 0x1p-22 * (double)(s->pos0 + s->n_tok), 0.0,
-			  "%s n_tok=%u heads=%u hd=%u n_rot=%u pos0=%u%s", s->neox ? "neox" : "norm",
-			  s->n_tok, s->n_heads, s->hd, s->n_rot, s->pos0, s->freqs ? " freqs" : "");
+			  "%s n_tok=%u heads=%u hd=%u n_rot=%u pos0=%u%s mscale=%g", s->neox ? "neox" : "norm",
+			  s->n_tok, s->n_heads, s->hd, s->n_rot, s->pos0, s->freqs ? " freqs" : "",
+			  (double)s->mscale);
 	q42_certify_compare(&res, c->got, c->want, NULL, n);
 	emit(c, &res);
 out:
@@ -396,7 +717,7 @@ out:
 /* ---- KV cache and attention -------------------------------------------- */
 
 struct att_shape {
-	uint32_t n_tok, n_heads, n_kv, hd_k, hd_v, n_ctx, pos0;
+	uint32_t n_tok, n_heads, n_kv, hd_k, hd_v, n_ctx, pos0, n_swa;
 };
 
 static float kv_value(const void *cache, uint32_t kvdt, uint64_t i)
@@ -501,20 +822,22 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 	}
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
 	    (rc = q42_vk_op_attention(c->ops, kvdt, q, kc, vcv, o, s->n_tok, s->n_heads, s->n_kv, s->hd_k,
-				      s->hd_v, s->n_ctx, s->pos0, scale, err)) != Q42_OK ||
+				      s->hd_v, s->n_ctx, s->pos0, scale, s->n_swa, err)) != Q42_OK ||
 	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
 	const uint32_t group = s->n_heads / s->n_kv;
 	for (uint32_t t = 0; t < s->n_tok; t++)
 		for (uint32_t h = 0; h < s->n_heads; h++) {
 			const uint32_t kvh = h / group, n_pos = s->pos0 + t + 1;
+			/* a window: the CPU's -inf scores, which softmax makes 0 */
+			const uint32_t j0 = s->n_swa != 0 && n_pos > s->n_swa ? n_pos - s->n_swa : 0;
 			const float *qv = qm + ((uint64_t)t * s->n_heads + h) * s->hd_k;
 			for (uint32_t j = 0; j < n_pos; j++) {
 				double d = 0.0;
 				for (uint32_t i = 0; i < s->hd_k; i++)
 					d += (double)qv[i] *
 					     kv_value(kcm, kvdt, ((uint64_t)kvh * s->n_ctx + j) * s->hd_k + i);
-				sc[j] = (float)d * scale;
+				sc[j] = j < j0 ? -INFINITY : (float)d * scale;
 			}
 			q42_op_softmax(n_pos, sc, sc);
 			for (uint32_t i = 0; i < s->hd_v; i++) {
@@ -529,8 +852,8 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 		}
 	q42_certify_result res;
 	q42_certify_begin(&res, kvdt == Q42_DTYPE_F32 ? "attention.f32" : "attention.f16", 0x1p-16, 0.0,
-			  "n_tok=%u heads=%u/%u hd=%u/%u n_ctx=%u pos0=%u", s->n_tok, s->n_heads, s->n_kv,
-			  s->hd_k, s->hd_v, s->n_ctx, s->pos0);
+			  "n_tok=%u heads=%u/%u hd=%u/%u n_ctx=%u pos0=%u swa=%u", s->n_tok, s->n_heads,
+			  s->n_kv, s->hd_k, s->hd_v, s->n_ctx, s->pos0, s->n_swa);
 	q42_certify_compare(&res, c->got, c->want, NULL, no);
 	emit(c, &res);
 out:
@@ -601,14 +924,17 @@ static int run_cases(struct vc *c, q42_err *err)
 		if (rc == Q42_OK)
 			rc = case_get_rows(c, types[t], rows_n[fam], err);
 	}
-	static const uint32_t norm[3][2] = {{64, 1}, {896, 3}, {4097, 2}};
-	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+	/* the last: per-head norms of a long pass, more rows than a grid
+	 * dimension holds */
+	static const uint32_t norm[4][2] = {{64, 1}, {896, 3}, {4097, 2}, {16, 70001}};
+	for (int i = 0; i < 4 && rc == Q42_OK; i++)
 		rc = case_rmsnorm(c, norm[i][0], norm[i][1], err);
 	static const struct rope_shape ropes[] = {
-		{false, false, 1, 4, 64, 64, 0, 1.0f},
-		{true, true, 3, 5, 64, 32, 4090, 0.5f},
-		{true, false, 17, 2, 128, 128, 100, 1.0f},
-		{false, false, 17, 3, 80, 80, 4079, 1.0f},
+		{false, false, 1, 4, 64, 64, 0, 1.0f, 1.0f},
+		{true, true, 3, 5, 64, 32, 4090, 0.5f, 1.0f},
+		{true, false, 17, 2, 128, 128, 100, 1.0f, 1.0f},
+		{false, false, 17, 3, 80, 80, 4079, 1.0f, 1.0f},
+		{true, true, 5, 3, 96, 48, 200, 1.0f, 1.1902381f}, /* phi3: partial, LongRoPE */
 	};
 	for (size_t i = 0; i < sizeof ropes / sizeof ropes[0] && rc == Q42_OK; i++)
 		rc = case_rope(c, &ropes[i], err);
@@ -619,18 +945,38 @@ static int run_cases(struct vc *c, q42_err *err)
 	static const uint32_t sw[3] = {1, 1000, 70001};
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
 		rc = case_elt(c, 0, sw[i], sw[i], err);
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_elt(c, 2, sw[i], sw[i], err);
+	static const uint32_t sc[3] = {1, 1000, 70001};
+	static const float sc_f[3][2] = {{0.5f, 0.0f}, {16.0f, 0.0f}, {1.0f, 30.0f}};
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_scale(c, sc[i], sc_f[i][0], sc_f[i][1], err);
+	if (rc == Q42_OK)
+		rc = case_glu_fused(c, 70, 5, err);
+	if (rc == Q42_OK)
+		rc = case_copy(c, err);
+	static const uint32_t cv[3][4] = {{1, 64, 3, 0}, {7, 100, 3, 1}, {17, 48, 4, 200}};
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_shortconv(c, cv[i][0], cv[i][1], cv[i][2], cv[i][3], err);
+	static const uint32_t rt[3][3] = {{1, 8, 2}, {5, 32, 4}, {17, 64, 8}};
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_route(c, rt[i][0], rt[i][1], rt[i][2], err);
+	for (size_t t = 0; t < 6 && rc == Q42_OK; t++)
+		rc = case_matmul_id(c, types[t], t < 2 ? 100 : t < 4 ? 96 : 256, 3, 4, err);
 	static const uint32_t ad[3][2] = {{1000, 1000}, {1000, 100}, {70001, 70001}};
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
 		rc = case_elt(c, 1, ad[i][0], ad[i][1], err);
 	static const struct att_shape kvs[] = {
-		{1, 2, 2, 64, 64, 16, 5},
-		{17, 2, 2, 64, 32, 64, 47},
+		{1, 2, 2, 64, 64, 16, 5, 0},
+		{17, 2, 2, 64, 32, 64, 47, 0},
 	};
 	static const struct att_shape atts[] = {
-		{1, 4, 4, 64, 64, 32, 0, },
-		{3, 8, 2, 64, 64, 4096, 4093},
-		{17, 4, 1, 128, 128, 256, 100},
-		{1, 2, 2, 64, 32, 4096, 4095},
+		{1, 4, 4, 64, 64, 32, 0, 0},
+		{3, 8, 2, 64, 64, 4096, 4093, 0},
+		{17, 4, 1, 128, 128, 256, 100, 0},
+		{1, 2, 2, 64, 32, 4096, 4095, 0},
+		{17, 4, 2, 256, 256, 256, 100, 37}, /* gemma3: a window shorter than the pass */
+		{1, 4, 2, 80, 80, 512, 300, 100},
 	};
 	for (uint32_t f16 = 0; f16 < 2 && rc == Q42_OK; f16++) {
 		const uint32_t dt = f16 ? Q42_DTYPE_F16 : Q42_DTYPE_F32;

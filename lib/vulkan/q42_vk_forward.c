@@ -29,11 +29,13 @@
 struct vk_lora;
 
 /* A weight as the device holds it: its buffer, and the type and row
- * stride the kernels read (F16 for a fallback); the adapters on it. */
+ * stride the kernels read (F16 for a fallback), the bytes between the
+ * matrices of a stack of experts (0: one matrix); the adapters on it. */
 typedef struct vk_weight {
 	q42_vk_buf *buf; /* NULL: the slot is empty */
 	uint32_t dtype;
 	uint64_t row_bytes;
+	uint64_t expert_bytes;
 	struct vk_lora *lora;
 } vk_weight;
 
@@ -53,8 +55,18 @@ struct q42_vkf {
 	vk_weight g[Q42_W_LAYER_FIRST_];
 	vk_weight *lw; /* n_layer x Q42_W_COUNT_ */
 	q42_vk_buf **kc, **vc; /* per layer: [kv head][n_ctx][hd] of kv_type */
-	/* activations: n_batch rows each, as the CPU engine's of the same name */
+	/* per short-convolution layer: B * x of every position, [n_ctx][n_embd]
+	 * (the state beside K and V; NULL for the other layers) */
+	q42_vk_buf **hist;
+	/* activations: n_batch rows each, as the CPU engine's of the same name;
+	 * hg and hu also hold a fused ffn_up's rows (2 n_ff) and the routed
+	 * experts' (n_expert_used x n_ff_exp per token) */
 	q42_vk_buf *x, *xb, *q, *k, *v, *att, *ao, *hg, *hu;
+	q42_vk_buf *qkv;    /* a fused attn_qkv's rows, or in_proj's B, C, x */
+	/* routed FFN: router logits (n_expert), the chosen experts and
+	 * weights (n_expert_used) and their outputs (n_expert_used x n_embd)
+	 * per token */
+	q42_vk_buf *moe_logits, *moe_ids, *moe_w, *moe_y;
 	q42_vk_buf *xl;     /* the last token's row, then its norm */
 	/* adapters: their pairs (n_lora), A.x (n_batch x the largest rank)
 	 * and B'.(A.x) (n_batch x the widest adapted output) */
@@ -93,14 +105,18 @@ static int buf_new(q42_vkf *f, uint64_t n, uint64_t elem, enum q42_vk_mem mem, q
 static int upload_f16(q42_vkf *f, const q42_bound_weight *w, vk_weight *out, const char *name,
 		      q42_err *err)
 {
-	const uint64_t n_in = (uint64_t)w->n_in, n_out = (uint64_t)w->n_out;
+	/* a stack of experts, its matrices row after row, converts as one
+	 * matrix of all their rows */
+	const uint64_t n_mat = w->expert_bytes != 0 ? f->e->n_expert : 1;
+	const uint64_t n_in = (uint64_t)w->n_in, n_out = (uint64_t)w->n_out * n_mat;
 	const uint64_t f16_row = n_in * sizeof(uint16_t);
 	uint64_t rows = FALLBACK_CHUNK_BYTES / f16_row;
 	float *tmp = NULL;
 	uint16_t *h = NULL;
 	int rc;
 
-	if (!w->matrix || w->dequant == NULL)
+	if (!w->matrix || w->dequant == NULL ||
+	    (w->expert_bytes != 0 && w->expert_bytes != w->row_bytes * (uint64_t)w->n_out))
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "tensor %s: type %s has no Vulkan kernel and cannot be dequantized",
 				   name, q42_dtype_get(w->dtype)->name);
@@ -130,6 +146,7 @@ static int upload_f16(q42_vkf *f, const q42_bound_weight *w, vk_weight *out, con
 	}
 	out->dtype = Q42_DTYPE_F16;
 	out->row_bytes = f16_row;
+	out->expert_bytes = w->expert_bytes != 0 ? f16_row * (uint64_t)w->n_out : 0;
 	f->n_fallbacks++;
 	if (w->dtype < 64)
 		f->fallback_types |= 1ull << w->dtype;
@@ -152,7 +169,8 @@ static int upload_weight(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s
 	if (w->matrix && !q42_vk_ops_has_matmul(w->dtype))
 		return upload_f16(f, w, out, name, err);
 	/* vectors are f32 (the engine checks it); matrices keep their bytes */
-	if (q42_mul_overflow(w->row_bytes, (uint64_t)w->n_out, &bytes))
+	if (w->expert_bytes != 0 ? q42_mul_overflow(w->expert_bytes, (uint64_t)f->e->n_expert, &bytes)
+				 : q42_mul_overflow(w->row_bytes, (uint64_t)w->n_out, &bytes))
 		return q42_err_set(err, Q42_EFORMAT, "tensor %s: size overflows", name);
 	rc = q42_vk_buf_create(f->vk, bytes, Q42_VK_MEM_DEVICE, &out->buf, err);
 	if (rc == Q42_OK)
@@ -161,6 +179,7 @@ static int upload_weight(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s
 		q42_err_prefix(err, "tensor %s", name);
 	out->dtype = w->dtype;
 	out->row_bytes = w->row_bytes;
+	out->expert_bytes = w->expert_bytes;
 	return rc;
 }
 
@@ -172,7 +191,7 @@ static int upload_lora(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s, 
 	vk_lora **tail = &out->lora;
 	int rc = Q42_OK;
 	q42_wslot_format(s, l, name, sizeof name);
-	if (w->lora != NULL && s == Q42_W_TOK_EMBD)
+	if (w->lora != NULL && (s == Q42_W_TOK_EMBD || w->expert_bytes != 0))
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "vulkan: an adapter on %s runs on the CPU only (--backend cpu)", name);
 	for (const q42_bound_lora *bl = w->lora; bl != NULL && rc == Q42_OK; bl = bl->next) {
@@ -264,12 +283,32 @@ static int alloc_device(q42_vkf *f, q42_err *err)
 	const uint64_t kve = e->kv_type == Q42_DTYPE_F16 ? 2 : 4;
 	int rc = Q42_OK;
 
+	const uint64_t K = e->n_expert_used;
+	const uint64_t qkv_w = (uint64_t)e->n_head * e->hd_k + 2ull * e->n_head_kv_max * e->hd_k;
+	uint64_t ff = (uint64_t)e->n_ff_max * (e->arch->ffn_fused_up ? 2 : 1);
+	if (K * e->n_ff_exp > ff)
+		ff = K * e->n_ff_exp;
 	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++) {
 		const uint64_t kvh = e->layers[l].n_head_kv;
+		if (e->layers[l].conv) {
+			rc = buf_new(f, (uint64_t)e->n_ctx * E, F, Q42_VK_MEM_DEVICE, &f->hist[l], err);
+			continue;
+		}
 		rc = buf_new(f, kvh * e->n_ctx * e->hd_k, kve, Q42_VK_MEM_DEVICE, &f->kc[l], err);
 		if (rc == Q42_OK)
 			rc = buf_new(f, kvh * e->n_ctx * e->hd_v, kve, Q42_VK_MEM_DEVICE, &f->vc[l],
 				     err);
+	}
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * (qkv_w > 3 * E ? qkv_w : 3 * E), F, Q42_VK_MEM_DEVICE, &f->qkv, err);
+	if (rc == Q42_OK && e->n_expert > 0) {
+		rc = buf_new(f, B * e->n_expert, F, Q42_VK_MEM_DEVICE, &f->moe_logits, err);
+		if (rc == Q42_OK)
+			rc = buf_new(f, B * K, sizeof(uint32_t), Q42_VK_MEM_DEVICE, &f->moe_ids, err);
+		if (rc == Q42_OK)
+			rc = buf_new(f, B * K, F, Q42_VK_MEM_DEVICE, &f->moe_w, err);
+		if (rc == Q42_OK)
+			rc = buf_new(f, B * K * E, F, Q42_VK_MEM_DEVICE, &f->moe_y, err);
 	}
 	if (rc == Q42_OK)
 		rc = buf_new(f, B * E, F, Q42_VK_MEM_DEVICE, &f->x, err);
@@ -286,9 +325,9 @@ static int alloc_device(q42_vkf *f, q42_err *err)
 	if (rc == Q42_OK)
 		rc = buf_new(f, B * e->n_head * e->hd_v, F, Q42_VK_MEM_DEVICE, &f->att, err);
 	if (rc == Q42_OK)
-		rc = buf_new(f, B * e->n_ff_max, F, Q42_VK_MEM_DEVICE, &f->hg, err);
+		rc = buf_new(f, B * ff, F, Q42_VK_MEM_DEVICE, &f->hg, err);
 	if (rc == Q42_OK)
-		rc = buf_new(f, B * e->n_ff_max, F, Q42_VK_MEM_DEVICE, &f->hu, err);
+		rc = buf_new(f, B * ff, F, Q42_VK_MEM_DEVICE, &f->hu, err);
 	if (rc == Q42_OK)
 		rc = buf_new(f, E, F, Q42_VK_MEM_DEVICE, &f->xl, err);
 	if (rc == Q42_OK)
@@ -409,8 +448,9 @@ static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, 
 	f->lw = calloc((size_t)e->n_layer * Q42_W_COUNT_, sizeof *f->lw);
 	f->kc = calloc(e->n_layer, sizeof *f->kc);
 	f->vc = calloc(e->n_layer, sizeof *f->vc);
+	f->hist = calloc(e->n_layer, sizeof *f->hist);
 	f->lora = calloc(lora_count(e, NULL, NULL) + 1, sizeof *f->lora);
-	if (f->lw == NULL || f->kc == NULL || f->vc == NULL || f->lora == NULL) {
+	if (f->lw == NULL || f->kc == NULL || f->vc == NULL || f->hist == NULL || f->lora == NULL) {
 		rc = q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
 		goto fail;
 	}
@@ -439,6 +479,23 @@ fail:
 	return rc;
 }
 
+/* Why the device pass cannot run e (NULL: it can). It has decoder blocks
+ * with RMSNorm and RoPE, attention or short convolutions, dense or
+ * routed gated FFNs; not BERT's post-norm blocks, encoders or symmetric
+ * windows (embedding models). */
+static const char *cpu_only(const q42_bound_model *e)
+{
+	const q42_arch *a = e->arch;
+	if (a->post_norm || a->layer_norm || a->no_rope || a->ffn_act == Q42_FFN_GELU ||
+	    e->final_norm == Q42_W_COUNT_)
+		return "its blocks are BERT's";
+	if (!e->causal || e->swa_symmetric)
+		return "its attention is not causal";
+	if (e->n_expert_used > 64)
+		return "it routes each token to more than 64 experts";
+	return NULL;
+}
+
 int q42_vkf_open(q42_vkf **out, const q42_bound_model *e, enum q42_backend b, int32_t device,
 		 q42_err *err)
 {
@@ -446,14 +503,15 @@ int q42_vkf_open(q42_vkf **out, const q42_bound_model *e, enum q42_backend b, in
 	int rc;
 
 	*out = NULL;
-	/* the device pass has the operations of llama and qwen2 only; the
-	 * other architectures (issue 34) run on the CPU: auto stays there */
-	if (strcmp(e->arch->name, "llama") != 0 && strcmp(e->arch->name, "qwen2") != 0) {
+	/* what the device pass does not compute runs on the CPU: auto stays
+	 * there */
+	const char *why = cpu_only(e);
+	if (why != NULL) {
 		if (b == Q42_BACKEND_AUTO)
 			return Q42_OK;
 		return q42_err_set(err, Q42_EUNSUPPORTED,
-				   "vulkan: architecture %s runs on the CPU only (--backend cpu)",
-				   e->arch->name);
+				   "vulkan: architecture %s runs on the CPU only (--backend cpu): %s",
+				   e->arch->name, why);
 	}
 	if (b == Q42_BACKEND_AUTO) {
 		rc = auto_choice(device, &use, err);
@@ -470,7 +528,8 @@ void q42_vkf_close(q42_vkf *f)
 	if (f->vk != NULL) {
 		q42_vk_buf *acts[] = {f->x, f->xb, f->q, f->k, f->v, f->att, f->ao, f->hg, f->hu,
 				      f->xl, f->logits, f->ids, f->sel, f->top1, f->logits_h,
-				      f->lr, f->lo};
+				      f->lr, f->lo, f->qkv, f->moe_logits, f->moe_ids, f->moe_w,
+				      f->moe_y};
 		for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
 			if (acts[i] != NULL)
 				q42_vk_buf_free(f->vk, acts[i]);
@@ -479,6 +538,8 @@ void q42_vkf_close(q42_vkf *f)
 				q42_vk_buf_free(f->vk, f->kc[l]);
 			if (f->vc != NULL && f->vc[l] != NULL)
 				q42_vk_buf_free(f->vk, f->vc[l]);
+			if (f->hist != NULL && f->hist[l] != NULL)
+				q42_vk_buf_free(f->vk, f->hist[l]);
 		}
 		for (uint32_t s = 0; s < Q42_W_LAYER_FIRST_; s++)
 			if (f->g[s].buf != NULL && !(s == Q42_W_OUTPUT && f->e->tied))
@@ -499,6 +560,7 @@ void q42_vkf_close(q42_vkf *f)
 	free(f->lw);
 	free(f->kc);
 	free(f->vc);
+	free(f->hist);
 	free(f);
 }
 
@@ -539,33 +601,90 @@ static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_bound_weight *cw,
 	return rc;
 }
 
+/* The rows of a fused attn_qkv product (f->qkv) into q, k and v: q's
+ * n_head * hd_k values first, then k's, then v's. */
+static int op_split_qkv(q42_vkf *f, uint32_t kvh, uint32_t n, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	const uint32_t qd = e->n_head * e->hd_k, kd = kvh * e->hd_k, vd = kvh * e->hd_v;
+	const uint32_t w = qd + kd + vd;
+	int rc = q42_vk_op_copy(f->ops, whole(f->qkv), 0, w, whole(f->q), 0, qd, qd, n, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_copy(f->ops, whole(f->qkv), qd, w, whole(f->k), 0, kd, kd, n, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_copy(f->ops, whole(f->qkv), qd + kd, w, whole(f->v), 0, vd, vd, n, err);
+	return rc;
+}
+
+/* q (is_q) or k of n tokens, ready for the cache and the scores, in
+ * llama.cpp's order as the CPU: each head through its RMSNorm where the
+ * layer has one (qwen3, gemma3, lfm2), RoPE with the layer's angles, then
+ * q scaled where the architecture scales q instead of the scores. */
+static int op_qk(q42_vkf *f, uint32_t l, q42_vk_buf *x, uint32_t n_heads, uint32_t n, bool is_q,
+		 uint32_t pos0, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	const q42_bound_layer *L = &e->layers[l];
+	const vk_weight *nw = &f->lw[(uint64_t)l * Q42_W_COUNT_ + (is_q ? Q42_W_ATTN_Q_NORM : Q42_W_ATTN_K_NORM)];
+	int rc = Q42_OK;
+	if (nw->buf != NULL)
+		rc = q42_vk_op_rmsnorm(f->ops, whole(x), whole(nw->buf), whole(x), e->hd_k, n * n_heads,
+				       e->eps, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_rope(f->ops, whole(x), whole(f->g[e->rope_ff].buf), n, n_heads, e->hd_k,
+				    e->n_rot, pos0, e->arch->rope == Q42_ROPE_NEOX, L->theta_scale,
+				    L->rope_scale, e->rope_mscale, err);
+	if (rc == Q42_OK && is_q && e->arch->q_prescale)
+		rc = q42_vk_op_scale(f->ops, whole(x), whole(x), n * n_heads * e->hd_k, e->q_scale, 0.0f,
+				     err);
+	return rc;
+}
+
+/* out (n rows of the block's output) through the block's norm after
+ * attention or the FFN where it has one (gemma3), then into the residual. */
+static int op_residual(q42_vkf *f, const vk_weight *post, uint32_t n, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	int rc = Q42_OK;
+	if (post->buf != NULL)
+		rc = q42_vk_op_rmsnorm(f->ops, whole(f->ao), whole(post->buf), whole(f->ao), e->n_embd,
+				       n, e->eps, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
+				   n * e->n_embd, err);
+	return rc;
+}
+
 static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err *err)
 {
 	const q42_bound_model *e = f->e;
 	const q42_bound_weight *W = e->layers[l].w;
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t kvh = e->layers[l].n_head_kv;
-	const bool neox = e->arch->rope == Q42_ROPE_NEOX;
-	const q42_vk_view freqs = whole(f->g[Q42_W_ROPE_FREQS].buf);
 	int rc;
 
 	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_ATTN_NORM].buf), whole(f->xb),
 			       e->n_embd, n, e->eps, err);
+	if (rc == Q42_OK && D[Q42_W_ATTN_QKV].buf != NULL) {
+		rc = op_matmul(f, &D[Q42_W_ATTN_QKV], &W[Q42_W_ATTN_QKV], f->xb, n, f->qkv,
+			       &D[Q42_W_ATTN_QKV_B], err);
+		if (rc == Q42_OK)
+			rc = op_split_qkv(f, kvh, n, err);
+	} else {
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_ATTN_Q], &W[Q42_W_ATTN_Q], f->xb, n, f->q,
+				       &D[Q42_W_ATTN_Q_B], err);
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_ATTN_K], &W[Q42_W_ATTN_K], f->xb, n, f->k,
+				       &D[Q42_W_ATTN_K_B], err);
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_ATTN_V], &W[Q42_W_ATTN_V], f->xb, n, f->v,
+				       &D[Q42_W_ATTN_V_B], err);
+	}
 	if (rc == Q42_OK)
-		rc = op_matmul(f, &D[Q42_W_ATTN_Q], &W[Q42_W_ATTN_Q], f->xb, n, f->q,
-			       &D[Q42_W_ATTN_Q_B], err);
+		rc = op_qk(f, l, f->q, e->n_head, n, true, pos0, err);
 	if (rc == Q42_OK)
-		rc = op_matmul(f, &D[Q42_W_ATTN_K], &W[Q42_W_ATTN_K], f->xb, n, f->k,
-			       &D[Q42_W_ATTN_K_B], err);
-	if (rc == Q42_OK)
-		rc = op_matmul(f, &D[Q42_W_ATTN_V], &W[Q42_W_ATTN_V], f->xb, n, f->v,
-			       &D[Q42_W_ATTN_V_B], err);
-	if (rc == Q42_OK)
-		rc = q42_vk_op_rope(f->ops, whole(f->q), freqs, n, e->n_head, e->hd_k, e->n_rot,
-				    pos0, neox, e->rope_base, e->rope_scale, err);
-	if (rc == Q42_OK)
-		rc = q42_vk_op_rope(f->ops, whole(f->k), freqs, n, kvh, e->hd_k, e->n_rot, pos0,
-				    neox, e->rope_base, e->rope_scale, err);
+		rc = op_qk(f, l, f->k, kvh, n, false, pos0, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_op_kv_store(f->ops, e->kv_type, whole(f->k), whole(f->v),
 					whole(f->kc[l]), whole(f->vc[l]), n, kvh, e->hd_k, e->hd_v,
@@ -573,13 +692,38 @@ static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q4
 	if (rc == Q42_OK)
 		rc = q42_vk_op_attention(f->ops, e->kv_type, whole(f->q), whole(f->kc[l]),
 					 whole(f->vc[l]), whole(f->att), n, e->n_head, kvh, e->hd_k,
-					 e->hd_v, e->n_ctx, pos0, e->kq_scale, err);
+					 e->hd_v, e->n_ctx, pos0, e->kq_scale, e->layers[l].n_swa, err);
 	if (rc == Q42_OK)
 		rc = op_matmul(f, &D[Q42_W_ATTN_OUT], &W[Q42_W_ATTN_OUT], f->att, n, f->ao,
 			       &D[Q42_W_ATTN_OUT_B], err);
 	if (rc == Q42_OK)
-		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
-				   n * e->n_embd, err);
+		rc = op_residual(f, &D[Q42_W_POST_ATTN_NORM], n, err);
+	return rc;
+}
+
+/* lfm2's short-convolution block in place of attention: in_proj gives B,
+ * C and x per token, the convolution (q42_vk_op_shortconv) keeps B * x in
+ * the layer's history, out_proj and the residual add. */
+static int block_conv(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err *err)
+{
+	static const vk_weight none;
+	const q42_bound_model *e = f->e;
+	const q42_bound_weight *W = e->layers[l].w;
+	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
+	int rc;
+
+	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_ATTN_NORM].buf), whole(f->xb),
+			       e->n_embd, n, e->eps, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_CONV_IN], &W[Q42_W_CONV_IN], f->xb, n, f->qkv, &none, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_shortconv(f->ops, whole(f->qkv), whole(D[Q42_W_CONV].buf),
+					 whole(f->hist[l]), whole(f->xb), n, e->n_embd, e->conv_l,
+					 e->n_ctx, pos0, err);
+	if (rc == Q42_OK)
+		rc = op_matmul(f, &D[Q42_W_CONV_OUT], &W[Q42_W_CONV_OUT], f->xb, n, f->ao, &none, err);
+	if (rc == Q42_OK)
+		rc = op_residual(f, &none, n, err);
 	return rc;
 }
 
@@ -589,24 +733,78 @@ static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
 	const q42_bound_weight *W = e->layers[l].w;
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t ff = e->layers[l].n_ff;
+	const bool gelu = e->arch->ffn_act == Q42_FFN_GEGLU;
 	int rc;
 
 	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_FFN_NORM].buf), whole(f->xb),
 			       e->n_embd, n, e->eps, err);
-	if (rc == Q42_OK)
-		rc = op_matmul(f, &D[Q42_W_FFN_GATE], &W[Q42_W_FFN_GATE], f->xb, n, f->hg,
-			       &D[Q42_W_FFN_GATE_B], err);
-	if (rc == Q42_OK)
-		rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
-			       &D[Q42_W_FFN_UP_B], err);
-	if (rc == Q42_OK)
-		rc = q42_vk_op_swiglu(f->ops, whole(f->hg), whole(f->hu), whole(f->hg), n * ff, err);
+	if (e->arch->ffn_fused_up) {
+		/* one product into rows of 2 n_ff: gate, then up (phi3) */
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
+				       &D[Q42_W_FFN_UP_B], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_glu(f->ops, gelu, whole(f->hu), whole(f->hu), whole(f->hg), ff,
+					   n, 2 * ff, ff, err);
+	} else {
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_FFN_GATE], &W[Q42_W_FFN_GATE], f->xb, n, f->hg,
+				       &D[Q42_W_FFN_GATE_B], err);
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
+				       &D[Q42_W_FFN_UP_B], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_glu(f->ops, gelu, whole(f->hg), whole(f->hu), whole(f->hg), ff,
+					   n, ff, 0, err);
+	}
 	if (rc == Q42_OK)
 		rc = op_matmul(f, &D[Q42_W_FFN_DOWN], &W[Q42_W_FFN_DOWN], f->hg, n, f->ao,
 			       &D[Q42_W_FFN_DOWN_B], err);
 	if (rc == Q42_OK)
-		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
-				   n * e->n_embd, err);
+		rc = op_residual(f, &D[Q42_W_POST_FFW_NORM], n, err);
+	return rc;
+}
+
+/* The routed FFN of lfm2moe, as the CPU's block_moe: the router's
+ * product, each token's experts and weights, then every (token, chosen
+ * expert) pair through its expert's gate, up, SwiGLU and down -- only the
+ * chosen experts' matrices are read -- and the pairs' weighted outputs
+ * summed into the residual. */
+static int block_moe(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
+	const vk_weight *g = &D[Q42_W_FFN_GATE_EXPS], *u = &D[Q42_W_FFN_UP_EXPS];
+	const vk_weight *d = &D[Q42_W_FFN_DOWN_EXPS], *r = &D[Q42_W_FFN_GATE_INP];
+	const uint32_t K = e->n_expert_used, ff = e->n_ff_exp, E = e->n_embd;
+	int rc;
+
+	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_FFN_NORM].buf), whole(f->xb), E, n,
+			       e->eps, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_matmul(f->ops, r->dtype, whole(r->buf), r->row_bytes, E, e->n_expert,
+				      whole(f->xb), n, whole(f->moe_logits), e->n_expert, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_route(f->ops, whole(f->moe_logits), whole(D[Q42_W_FFN_EXP_PROBS_B].buf),
+				     whole(f->moe_ids), whole(f->moe_w), n, e->n_expert, K, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_matmul_id(f->ops, g->dtype, whole(g->buf), g->row_bytes, g->expert_bytes,
+					 E, ff, whole(f->moe_ids), whole(f->xb), K, n * K, whole(f->hg),
+					 ff, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_matmul_id(f->ops, u->dtype, whole(u->buf), u->row_bytes, u->expert_bytes,
+					 E, ff, whole(f->moe_ids), whole(f->xb), K, n * K, whole(f->hu),
+					 ff, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_glu(f->ops, false, whole(f->hg), whole(f->hu), whole(f->hg), ff, n * K,
+				   ff, 0, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_matmul_id(f->ops, d->dtype, whole(d->buf), d->row_bytes, d->expert_bytes,
+					 ff, E, whole(f->moe_ids), whole(f->hg), 1, n * K,
+					 whole(f->moe_y), E, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_op_moe_sum(f->ops, whole(f->moe_y), whole(f->moe_w), whole(f->x), E, n, K,
+				       err);
 	return rc;
 }
 
@@ -622,13 +820,16 @@ static int head(q42_vkf *f, uint32_t n, q42_err *err)
 	rc = q42_vk_op_get_rows(f->ops, Q42_DTYPE_F32, whole(f->x), (uint64_t)e->n_embd * 4,
 				whole(f->sel), 1, e->n_embd, whole(f->xl), err);
 	if (rc == Q42_OK)
-		rc = q42_vk_op_rmsnorm(f->ops, whole(f->xl), whole(f->g[Q42_W_OUTPUT_NORM].buf),
+		rc = q42_vk_op_rmsnorm(f->ops, whole(f->xl), whole(f->g[e->final_norm].buf),
 				       whole(f->xb), e->n_embd, 1, e->eps, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_op_matmul(f->ops, out->dtype, whole(out->buf), out->row_bytes, e->n_embd,
 				      e->n_vocab, whole(f->xb), 1, whole(f->logits), e->n_vocab, err);
 	if (rc == Q42_OK)
 		rc = op_lora(f, out, e->n_embd, e->n_vocab, f->xb, 1, f->logits, err);
+	if (rc == Q42_OK && e->final_softcap > 0.0f)
+		rc = q42_vk_op_scale(f->ops, whole(f->logits), whole(f->logits), e->n_vocab, 1.0f,
+				     e->final_softcap, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_op_argmax(f->ops, whole(f->logits), e->n_vocab, whole(f->top1), err);
 	if (rc == Q42_OK)
@@ -653,10 +854,14 @@ int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool
 	q42_vk_stamp(f->vk, "begin");
 	rc = q42_vk_op_get_rows(f->ops, emb->dtype, whole(emb->buf), emb->row_bytes, whole(f->ids),
 				n, e->n_embd, whole(f->x), err);
+	if (rc == Q42_OK && e->embd_scale != 0.0f)
+		rc = q42_vk_op_scale(f->ops, whole(f->x), whole(f->x), n * e->n_embd, e->embd_scale,
+				     0.0f, err);
 	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++) {
-		rc = block_attention(f, l, n, pos0, err);
+		const q42_bound_layer *L = &e->layers[l];
+		rc = L->conv ? block_conv(f, l, n, pos0, err) : block_attention(f, l, n, pos0, err);
 		if (rc == Q42_OK)
-			rc = block_ffn(f, l, n, err);
+			rc = L->moe ? block_moe(f, l, n, err) : block_ffn(f, l, n, err);
 	}
 	if (rc == Q42_OK && want_logits)
 		rc = head(f, n, err);

@@ -8,7 +8,6 @@
  * the certified tolerances) and must be re-certified. Push-constant structs
  * mirror the `Push` blocks of the shaders field for field (all 4 bytes).
  */
-#include <math.h>
 #include <stdlib.h>
 #include "common/q42_types.h"
 #include "vulkan/q42_vk_ops.h"
@@ -24,6 +23,8 @@
 #define WG_ARGMAX 256u
 #define MAX_GROUPS 65535u
 #define ATT_MAX_HD 256u /* MAX_HD of attention.comp */
+#define ROUTE_MAX_K 64u /* MAX_K of route.comp */
+#define WG_ROUTE 64u
 
 enum { N_TYPES = 6 };
 static const uint32_t mm_types[N_TYPES] = {Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTYPE_Q4_0,
@@ -31,9 +32,9 @@ static const uint32_t mm_types[N_TYPES] = {Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTY
 
 struct q42_vk_ops {
 	q42_vk *vk;
-	q42_vk_pipe *mv[N_TYPES], *mm[N_TYPES], *rows[N_TYPES];
-	q42_vk_pipe *kv[2], *att[2];
-	q42_vk_pipe *rmsnorm, *rope, *softmax, *swiglu, *add, *argmax;
+	q42_vk_pipe *mv[N_TYPES], *mm[N_TYPES], *rows[N_TYPES], *mid[N_TYPES];
+	q42_vk_pipe *kv[2], *att[2], *glu[2], *conv[2];
+	q42_vk_pipe *rmsnorm, *rope, *softmax, *add, *argmax, *scale, *copy, *route, *moe_sum;
 };
 
 static int type_slot(uint32_t dtype)
@@ -66,23 +67,37 @@ int q42_vk_ops_open(q42_vk_ops **out, q42_vk *vk, q42_err *err)
 			rc = q42_vk_pipe_get(vk, "matmul", 3, 24, mm, 4, &o->mm[i], err);
 		if (rc == Q42_OK)
 			rc = q42_vk_pipe_get(vk, "get_rows", 3, 12, gr, 2, &o->rows[i], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_pipe_get(vk, "matmul_id", 4, 36, mv, 4, &o->mid[i], err);
 	}
 	for (uint32_t f16 = 0; f16 < 2 && rc == Q42_OK; f16++) {
 		const uint32_t kv[2] = {WG_ELT, f16};
 		const uint32_t at[2] = {WG_ATT, f16};
 		rc = q42_vk_pipe_get(vk, "kv_store", 2, 24, kv, 2, &o->kv[f16], err);
 		if (rc == Q42_OK)
-			rc = q42_vk_pipe_get(vk, "attention", 4, 32, at, 2, &o->att[f16], err);
+			rc = q42_vk_pipe_get(vk, "attention", 4, 36, at, 2, &o->att[f16], err);
 	}
-	const uint32_t wrow = WG_ROW, welt = WG_ELT, wam = WG_ARGMAX;
+	for (uint32_t k = 0; k < 2 && rc == Q42_OK; k++) {
+		const uint32_t sc[2] = {WG_ELT, k};
+		rc = q42_vk_pipe_get(vk, "glu", 3, 20, sc, 2, &o->glu[k], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_pipe_get(vk, "shortconv", 4, 20, sc, 2, &o->conv[k], err);
+	}
+	const uint32_t wrow = WG_ROW, welt = WG_ELT, wam = WG_ARGMAX, wrt = WG_ROUTE;
 	if (rc == Q42_OK)
-		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 12, &wrow, 1, &o->rmsnorm, err);
+		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 16, &wrow, 1, &o->rmsnorm, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_pipe_get(vk, "softmax", 2, 12, &wrow, 1, &o->softmax, err);
 	if (rc == Q42_OK)
-		rc = q42_vk_pipe_get(vk, "rope", 2, 40, &welt, 1, &o->rope, err);
+		rc = q42_vk_pipe_get(vk, "rope", 2, 44, &welt, 1, &o->rope, err);
 	if (rc == Q42_OK)
-		rc = q42_vk_pipe_get(vk, "swiglu", 3, 8, &welt, 1, &o->swiglu, err);
+		rc = q42_vk_pipe_get(vk, "scale", 2, 16, &welt, 1, &o->scale, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "copy", 2, 28, &welt, 1, &o->copy, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "route", 4, 16, &wrt, 1, &o->route, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "moe_sum", 3, 16, &welt, 1, &o->moe_sum, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_pipe_get(vk, "add", 3, 12, &welt, 1, &o->add, err);
 	if (rc == Q42_OK)
@@ -160,16 +175,20 @@ int q42_vk_op_matmul(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t row_
 int q42_vk_op_rmsnorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view y, uint32_t n,
 		      uint32_t n_rows, float eps, q42_err *err)
 {
-	if (n == 0 || n_rows == 0 || n_rows > MAX_GROUPS)
+	uint32_t gx, gy;
+	if (n == 0 || n_rows == 0)
 		return q42_err_set(err, Q42_EARG, "vulkan rmsnorm: bad shape (n %u, rows %u)", n, n_rows);
-	struct { uint32_t n, n_rows; float eps; } push = {n, n_rows, eps};
+	int rc = grid(n_rows, 1, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	struct { uint32_t n, n_rows; float eps; uint32_t groups_x; } push = {n, n_rows, eps, gx};
 	const q42_vk_view b[3] = {x, w, y};
-	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, n_rows, 1, 1, err);
+	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, gx, gy, 1, err);
 }
 
 int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint32_t n_tok,
 		   uint32_t n_heads, uint32_t hd, uint32_t n_rot, uint32_t pos0, bool neox,
-		   float base, float freq_scale, q42_err *err)
+		   float theta_scale, float freq_scale, float mscale, q42_err *err)
 {
 	if (n_tok == 0 || n_heads == 0 || n_rot == 0 || n_rot % 2 != 0 || n_rot > hd)
 		return q42_err_set(err, Q42_EARG, "vulkan rope: bad shape (n_rot %u, head dim %u)", n_rot,
@@ -178,12 +197,11 @@ int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint32_t n_t
 	int rc = grid((uint64_t)n_tok * n_heads * (n_rot / 2), WG_ELT, &gx, &gy, err);
 	if (rc != Q42_OK)
 		return rc;
-	/* the CPU engine's factor, so both build the same angles */
-	const float theta_scale = powf(base, -2.0f / (float)n_rot);
 	struct {
 		uint32_t n_tok, n_heads, hd, n_rot, pos0, neox, has_freqs, groups_x;
-		float theta_scale, freq_scale;
-	} push = {n_tok, n_heads, hd, n_rot, pos0, neox, freqs.buf != NULL, gx, theta_scale, freq_scale};
+		float theta_scale, freq_scale, mscale;
+	} push = {n_tok, n_heads, hd, n_rot, pos0, neox, freqs.buf != NULL, gx, theta_scale, freq_scale,
+		  mscale};
 	/* without freqs the binding still needs a buffer; the shader never reads it */
 	const q42_vk_view b[2] = {x, freqs.buf != NULL ? freqs : x};
 	return q42_vk_dispatch(o->vk, o->rope, b, 2, &push, sizeof push, gx, gy, 1, err);
@@ -199,16 +217,143 @@ int q42_vk_op_softmax(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, u
 	return q42_vk_dispatch(o->vk, o->softmax, b, 2, &push, sizeof push, n_rows, 1, 1, err);
 }
 
-int q42_vk_op_swiglu(q42_vk_ops *o, q42_vk_view g, q42_vk_view u, q42_vk_view y, uint32_t n,
-		     q42_err *err)
+int q42_vk_op_glu(q42_vk_ops *o, bool gelu, q42_vk_view g, q42_vk_view u, q42_vk_view y,
+		  uint32_t n, uint32_t n_rows, uint32_t in_stride, uint32_t u_off, q42_err *err)
+{
+	if (n == 0 || n_rows == 0 || in_stride < n || u_off > in_stride - n)
+		return q42_err_set(err, Q42_EARG, "vulkan glu: bad shape (n %u, rows %u, stride %u, "
+				   "up at %u)", n, n_rows, in_stride, u_off);
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n * n_rows, WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[5] = {n, n_rows, in_stride, u_off, gx};
+	const q42_vk_view b[3] = {g, u, y};
+	return q42_vk_dispatch(o->vk, o->glu[gelu], b, 3, push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_scale(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, float s, float cap,
+		    q42_err *err)
 {
 	uint32_t gx, gy;
 	int rc = grid(n, WG_ELT, &gx, &gy, err);
 	if (rc != Q42_OK)
 		return rc;
-	const uint32_t push[2] = {n, gx};
-	const q42_vk_view b[3] = {g, u, y};
-	return q42_vk_dispatch(o->vk, o->swiglu, b, 3, push, sizeof push, gx, gy, 1, err);
+	struct { uint32_t n, groups_x; float s, cap; } push = {n, gx, cap > 0.0f ? 1.0f / cap : s,
+								 cap > 0.0f ? cap : 0.0f};
+	const q42_vk_view b[2] = {x, y};
+	return q42_vk_dispatch(o->vk, o->scale, b, 2, &push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_copy(q42_vk_ops *o, q42_vk_view x, uint32_t x_off, uint32_t x_stride, q42_vk_view y,
+		   uint32_t y_off, uint32_t y_stride, uint32_t n, uint32_t n_rows, q42_err *err)
+{
+	if (n == 0 || n_rows == 0 || x_stride < n || y_stride < n)
+		return q42_err_set(err, Q42_EARG, "vulkan copy: bad shape (n %u, rows %u, strides %u/%u)",
+				   n, n_rows, x_stride, y_stride);
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n * n_rows, WG_ELT, &gx, &gy, err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)x_stride * n_rows + x_off, "the source", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)y_stride * n_rows + y_off, "the destination", err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[7] = {n, n_rows, x_off, x_stride, y_off, y_stride, gx};
+	const q42_vk_view b[2] = {x, y};
+	return q42_vk_dispatch(o->vk, o->copy, b, 2, push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_shortconv(q42_vk_ops *o, q42_vk_view bcx, q42_vk_view kern, q42_vk_view hist,
+			q42_vk_view y, uint32_t n_tok, uint32_t n, uint32_t l, uint32_t n_ctx,
+			uint32_t pos0, q42_err *err)
+{
+	if (n_tok == 0 || n == 0 || l == 0 || pos0 > n_ctx || n_tok > n_ctx - pos0)
+		return q42_err_set(err, Q42_EARG, "vulkan shortconv: bad shape (tokens %u at %u of %u, "
+				   "n %u, width %u)", n_tok, pos0, n_ctx, n, l);
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n_tok * n, WG_ELT, &gx, &gy, err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n_ctx * n * 4, "the history", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n_tok * n * 12, "the input rows", err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[5] = {n_tok, n, l, pos0, gx};
+	const q42_vk_view b[4] = {bcx, kern, hist, y};
+	rc = q42_vk_dispatch(o->vk, o->conv[0], b, 4, push, sizeof push, gx, gy, 1, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_dispatch(o->vk, o->conv[1], b, 4, push, sizeof push, gx, gy, 1, err);
+	return rc;
+}
+
+int q42_vk_op_route(q42_vk_ops *o, q42_vk_view logits, q42_vk_view bias, q42_vk_view ids,
+		    q42_vk_view w, uint32_t n_tok, uint32_t n_expert, uint32_t k, q42_err *err)
+{
+	if (n_tok == 0 || n_expert == 0 || k == 0 || k > n_expert || k > ROUTE_MAX_K ||
+	    (uint64_t)n_tok * n_expert > UINT32_MAX / 4)
+		return q42_err_set(err, Q42_EARG, "vulkan route: bad shape (tokens %u, experts %u, k %u, "
+				   "at most %u)", n_tok, n_expert, k, ROUTE_MAX_K);
+	const uint32_t push[4] = {n_tok, n_expert, k, bias.buf != NULL};
+	/* without bias the binding still needs a buffer; the shader never reads it */
+	const q42_vk_view b[4] = {logits, bias.buf != NULL ? bias : logits, ids, w};
+	return q42_vk_dispatch(o->vk, o->route, b, 4, push, sizeof push,
+			       (n_tok + WG_ROUTE - 1) / WG_ROUTE, 1, 1, err);
+}
+
+int q42_vk_op_matmul_id(q42_vk_ops *o, uint32_t dtype, q42_vk_view w, uint64_t row_bytes,
+			uint64_t expert_bytes, uint32_t n_in, uint32_t n_out, q42_vk_view ids,
+			q42_vk_view x, uint32_t x_div, uint32_t n_pair, q42_vk_view y,
+			uint32_t y_stride, q42_err *err)
+{
+	const int slot = type_slot(dtype);
+	uint64_t need = 0;
+	if (slot < 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan matmul_id: no kernel for type %u", dtype);
+	if (n_in == 0 || n_out == 0 || n_pair == 0 || x_div == 0 || y_stride < n_out ||
+	    !q42_dtype_nbytes(dtype, n_in, n_in, &need) || row_bytes < need ||
+	    row_bytes % 2 != 0 || (dtype == Q42_DTYPE_F32 && row_bytes % 4 != 0) ||
+	    expert_bytes < row_bytes * n_out || expert_bytes % 2 != 0)
+		return q42_err_set(err, Q42_EARG, "vulkan matmul_id: bad shape (n_in %u, n_out %u, pairs "
+				   "%u, row_bytes %llu, expert_bytes %llu)", n_in, n_out, n_pair,
+				   (unsigned long long)row_bytes, (unsigned long long)expert_bytes);
+	/* the shader adds expert offsets in 32 bits: the whole stack must fit */
+	int rc = too_big(w.size != 0 ? w.size : q42_vk_buf_size(w.buf), "the experts' matrices", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)(n_pair / x_div + 1) * n_in * 4, "the activations", err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n_pair * y_stride * 4, "the output", err);
+	uint32_t gx, gy;
+	if (rc == Q42_OK)
+		rc = grid((uint64_t)n_out, MV_ROWS, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	/* a dispatch's z holds at most MAX_GROUPS pairs */
+	const q42_vk_view b[4] = {w, x, y, ids};
+	for (uint32_t p0 = 0; p0 < n_pair && rc == Q42_OK; p0 += MAX_GROUPS) {
+		const uint32_t push[9] = {(uint32_t)row_bytes, n_in, n_out, n_pair, y_stride, gx,
+					  (uint32_t)expert_bytes, x_div, p0};
+		rc = q42_vk_dispatch(o->vk, o->mid[slot], b, 4, push, sizeof push, gx, gy,
+				     n_pair - p0 < MAX_GROUPS ? n_pair - p0 : MAX_GROUPS, err);
+	}
+	return rc;
+}
+
+int q42_vk_op_moe_sum(q42_vk_ops *o, q42_vk_view y, q42_vk_view w, q42_vk_view x, uint32_t n,
+		      uint32_t n_tok, uint32_t k, q42_err *err)
+{
+	if (n == 0 || n_tok == 0 || k == 0)
+		return q42_err_set(err, Q42_EARG, "vulkan moe_sum: bad shape (n %u, tokens %u, k %u)", n,
+				   n_tok, k);
+	uint32_t gx, gy;
+	int rc = grid((uint64_t)n * n_tok, WG_ELT, &gx, &gy, err);
+	if (rc == Q42_OK)
+		rc = too_big((uint64_t)n * n_tok * k * 4, "the experts' outputs", err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[4] = {n, n_tok, k, gx};
+	const q42_vk_view b[3] = {y, w, x};
+	return q42_vk_dispatch(o->vk, o->moe_sum, b, 3, push, sizeof push, gx, gy, 1, err);
 }
 
 int q42_vk_op_add(q42_vk_ops *o, q42_vk_view a, q42_vk_view b_, q42_vk_view y, uint32_t n,
@@ -276,7 +421,7 @@ int q42_vk_op_kv_store(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view k, q42_vk_v
 int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_view kc,
 			q42_vk_view vc, q42_vk_view out, uint32_t n_tok, uint32_t n_heads,
 			uint32_t n_kv_heads, uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx,
-			uint32_t pos0, float scale, q42_err *err)
+			uint32_t pos0, float scale, uint32_t n_swa, q42_err *err)
 {
 	if (kv_dtype != Q42_DTYPE_F32 && kv_dtype != Q42_DTYPE_F16)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan attention: cache type %u is not f32 or f16",
@@ -290,7 +435,8 @@ int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_
 	struct {
 		uint32_t n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0;
 		float scale;
-	} push = {n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0, scale};
+		uint32_t n_swa;
+	} push = {n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0, scale, n_swa};
 	const q42_vk_view b[4] = {q, kc, vc, out};
 	return q42_vk_dispatch(o->vk, o->att[kv_dtype == Q42_DTYPE_F16], b, 4, &push, sizeof push,
 			       n_heads, n_tok, 1, err);

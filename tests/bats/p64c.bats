@@ -357,14 +357,15 @@ greedy_ids() {
 	(cd "$T" && "$P64C" --no-progress m.tar.gz && [ -f m.p64 ])
 }
 
-# qwen3, gemma3 ("+1" norms), lfm2 (conv.weight squeezed) and lfm2moe
-# (one tensor per expert, stacked by p64c) exported by
+# qwen3, gemma3 ("+1" norms), lfm2 (conv.weight squeezed), lfm2moe
+# (one tensor per expert, stacked by p64c) and phi3 (fused qkv_proj and
+# gate_up_proj, LongRoPE factors made from config.json) exported by
 # tests/tools/export_hf.py from tests/models/a64-*-f32.gguf: the folder's
 # P64 holds the GGUF's tensors (name, type, shape, CRC-32C of the bytes)
 # and runs to the GGUF's ids.
-@test "p64c: qwen3, gemma3, lfm2 and lfm2moe HF folders give the GGUF's tensors and ids" {
+@test "p64c: qwen3, gemma3, lfm2, lfm2moe and phi3 HF folders give the GGUF's tensors and ids" {
 	hf_setup
-	for m in a64-qwen3-hd24 a64-gemma3-swa a64-lfm2 a64-lfm2moe-e8k2; do
+	for m in a64-qwen3-hd24 a64-gemma3-swa a64-lfm2 a64-lfm2moe-e8k2 a64-phi3-long; do
 		"$P64C" --no-progress "$HF/$m" -o "$T/$m-hf.p64"
 		"$P64C" --no-progress "$Q42_SRCDIR/tests/models/$m-f32.gguf" -o "$T/$m.p64"
 		"$P64CHECK" --tensors "$T/$m-hf.p64" | cut -f1-3,8 | sort > "$T/hf.tsv"

@@ -158,3 +158,41 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$(rec_field "$output" 'r["engine"]["backend"]')" = cpu ]
 }
+
+# The architectures of issue 34 on the device (test_vk_forward.c checks
+# their logits and llama.cpp's ids at the default batch): the CPU's 32
+# ids for the longest prompt -- past gemma3's window of 4 -- in prefill
+# passes of 3 tokens, with an f32 and an f16 cache, from a P64, and with
+# LoRA adapters; an encoder is refused with the reason.
+@test "vulkan: qwen3, gemma3, phi3, lfm2, lfm2moe give the CPU's ids with --batch 3, f32 and f16 caches, GGUF and P64" {
+	need_vulkan
+	local prompt="In the morning the old man walked slowly to the river and sat down." mod kv want
+	"$(q42_bin p64c)" --no-progress "$TM/a64-gemma3-swa-f32.gguf" -o "$BATS_TEST_TMPDIR/a64-gemma3-swa-f32.p64"
+	for mod in a64-qwen3-hd24-f32.gguf a64-gemma3-swa-f32.gguf a64-phi3-long-f32.gguf \
+		a64-lfm2-l10-f32.gguf a64-lfm2moe-e8k4-f32.gguf "$BATS_TEST_TMPDIR/a64-gemma3-swa-f32.p64"; do
+		[[ "$mod" == /* ]] || mod="$TM/$mod"
+		for kv in f32 f16; do
+			run "$Q42RUN" -m "$mod" -p "$prompt" -n 32 -b 3 --kv-type $kv --record
+			[ "$status" -eq 0 ]
+			want=$(rec_field "$output" 'r["tokens"]["generated"]')
+			run "$Q42RUN" -m "$mod" -p "$prompt" -n 32 -b 3 --kv-type $kv --backend vulkan --record
+			[ "$status" -eq 0 ]
+			[ "$(rec_field "$output" 'r["engine"]["backend"]')" = vulkan ]
+			[ "$(rec_field "$output" 'r["tokens"]["generated"]')" = "$want" ]
+		done
+	done
+	# with adapters: the fused in_proj/out_proj of lfm2 and gemma3's f16 pairs
+	for mod in a64-lfm2-f32:lora-a64-lfm2 a64-gemma3-swa-f32:lora-a64-gemma3-swa-f16; do
+		run "$Q42RUN" -m "$TM/${mod%%:*}.gguf" --lora "$TM/${mod#*:}.gguf" -p "$prompt" -n 32 --record
+		[ "$status" -eq 0 ]
+		want=$(rec_field "$output" 'r["tokens"]["generated"]')
+		run "$Q42RUN" -m "$TM/${mod%%:*}.gguf" --lora "$TM/${mod#*:}.gguf" -p "$prompt" -n 32 \
+			--backend vulkan --record
+		[ "$status" -eq 0 ]
+		[ "$(rec_field "$output" 'r["tokens"]["generated"]')" = "$want" ]
+	done
+	need_model m tiny-lfm2-colbert-f32.gguf
+	run "$Q42RUN" -m "$m" -p x -n 1 --backend vulkan
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"vulkan: architecture lfm2 runs on the CPU only (--backend cpu): its attention is not causal"* ]]
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# export_hf.py -- write a llama, qwen3, gemma3 or lfm2 GGUF out as a Hugging
+# export_hf.py -- write a llama, qwen3, gemma3, lfm2, lfm2moe or phi3 GGUF out as a Hugging
 # Face model folder, to produce independent test inputs for p64c's
 # Safetensors side.
 #
@@ -21,6 +21,12 @@
 # the GGUF value back); lfm2's converter squeezes conv.weight [n_embd, 1, L]
 # to [n_embd, L], so the export puts the middle dimension back, and its
 # names (operator_norm, feed_forward.w1/w3/w2, conv.*) are its own.
+# phi3 keeps its fused rows as HF stores them (self_attn.qkv_proj: q, k,
+# v; mlp.gate_up_proj: gate, then up); its LongRoPE factors are not
+# tensors in HF but config.json's rope_scaling (long_factor,
+# short_factor, original_max_position_embeddings), from which the
+# converter makes rope_factors_long/short and the attention factor, and
+# partial rotary is partial_rotary_factor = n_rot * n_head / n_embd.
 #
 # Usage (not run by the test suite; its outputs are checked in, see
 # tests/golden/hf/README):
@@ -90,7 +96,11 @@ ARCH_NAMES["lfm2moe"] = dict(ARCH_NAMES["lfm2"], **{
 EXPERTS = {"ffn_gate_exps.weight": "w1", "ffn_up_exps.weight": "w3", "ffn_down_exps.weight": "w2"}
 HF_TYPES = {"llama": ("LlamaForCausalLM", "llama"), "qwen3": ("Qwen3ForCausalLM", "qwen3"),
             "gemma3": ("Gemma3ForCausalLM", "gemma3_text"), "lfm2": ("Lfm2ForCausalLM", "lfm2"),
-            "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe")}
+            "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe"), "phi3": ("Phi3ForCausalLM", "phi3")}
+ARCH_NAMES["phi3"] = {"attn_qkv.weight": "self_attn.qkv_proj.weight",
+                      "ffn_up.weight": "mlp.gate_up_proj.weight"}
+# tensors that HF keeps in config.json (phi3's LongRoPE factors)
+CONFIG_TENSORS = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weight": "short_factor"}
 
 
 def hf_name(gname, arch="llama"):
@@ -150,7 +160,7 @@ def main():
     r = GGUFReader(a.gguf)
     arch = field(r, "general.architecture")
     if arch not in HF_TYPES:
-        sys.exit(f"export_hf: architecture {arch}: only llama, qwen3, gemma3, lfm2 and lfm2moe are exported")
+        sys.exit(f"export_hf: architecture {arch}: only llama, qwen3, gemma3, lfm2, lfm2moe and phi3 are exported")
     A = arch + "."
     n_embd = int(field(r, A + "embedding_length"))
     n_layer = int(field(r, A + "block_count"))
@@ -193,6 +203,20 @@ def main():
         v = field(r, g)
         if v is not None:
             config[k] = float(v)
+    if arch == "phi3":
+        n_rot = int(field(r, A + "rope.dimension_count", n_embd // n_head))
+        config["partial_rotary_factor"] = n_rot * n_head / n_embd
+        if int(config["partial_rotary_factor"] * n_embd) // n_head != n_rot:
+            sys.exit(f"export_hf: rope.dimension_count {n_rot} is no partial_rotary_factor")
+        orig = field(r, A + "rope.scaling.original_context_length")
+        if orig is not None:
+            config["original_max_position_embeddings"] = int(orig)
+        if "rope_factors_long.weight" in names:
+            config["rope_scaling"] = {"type": "longrope"}
+            for t in r.tensors:
+                if t.name in CONFIG_TENSORS:
+                    config["rope_scaling"][CONFIG_TENSORS[t.name]] = [
+                        float(x) for x in np.array(t.data, dtype=np.float32)]
     if arch in ("lfm2", "lfm2moe"):
         config["layer_types"] = ["conv" if k == 0 else "full_attention" for k in kv_layers]
     for k, g in (("bos_token_id", "tokenizer.ggml.bos_token_id"),
@@ -249,6 +273,8 @@ def main():
 
     out = []
     for t in r.tensors:
+        if t.name in CONFIG_TENSORS:
+            continue
         if t.tensor_type.name != "F32":
             sys.exit(f"export_hf: tensor {t.name} is {t.tensor_type.name}, only F32 is exported")
         w = np.array(t.data, dtype=np.float32).reshape([int(x) for x in reversed(t.shape)])

@@ -25,12 +25,18 @@
 
 /* One change to a model: drop the tensor named drop, add a tensor named
  * add with the shape and bytes of the tensor named like, set the u32 key
- * named key to value (NULL: no such change). */
+ * named key to value, add the string key skey = sval and the f32 key
+ * fkey = fval (NULL: no such change). unsupported: the refusal is
+ * Q42_EUNSUPPORTED (a model q42 cannot compute) rather than Q42_EFORMAT. */
 typedef struct edit {
 	const char *drop;
 	const char *add, *like;
 	const char *key;
 	uint32_t value;
+	const char *skey, *sval;
+	const char *fkey;
+	float fval;
+	bool unsupported;
 } edit;
 
 static uint8_t *slurp(const char *path, uint64_t *size)
@@ -80,6 +86,10 @@ static void rebuild(const char *name, const edit *ed, char *out)
 		q42_buf_append(&b.kv, file + kv->key_off, (size_t)(kv->end_off - kv->key_off));
 		b.n_kv++;
 	}
+	if (ed->skey != NULL)
+		gb_kv_str(&b, ed->skey, ed->sval);
+	if (ed->fkey != NULL)
+		gb_kv_f32(&b, ed->fkey, ed->fval);
 	for (uint64_t i = 0; i < g.n_tensors; i++) {
 		const q42_gguf_tensor *t = &g.tensors[i];
 		char nm[256];
@@ -103,8 +113,9 @@ static void rebuild(const char *name, const edit *ed, char *out)
 	free(file);
 }
 
-/* Open the edited model: the engine must refuse it with Q42_EFORMAT and
- * every one of the words in its message (an empty edit must open). */
+/* Open the edited model: it must be refused with Q42_EFORMAT (or
+ * Q42_EUNSUPPORTED) and every one of the words in its message (an empty
+ * edit must open). */
 static void expect_refusal(const char *name, const edit *ed, const char *w1, const char *w2)
 {
 	char tmp[] = "/tmp/q42-test-arch-XXXXXX";
@@ -120,7 +131,7 @@ static void expect_refusal(const char *name, const edit *ed, const char *w1, con
 	if (w1 == NULL) {
 		assert_int_equal(rc, Q42_OK);
 	} else {
-		assert_int_equal(rc, Q42_EFORMAT);
+		assert_int_equal(rc, ed->unsupported ? Q42_EUNSUPPORTED : Q42_EFORMAT);
 		assert_null(e);
 		assert_non_null(strstr(err.msg, w1));
 		if (w2 != NULL)
@@ -228,6 +239,28 @@ static void test_moe(void **state)
 	expect_refusal(M, &routed, "tensor blk.3.ffn_gate.weight", "block 3 has a routed FFN");
 }
 
+/* RoPE scaling types: YaRN (llama.cpp's ext_factor 1 mix of interpolated
+ * and extrapolated angles) is refused by name wherever a model is read,
+ * an unknown type is malformed; linear, longrope and none open. */
+static void test_rope_scaling(void **state)
+{
+	(void)state;
+	const char *M = "a64-qwen3-hd24-f32.gguf";
+	const edit yarn = {.skey = "qwen3.rope.scaling.type", .sval = "yarn",
+			   .fkey = "qwen3.rope.scaling.factor", .fval = 4.0f, .unsupported = true};
+	expect_refusal(M, &yarn, "qwen3.rope.scaling.type \"yarn\"", "not supported");
+	const edit yarn1 = {.skey = "qwen3.rope.scaling.type", .sval = "yarn", .unsupported = true};
+	expect_refusal(M, &yarn1, "YaRN", NULL);
+	const edit bogus = {.skey = "qwen3.rope.scaling.type", .sval = "dynamic"};
+	expect_refusal(M, &bogus, "qwen3.rope.scaling.type \"dynamic\"", "expected none, linear");
+	static const char *const ok[] = {"linear", "longrope", "none"};
+	for (size_t i = 0; i < 3; i++) {
+		const edit e = {.skey = "qwen3.rope.scaling.type", .sval = ok[i],
+				.fkey = "qwen3.rope.scaling.factor", .fval = 2.0f};
+		expect_refusal(M, &e, NULL, NULL);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_head_dims),
 		cmocka_unit_test(test_conv_layers),
 		cmocka_unit_test(test_moe),
+		cmocka_unit_test(test_rope_scaling),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "formats/q42_hf.h"
@@ -39,6 +40,54 @@ static void test_config(void **state)
 	assert_int_equal(c.hp.n_head_kv[0], 0);
 	assert_int_equal(c.hp.n_head_kv[1], 2);
 	assert_int_equal(c.hp.conv_l_cache, 3);
+}
+
+/* phi3 (llama.cpp's Phi3MiniModel): partial rotary from
+ * partial_rotary_factor, LongRoPE factors and the attention factor
+ * sqrt(1 + ln(s)/ln(orig)) from rope_scaling; other families' YaRN and
+ * llama3 scaling are refused (this reader makes neither's keys or
+ * tensors), linear is read */
+static void phi3_config(char *buf, size_t cap, const char *long_f, const char *short_f)
+{
+	snprintf(buf, cap,
+		 "{\"model_type\":\"phi3\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+		 "\"num_attention_heads\":4,\"max_position_embeddings\":4096,"
+		 "\"original_max_position_embeddings\":32,\"partial_rotary_factor\":0.625,"
+		 "\"rope_scaling\":{\"type\":\"longrope\",\"long_factor\":%s,\"short_factor\":%s}}",
+		 long_f, short_f);
+}
+
+static void test_config_rope(void **state)
+{
+	(void)state;
+	q42_hf_config c;
+	q42_err err = {0};
+	char phi[512];
+	phi3_config(phi, sizeof phi, "[1,2,3,4,5.5]", "[1,1,1,1,1.25]");
+	assert_int_equal(q42_hf_config_parse(&c, phi, strlen(phi), &err), Q42_OK);
+	assert_string_equal(c.hp.arch, "phi3");
+	assert_int_equal(c.hp.n_rot, 10);
+	assert_int_equal(c.hp.n_ctx_orig, 32);
+	assert_int_equal(c.n_rope_factors, 5);
+	assert_true(c.rope_long[4] == 5.5f && c.rope_short[4] == 1.25f);
+	/* what the a64-phi3-long GGUF holds for the same numbers */
+	assert_true(c.hp.rope_attn_factor == 1.5491933822631836f);
+	phi3_config(phi, sizeof phi, "[1,2,3,4]", "[1,1,1,1]");
+	assert_int_equal(q42_hf_config_parse(&c, phi, strlen(phi), &err), Q42_EFORMAT);
+	assert_non_null(strstr(err.msg, "must hold 5 numbers"));
+	static const char *const refused[] = {"yarn", "llama3", "dynamic"};
+	for (int i = 0; i < 3; i++) {
+		char q[512];
+		snprintf(q, sizeof q, "{\"model_type\":\"qwen3\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+			 "\"num_attention_heads\":4,\"rope_scaling\":{\"rope_type\":\"%s\",\"factor\":4.0}}",
+			 refused[i]);
+		assert_int_equal(q42_hf_config_parse(&c, q, strlen(q), &err), Q42_EUNSUPPORTED);
+		assert_non_null(strstr(err.msg, refused[i]));
+	}
+	const char *lin = "{\"model_type\":\"qwen3\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+			  "\"num_attention_heads\":4,\"rope_scaling\":{\"type\":\"linear\",\"factor\":4.0}}";
+	assert_int_equal(q42_hf_config_parse(&c, lin, strlen(lin), &err), Q42_OK);
+	assert_true(c.hp.rope_freq_scale == 0.25f);
 }
 
 static void expect_name(const q42_hf_config *c, const char *hf, const char *want, uint32_t xf)
@@ -82,6 +131,12 @@ static void test_names(void **state)
 	uint32_t x = 99;
 	assert_false(q42_hf_expert_piece(&c, "model.layers.1.feed_forward.experts.3.w1.weight", out,
 					 sizeof out, &x));
+	c = (q42_hf_config){.family = Q42_HF_PHI3, .hp = {.arch = "phi3"}};
+	expect_name(&c, "model.layers.1.self_attn.qkv_proj.weight", "blk.1.attn_qkv.weight", 0);
+	expect_name(&c, "model.layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight", 0);
+	expect_name(&c, "model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", 0);
+	c = (q42_hf_config){.family = Q42_HF_LLAMA, .hp = {.arch = "llama"}};
+	expect_name(&c, "model.layers.1.self_attn.qkv_proj.weight", NULL, 0);
 	c = (q42_hf_config){.family = Q42_HF_LFM2MOE, .hp = {.arch = "lfm2moe"}};
 	expect_name(&c, "model.layers.2.feed_forward.gate.weight", "blk.2.ffn_gate_inp.weight", 0);
 	expect_name(&c, "model.layers.2.feed_forward.expert_bias", "blk.2.exp_probs_b.bias", 0);
@@ -156,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_config_rope),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_permute),
 		cmocka_unit_test(test_vocab),
