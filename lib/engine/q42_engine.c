@@ -65,8 +65,10 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   (up to a fifth) and load faster. Under a
  *   balloon driver that hands free 2 MiB blocks back to the host,
  *   faulting huge pages in is several times slower: small_pages is the
- *   way out there. The measurements: docs/perf/huge-pages.md. */
-static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
+ *   way out there. The measurements: docs/perf/huge-pages.md.
+ * - The adapters' factors (q42_engine_lora_pack) are streamed once per
+ *   token as well (docs/perf/lora.md). */
+void q42_engine_advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 {
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = (uintptr_t)2 << 20;
@@ -561,13 +563,13 @@ static int pack_weights(q42_engine *e, q42_err *err)
 	if (total == 0)
 		return Q42_OK;
 	/* one arena, on 2 MiB boundaries so that all of it can be huge pages
-	 * (advise_huge says when and why) */
+	 * (q42_engine_advise_huge says when and why) */
 	if (posix_memalign(&e->pack_mem, (size_t)2 << 20, (size_t)total) != 0) {
 		e->pack_mem = NULL;
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack the model's matrices",
 				   (unsigned long long)total);
 	}
-	advise_huge(e, e->pack_mem, total);
+	q42_engine_advise_huge(e, e->pack_mem, total);
 	if ((rc = copy_vectors(e, err)) != Q42_OK)
 		return rc;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++) {
@@ -739,7 +741,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		failed = true;
 	e->kc = e->be_state ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
 	if (!failed && e->kc != NULL)
-		advise_huge(e, e->kc, kvn * e->k_row_bytes);
+		q42_engine_advise_huge(e, e->kc, kvn * e->k_row_bytes);
 	if (!failed && q42_mul_overflow(kvn, e->hd_v, &vn))
 		failed = true;
 	{
@@ -751,7 +753,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	}
 	e->vc = e->be_state ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
-		advise_huge(e, e->vc, vn * e->v_elem_bytes);
+		q42_engine_advise_huge(e, e->vc, vn * e->v_elem_bytes);
 
 	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
 	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);
@@ -1007,6 +1009,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	if (rc != Q42_OK)
 		goto fail;
 	rc = pack_weights(e, err);
+	if (rc == Q42_OK && e->be_state == NULL)
+		rc = q42_engine_lora_pack(e, err);
 	if (rc != Q42_OK)
 		goto fail;
 	rc = alloc_buffers(e, err);

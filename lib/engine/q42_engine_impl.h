@@ -59,6 +59,9 @@ typedef struct q42_lora_w {
 	float *ax;           /* n_batch rows of rank: A.x of the current input */
 	uint8_t *axq;        /* ax in b's vec_dot_type (NULL: b reads ax) */
 	uint64_t axq_stride;
+	/* b for a lone token in q42_llamacpp_pack_f32_t16's layout, in the
+	 * engine's lora_mem (NULL: op_lora_up's row products) */
+	const float *bt;
 	struct q42_lora_w *next;
 } q42_lora_w;
 
@@ -221,6 +224,7 @@ struct q42_engine {
 	/* the adapters' pairs (q42_engine_lora.c), each linked from its weight */
 	q42_lora_w *lora_w;
 	uint32_t n_lora_w;
+	void *lora_mem; /* their A factors and packed B (q42_engine_lora_pack) */
 	q42_engine_lora lora[Q42_LORA_MAX]; /* as opened, for records */
 	uint32_t n_lora;
 
@@ -305,7 +309,13 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
 /* The adapters as a backend sees them: e->bound_lora, each list linked
  * from the bound weight (bw) of the weight w it adapts. */
 int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *bw, q42_err *err);
+/* Copies the pairs' factors into one arena on 2 MiB pages, in the order
+ * a pass reads them, with each B that a lone token can read packed
+ * (q42_lora_w.bt); the CPU pass only. */
+int q42_engine_lora_pack(q42_engine *e, q42_err *err);
 void q42_engine_lora_free(q42_engine *e);
+/* madvise of the engine's big allocations (q42_engine.c says why). */
+void q42_engine_advise_huge(const q42_engine *e, void *p, uint64_t bytes);
 
 /* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
  * of those positions in order (the chunks of the V cache, below). */

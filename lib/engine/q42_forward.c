@@ -326,7 +326,11 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 	const uint64_t no = (uint64_t)p->w->n_out;
 	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
 	for (const q42_lora_w *lw = p->w->lora; lw != NULL; lw = lw->next)
-		op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
+		if (n_tok == 1 && lw->bt != NULL) /* r0 is a multiple of 16 */
+			e->cops->f32_t16_axpy(lw->b.n_in, r1 - r0, lw->bt + (uint64_t)r0 * (uint64_t)lw->b.n_in,
+					      lw->ax, lw->scale, p->y + r0);
+		else
+			op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)

@@ -221,6 +221,10 @@ void q42_llamacpp_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *o
 void q42_llamacpp_softmax_avx512(int64_t n, float *y, const float *x);
 void q42_llamacpp_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_llamacpp_add_avx512(int64_t n, float *y, const float *a, const float *b);
+void q42_llamacpp_f32_t16_axpy_avx512(int64_t n, int64_t n_rows, const float *wp, const float *x,
+				     float scale, float *y);
+void q42_llamacpp_f32_t16_axpy_avx2(int64_t n, int64_t n_rows, const float *wp, const float *x,
+				   float scale, float *y);
 void q42_llamacpp_rmsnorm_rows_avx512(int64_t n, int64_t n_rows, float *y, const float *x, const float *w,
 				       float eps);
 void q42_llamacpp_rope_avx512(int64_t n_rot, float *x, const float *cache, bool neox);
