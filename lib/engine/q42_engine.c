@@ -68,7 +68,7 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   way out there. The measurements: docs/perf/huge-pages.md.
  * - The adapters' factors (q42_engine_lora_pack) are streamed once per
  *   token as well (docs/perf/lora.md). */
-void q42_engine_advise_huge(const q42_engine *e, void *p, uint64_t bytes)
+static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 {
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = (uintptr_t)2 << 20;
@@ -82,6 +82,17 @@ void q42_engine_advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 	(void)p;
 	(void)bytes;
 #endif
+}
+
+/* One arena on 2 MiB boundaries, so that all of it can be huge pages
+ * (advise_huge says when and why); NULL when out of memory. */
+void *q42_engine_huge_alloc(const q42_engine *e, uint64_t bytes)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, (size_t)2 << 20, (size_t)bytes) != 0)
+		return NULL;
+	advise_huge(e, p, bytes);
+	return p;
 }
 
 /* The routed FFN's hyperparameters (llama_model_lfm2moe::load_arch_hparams):
@@ -562,14 +573,9 @@ static int pack_weights(q42_engine *e, q42_err *err)
 			total += pack_size(e, w, &pk);
 	if (total == 0)
 		return Q42_OK;
-	/* one arena, on 2 MiB boundaries so that all of it can be huge pages
-	 * (q42_engine_advise_huge says when and why) */
-	if (posix_memalign(&e->pack_mem, (size_t)2 << 20, (size_t)total) != 0) {
-		e->pack_mem = NULL;
+	if ((e->pack_mem = q42_engine_huge_alloc(e, total)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack the model's matrices",
 				   (unsigned long long)total);
-	}
-	q42_engine_advise_huge(e, e->pack_mem, total);
 	if ((rc = copy_vectors(e, err)) != Q42_OK)
 		return rc;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++) {
@@ -741,7 +747,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		failed = true;
 	e->kc = e->be_state ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
 	if (!failed && e->kc != NULL)
-		q42_engine_advise_huge(e, e->kc, kvn * e->k_row_bytes);
+		advise_huge(e, e->kc, kvn * e->k_row_bytes);
 	if (!failed && q42_mul_overflow(kvn, e->hd_v, &vn))
 		failed = true;
 	{
@@ -753,7 +759,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	}
 	e->vc = e->be_state ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
 	if (!failed && e->vc != NULL)
-		q42_engine_advise_huge(e, e->vc, vn * e->v_elem_bytes);
+		advise_huge(e, e->vc, vn * e->v_elem_bytes);
 
 	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
 	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);

@@ -314,8 +314,9 @@ int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *
  * (q42_lora_w.bt); the CPU pass only. */
 int q42_engine_lora_pack(q42_engine *e, q42_err *err);
 void q42_engine_lora_free(q42_engine *e);
-/* madvise of the engine's big allocations (q42_engine.c says why). */
-void q42_engine_advise_huge(const q42_engine *e, void *p, uint64_t bytes);
+/* bytes on 2 MiB boundaries, advised as the engine's big allocations
+ * (q42_engine.c says why); free() releases it. NULL: out of memory. */
+void *q42_engine_huge_alloc(const q42_engine *e, uint64_t bytes);
 
 /* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
  * of those positions in order (the chunks of the V cache, below). */

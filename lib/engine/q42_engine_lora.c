@@ -203,12 +203,9 @@ int q42_engine_lora_pack(q42_engine *e, q42_err *err)
 	/* on 2 MiB boundaries: the factors are read once per token beside
 	 * the model's matrices; in 4 KiB pages of the file's mapping their
 	 * 13 MiB (rank 16 on smol360) took a TLB entry every 4 KiB */
-	if (posix_memalign(&e->lora_mem, (size_t)2 << 20, (size_t)total) != 0) {
-		e->lora_mem = NULL;
+	if ((e->lora_mem = q42_engine_huge_alloc(e, total)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes for the adapters' factors",
 				   (unsigned long long)total);
-	}
-	q42_engine_advise_huge(e, e->lora_mem, total);
 	p = e->lora_mem;
 	for (uint32_t i = 0; i < e->n_lora_w; i++) {
 		q42_lora_w *lw = &e->lora_w[i];
