@@ -167,6 +167,37 @@ PY
 	[ ! -e "$BATS_TEST_TMPDIR/x.gguf" ]
 }
 
+# tests/golden/hf/a64-qwen3-hd24 is a64-qwen3-hd24-f32.gguf as a Hugging Face
+# folder; peft-a64-qwen3-hd24 is lora-a64-qwen3-hd24.gguf as a PEFT folder
+# (tests/models/README). Merged into the folder, either adapter gives the
+# tensors (name, type, shape, CRC-32C) of the GGUF merged with the GGUF
+# adapter, and the ids of the adapter applied at run time.
+@test "lora: p64c --lora with a Hugging Face folder as the base: a GGUF adapter and a PEFT folder" {
+	local hf="$Q42_SRCDIR/tests/golden/hf/a64-qwen3-hd24" peft="$M/peft-a64-qwen3-hd24" T="$BATS_TEST_TMPDIR"
+	"$(q42_bin p64c)" --no-progress "$QWEN" --lora "$QWEN_LORA:0.5" -o "$T/g.p64"
+	"$(q42_bin p64check)" --tensors "$T/g.p64" | cut -f1-3,8 | sort > "$T/g.tsv"
+	[ "$(wc -l < "$T/g.tsv")" -gt 20 ]
+	"$(q42_bin p64c)" --no-progress "$hf" -o "$T/base.p64"
+	"$(q42_bin p64check)" --tensors "$T/base.p64" | cut -f1-3,8 | sort > "$T/base.tsv"
+	! diff -q "$T/base.tsv" "$T/g.tsv"
+	runtime=$("$(q42_bin q42run)" -m "$QWEN" -p "Once upon a time" -n 32 --ignore-eos --lora "$QWEN_LORA:0.5")
+	for a in "$QWEN_LORA" "$peft"; do
+		run "$(q42_bin p64c)" --no-progress "$hf" --lora "$a:0.5" -o "$T/h.p64"
+		[ "$status" -eq 0 ] || { echo "$a: $output"; false; }
+		"$(q42_bin p64check)" --tensors "$T/h.p64" | cut -f1-3,8 | sort | diff - "$T/g.tsv"
+		run "$(q42_bin p64check)" --header "$T/h.p64"
+		[[ "$output" == *"policy	transcode lora="*":0.5"* ]]
+		[ "$("$(q42_bin q42run)" -m "$T/h.p64" -p "Once upon a time" -n 32 --ignore-eos)" = "$runtime" ]
+	done
+	# the PEFT folder at run time on the GGUF: the GGUF adapter's ids
+	[ "$("$(q42_bin q42run)" -m "$QWEN" -p "Once upon a time" -n 32 --ignore-eos --lora "$peft:0.5")" = "$runtime" ]
+	# a base folder whose shapes the adapter does not fit
+	run "$(q42_bin p64c)" --no-progress "$Q42_SRCDIR/tests/golden/hf/stories260K" --lora "$peft" -o "$T/x.p64"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"tensor blk.0.attn_k.weight: lora_a [64, 4] and lora_b [4, 24] do not fit"* ]]
+	[ ! -e "$T/x.p64" ]
+}
+
 @test "lora: p64c --lora refuses other shapes, naming the tensor" {
 	local tiny
 	need_model tiny tiny-llama-spm-f32.gguf
