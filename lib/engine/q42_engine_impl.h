@@ -62,6 +62,11 @@ typedef struct q42_lora_w {
 	/* b for a lone token in q42_llamacpp_pack_f32_t16's layout, in the
 	 * engine's lora_mem (NULL: op_lora_up's row products) */
 	const float *bt;
+	/* a for a lone token as Q42_LORA_A_ROWS-row groups, each one stream:
+	 * the rows' 64-element steps side by side, step after step (the
+	 * q42_llamacpp_vlayout of Q42_LORA_A_LAYOUT), in lora_mem (NULL: a's
+	 * row products) */
+	const float *at;
 	struct q42_lora_w *next;
 } q42_lora_w;
 
@@ -309,6 +314,10 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
 /* The adapters as a backend sees them: e->bound_lora, each list linked
  * from the bound weight (bw) of the weight w it adapts. */
 int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *bw, q42_err *err);
+#define Q42_LORA_A_ROWS 4u
+/* stride, step, chunk, per of a group of at */
+#define Q42_LORA_A_LAYOUT {256u, 0u, 256u * Q42_LORA_A_ROWS, 1u}
+
 /* Copies the pairs' factors into one arena on 2 MiB pages, in the order
  * a pass reads them, with each B that a lone token can read packed
  * (q42_lora_w.bt); the CPU pass only. */

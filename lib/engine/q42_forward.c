@@ -182,6 +182,35 @@ static void prep_job(void *v, uint32_t ith, uint32_t nth)
 
 static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
 			 uint32_t n_tok);
+static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_tok, int64_t r0,
+		    int64_t r1);
+
+/* A.x of one token for the adapters on the weights ws (each weight
+ * once), on the caller: a token's A factors are a few rows each (rank),
+ * cheaper than waking the workers. A packed A (q42_lora_w.at) is read
+ * a group of rows at a time, one stream each. */
+static void lora_down_one(q42_engine *e, const q42_weight *const *ws, uint32_t nw)
+{
+	static const q42_llamacpp_vlayout lay = Q42_LORA_A_LAYOUT;
+	const uint64_t t0 = phase_start(e);
+	for (uint32_t i = 0; i < nw; i++) {
+		bool seen = false;
+		for (uint32_t j = 0; j < i; j++)
+			seen |= ws[j] == ws[i];
+		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			const q42_act *x = &e->act[lw->a.act];
+			const int64_t n = lw->a.n_in, rank = lw->a.n_out;
+			if (lw->at == NULL) {
+				mm_rows(&lw->a, x, lw->ax, 1, 0, rank);
+				continue;
+			}
+			for (int64_t r = 0; r < rank; r += Q42_LORA_A_ROWS)
+				e->cops->dot_f32_vrows(n, rank - r < Q42_LORA_A_ROWS ? rank - r : Q42_LORA_A_ROWS,
+						       lw->ax + r, lw->at + (uint64_t)r * (uint64_t)n, &lay, x->rows);
+		}
+	}
+	phase_end(e, Q42_PHASE_PRODUCTS, t0);
+}
 
 /* The rank values B.(A.x) starts from, for each adapter on one of the
  * weights ws (each weight once): A.x of the prepared input (A is one more
@@ -203,7 +232,10 @@ static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw
 	}
 	if (n == 0)
 		return;
-	mm_run_parts(e, as, ys, n, n_tok);
+	if (n_tok == 1)
+		lora_down_one(e, ws, nw);
+	else
+		mm_run_parts(e, as, ys, n, n_tok);
 	for (uint32_t i = 0; i < nw; i++)
 		for (q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
 			if (lw->b.aq != NULL)
@@ -509,19 +541,11 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 }
 
 /* Products of the weights ws into ys[i] (no bias, no residual), three to
- * a job: the adapters' A factors. A token's A factors are a few rows each
- * (rank): the caller computes them, cheaper than waking the workers. */
+ * a job: the adapters' A factors for a pass of several tokens. */
 static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
 			 uint32_t n_tok)
 {
 	static const q42_weight none;
-	if (n_tok == 1) {
-		const uint64_t t0 = phase_start(e);
-		for (uint32_t i = 0; i < n; i++)
-			mm_rows(ws[i], &e->act[ws[i]->act], ys[i], 1, 0, ws[i]->n_out);
-		phase_end(e, Q42_PHASE_PRODUCTS, t0);
-		return;
-	}
 	for (uint32_t i = 0; i < n; i += 3) {
 		struct mm_args m = {0};
 		for (uint32_t j = i; j < n && j < i + 3; j++)
