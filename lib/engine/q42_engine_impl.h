@@ -51,7 +51,8 @@ typedef struct q42_weight {
  * scale * B.(A.x) to W.x, before any bias, as llama.cpp's build_lora_mm.
  * A and B are bound as the adapter file holds them, with the products
  * llama.cpp gives a matrix in its plain CPU buffer (adapters never go to
- * a repacking buffer). */
+ * a repacking buffer); a lone token reads copies laid out for its
+ * kernels (at, bt: the same arithmetic), q42_engine_lora_pack. */
 typedef struct q42_lora_w {
 	q42_weight a;        /* [n_in, rank]; token embedding: [rank, n_vocab], rows looked up */
 	q42_weight b;        /* [rank, n_out] */

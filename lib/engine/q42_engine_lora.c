@@ -191,9 +191,9 @@ static void pack_a(const q42_weight *a, float *dst)
 }
 
 /* Bytes of lw's A and packed B in the arena (each on a cache line), and
- * whether its A is packed (*at) and its B: an F32 B of fewer than 64 values a row whose
- * one-token product is ggml_vec_dot_f32 (all its elements leftovers),
- * which the packed product reproduces. The token embedding's A is looked
+ * whether its A is packed (*at) and its B (*bt): an F32 B of fewer than
+ * 64 values a row whose one-token product is ggml_vec_dot_f32 (all its
+ * elements leftovers), which the packed product reproduces. The token embedding's A is looked
  * up by row and stays where it is. */
 static uint64_t pack_bytes(const q42_engine *e, const q42_lora_w *lw, uint64_t *a_bytes,
 			   bool *at, bool *bt)
@@ -224,9 +224,9 @@ int q42_engine_lora_pack(q42_engine *e, q42_err *err)
 		total += pack_bytes(e, &e->lora_w[i], &a_bytes, &at, &bt);
 	if (total == 0)
 		return Q42_OK;
-	/* on 2 MiB boundaries: the factors are read once per token beside
-	 * the model's matrices; in 4 KiB pages of the file's mapping their
-	 * 13 MiB (rank 16 on smol360) took a TLB entry every 4 KiB */
+	/* on 2 MiB boundaries, as the repacked matrices beside which the
+	 * factors are read once per token (the file's mapping has 4 KiB
+	 * pages; docs/perf/lora.md) */
 	if ((e->lora_mem = q42_engine_huge_alloc(e, total)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes for the adapters' factors",
 				   (unsigned long long)total);

@@ -185,31 +185,21 @@ static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *cons
 static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_tok, int64_t r0,
 		    int64_t r1);
 
-/* A.x of one token for the adapters on the weights ws (each weight
- * once), on the caller: a token's A factors are a few rows each (rank),
- * cheaper than waking the workers. A packed A (q42_lora_w.at) is read
- * a group of rows at a time, one stream each. */
-static void lora_down_one(q42_engine *e, const q42_weight *const *ws, uint32_t nw)
+/* A.x of one token for the pair lw, on the caller: a token's A factors
+ * are a few rows each (rank), cheaper than waking the workers. A packed
+ * A (q42_lora_w.at) is read a group of rows at a time, one stream each. */
+static void lora_down_one(q42_engine *e, q42_lora_w *lw)
 {
 	static const q42_llamacpp_vlayout lay = Q42_LORA_A_LAYOUT;
-	const uint64_t t0 = phase_start(e);
-	for (uint32_t i = 0; i < nw; i++) {
-		bool seen = false;
-		for (uint32_t j = 0; j < i; j++)
-			seen |= ws[j] == ws[i];
-		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
-			const q42_act *x = &e->act[lw->a.act];
-			const int64_t n = lw->a.n_in, rank = lw->a.n_out;
-			if (lw->at == NULL) {
-				mm_rows(&lw->a, x, lw->ax, 1, 0, rank);
-				continue;
-			}
-			for (int64_t r = 0; r < rank; r += Q42_LORA_A_ROWS)
-				e->cops->dot_f32_vrows(n, rank - r < Q42_LORA_A_ROWS ? rank - r : Q42_LORA_A_ROWS,
-						       lw->ax + r, lw->at + (uint64_t)r * (uint64_t)n, &lay, x->rows);
-		}
+	const q42_act *x = &e->act[lw->a.act];
+	const int64_t n = lw->a.n_in, rank = lw->a.n_out;
+	if (lw->at == NULL) {
+		mm_rows(&lw->a, x, lw->ax, 1, 0, rank);
+		return;
 	}
-	phase_end(e, Q42_PHASE_PRODUCTS, t0);
+	for (int64_t r = 0; r < rank; r += Q42_LORA_A_ROWS)
+		e->cops->dot_f32_vrows(n, rank - r < Q42_LORA_A_ROWS ? rank - r : Q42_LORA_A_ROWS, lw->ax + r,
+				       lw->at + (uint64_t)r * (uint64_t)n, &lay, x->rows);
 }
 
 /* The rank values B.(A.x) starts from, for each adapter on one of the
@@ -220,22 +210,28 @@ static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw
 {
 	const q42_weight *as[Q42_ACT_SLOTS * Q42_LORA_MAX];
 	float *ys[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	q42_lora_w *lws[Q42_ACT_SLOTS * Q42_LORA_MAX];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < nw; i++) {
 		bool seen = false;
 		for (uint32_t j = 0; j < i; j++)
 			seen |= ws[j] == ws[i];
 		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			lws[n] = lw;
 			as[n] = &lw->a;
 			ys[n++] = lw->ax;
 		}
 	}
 	if (n == 0)
 		return;
-	if (n_tok == 1)
-		lora_down_one(e, ws, nw);
-	else
+	if (n_tok == 1) {
+		const uint64_t t0 = phase_start(e);
+		for (uint32_t i = 0; i < n; i++)
+			lora_down_one(e, lws[i]);
+		phase_end(e, Q42_PHASE_PRODUCTS, t0);
+	} else {
 		mm_run_parts(e, as, ys, n, n_tok);
+	}
 	for (uint32_t i = 0; i < nw; i++)
 		for (q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
 			if (lw->b.aq != NULL)
