@@ -304,7 +304,7 @@ static int run(const opts *o, const char *output, q42_err *err)
 			goto done;
 	}
 	for (uint32_t i = 0; i < o->n_lora; i++) {
-		rc = q42_lora_open_model(&lora[i], o->lora_path[i], hf ? NULL : o->input, err);
+		rc = q42_lora_open_model(&lora[i], o->lora_path[i], o->input, err);
 		if (rc != Q42_OK)
 			goto done;
 	}

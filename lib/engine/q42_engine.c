@@ -65,7 +65,9 @@ static void *zalloc(uint64_t n, uint64_t size, bool *failed)
  *   (up to a fifth) and load faster. Under a
  *   balloon driver that hands free 2 MiB blocks back to the host,
  *   faulting huge pages in is several times slower: small_pages is the
- *   way out there. The measurements: docs/perf/huge-pages.md. */
+ *   way out there. The measurements: docs/perf/huge-pages.md.
+ * - The adapters' factors (q42_engine_lora_pack) are streamed once per
+ *   token as well (docs/perf/lora.md). */
 static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 {
 #ifdef MADV_HUGEPAGE
@@ -80,6 +82,17 @@ static void advise_huge(const q42_engine *e, void *p, uint64_t bytes)
 	(void)p;
 	(void)bytes;
 #endif
+}
+
+/* One arena on 2 MiB boundaries, so that all of it can be huge pages
+ * (advise_huge says when and why); NULL when out of memory. */
+void *q42_engine_huge_alloc(const q42_engine *e, uint64_t bytes)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, (size_t)2 << 20, (size_t)bytes) != 0)
+		return NULL;
+	advise_huge(e, p, bytes);
+	return p;
 }
 
 /* The routed FFN's hyperparameters (llama_model_lfm2moe::load_arch_hparams):
@@ -560,14 +573,9 @@ static int pack_weights(q42_engine *e, q42_err *err)
 			total += pack_size(e, w, &pk);
 	if (total == 0)
 		return Q42_OK;
-	/* one arena, on 2 MiB boundaries so that all of it can be huge pages
-	 * (advise_huge says when and why) */
-	if (posix_memalign(&e->pack_mem, (size_t)2 << 20, (size_t)total) != 0) {
-		e->pack_mem = NULL;
+	if ((e->pack_mem = q42_engine_huge_alloc(e, total)) == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes to repack the model's matrices",
 				   (unsigned long long)total);
-	}
-	advise_huge(e, e->pack_mem, total);
 	if ((rc = copy_vectors(e, err)) != Q42_OK)
 		return rc;
 	for (uint32_t i = 0; (w = slot_at(e, i)) != NULL; i++) {
@@ -1063,6 +1071,8 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	if (rc != Q42_OK)
 		goto fail;
 	rc = pack_weights(e, err);
+	if (rc == Q42_OK && e->be_state == NULL)
+		rc = q42_engine_lora_pack(e, err);
 	if (rc != Q42_OK)
 		goto fail;
 	rc = alloc_buffers(e, err);

@@ -51,7 +51,8 @@ typedef struct q42_weight {
  * scale * B.(A.x) to W.x, before any bias, as llama.cpp's build_lora_mm.
  * A and B are bound as the adapter file holds them, with the products
  * llama.cpp gives a matrix in its plain CPU buffer (adapters never go to
- * a repacking buffer). */
+ * a repacking buffer); a lone token reads copies laid out for its
+ * kernels (at, bt: the same arithmetic), q42_engine_lora_pack. */
 typedef struct q42_lora_w {
 	q42_weight a;        /* [n_in, rank]; token embedding: [rank, n_vocab], rows looked up */
 	q42_weight b;        /* [rank, n_out] */
@@ -59,6 +60,14 @@ typedef struct q42_lora_w {
 	float *ax;           /* n_batch rows of rank: A.x of the current input */
 	uint8_t *axq;        /* ax in b's vec_dot_type (NULL: b reads ax) */
 	uint64_t axq_stride;
+	/* b for a lone token in q42_llamacpp_pack_f32_t16's layout, in the
+	 * engine's lora_mem (NULL: op_lora_up's row products) */
+	const float *bt;
+	/* a for a lone token as Q42_LORA_A_ROWS-row groups, each one stream:
+	 * the rows' 64-element steps side by side, step after step (the
+	 * q42_llamacpp_vlayout of Q42_LORA_A_LAYOUT), in lora_mem (NULL: a's
+	 * row products) */
+	const float *at;
 	struct q42_lora_w *next;
 } q42_lora_w;
 
@@ -222,6 +231,7 @@ struct q42_engine {
 	/* the adapters' pairs (q42_engine_lora.c), each linked from its weight */
 	q42_lora_w *lora_w;
 	uint32_t n_lora_w;
+	void *lora_mem; /* their A factors and packed B (q42_engine_lora_pack) */
 	q42_engine_lora lora[Q42_LORA_MAX]; /* as opened, for records */
 	uint32_t n_lora;
 
@@ -309,7 +319,18 @@ int q42_engine_lora_bind(q42_engine *e, const q42_engine_opts *o, q42_err *err);
 /* The adapters as a backend sees them: e->bound_lora, each list linked
  * from the bound weight (bw) of the weight w it adapts. */
 int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *bw, q42_err *err);
+#define Q42_LORA_A_ROWS 4u
+/* stride, step, chunk, per of a group of at */
+#define Q42_LORA_A_LAYOUT {256u, 0u, 256u * Q42_LORA_A_ROWS, 1u}
+
+/* Copies the pairs' factors into one arena on 2 MiB pages, in the order
+ * a pass reads them, with each B that a lone token can read packed
+ * (q42_lora_w.bt); the CPU pass only. */
+int q42_engine_lora_pack(q42_engine *e, q42_err *err);
 void q42_engine_lora_free(q42_engine *e);
+/* bytes on 2 MiB boundaries, advised as the engine's big allocations
+ * (q42_engine.c says why); free() releases it. NULL: out of memory. */
+void *q42_engine_huge_alloc(const q42_engine *e, uint64_t bytes);
 
 /* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
  * of those positions in order (the chunks of the V cache, below). */

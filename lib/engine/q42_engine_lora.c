@@ -13,6 +13,7 @@
 #include "engine/q42_engine_impl.h"
 #include "common/q42_ckd.h"
 #include "common/q42_types.h"
+#include "kernels/q42_llamacpp.h"
 
 /* One factor of a pair as a matrix of the engine: its kernels and
  * product (lookup: its rows are dequantized, for the embedding's A). */
@@ -172,8 +173,87 @@ int q42_engine_lora_bound(q42_engine *e, const q42_weight *w, q42_bound_weight *
 	return Q42_OK;
 }
 
+/* A's rows in groups of Q42_LORA_A_ROWS, each group step by step with
+ * the group's rows side by side (missing rows zero). */
+static void pack_a(const q42_weight *a, float *dst)
+{
+	const uint64_t n = (uint64_t)a->n_in, g_rows = Q42_LORA_A_ROWS;
+	for (uint64_t r = 0; r < (uint64_t)(a->n_out + Q42_LORA_A_ROWS - 1) / g_rows * g_rows; r++) {
+		const float *src = (const float *)(const void *)(a->data + r * a->row_bytes);
+		for (uint64_t s = 0; s < n / 64; s++) {
+			float *d = dst + (r / g_rows * n / 64 + s) * g_rows * 64 + r % g_rows * 64;
+			if (r < (uint64_t)a->n_out)
+				memcpy(d, src + 64 * s, 64 * sizeof(float));
+			else
+				memset(d, 0, 64 * sizeof(float));
+		}
+	}
+}
+
+/* Bytes of lw's A and packed B in the arena (each on a cache line), and
+ * whether its A is packed (*at) and its B (*bt): an F32 B of fewer than
+ * 64 values a row whose one-token product is ggml_vec_dot_f32 (all its
+ * elements leftovers), which the packed product reproduces. The token embedding's A is looked
+ * up by row and stays where it is. */
+static uint64_t pack_bytes(const q42_engine *e, const q42_lora_w *lw, uint64_t *a_bytes,
+			   bool *at, bool *bt)
+{
+	bool embd = false;
+	for (const q42_lora_w *x = e->g[Q42_W_TOK_EMBD].lora; x != NULL; x = x->next)
+		embd |= x == lw;
+	/* A whose one-token product is ggml_vec_dot_f32 on whole 64-steps:
+	 * the stepped rows' product (dot_f32_vrows) gives its bits */
+	*at = !embd && lw->a.dtype == Q42_DTYPE_F32 && lw->a.n_in % 64 == 0 &&
+	      lw->a.dot == q42_llamacpp_dot_f32_vd;
+	*a_bytes = embd ? 0
+		   : *at ? (uint64_t)(lw->a.n_out + Q42_LORA_A_ROWS - 1) / Q42_LORA_A_ROWS *
+				 Q42_LORA_A_ROWS * (uint64_t)lw->a.n_in * sizeof(float)
+			 : (lw->a.row_bytes * (uint64_t)lw->a.n_out + 63) / 64 * 64;
+	*bt = lw->b.dtype == Q42_DTYPE_F32 && lw->b.n_in < 64 && lw->b.dot == q42_llamacpp_dot_f32_vd &&
+	      e->cops->f32_t16_axpy != NULL;
+	return *a_bytes +
+	       (*bt ? (q42_llamacpp_f32_t16_floats(lw->b.n_in, lw->b.n_out) * sizeof(float) + 63) / 64 * 64 : 0);
+}
+
+int q42_engine_lora_pack(q42_engine *e, q42_err *err)
+{
+	uint64_t total = 0, a_bytes;
+	bool at, bt;
+	uint8_t *p;
+	for (uint32_t i = 0; i < e->n_lora_w; i++)
+		total += pack_bytes(e, &e->lora_w[i], &a_bytes, &at, &bt);
+	if (total == 0)
+		return Q42_OK;
+	/* on 2 MiB boundaries, as the repacked matrices beside which the
+	 * factors are read once per token (the file's mapping has 4 KiB
+	 * pages; docs/perf/lora.md) */
+	if ((e->lora_mem = q42_engine_huge_alloc(e, total)) == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "cannot allocate %llu bytes for the adapters' factors",
+				   (unsigned long long)total);
+	p = e->lora_mem;
+	for (uint32_t i = 0; i < e->n_lora_w; i++) {
+		q42_lora_w *lw = &e->lora_w[i];
+		const uint64_t n = pack_bytes(e, lw, &a_bytes, &at, &bt);
+		if (at) {
+			pack_a(&lw->a, (float *)(void *)p);
+			lw->at = (const float *)(const void *)p;
+		} else if (a_bytes != 0) {
+			memcpy(p, lw->a.data, (size_t)(lw->a.row_bytes * (uint64_t)lw->a.n_out));
+			lw->a.data = p;
+		}
+		if (bt) {
+			q42_llamacpp_pack_f32_t16(lw->b.n_in, lw->b.n_out, lw->b.data, lw->b.row_bytes,
+						  (float *)(void *)(p + a_bytes));
+			lw->bt = (const float *)(const void *)(p + a_bytes);
+		}
+		p += n;
+	}
+	return Q42_OK;
+}
+
 void q42_engine_lora_free(q42_engine *e)
 {
+	free(e->lora_mem);
 	free(e->bound_lora);
 	for (uint32_t i = 0; i < e->n_lora_w; i++) {
 		free(e->lora_w[i].ax);

@@ -182,6 +182,25 @@ static void prep_job(void *v, uint32_t ith, uint32_t nth)
 
 static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
 			 uint32_t n_tok);
+static void mm_rows(const q42_weight *w, const q42_act *a, float *y, uint32_t n_tok, int64_t r0,
+		    int64_t r1);
+
+/* A.x of one token for the pair lw, on the caller: a token's A factors
+ * are a few rows each (rank), cheaper than waking the workers. A packed
+ * A (q42_lora_w.at) is read a group of rows at a time, one stream each. */
+static void lora_down_one(q42_engine *e, q42_lora_w *lw)
+{
+	static const q42_llamacpp_vlayout lay = Q42_LORA_A_LAYOUT;
+	const q42_act *x = &e->act[lw->a.act];
+	const int64_t n = lw->a.n_in, rank = lw->a.n_out;
+	if (lw->at == NULL) {
+		mm_rows(&lw->a, x, lw->ax, 1, 0, rank);
+		return;
+	}
+	for (int64_t r = 0; r < rank; r += Q42_LORA_A_ROWS)
+		e->cops->dot_f32_vrows(n, rank - r < Q42_LORA_A_ROWS ? rank - r : Q42_LORA_A_ROWS, lw->ax + r,
+				       lw->at + (uint64_t)r * (uint64_t)n, &lay, x->rows);
+}
 
 /* The rank values B.(A.x) starts from, for each adapter on one of the
  * weights ws (each weight once): A.x of the prepared input (A is one more
@@ -191,19 +210,28 @@ static void op_lora_down(q42_engine *e, const q42_weight *const *ws, uint32_t nw
 {
 	const q42_weight *as[Q42_ACT_SLOTS * Q42_LORA_MAX];
 	float *ys[Q42_ACT_SLOTS * Q42_LORA_MAX];
+	q42_lora_w *lws[Q42_ACT_SLOTS * Q42_LORA_MAX];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < nw; i++) {
 		bool seen = false;
 		for (uint32_t j = 0; j < i; j++)
 			seen |= ws[j] == ws[i];
 		for (q42_lora_w *lw = seen ? NULL : ws[i]->lora; lw != NULL; lw = lw->next) {
+			lws[n] = lw;
 			as[n] = &lw->a;
 			ys[n++] = lw->ax;
 		}
 	}
 	if (n == 0)
 		return;
-	mm_run_parts(e, as, ys, n, n_tok);
+	if (n_tok == 1) {
+		const uint64_t t0 = phase_start(e);
+		for (uint32_t i = 0; i < n; i++)
+			lora_down_one(e, lws[i]);
+		phase_end(e, Q42_PHASE_PRODUCTS, t0);
+	} else {
+		mm_run_parts(e, as, ys, n, n_tok);
+	}
 	for (uint32_t i = 0; i < nw; i++)
 		for (q42_lora_w *lw = ws[i]->lora; lw != NULL; lw = lw->next)
 			if (lw->b.aq != NULL)
@@ -326,7 +354,11 @@ static void mm_tile(const q42_engine *e, const struct mm_part *p, uint32_t n_tok
 	const uint64_t no = (uint64_t)p->w->n_out;
 	mm_rows(p->w, &e->act[p->w->act], p->y, n_tok, r0, r1);
 	for (const q42_lora_w *lw = p->w->lora; lw != NULL; lw = lw->next)
-		op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
+		if (n_tok == 1 && lw->bt != NULL) /* r0 is a multiple of 16 */
+			e->cops->f32_t16_axpy(lw->b.n_in, r1 - r0, lw->bt + (uint64_t)r0 * (uint64_t)lw->b.n_in,
+					      lw->ax, lw->scale, p->y + r0);
+		else
+			op_lora_up(lw, p->y, no, n_tok, r0, r1, tmp);
 	for (uint32_t t = 0; t < n_tok; t++) {
 		float *y = p->y + t * no + (uint64_t)r0;
 		if (p->bias->data != NULL)
@@ -505,19 +537,11 @@ static void mm_run(q42_engine *e, struct mm_args *m)
 }
 
 /* Products of the weights ws into ys[i] (no bias, no residual), three to
- * a job: the adapters' A factors. A token's A factors are a few rows each
- * (rank): the caller computes them, cheaper than waking the workers. */
+ * a job: the adapters' A factors for a pass of several tokens. */
 static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *const *ys, uint32_t n,
 			 uint32_t n_tok)
 {
 	static const q42_weight none;
-	if (n_tok == 1) {
-		const uint64_t t0 = phase_start(e);
-		for (uint32_t i = 0; i < n; i++)
-			mm_rows(ws[i], &e->act[ws[i]->act], ys[i], 1, 0, ws[i]->n_out);
-		phase_end(e, Q42_PHASE_PRODUCTS, t0);
-		return;
-	}
 	for (uint32_t i = 0; i < n; i += 3) {
 		struct mm_args m = {0};
 		for (uint32_t j = i; j < n && j < i + 3; j++)

@@ -323,17 +323,37 @@ static uint32_t hf_family(const char *arch)
 }
 
 /* The model's hyperparameters into c->hp (and its family, heads). */
+/* A Hugging Face model (folder, Safetensors file or archive, as p64c
+ * reads one): its config.json, whose heads and family are all the
+ * mapping needs. */
+static int hf_model_config(const char *model_path, q42_hf_config *c, q42_err *err)
+{
+	q42_st_model m;
+	int rc = q42_st_model_open(&m, model_path, err);
+	if (rc == Q42_OK && m.config.data == NULL)
+		rc = q42_err_set(err, Q42_EFORMAT, "%s: no config.json", model_path);
+	if (rc == Q42_OK && (rc = q42_hf_config_parse(c, m.config.data, m.config.len, err)) != Q42_OK)
+		q42_err_prefix(err, "%s", model_path);
+	q42_st_model_close(&m);
+	return rc;
+}
+
 static int model_config(const char *model_path, q42_hf_config *c, q42_err *err)
 {
 	q42_source ms;
-	int rc = q42_source_open(&ms, model_path, err);
-	if (rc == Q42_OK && ms.kind == Q42_SOURCE_GGUF)
-		rc = q42_hparams_from_gguf(&c->hp, &ms.gguf, err);
-	else if (rc == Q42_OK && ms.p64.has_hparams)
-		c->hp = ms.p64.hparams;
-	else if (rc == Q42_OK)
-		rc = q42_err_set(err, Q42_EFORMAT, "%s: no hyperparameters", model_path);
-	q42_source_close(&ms);
+	int rc;
+	if (q42_st_is_candidate(model_path)) {
+		rc = hf_model_config(model_path, c, err);
+	} else {
+		rc = q42_source_open(&ms, model_path, err);
+		if (rc == Q42_OK && ms.kind == Q42_SOURCE_GGUF)
+			rc = q42_hparams_from_gguf(&c->hp, &ms.gguf, err);
+		else if (rc == Q42_OK && ms.p64.has_hparams)
+			c->hp = ms.p64.hparams;
+		else if (rc == Q42_OK)
+			rc = q42_err_set(err, Q42_EFORMAT, "%s: no hyperparameters", model_path);
+		q42_source_close(&ms);
+	}
 	if (rc != Q42_OK)
 		return rc;
 	c->family = hf_family(c->hp.arch);

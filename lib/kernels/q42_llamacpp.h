@@ -228,6 +228,12 @@ typedef struct q42_llamacpp_vlayout {
 typedef void (*q42_llamacpp_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				    const q42_llamacpp_vlayout *lay, const void *x);
 
+/* y[r] += scale * q42_llamacpp_dot_f32_vd(n, row r, x) for the n_rows
+ * rows of an F32 matrix of n < 64 columns packed by
+ * q42_llamacpp_pack_f32_t16 (see there). */
+typedef void (*q42_llamacpp_t16_axpy_fn)(int64_t n, int64_t n_rows, const float *wp, const float *x,
+					 float scale, float *y);
+
 typedef struct q42_llamacpp_ops {
 	enum q42_isa isa; /* the one actually used */
 	void (*quantize_q8_0)(const float *src, void *dst, int64_t n);
@@ -264,6 +270,8 @@ typedef struct q42_llamacpp_ops {
 	/* q42_op_rmsnorm_rows, the same bits (its serial double sums): the
 	 * same in both arithmetics; the engine's norms */
 	void (*rmsnorm_rows)(int64_t n, int64_t n_rows, float *y, const float *x, const float *w, float eps);
+	/* q42_llamacpp_f32_t16_axpy: a LoRA adapter's B for a lone token */
+	q42_llamacpp_t16_axpy_fn f32_t16_axpy;
 	/* flash attention's two forms (q42_llamacpp_fa above) */
 	q42_llamacpp_fa_one_fn fa_one;
 	q42_llamacpp_fa_tile_fn fa_tile;
@@ -377,6 +385,24 @@ Q42_API void q42_llamacpp_dot_f32_lanes(int64_t n, float *out, const void *w, co
  * tinyBLAS, for a pass of more when the matrix has a multiple of 4 rows of
  * a multiple of 16 values). */
 Q42_API void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
+/* A lone token through an F32 matrix of n < 64 columns (a LoRA
+ * adapter's B: rank values a row), whose every element ggml_vec_dot_f32
+ * sums as a leftover: the rows in groups of 16, each group column by
+ * column (element k of its 16 rows, then k + 1; the last group's missing
+ * rows zero), so that the one-token product reads 16 rows' element k as
+ * one contiguous vector instead of gathering it. dst holds
+ * q42_llamacpp_f32_t16_floats(n, n_rows) floats; w's rows are w_stride
+ * bytes apart. */
+Q42_API uint64_t q42_llamacpp_f32_t16_floats(int64_t n, int64_t n_rows);
+Q42_API void q42_llamacpp_pack_f32_t16(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+				       float *dst);
+/* Its product, scaled and added: per row, s = 0, s = s + w[k] * x[k]
+ * (each rounded, k in order: q42_llamacpp_dot_f32_vd), then
+ * y[r] = y[r] + s * scale -- the roundings of ggml_mul_mat, ggml_scale
+ * and ggml_add. The scalar definition; q42_llamacpp_ops has the SIMD
+ * forms. */
+Q42_API void q42_llamacpp_f32_t16_axpy(int64_t n, int64_t n_rows, const float *wp, const float *x,
+				       float scale, float *y);
 Q42_API void q42_llamacpp_dot_f32_rows(int64_t n, int64_t n_rows, float *out, const void *w,
 				     uint64_t w_stride, const void *x);
 Q42_API void q42_llamacpp_dot_f32_lanes_rows(int64_t n, int64_t n_rows, float *out, const void *w,

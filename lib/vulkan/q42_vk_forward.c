@@ -191,7 +191,7 @@ static int upload_lora(q42_vkf *f, const q42_bound_weight *w, enum q42_wslot s, 
 	vk_lora **tail = &out->lora;
 	int rc = Q42_OK;
 	q42_wslot_format(s, l, name, sizeof name);
-	if (w->lora != NULL && (s == Q42_W_TOK_EMBD || w->expert_bytes != 0))
+	if (w->lora != NULL && w->expert_bytes != 0)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "vulkan: an adapter on %s runs on the CPU only (--backend cpu)", name);
 	for (const q42_bound_lora *bl = w->lora; bl != NULL && rc == Q42_OK; bl = bl->next) {
@@ -585,6 +585,25 @@ static int op_lora(q42_vkf *f, const vk_weight *w, uint32_t n_in, uint32_t n_out
 	return rc;
 }
 
+/* The token embedding's adapters on the n rows of x: each token's row of
+ * A ([rank, n_vocab], looked up as the embedding is) through B', added
+ * (q42_forward.c's op_lora_embd). */
+static int op_lora_embd(q42_vkf *f, uint32_t n, q42_err *err)
+{
+	const uint32_t E = f->e->n_embd;
+	int rc = Q42_OK;
+	for (const vk_lora *d = f->g[Q42_W_TOK_EMBD].lora; d != NULL && rc == Q42_OK; d = d->next) {
+		rc = q42_vk_op_get_rows(f->ops, d->a.dtype, whole(d->a.buf), d->a.row_bytes, whole(f->ids),
+					n, d->rank, whole(f->lr), err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_matmul(f->ops, d->b.dtype, whole(d->b.buf), d->b.row_bytes, d->rank, E,
+					      whole(f->lr), n, whole(f->lo), E, err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->lo), whole(f->x), n * E, n * E, err);
+	}
+	return rc;
+}
+
 /* y (n x n_out) = x (n x n_in) W^T (+ the adapters' terms), plus the bias
  * when the model has one. */
 static int op_matmul(q42_vkf *f, const vk_weight *w, const q42_bound_weight *cw, q42_vk_buf *x,
@@ -854,6 +873,8 @@ int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool
 	q42_vk_stamp(f->vk, "begin");
 	rc = q42_vk_op_get_rows(f->ops, emb->dtype, whole(emb->buf), emb->row_bytes, whole(f->ids),
 				n, e->n_embd, whole(f->x), err);
+	if (rc == Q42_OK)
+		rc = op_lora_embd(f, n, err);
 	if (rc == Q42_OK && e->embd_scale != 0.0f)
 		rc = q42_vk_op_scale(f->ops, whole(f->x), whole(f->x), n * e->n_embd, e->embd_scale,
 				     0.0f, err);

@@ -755,6 +755,53 @@ static void check_vdots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, 
 	free(v16);
 }
 
+/* A LoRA adapter's B for a lone token, packed in groups of 16 rows:
+ * the scalar definition against q42_llamacpp_dot_f32_vd row by row, then
+ * scaled and added (ggml_mul_mat, ggml_scale, ggml_add), and each SIMD
+ * form against it; ranks of whole and partial vectors, row counts of
+ * whole groups and rests; specials in the rows and in y, rows apart by
+ * more than n (the file's stride). */
+static void test_f32_t16(void **state)
+{
+	enum { RMAX = 45, NMAX = 63, PAD = 3 };
+	static const int64_t ns[] = {1, 2, 4, 16, 17, 32, 63};
+	static const int64_t rows[] = {0, 1, 7, 8, 15, 16, 17, 37, 45};
+	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get(Q42_ISA_SCALAR);
+	float w[RMAX * (NMAX + PAD)], x[NMAX], y0[RMAX + 1], want[RMAX + 1], got[RMAX + 1];
+	float *wp = malloc(sizeof(float) * (size_t)q42_llamacpp_f32_t16_floats(NMAX, RMAX));
+	(void)state;
+	assert_non_null(wp);
+	assert_ptr_equal(ref->f32_t16_axpy, q42_llamacpp_f32_t16_axpy);
+	for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+		for (size_t b = 0; b < sizeof rows / sizeof rows[0]; b++) {
+			const int64_t n = ns[a], nr = rows[b];
+			const uint64_t stride = (uint64_t)(n + PAD) * sizeof(float);
+			const float scale = b % 2 ? 0.75f : -3.0f;
+			fill_floats(w, nr * (n + PAD), 2.0f, true);
+			fill_floats(x, n, 2.0f, b % 3 == 0);
+			fill_floats(y0, nr + 1, 4.0f, true);
+			q42_llamacpp_pack_f32_t16(n, nr, w, stride, wp);
+			memcpy(want, y0, sizeof want);
+			for (int64_t r = 0; r < nr; r++) {
+				float d;
+				q42_llamacpp_dot_f32_vd(n, &d, (const uint8_t *)w + (uint64_t)r * stride, x);
+				const float f = d * scale;
+				want[r] = want[r] + f;
+			}
+			memcpy(got, y0, sizeof got);
+			ref->f32_t16_axpy(n, nr, wp, x, scale, got);
+			check_f("f32_t16_axpy", Q42_ISA_SCALAR, n, got, want, nr + 1);
+			for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
+				if (!isa_ok(simd_isas[i]))
+					continue;
+				memcpy(got, y0, sizeof got);
+				q42_llamacpp_ops_get(simd_isas[i])->f32_t16_axpy(n, nr, wp, x, scale, got);
+				check_f("f32_t16_axpy", simd_isas[i], n, got, want, nr + 1);
+			}
+		}
+	free(wp);
+}
+
 static void test_row_ops(void **state)
 {
 	(void)state;
@@ -855,7 +902,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),
-		cmocka_unit_test(test_rows_f32),
+		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -687,6 +687,39 @@ void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x
 	*out = s;
 }
 
+uint64_t q42_llamacpp_f32_t16_floats(int64_t n, int64_t n_rows)
+{
+	return (uint64_t)((n_rows + 15) / 16) * 16u * (uint64_t)n;
+}
+
+void q42_llamacpp_pack_f32_t16(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride,
+			       float *dst)
+{
+	for (int64_t g = 0; g < (n_rows + 15) / 16; g++)
+		for (int64_t k = 0; k < n; k++)
+			for (int64_t i = 0; i < 16; i++) {
+				const int64_t r = 16 * g + i;
+				float v = 0.0f;
+				if (r < n_rows)
+					memcpy(&v, (const uint8_t *)w + (uint64_t)r * w_stride + 4u * (uint64_t)k,
+					       sizeof v);
+				dst[(uint64_t)((g * n + k) * 16 + i)] = v;
+			}
+}
+
+void q42_llamacpp_f32_t16_axpy(int64_t n, int64_t n_rows, const float *wp, const float *x,
+			       float scale, float *y)
+{
+	for (int64_t r = 0; r < n_rows; r++) {
+		const float *g = wp + (uint64_t)(r / 16 * 16 * n + r % 16);
+		float s = 0.0f;
+		for (int64_t k = 0; k < n; k++)
+			s = s + g[16 * k] * x[k];
+		const float f = s * scale;
+		y[r] = y[r] + f;
+	}
+}
+
 void q42_llamacpp_dot_f16_rows(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
 			     const void *x)
 {

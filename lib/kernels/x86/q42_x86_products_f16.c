@@ -582,6 +582,50 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
 F32_ROWS(avx512, A5)
 F32_ROWS(avx2, A2)
 
+/* q42_llamacpp_f32_t16_axpy: a group of 16 rows is one vector per
+ * element k (16 lanes, or two halves of 8), each lane's product then sum
+ * rounded as the scalar loop rounds them; the last group's rows past
+ * n_rows are neither read from y nor stored. */
+A5 void q42_llamacpp_f32_t16_axpy_avx512(int64_t n, int64_t n_rows, const float *wp, const float *x,
+				       float scale, float *y)
+{
+	const __m512 sc = _mm512_set1_ps(scale);
+	for (int64_t r = 0; r < n_rows; r += 16, wp += 16 * n) {
+		const __mmask16 m = n_rows - r >= 16 ? (__mmask16)0xFFFF
+						     : (__mmask16)((1u << (n_rows - r)) - 1u);
+		__m512 s = _mm512_setzero_ps();
+		for (int64_t k = 0; k < n; k++)
+			s = _mm512_add_ps(s, _mm512_mul_ps(_mm512_loadu_ps(wp + 16 * k), _mm512_set1_ps(x[k])));
+		_mm512_mask_storeu_ps(y + r, m,
+				      _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + r), _mm512_mul_ps(s, sc)));
+	}
+}
+
+A2 void q42_llamacpp_f32_t16_axpy_avx2(int64_t n, int64_t n_rows, const float *wp, const float *x,
+				     float scale, float *y)
+{
+	const __m256 sc = _mm256_set1_ps(scale);
+	for (int64_t r = 0; r < n_rows; r += 16, wp += 16 * n)
+		for (int64_t h = 0; h < 2 && r + 8 * h < n_rows; h++) {
+			const int64_t left = n_rows - r - 8 * h;
+			__m256 s = _mm256_setzero_ps();
+			for (int64_t k = 0; k < n; k++)
+				s = _mm256_add_ps(s, _mm256_mul_ps(_mm256_loadu_ps(wp + 16 * k + 8 * h),
+								   _mm256_set1_ps(x[k])));
+			s = _mm256_mul_ps(s, sc);
+			if (left >= 8) {
+				float *yr = y + r + 8 * h;
+				_mm256_storeu_ps(yr, _mm256_add_ps(_mm256_loadu_ps(yr), s));
+			} else {
+				float t[8];
+				_mm256_storeu_ps(t, s);
+				for (int64_t i = 0; i < left; i++)
+					y[r + 8 * h + i] = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(y[r + 8 * h + i]),
+										    _mm_set_ss(t[i])));
+			}
+		}
+}
+
 /* ---- BF16 weights (AVX-512 BF16) --------------------------------------- */
 
 /* VDPBF16PS is the rounding q42_llamacpp_dot_bf16 and _tb define, so these
