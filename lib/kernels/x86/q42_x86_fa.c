@@ -1,10 +1,13 @@
 /* q42_x86_fa.c -- llama.cpp's CPU flash attention in AVX-512, bit for bit
  * the scalar definition (llamacpp/q42_llamacpp_fa.c).
  *
- * One-at-a-time form: a position's K and V rows are converted once for
- * every query head of their kv head, and each head's accumulator stays in
- * f32 registers holding f16 values (each step rounded through f16, as the
- * f16 accumulator in memory is).
+ * One-at-a-time form: sixteen positions at a time per head, their scores
+ * reduced in one transposing tree, the running max's steps and the expf
+ * arguments found in order first, so that the sixteen expf calls do not
+ * wait on each other; then the heads' accumulator chains side by side
+ * (each chain a rounding through f16 per position: its latency, not the
+ * arithmetic, bounds the form), in f32 registers holding f16 values, each
+ * V row converted once for all heads.
  *
  * Tiled form: the tile's 64 query rows are the lanes of four vectors, so
  * scores, the running max and sum, the softmax sums' reduction tree and
@@ -36,6 +39,53 @@ A5_INLINE __m512 load_f16(const uint8_t *p, __mmask16 m)
  * takes; others go to the scalar definition */
 enum { ONE_MAX_D = 256, ONE_MAX_Q = 16 };
 
+/* The accumulator chains of nb positions for n_q <= NQ heads of NV
+ * vectors, in registers (the generic loop below keeps them in memory, and
+ * the store-to-load forwarding then lies on every chain): called with
+ * constants, so that the loops unroll and the arrays become registers. */
+A5_INLINE void chains(const int NV, const int NQ, int64_t n_q, int nb, const uint8_t *v, uint64_t v_stride,
+		      __mmask16 vlast, const float e[][16], const unsigned *grew, float *s,
+		      __m512 af[][ONE_MAX_D / 16])
+{
+	__m512 r[4][8];
+	UNROLL
+	for (int h = 0; h < NQ; h++)
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			r[h][j] = h < n_q ? af[h][j] : _mm512_setzero_ps();
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *vr = v + (uint64_t)i * v_stride;
+		__m512 vf[8];
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			vf[j] = load_f16(vr + 32 * j, j == NV - 1 ? vlast : 0xFFFF);
+		UNROLL
+		for (int h = 0; h < NQ; h++) {
+			if (h >= n_q)
+				break;
+			const bool gr = grew[h] >> i & 1;
+			const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+			if (gr) {
+				const __m512 msv = _mm512_set1_ps(ms);
+				UNROLL
+				for (int j = 0; j < NV; j++)
+					r[h][j] = round_f16(_mm512_mul_ps(r[h][j], msv));
+			}
+			const __m512 vsv = _mm512_set1_ps(vs);
+			UNROLL
+			for (int j = 0; j < NV; j++)
+				r[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, r[h][j]));
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
+	UNROLL
+	for (int h = 0; h < NQ; h++)
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			if (h < n_q)
+				af[h][j] = r[h][j];
+}
+
 A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
 				   const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
 				   int64_t n, float *m, float *s, void *acc, uint64_t acc_stride)
@@ -56,38 +106,76 @@ A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const
 		for (int j = 0; j < nv; j++)
 			af[h][j] = load_f16(ah + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
 	}
-	for (int64_t i = 0; i < n; i++) {
-		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
-		__m512 kf[ONE_MAX_D / 16], vf[ONE_MAX_D / 16];
-		for (int j = 0; j < nk; j++)
-			kf[j] = load_f16(kr + 32 * j, 0xFFFF);
-		for (int j = 0; j < nv; j++)
-			vf[j] = load_f16(vr + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
+	/* sixteen positions at a time: their scores reduced together, the
+	 * maxima and the expf arguments found in order, the expf calls
+	 * independent of each other, then the accumulator's chain */
+	for (int64_t i0 = 0; i0 < n; i0 += 16) {
+		const int nb = n - i0 < 16 ? (int)(n - i0) : 16;
+		float e[ONE_MAX_Q][16];
+		unsigned grew[ONE_MAX_Q];
 		for (int64_t h = 0; h < n_q; h++) {
-			/* ggml_vec_dot_f16: four accumulators over 64-steps */
-			__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-			for (int j = 0; j < nk; j += 4) {
-				a0 = _mm512_fmadd_ps(kf[j], qf[h][j], a0);
-				a1 = _mm512_fmadd_ps(kf[j + 1], qf[h][j + 1], a1);
-				a2 = _mm512_fmadd_ps(kf[j + 2], qf[h][j + 2], a2);
-				a3 = _mm512_fmadd_ps(kf[j + 3], qf[h][j + 3], a3);
+			__m512 f[16];
+			for (int i = 0; i < 16; i++) {
+				if (i >= nb) {
+					f[i] = _mm512_setzero_ps();
+					continue;
+				}
+				/* ggml_vec_dot_f16: four accumulators over 64-steps */
+				const uint8_t *kr = k + (uint64_t)(i0 + i) * k_stride;
+				__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+				for (int j = 0; j < nk; j += 4) {
+					a0 = _mm512_fmadd_ps(load_f16(kr + 32 * j, 0xFFFF), qf[h][j], a0);
+					a1 = _mm512_fmadd_ps(load_f16(kr + 32 * (j + 1), 0xFFFF), qf[h][j + 1], a1);
+					a2 = _mm512_fmadd_ps(load_f16(kr + 32 * (j + 2), 0xFFFF), qf[h][j + 2], a2);
+					a3 = _mm512_fmadd_ps(load_f16(kr + 32 * (j + 3), 0xFFFF), qf[h][j + 3], a3);
+				}
+				f[i] = _mm512_add_ps(_mm512_add_ps(a0, a2), _mm512_add_ps(a1, a3));
 			}
-			const __m512 f = _mm512_add_ps(_mm512_add_ps(a0, a2), _mm512_add_ps(a1, a3));
-			const float sc = reduce16(f) * fa->scale;
-			float ms = 1.0f, vs = 1.0f;
-			if (sc > m[h]) {
-				ms = expf(m[h] - sc);
-				m[h] = sc;
-				const __m512 msv = _mm512_set1_ps(ms);
-				for (int j = 0; j < nv; j++)
-					af[h][j] = round_f16(_mm512_mul_ps(af[h][j], msv));
-			} else {
-				vs = expf(sc - m[h]);
+			float sc[16], arg[16];
+			_mm512_storeu_ps(sc, _mm512_mul_ps(reduce16x16(f), _mm512_set1_ps(fa->scale)));
+			unsigned g = 0;
+			float mx = m[h];
+			for (int i = 0; i < nb; i++) {
+				if (sc[i] > mx) {
+					arg[i] = mx - sc[i];
+					mx = sc[i];
+					g |= 1u << i;
+				} else {
+					arg[i] = sc[i] - mx;
+				}
 			}
-			const __m512 vsv = _mm512_set1_ps(vs);
+			for (int i = 0; i < nb; i++)
+				e[h][i] = expf(arg[i]);
+			m[h] = mx;
+			grew[h] = g;
+		}
+		/* the heads' chains side by side, each V row converted once */
+		if (nv == 4 && n_q <= 4) {
+			chains(4, 4, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, vlast, e, grew, s, af);
+			continue;
+		}
+		if (nv == 8 && n_q <= 2) {
+			chains(8, 2, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, vlast, e, grew, s, af);
+			continue;
+		}
+		for (int i = 0; i < nb; i++) {
+			const uint8_t *vr = v + (uint64_t)(i0 + i) * v_stride;
+			__m512 vf[ONE_MAX_D / 16];
 			for (int j = 0; j < nv; j++)
-				af[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, af[h][j]));
-			s[h] = fmaf(s[h], ms, vs);
+				vf[j] = load_f16(vr + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
+			for (int64_t h = 0; h < n_q; h++) {
+				const bool gr = grew[h] >> i & 1;
+				const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+				if (gr) {
+					const __m512 msv = _mm512_set1_ps(ms);
+					for (int j = 0; j < nv; j++)
+						af[h][j] = round_f16(_mm512_mul_ps(af[h][j], msv));
+				}
+				const __m512 vsv = _mm512_set1_ps(vs);
+				for (int j = 0; j < nv; j++)
+					af[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, af[h][j]));
+				s[h] = fmaf(s[h], ms, vs);
+			}
 		}
 	}
 	for (int64_t h = 0; h < n_q; h++) {
