@@ -28,7 +28,8 @@ kv() {
 import sys
 f = dict(kv.split("=", 1) for kv in sys.argv[1].split())
 # huge_mib is "-" where the kernel does not report huge pages
-num = {k: float(v) for k, v in f.items() if k not in ("isa", "backend") and v != "-"}
+num = {k: float(v) for k, v in f.items() if k not in ("isa", "backend", "kv_type", "fa") and v != "-"}
+assert f["kv_type"] == "f32" and f["fa"] == "off" and num["depth"] == 0, f
 for k in ("ttft_ms", "ttft_min", "ttft_max", "ttft_first_ms", "ttft_load_ms", "ttft_prefill_ms",
           "peak_rss_mib", "kv_mib", "act_mib", "pp_tok_s", "tg_tok_s"):
     assert num[k] > 0, (k, f)
