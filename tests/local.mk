@@ -14,7 +14,8 @@ UNIT_TESTS = \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
-	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat tests/unit/test_embed
+	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat tests/unit/test_embed \
+	tests/unit/test_prefix
 # built only with Vulkan; test_vk_forward above runs in every build (without
 # Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
 UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
@@ -31,6 +32,7 @@ endif
 LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_crc32c_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_embed_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_prefix_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gguf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_flip_CFLAGS = $(UNIT_CFLAGS)
@@ -126,6 +128,12 @@ clean-local: clean-crashtest
 clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
+
+# Which cache positions change when a prompt is split into other passes
+# (the experiment behind prefix reuse's rule, run/q42_prefix.h; not a
+# test): tests/tools/pass_split MODEL N THREADS SPLIT...
+noinst_PROGRAMS += tests/tools/pass_split
+tests_tools_pass_split_LDADD = $(Q42_PROGRAM_LIBS)
 
 # Prefix reuse at full size (issue 36; not part of `make check`, which runs
 # tests/bats/reuse.bats with 5 requests a model): REUSE_REQUESTS requests

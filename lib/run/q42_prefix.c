@@ -1,11 +1,12 @@
 /* q42_prefix.c -- prefix reuse (q42_prefix.h): the live state, a cache
  * of copies bounded in bytes, and the choice of the longest reusable
- * pass boundary among them.
+ * start among them.
  *
  * A state is a token list and the cache bytes of its positions; its
- * reusable length is always a multiple of n_batch. Copies are made only
- * when a request is about to overwrite live positions no copy holds, so
- * a run of requests over one prefix copies nothing. Never prints.
+ * reusable length is always the settled part of a cold run (q42_prefix_settled).
+ * Copies are made only when a request is about to overwrite live
+ * positions no copy holds, so a run of requests over one prefix copies
+ * nothing. Never prints.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 
 struct entry {
 	int32_t *ids;
-	uint32_t n;       /* reusable positions, a multiple of n_batch */
+	uint32_t n;       /* reusable positions: a prompt's settled ones */
 	uint32_t n_stored; /* positions in state (n or more) */
 	uint8_t *state;   /* n_stored * pos_bytes */
 	uint64_t bytes;
@@ -82,13 +83,31 @@ static uint32_t common(const int32_t *a, uint32_t na, const int32_t *b, uint32_t
 	return i;
 }
 
-/* The reusable length a state of ids[0..n) gives a prompt x of nx tokens:
- * the last pass boundary within their common tokens and below x's last. */
+/* A token's rounding depends on its pass in two ways only (q42_prefix.h):
+ * whether the pass has one token, and whether the token lies in a whole
+ * group of this many from the pass's start. */
+#define GRAIN 4u
+
+uint32_t q42_prefix_settled(uint32_t n_batch, uint32_t n)
+{
+	const uint32_t s = n / n_batch * n_batch;
+	return s + (n - s) / GRAIN * GRAIN;
+}
+
+/* Where a prompt x of nx tokens may start from a state holding the
+ * settled positions ids[0..n): within their common tokens and below x's
+ * last, at a pass boundary of x's cold run or whole groups of GRAIN past one,
+ * such that the pass x then evaluates first (up to the cold run's next
+ * boundary) has one token only if the cold run's pass has. */
 static uint32_t reusable(const q42_prefix *p, const int32_t *ids, uint32_t n, const int32_t *x,
 			 uint32_t nx)
 {
-	uint32_t c = common(ids, n, x, nx - 1);
-	return c / p->nb * p->nb;
+	const uint32_t c = common(ids, n, x, nx - 1), s = c / p->nb * p->nb;
+	const uint32_t end = nx - s < p->nb ? nx : s + p->nb;
+	uint32_t from = s + (c - s) / GRAIN * GRAIN;
+	if (from > s && end - from == 1)
+		from -= GRAIN;
+	return from;
 }
 
 /* Evict the least recently used copies, never the one at *pin (its
@@ -218,7 +237,7 @@ int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *fr
 
 int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *err)
 {
-	const uint32_t n = n_done / p->nb * p->nb;
+	const uint32_t n = q42_prefix_settled(p->nb, n_done);
 	(void)err;
 	memcpy(p->live, ids, n * sizeof *ids);
 	p->n_live = n;
@@ -227,7 +246,7 @@ int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *
 
 int q42_prefix_add(q42_prefix *p, int32_t *ids, uint32_t n, uint8_t *state, q42_err *err)
 {
-	const uint32_t n_use = n / p->nb * p->nb;
+	const uint32_t n_use = q42_prefix_settled(p->nb, n);
 	if (n_use == 0) {
 		free(ids);
 		free(state);
