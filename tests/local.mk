@@ -140,7 +140,7 @@ tests_tools_pass_split_LDADD = $(Q42_PROGRAM_LIBS)
 # sharing a prefix of about 300 tokens, with reuse in one process and one
 # process each, for stories260K and a synthetic model of every architecture.
 REUSE_REQUESTS = 200
-REUSE_BATCHES = 7,32
+REUSE_BATCHES = 7,512
 REUSE_THREADS = 1,2
 REUSE_MODELS = $(Q42_TEST_MODELS_DIR)/stories260K.gguf \
 	$(addprefix $(srcdir)/tests/models/,e256-llama-q8_0.gguf e256-llama-q4_k_m.gguf \
@@ -156,9 +156,11 @@ check-reuse: bin/q42run/q42run$(EXEEXT)
 
 # Yes/no decisions with and without prefix reuse (not a test;
 # docs/perf/decisions.md): `make bench-decisions`, BENCH_DECISIONS_ARGS =
-# documents, questions per document, batch[, threads].
+# documents, questions per document[, batch[, threads[, documents run
+# without reuse]]] ("-": q42run's default). The default: the issue's 1,000
+# decisions at q42run's default options.
 BENCH_DECISIONS_MODEL = /root/.cache/q42-peer/models/smol360-q8_0.gguf
-BENCH_DECISIONS_ARGS = 100 10 32
+BENCH_DECISIONS_ARGS = 100 10
 bench-decisions: bin/q42run/q42run$(EXEEXT)
 	python3 $(srcdir)/tests/tools/bench_decisions.py bin/q42run/q42run$(EXEEXT) \
 		$(BENCH_DECISIONS_MODEL) $(BENCH_DECISIONS_ARGS)

@@ -19,20 +19,21 @@ setup() {
 	S="$BATS_TEST_TMPDIR/s.q42state"
 }
 
-@test "reuse: stories260K gives a cold run's bytes, batch 1 and 32, 1 and 2 threads" {
+@test "reuse: stories260K gives a cold run's bytes, batch 1, 32 and 512, 1 and 2 threads" {
 	need_model m stories260K.gguf
-	run python3 "$CHECK" "$Q42RUN" "$m" 5 1,32 1,2 80
+	run python3 "$CHECK" "$Q42RUN" "$m" 5 1,32,512 1,2 80
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
 
-# Q4_K and Q2_K round a prompt token by its place in its pass; lfm2 keeps
+# Q4_K and Q2_K round a prompt token by its place in its pass (batch 512:
+# reuse in groups of four within one pass; 7: across boundaries); lfm2 keeps
 # a convolution history beside K and V; gemma3 has a sliding window;
 # phi3-long scales RoPE by the context.
-@test "reuse: every architecture gives a cold run's bytes, batch 7, 2 threads" {
+@test "reuse: every architecture gives a cold run's bytes, batch 7 and 512, 2 threads" {
 	for mod in e256-llama-q8_0 e256-llama-q4_k_m e256-llama-q2_k e256-qwen2-q8_0 \
 		a64-qwen3-hd24-q8_0 a64-gemma3-swa-f32 a64-phi3-long-f32 a64-lfm2-q8_0; do
-		run python3 "$CHECK" "$Q42RUN" "$TM/$mod.gguf" 5 7 2 80
+		run python3 "$CHECK" "$Q42RUN" "$TM/$mod.gguf" 5 7,512 2 80
 		echo "$output"
 		[ "$status" -eq 0 ]
 	done
