@@ -15,7 +15,8 @@ UNIT_TESTS = \
 	tests/unit/test_engine_golden tests/unit/test_arch tests/unit/test_sentinel tests/unit/test_sieve \
 	tests/unit/test_choices tests/unit/test_quality tests/unit/test_certify \
 	tests/unit/test_vk_forward tests/unit/test_quin tests/unit/test_policy tests/unit/test_grd \
-	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat tests/unit/test_embed
+	tests/unit/test_wal tests/unit/test_lora tests/unit/test_chat tests/unit/test_embed \
+	tests/unit/test_prefix
 # built only with Vulkan; test_vk_forward above runs in every build (without
 # Vulkan it checks that --backend vulkan is refused and auto stays on the CPU)
 UNIT_TESTS_VULKAN = tests/unit/test_vk tests/unit/test_vk_ops
@@ -32,6 +33,7 @@ endif
 LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_crc32c_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_embed_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_prefix_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gguf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_p64_flip_CFLAGS = $(UNIT_CFLAGS)
@@ -130,12 +132,18 @@ clean-crashtest:
 	rm -rf crashtest.d
 .PHONY: crashtest clean-crashtest
 
+# Which cache positions change when a prompt is split into other passes
+# (the experiment behind prefix reuse's rule, run/q42_prefix.h; not a
+# test): tests/tools/pass_split MODEL N THREADS SPLIT...
+noinst_PROGRAMS += tests/tools/pass_split
+tests_tools_pass_split_LDADD = $(Q42_PROGRAM_LIBS)
+
 # Prefix reuse at full size (issue 36; not part of `make check`, which runs
 # tests/bats/reuse.bats with 5 requests a model): REUSE_REQUESTS requests
 # sharing a prefix of about 300 tokens, with reuse in one process and one
 # process each, for stories260K and a synthetic model of every architecture.
 REUSE_REQUESTS = 200
-REUSE_BATCHES = 7,32
+REUSE_BATCHES = 7,512
 REUSE_THREADS = 1,2
 REUSE_MODELS = $(Q42_TEST_MODELS_DIR)/stories260K.gguf \
 	$(addprefix $(srcdir)/tests/models/,e256-llama-q8_0.gguf e256-llama-q4_k_m.gguf \
@@ -151,9 +159,11 @@ check-reuse: bin/q42run/q42run$(EXEEXT)
 
 # Yes/no decisions with and without prefix reuse (not a test;
 # docs/perf/decisions.md): `make bench-decisions`, BENCH_DECISIONS_ARGS =
-# documents, questions per document, batch[, threads].
+# documents, questions per document[, batch[, threads[, documents run
+# without reuse]]] ("-": q42run's default). The default: the issue's 1,000
+# decisions at q42run's default options.
 BENCH_DECISIONS_MODEL = /root/.cache/q42-peer/models/smol360-q8_0.gguf
-BENCH_DECISIONS_ARGS = 100 10 32
+BENCH_DECISIONS_ARGS = 100 10
 bench-decisions: bin/q42run/q42run$(EXEEXT)
 	python3 $(srcdir)/tests/tools/bench_decisions.py bin/q42run/q42run$(EXEEXT) \
 		$(BENCH_DECISIONS_MODEL) $(BENCH_DECISIONS_ARGS)

@@ -131,8 +131,8 @@ int reuse_close(const struct opts *o, q42_mount *m, q42_engine *e, q42_prefix *p
 		goto done;
 	if (n == 0)
 		fprintf(stderr,
-			"q42run: warning: --state-save: the prompt fills no whole pass of --batch %u:"
-			" the state holds no positions\n", id.n_batch);
+			"q42run: warning: --state-save: the prompt settles no positions at --batch %u"
+			" (fewer than 4 tokens past its last whole pass): the state holds none\n", id.n_batch);
 	st = malloc(n ? (size_t)(n * id.pos_bytes) : 1);
 	if (st == NULL) {
 		ex = EXIT_NOMEM;

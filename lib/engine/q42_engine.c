@@ -1209,6 +1209,10 @@ uint32_t q42_engine_n_vocab(const q42_engine *e) { return e->n_vocab; }
 uint32_t q42_engine_n_threads(const q42_engine *e) { return q42_pool_size(e->pool); }
 uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
 bool q42_engine_flash_attn(const q42_engine *e) { return e->fa; }
+uint32_t q42_engine_flash_tile(const q42_engine *e)
+{
+	return e->fa && e->hd_v % 16 == 0 ? Q42_FA_TILE : 0;
+}
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
 enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }
 

@@ -167,6 +167,11 @@ Q42_API uint32_t q42_engine_kv_type(const q42_engine *e);
 /* Whether attention runs llama.cpp's flash attention (opts.flash_attn
  * ON, or AUTO where the engine has it). */
 Q42_API bool q42_engine_flash_attn(const q42_engine *e);
+/* The pass length from which flash attention takes its tiled form, whose
+ * rounding differs from the one-at-a-time form of shorter passes; 0 where
+ * no pass length changes the form (flash attention off, or head dims the
+ * tiled form does not take). */
+Q42_API uint32_t q42_engine_flash_tile(const q42_engine *e);
 Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
 Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);

@@ -805,7 +805,8 @@ static void fa_heads(q42_engine *e, uint32_t l, uint32_t t, uint32_t h0, uint32_
  * whole number of 16-lane vectors. */
 static bool fa_tiled(const q42_engine *e, uint32_t n_tok)
 {
-	return n_tok >= Q42_FA_TILE && e->hd_v % 16 == 0;
+	const uint32_t tile = q42_engine_flash_tile(e);
+	return tile != 0 && n_tok >= tile;
 }
 
 /* Tokens t0..t1-1 (at most a tile) of head h in the tiled form, over the

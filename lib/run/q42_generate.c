@@ -192,7 +192,7 @@ static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			q42_err *err)
 {
 	const uint32_t n_ctx = q42_engine_n_ctx(e), nb = q42_engine_n_batch(e);
-	uint32_t from = 0;
+	uint32_t from = 0, c = 0;
 	size_t pos;
 	double t1;
 	int rc;
@@ -221,10 +221,12 @@ static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 		for (size_t i = 0; i < r->prompt.n; i++)
 			q42_sampler_accept(s, r->prompt.ids[i]);
 	}
-	/* passes of nb from position 0 whatever is reused: from is a multiple
-	 * of nb, so these are a cold run's passes (q42_prefix.h) */
-	for (pos = from; pos < r->prompt.n; pos += nb) {
-		uint32_t c = (uint32_t)(r->prompt.n - pos < nb ? r->prompt.n - pos : nb);
+	/* a cold run's passes, of nb from position 0, whatever is reused: the
+	 * first one from where reuse ends up to the next multiple of nb
+	 * (q42_prefix.h says why its tokens round as in the cold pass) */
+	for (pos = from; pos < r->prompt.n; pos += c) {
+		const size_t end = (pos / nb + 1) * nb;
+		c = (uint32_t)((r->prompt.n < end ? r->prompt.n : end) - pos);
 		rc = q42_engine_eval(e, r->prompt.ids + pos, c, err);
 		if (rc != Q42_OK)
 			return rc;
@@ -234,8 +236,6 @@ static int prompt_stage(q42_engine *e, q42_sampler *s, const q42_tokenizer *tok,
 			break;
 		}
 	}
-	if (pos > r->prompt.n)
-		pos = r->prompt.n;
 	if (rq->prefix != NULL) {
 		rc = q42_prefix_end(rq->prefix, r->prompt.ids, (uint32_t)pos, err);
 		if (rc != Q42_OK)

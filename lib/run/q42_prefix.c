@@ -1,11 +1,12 @@
 /* q42_prefix.c -- prefix reuse (q42_prefix.h): the live state, a cache
  * of copies bounded in bytes, and the choice of the longest reusable
- * pass boundary among them.
+ * start among them.
  *
  * A state is a token list and the cache bytes of its positions; its
- * reusable length is always a multiple of n_batch. Copies are made only
- * when a request is about to overwrite live positions no copy holds, so
- * a run of requests over one prefix copies nothing. Never prints.
+ * reusable length is always the settled part of a cold run (q42_prefix_settled).
+ * Copies are made only when a request is about to overwrite live
+ * positions no copy holds, so a run of requests over one prefix copies
+ * nothing. Never prints.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,12 @@
 
 struct entry {
 	int32_t *ids;
-	uint32_t n;       /* reusable positions, a multiple of n_batch */
+	uint32_t n;       /* reusable positions: a prompt's settled ones */
 	uint32_t n_stored; /* positions in state (n or more) */
 	uint8_t *state;   /* n_stored * pos_bytes */
 	uint64_t bytes;
 	uint64_t used;    /* clock of the last use */
+	bool tiled;       /* flash attention: its prompt's last pass took the tiled form */
 };
 
 struct q42_prefix {
@@ -26,6 +28,7 @@ struct q42_prefix {
 	uint32_t nb;
 	int32_t *live;    /* the live state's ids, n_ctx of room */
 	uint32_t n_live;  /* its reusable positions */
+	bool live_tiled;  /* flash attention: its prompt's last pass took the tiled form */
 	struct entry *ent;
 	uint32_t n_ent, cap_ent;
 	uint64_t clock;
@@ -82,13 +85,40 @@ static uint32_t common(const int32_t *a, uint32_t na, const int32_t *b, uint32_t
 	return i;
 }
 
-/* The reusable length a state of ids[0..n) gives a prompt x of nx tokens:
- * the last pass boundary within their common tokens and below x's last. */
-static uint32_t reusable(const q42_prefix *p, const int32_t *ids, uint32_t n, const int32_t *x,
+/* A token's rounding depends on its pass in two ways only (q42_prefix.h):
+ * whether the pass has one token, and whether the token lies in a whole
+ * group of this many from the pass's start. */
+#define GRAIN 4u
+
+uint32_t q42_prefix_settled(uint32_t n_batch, uint32_t n)
+{
+	const uint32_t s = n / n_batch * n_batch;
+	return s + (n - s) / GRAIN * GRAIN;
+}
+
+/* Where a prompt x of nx tokens may start from a state holding the
+ * settled positions ids[0..n): within their common tokens and below x's
+ * last, at a pass boundary of x's cold run or whole groups of GRAIN past one,
+ * such that the pass x then evaluates first (up to the cold run's next
+ * boundary) has one token only if the cold run's pass has, and, under
+ * flash attention, a tile's worth or more if the cold run's pass has. */
+static uint32_t reusable(const q42_prefix *p, const int32_t *ids, uint32_t n, bool tiled, const int32_t *x,
 			 uint32_t nx)
 {
-	uint32_t c = common(ids, n, x, nx - 1);
-	return c / p->nb * p->nb;
+	const uint32_t c = common(ids, n, x, nx - 1), s = c / p->nb * p->nb;
+	const uint32_t end = nx - s < p->nb ? nx : s + p->nb;
+	const uint32_t tile = q42_engine_flash_tile(p->e);
+	uint32_t from = s + (c - s) / GRAIN * GRAIN;
+	/* flash attention's form follows the pass length: the positions
+	 * reused past the boundary took the form x's cold pass takes, and
+	 * the warm pass keeps the cold one's side of the tile */
+	if (tile != 0 && from > s && tiled != (end - s >= tile))
+		from = s;
+	if (tile != 0 && end - s >= tile && end - from < tile)
+		from = s + (end - tile - s) / GRAIN * GRAIN;
+	if (from > s && end - from == 1)
+		from -= GRAIN;
+	return from;
 }
 
 /* Evict the least recently used copies, never the one at *pin (its
@@ -114,7 +144,7 @@ static bool make_room(q42_prefix *p, uint64_t need, uint32_t *pin)
 }
 
 static int entry_push(q42_prefix *p, int32_t *ids, uint32_t n, uint32_t n_stored, uint8_t *state,
-		      q42_err *err)
+		      bool tiled, q42_err *err)
 {
 	if (p->n_ent == p->cap_ent) {
 		uint32_t c = p->cap_ent ? 2 * p->cap_ent : 8;
@@ -127,7 +157,7 @@ static int entry_push(q42_prefix *p, int32_t *ids, uint32_t n, uint32_t n_stored
 		p->ent = ne;
 		p->cap_ent = c;
 	}
-	p->ent[p->n_ent++] = (struct entry){ids, n, n_stored, state, n_stored * p->pos_bytes, ++p->clock};
+	p->ent[p->n_ent++] = (struct entry){ids, n, n_stored, state, n_stored * p->pos_bytes, ++p->clock, tiled};
 	p->st.bytes += n_stored * p->pos_bytes;
 	return Q42_OK;
 }
@@ -160,7 +190,7 @@ static void save_live(q42_prefix *p, uint32_t from, uint32_t *pin)
 		return;
 	}
 	memcpy(ids, p->live, p->n_live * sizeof *ids);
-	if (entry_push(p, ids, p->n_live, p->n_live, st, &err) == Q42_OK)
+	if (entry_push(p, ids, p->n_live, p->n_live, st, p->live_tiled, &err) == Q42_OK)
 		p->st.copies_out++;
 }
 
@@ -174,9 +204,9 @@ int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *fr
 	*from = 0;
 	/* the engine may have run past the prompt (generation, options):
 	 * the live positions are still those of n_live */
-	best = p->n_live <= q42_engine_n_past(p->e) ? reusable(p, p->live, p->n_live, ids, n) : 0;
+	best = p->n_live <= q42_engine_n_past(p->e) ? reusable(p, p->live, p->n_live, p->live_tiled, ids, n) : 0;
 	for (uint32_t i = 0; i < p->n_ent; i++) {
-		uint32_t r = reusable(p, p->ent[i].ids, p->ent[i].n, ids, n);
+		uint32_t r = reusable(p, p->ent[i].ids, p->ent[i].n, p->ent[i].tiled, ids, n);
 		if (r > best) {
 			best = r;
 			best_ent = i;
@@ -193,6 +223,7 @@ int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *fr
 			return rc;
 		}
 		en->used = ++p->clock;
+		p->live_tiled = en->tiled;
 		p->st.copies_in++;
 		/* a copy added beyond the bound was for this use only */
 		if (p->st.bytes > p->cap) {
@@ -218,23 +249,26 @@ int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint32_t *fr
 
 int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *err)
 {
-	const uint32_t n = n_done / p->nb * p->nb;
+	const uint32_t n = q42_prefix_settled(p->nb, n_done), tile = q42_engine_flash_tile(p->e);
 	(void)err;
 	memcpy(p->live, ids, n * sizeof *ids);
 	p->n_live = n;
+	p->live_tiled = tile != 0 && n_done - n_done / p->nb * p->nb >= tile;
 	return Q42_OK;
 }
 
 int q42_prefix_add(q42_prefix *p, int32_t *ids, uint32_t n, uint8_t *state, q42_err *err)
 {
-	const uint32_t n_use = n / p->nb * p->nb;
+	/* a file does not say which form its last pass took under flash
+	 * attention: its whole passes only */
+	const uint32_t n_use = q42_engine_flash_tile(p->e) != 0 ? n / p->nb * p->nb : q42_prefix_settled(p->nb, n);
 	if (n_use == 0) {
 		free(ids);
 		free(state);
 		return Q42_OK;
 	}
 	make_room(p, n * p->pos_bytes, NULL);
-	return entry_push(p, ids, n_use, n, state, err);
+	return entry_push(p, ids, n_use, n, state, false, err);
 }
 
 uint32_t q42_prefix_live(const q42_prefix *p, const int32_t **ids)

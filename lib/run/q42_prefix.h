@@ -4,13 +4,28 @@
  *
  * The rule that keeps a warm request's bits those of a cold one: a
  * prompt is evaluated in passes of n_batch tokens from position 0, and a
- * token's rounding may depend on its pass (one token or several; its
- * place in a group of four in the repacked kernels, q42_llamacpp.h). So a
- * state is only ever reused up to a pass boundary both prompts share: a
- * multiple of n_batch within their common tokens, below the new prompt's
- * last token. The passes from there on are the cold run's passes, over
- * the same cache bytes, so every later bit is the cold run's. Positions
- * past a prompt (generated tokens, scored options) are never reused.
+ * token's rounding depends on its pass in two ways only (q42_llamacpp.h):
+ * whether the pass has one token (vec_dot or tinyBLAS, attention's
+ * products likewise), and whether the token lies in a whole group of four
+ * counted from the pass's start (the gemm order of the repacked Q4_K and
+ * Q2_K products; the rest of a pass takes the gemv order). Everything
+ * else a token computes is its own row. So a state is reused up to a
+ * start both prompts' cold runs compute alike: a pass boundary, or whole
+ * groups of four past one, within their common tokens and below the new
+ * prompt's last token; and never where the pass evaluated from there up
+ * to the next boundary would have one token when the cold run's has
+ * more. That pass and the following ones then give every token the
+ * class (one token; in a group of four) it has in the cold run, over the
+ * same cache bytes, so every later bit is the cold run's. A state keeps
+ * only a prompt's settled positions: its whole passes and the whole
+ * groups of four of its last pass (the rest of that pass would be in a
+ * group, or in a pass of several, in a longer prompt). Positions past a
+ * prompt (generated tokens, scored options) are never reused.
+ * tests/tools/pass_split.c shows the rule on the models. Under flash
+ * attention the pass length also picks the attention's form (tiled from
+ * q42_engine_flash_tile tokens on): positions past a boundary are reused
+ * only where the new prompt's cold pass takes the form the stored one
+ * took, and the first warm pass keeps the cold pass's side of the tile.
  *
  * Two places hold states: the engine's own cache (the live state, the
  * last prompt; reusing it costs nothing), and a cache of copies
@@ -47,9 +62,10 @@ Q42_API void q42_prefix_close(q42_prefix *p);
 
 /* Before a prompt of n tokens (n >= 1) is evaluated from position 0:
  * leave the engine with positions 0..*from-1 holding ids[0..*from-1] as a
- * cold evaluation of ids left them (*from a multiple of n_batch, < n; 0
- * when nothing is reused, the cache then reset). The caller evaluates
- * ids[*from..] in passes of n_batch and then calls q42_prefix_end. A
+ * cold evaluation of ids left them (*from < n; 0 when nothing is reused,
+ * the cache then reset). The caller evaluates ids[*from..] in the cold
+ * run's passes: first up to the next multiple of n_batch (or n), then
+ * passes of n_batch; then it calls q42_prefix_end. A
  * copy that cannot be made (memory) is simply not kept. Errors: those of
  * q42_engine_state_put and q42_engine_truncate, which a state made by this
  * engine never gives (the engine is then reset, nothing reused). */
@@ -57,7 +73,7 @@ Q42_API int q42_prefix_begin(q42_prefix *p, const int32_t *ids, uint32_t n, uint
 			     q42_err *err);
 /* The prompt ids[0..n_done-1] is now in the engine as a cold evaluation
  * leaves it (n_done short of the prompt when a deadline cut the prefill):
- * its whole passes become the live state. Always Q42_OK. */
+ * its settled positions become the live state. Always Q42_OK. */
 Q42_API int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q42_err *err);
 
 /* Add a copy of n positions holding ids (state: q42_engine_state_bytes(n)
@@ -66,6 +82,12 @@ Q42_API int q42_prefix_end(q42_prefix *p, const int32_t *ids, uint32_t n_done, q
  * next begin whatever the cache's bound, kept afterwards only within it.
  * Q42_ENOMEM. */
 Q42_API int q42_prefix_add(q42_prefix *p, int32_t *ids, uint32_t n, uint8_t *state, q42_err *err);
+
+/* The positions of a prompt of n tokens, evaluated cold in passes of
+ * n_batch (>= 1), that every longer prompt sharing them evaluates to the
+ * same bits: its whole passes, then the whole groups of four of its last
+ * pass. A state holds only these (q42-state(5)). */
+Q42_API uint32_t q42_prefix_settled(uint32_t n_batch, uint32_t n);
 
 /* The live state's reusable positions and their ids (valid until the next
  * begin or end). */

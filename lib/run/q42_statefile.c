@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "run/q42_statefile.h"
+#include "run/q42_prefix.h"
 #include "common/q42_ckd.h"
 #include "common/q42_crc32c.h"
 #include "common/q42_file.h"
@@ -121,10 +122,10 @@ int q42_state_match(const q42_state_view *v, const q42_state_ident *w, q42_err *
 	if (v->n_pos > h->n_ctx)
 		return q42_err_set(err, Q42_EFORMAT, "state: %u positions exceed its context of %u",
 				   v->n_pos, h->n_ctx);
-	if (h->n_batch == 0 || v->n_pos % h->n_batch != 0)
+	if (h->n_batch == 0 || q42_prefix_settled(h->n_batch, v->n_pos) != v->n_pos)
 		return q42_err_set(err, Q42_EFORMAT,
-				   "state: %u positions are not whole passes of its batch %u", v->n_pos,
-				   h->n_batch);
+				   "state: %u positions are not whole passes of its batch %u and then whole groups of 4",
+				   v->n_pos, h->n_batch);
 	for (uint32_t i = 0; i < v->n_pos; i++) {
 		const uint32_t id = q42_ld32(v->ids + 4ull * i);
 		if (id >= h->n_vocab)

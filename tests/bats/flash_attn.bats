@@ -124,3 +124,9 @@ assert recs[1]["timings"]["prompt_reused"] > 0, recs[1]["timings"]
 assert recs[1]["tokens"]["generated"] == alone["tokens"]["generated"], (recs[1]["tokens"]["generated"], alone["tokens"]["generated"])
 PY
 }
+
+@test "--flash-attn on: prefix reuse gives a cold run's bytes across the tile's boundary (tests/tools/reuse_check.py)" {
+	REUSE_EXTRA="--flash-attn on" run python3 "$Q42_SRCDIR/tests/tools/reuse_check.py" "$Q42RUN" \
+		"$TM/e256-llama-q8_0.gguf" 8 100,512 1
+	[ "$status" -eq 0 ] || { echo "$output" | tail -3; return 1; }
+}

@@ -7,12 +7,20 @@ instruction of about 150 tokens, QUESTIONS yes/no questions each: one
 --jsonl line per document, {"prefix": instruction + document,
 "questions": [...]}, scored with --choices " yes, no" in one q42run
 process with reuse, then with --no-reuse. Prints decisions per second
-for each, their ratio, the share of prompt tokens actually evaluated,
-and checks that both runs gave the same probabilities, to the bit.
+for each (wall and CPU time: the CPU time of the q42run processes, less
+sensitive to other work on the machine), their ratio, the share of
+prompt tokens actually evaluated, and checks that both runs gave the
+same probabilities, to the bit.
 
-usage: bench_decisions.py Q42RUN MODEL [DOCS [QUESTIONS [BATCH [THREADS]]]]
+usage: bench_decisions.py Q42RUN MODEL [DOCS [QUESTIONS [BATCH [THREADS [COLD_DOCS]]]]]
+  BATCH, THREADS: "-" (or absent) for q42run's defaults (--batch 512,
+  every online core). COLD_DOCS: run the --no-reuse side over the first
+  COLD_DOCS documents only (a cold run of all of them can take an hour on
+  a small machine); its rate is then that of those documents, and the
+  probabilities are compared over them.
 """
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -55,44 +63,50 @@ def questions(d, k):
 
 
 def run(cmd, text):
+    """records, wall seconds, CPU seconds (user + system) of the process"""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.run(cmd, input=text, capture_output=True, text=True)
     t = time.monotonic() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         sys.exit("bench_decisions: %s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
-    return [json.loads(l) for l in p.stdout.splitlines()], t
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return [json.loads(l) for l in p.stdout.splitlines()], t, cpu
 
 
 def main():
     q, model = sys.argv[1], sys.argv[2]
-    docs = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-    k = int(sys.argv[4]) if len(sys.argv) > 4 else 10
-    batch = sys.argv[5] if len(sys.argv) > 5 else "32"
-    threads = sys.argv[6] if len(sys.argv) > 6 else None
-    text = "".join(json.dumps({"prefix": INSTRUCTION + document(d), "questions": questions(d, k)}) + "\n"
-                   for d in range(docs))
-    base = [q, "-m", model, "--jsonl", "--choices", " yes, no", "--record", "-b", batch]
-    if threads:
-        base += ["-t", threads]
-    warm, tw = run(base, text)
-    cold, tc = run(base + ["--no-reuse"], text)
-    n = len(warm)
+    arg = lambda i, d: sys.argv[i] if len(sys.argv) > i and sys.argv[i] != "-" else d
+    docs, k = int(arg(3, 100)), int(arg(4, 10))
+    batch, threads = arg(5, None), arg(6, None)
+    cold_docs = min(int(arg(7, docs)), docs)
+    lines = [json.dumps({"prefix": INSTRUCTION + document(d), "questions": questions(d, k)}) + "\n"
+             for d in range(docs)]
+    base = [q, "-m", model, "--jsonl", "--choices", " yes, no", "--record"]
+    base += ["-b", batch] if batch else []
+    base += ["-t", threads] if threads else []
+    warm, tw, cw = run(base, "".join(lines))
+    cold, tc, cc = run(base + ["--no-reuse"], "".join(lines[:cold_docs]))
+    n, nc = len(warm), len(cold)
     prompt = sum(r["counts"]["prompt"] for r in warm)
     reused = sum(r["timings"]["prompt_reused"] for r in warm)
-    same = [r["choices"]["options"] for r in warm] == [r["choices"]["options"] for r in cold]
+    same = [r["choices"]["options"] for r in warm[:nc]] == [r["choices"]["options"] for r in cold]
     inst = len(INSTRUCTION.split())
     print("model: %s" % model)
     print("decisions: %d (%d documents x %d questions), batch %s, threads %s" %
-          (n, docs, k, batch, threads or "default"))
+          (n, docs, k, batch or "default (512)", threads or "default"))
     print("prompt tokens per decision: %.1f on average (instruction %d words, document ~175 words)" %
           (prompt / n, inst))
-    print("with reuse:    %.1f s, %.2f decisions/s, prompt tokens evaluated %d of %d (%.1f%%)" %
-          (tw, n / tw, prompt - reused, prompt, 100.0 * (prompt - reused) / prompt))
-    print("without reuse: %.1f s, %.2f decisions/s, prompt tokens evaluated %d of %d (100%%)" %
-          (tc, n / tc, prompt, prompt))
-    print("speed-up: %.2fx; probabilities identical to the bit: %s" % (tc / tw, "yes" if same else "NO"))
+    print("with reuse:    %d decisions, %.1f s wall (%.2f decisions/s), %.1f s CPU (%.3f decisions per CPU s),"
+          " prompt tokens evaluated %d of %d (%.1f%%)" %
+          (n, tw, n / tw, cw, n / cw, prompt - reused, prompt, 100.0 * (prompt - reused) / prompt))
+    print("without reuse: %d decisions%s, %.1f s wall (%.2f decisions/s), %.1f s CPU (%.3f decisions per CPU s),"
+          " prompt tokens evaluated: all" %
+          (nc, "" if nc == n else " (the first %d documents)" % cold_docs, tc, nc / tc, cc, nc / cc))
+    print("speed-up: %.2fx wall, %.2fx CPU; probabilities identical to the bit (%d decisions): %s" %
+          ((n / tw) / (nc / tc), (n / cw) / (nc / cc), nc, "yes" if same else "NO"))
     if not same:
         sys.exit(1)
-
 
 main()
