@@ -209,11 +209,13 @@ FUZZ_MAX_LEN = 65536
 FUZZ_TIMEOUT = 1
 FUZZ_RSS_MB = 2048
 
-# the sources are found through VPATH; any header change rebuilds them all
-fuzz-build/obj/%.o: %.c $(wildcard $(srcdir)/lib/*/*.h)
+# the sources are found through VPATH; clang writes each object's header
+# dependencies beside it (.d), read here once they exist
+fuzz-build/obj/%.o: %.c
 	@test -n "$(CLANG)" || { echo "make fuzz needs clang (Debian package clang)"; exit 1; }
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_DEFS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+	$(CLANG) $(FUZZ_DEFS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+-include $(wildcard fuzz-build/obj/lib/*/*.d fuzz-build/obj/lib/*/*/*.d)
 
 fuzz-build/libq42fuzz.a: $(FUZZ_OBJS)
 	rm -f $@ && $(AR) rcs $@ $(FUZZ_OBJS)
