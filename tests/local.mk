@@ -87,7 +87,8 @@ BATS_TESTS = \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
 	tests/bats/arith.bats tests/bats/matvec.bats tests/bats/lora.bats tests/bats/reuse.bats \
-	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats
+	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats \
+	tests/bats/hostile.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
