@@ -141,7 +141,9 @@ BIG = [0, 1, 3, 7, 0x7FFFFFFF, 0xFFFFFFFF]
 JOINT = {"head_count=n_embd-1", "head_count_kv=head_count+1", "head_count_kv=head_count-1",
          "rope=head+2", "rope=odd", "context=2^20+1", "block_count=n+1", "block_count=n-1",
          "attention.head_count_kv=0", "merges past the vocab", "expert_used_count=7",
-         "shortconv.l_cache=1", "attention.sliding_window_pattern=0", "feed_forward per layer huge"}
+         "shortconv.l_cache=1", "attention.sliding_window_pattern=0", "feed_forward per layer huge",
+         # regressions: what the full set found under the sanitizers
+         "rope.scaling.attn_factor=1e+38"}
 
 
 def mutants(g, base, rng):
