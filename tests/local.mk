@@ -188,8 +188,9 @@ bench-kernels: tests/tools/bench_kernels$(EXEEXT) tests/tools/bench_rows$(EXEEXT
 # library's sources are compiled once for them (fuzz-build/obj, instrumented
 # for coverage, ASan and UBSan) into fuzz-build/libq42fuzz.a, which every
 # harness links. `make fuzz-run FUZZ_SECONDS=600` runs each harness (or
-# those named by FUZZ_RUN, e.g. FUZZ_RUN="grammar tokenizer") for that long,
-# one after the other, from its seed corpus (tests/fuzz/corpus-NAME, where
+# those named by FUZZ_RUN, e.g. FUZZ_RUN="grammar tokenizer") for that long
+# (FUZZ_SECONDS_NAME=S on the command line: S seconds for harness NAME), one
+# after the other, from its seed corpus (tests/fuzz/corpus-NAME, where
 # there is one) with inputs up to FUZZ_MAX_LEN bytes; an input running over
 # FUZZ_TIMEOUT seconds or FUZZ_RSS_MB of memory is a failure, as a crash or
 # a leak is. docs/fuzzing.md lists the harnesses and their figures.
@@ -232,7 +233,8 @@ fuzz-run: fuzz
 	@for h in $(FUZZ_RUN); do \
 		mkdir -p fuzz-build/corpus-$$h; \
 		seeds=; test -d $(srcdir)/tests/fuzz/corpus-$$h && seeds=$(srcdir)/tests/fuzz/corpus-$$h; \
-		fuzz-build/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+		t=$$(printenv FUZZ_SECONDS_$$h || echo $(FUZZ_SECONDS)); \
+		fuzz-build/fuzz_$$h -max_total_time=$$t -max_len=$(FUZZ_MAX_LEN) \
 			-timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
 			-print_final_stats=1 fuzz-build/corpus-$$h $$seeds || exit 1; \
 	done
