@@ -2,8 +2,8 @@
  * (and tokenizer_config.json) reader.
  *
  * The input is tokenizer.json, then optionally a NUL byte and
- * tokenizer_config.json. It is read for a fixed config of each family the
- * reader distinguishes (the first byte picks one), and a vocabulary it
+ * tokenizer_config.json, then one byte that picks a fixed config of a
+ * family the reader distinguishes. The JSON is read for it, and a vocabulary it
  * accepts is opened as a tokenizer and made to encode and decode a short
  * text, as p64c's checks and q42run would use it.
  */
@@ -50,11 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q42_hf_config c;
 	q42_hf_vocab v;
 	q42_err err;
-	const char *tok = (const char *)data, *cfg = NULL;
-	size_t tok_len = size, cfg_len = 0;
-	const uint8_t *nul = memchr(data, 0, size);
-	const char *conf = configs[size ? data[size - 1] % (sizeof configs / sizeof configs[0]) : 0];
+	const char *tok = (const char *)data, *cfg = NULL, *conf;
+	size_t tok_len, cfg_len = 0;
+	const uint8_t *nul;
 
+	if (size < 1)
+		return 0;
+	/* the last byte picks the config; the JSON is what precedes it */
+	conf = configs[data[--size] % (sizeof configs / sizeof configs[0])];
+	tok_len = size;
+	nul = memchr(data, 0, size);
 	if (q42_hf_config_parse(&c, conf, strlen(conf), &err) != Q42_OK)
 		return 0;
 	if (nul != NULL) {

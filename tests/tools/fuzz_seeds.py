@@ -55,20 +55,20 @@ put("hfconfig", "seed-llama-rope.json", json.dumps({
     "rope_scaling": {"rope_type": "linear", "factor": 4.0}, "rms_norm_eps": 1e-5,
     "eos_token_id": [1, 2], "bos_token_id": 1}).encode())
 
-# tokenizer.json NUL tokenizer_config.json; the last byte picks the config.
+# tokenizer.json NUL tokenizer_config.json, then a byte picking the config
+# (fuzz_hfvocab: 0 llama, 1 qwen2, 2 lfm2, 3 gemma3).
 for i, d in enumerate(["stories260K", "a64-qwen3-hd24", "a64-lfm2", "a64-gemma3-swa"]):
     put("hfvocab", "seed-%s" % d,
-        read(hf, d, "tokenizer.json") + b"\0" + read(hf, d, "tokenizer_config.json").rstrip(b"\n")
-        + b" " + bytes([i]))
+        read(hf, d, "tokenizer.json") + b"\0" + read(hf, d, "tokenizer_config.json") + bytes([i]))
 put("hfvocab", "seed-bpe-bytelevel", json.dumps({
     "added_tokens": [{"id": 5, "content": "<|end|>", "special": True}],
     "pre_tokenizer": {"type": "ByteLevel"},
     "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "\u0120": 3, "\u0120a": 4, "<|end|>": 5},
-              "merges": ["a b", "\u0120 a"]}}).encode() + b"\0{}\1")
+              "merges": ["a b", "\u0120 a"]}}).encode() + b"\0{}\2")
 put("hfvocab", "seed-unigram", json.dumps({
     "model": {"type": "Unigram", "unk_id": 0,
               "vocab": [["<unk>", 0.0], ["<s>", 0.0], ["</s>", 0.0], ["\u2581a", -1.0], ["b", -2.0]]}}
-    ).encode() + b"\0{\"add_bos_token\":true}\0")
+    ).encode() + b"\0{\"add_bos_token\":true}\0")  # config 0: llama
 
 # Tokenizer text: the first byte picks the tokenizer (>> 2) and the flags.
 texts = [b"Once upon a time, there was a little girl named Lily.",
