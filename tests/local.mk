@@ -92,7 +92,8 @@ BATS_TESTS = \
 	tests/bats/q42wal.bats tests/bats/vulkan.bats tests/bats/vk_parity.bats \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
 	tests/bats/arith.bats tests/bats/flash_attn.bats tests/bats/matvec.bats tests/bats/lora.bats tests/bats/reuse.bats \
-	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats
+	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats \
+	tests/bats/hostile.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif
@@ -196,34 +197,58 @@ bench-kernels: tests/tools/bench_kernels$(EXEEXT) tests/tools/bench_rows$(EXEEXT
 .PHONY: bench-kernels
 
 # libFuzzer harnesses (one rule for all): tests/fuzz/fuzz_NAME.c, built on
-# request (`make fuzz`) with clang from the library's sources, never by
-# `make` or `make check`; `make fuzz-run FUZZ_SECONDS=600` runs each for
-# that long from its seed corpus (tests/fuzz/corpus-NAME, where there is one).
+# request (`make fuzz`) with clang, never by `make` or `make check`. The
+# library's sources are compiled once for them (fuzz-build/obj, instrumented
+# for coverage, ASan and UBSan) into fuzz-build/libq42fuzz.a, which every
+# harness links. `make fuzz-run FUZZ_SECONDS=600` runs each harness (or
+# those named by FUZZ_RUN, e.g. FUZZ_RUN="grammar tokenizer") for that long
+# (FUZZ_SECONDS_NAME=S on the command line: S seconds for harness NAME), one
+# after the other, from its seed corpus (tests/fuzz/corpus-NAME, where
+# there is one) with inputs up to FUZZ_MAX_LEN bytes; an input running over
+# FUZZ_TIMEOUT seconds or FUZZ_RSS_MB of memory is a failure, as a crash or
+# a leak is. docs/fuzzing.md lists the harnesses and their figures.
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION turns off checksum and signature
 # comparisons in the readers, so mutated inputs reach the structure checks.
 FUZZ_HARNESSES = $(basename $(notdir $(subst fuzz_,,$(wildcard $(srcdir)/tests/fuzz/fuzz_*.c))))
-FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-	-D_GNU_SOURCE -I$(top_srcdir)/lib -I$(top_builddir) -DQ42_VERSION='"$(PACKAGE_VERSION)"'
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_DEFS = -g -O1 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
+	-D_GNU_SOURCE -I$(top_srcdir)/lib -I$(top_builddir) -DQ42_VERSION='"$(PACKAGE_VERSION)"' \
+	$(CRYPTO_CFLAGS) $(ARCHIVE_CFLAGS) $(JANSSON_CFLAGS) $(VULKAN_CFLAGS)
 FUZZ_LIB_SRCS = $(filter %.c,$(lib_libq42core_la_SOURCES))
 # generated in the build directory (the Vulkan build's SPIR-V table)
 FUZZ_GEN_SRCS = $(filter %.c,$(nodist_lib_libq42core_la_SOURCES))
+FUZZ_OBJS = $(addprefix fuzz-build/obj/,$(FUZZ_LIB_SRCS:.c=.o) $(FUZZ_GEN_SRCS:.c=.o))
 FUZZ_SECONDS = 60
+FUZZ_RUN = $(FUZZ_HARNESSES)
+FUZZ_MAX_LEN = 65536
+FUZZ_TIMEOUT = 1
+FUZZ_RSS_MB = 2048
 
-fuzz-build/fuzz_%: $(srcdir)/tests/fuzz/fuzz_%.c $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) $(FUZZ_GEN_SRCS)
+# the sources are found through VPATH; clang writes each object's header
+# dependencies beside it (.d), read here once they exist
+fuzz-build/obj/%.o: %.c
 	@test -n "$(CLANG)" || { echo "make fuzz needs clang (Debian package clang)"; exit 1; }
-	@mkdir -p fuzz-build
-	$(CLANG) $(FUZZ_CFLAGS) $(CRYPTO_CFLAGS) $(ARCHIVE_CFLAGS) $(JANSSON_CFLAGS) $(VULKAN_CFLAGS) \
-		-o $@ $< $(addprefix $(srcdir)/,$(FUZZ_LIB_SRCS)) $(FUZZ_GEN_SRCS) \
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_DEFS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+-include $(wildcard fuzz-build/obj/lib/*/*.d fuzz-build/obj/lib/*/*/*.d)
+
+fuzz-build/libq42fuzz.a: $(FUZZ_OBJS)
+	rm -f $@ && $(AR) rcs $@ $(FUZZ_OBJS)
+
+fuzz-build/fuzz_%: $(srcdir)/tests/fuzz/fuzz_%.c $(wildcard $(srcdir)/tests/fuzz/*.h) fuzz-build/libq42fuzz.a
+	$(CLANG) $(FUZZ_DEFS) -fsanitize=fuzzer $(FUZZ_SAN) -DQ42_FUZZ_SRCDIR='"$(abs_top_srcdir)"' \
+		-o $@ $< fuzz-build/libq42fuzz.a \
 		$(CRYPTO_LIBS) $(ARCHIVE_LIBS) $(JANSSON_LIBS) $(VULKAN_LIBS) -pthread -lm
 
 fuzz: $(addprefix fuzz-build/fuzz_,$(FUZZ_HARNESSES))
 
 fuzz-run: fuzz
-	@for h in $(FUZZ_HARNESSES); do \
+	@for h in $(FUZZ_RUN); do \
 		mkdir -p fuzz-build/corpus-$$h; \
 		seeds=; test -d $(srcdir)/tests/fuzz/corpus-$$h && seeds=$(srcdir)/tests/fuzz/corpus-$$h; \
-		fuzz-build/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		t=$$(printenv FUZZ_SECONDS_$$h || echo $(FUZZ_SECONDS)); \
+		fuzz-build/fuzz_$$h -max_total_time=$$t -max_len=$(FUZZ_MAX_LEN) \
+			-timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
 			-print_final_stats=1 fuzz-build/corpus-$$h $$seeds || exit 1; \
 	done
 
@@ -231,6 +256,17 @@ clean-local: clean-fuzz
 clean-fuzz:
 	rm -rf fuzz-build
 .PHONY: fuzz fuzz-run clean-fuzz
+
+# The whole suite under valgrind's memcheck (issue 39): `make
+# check-valgrind` (tests/tools/valgrind_check.sh says how; hours on a small
+# machine). Suppressions, third-party only: tests/valgrind.supp.
+check-valgrind: all
+	$(SHELL) $(srcdir)/tests/tools/valgrind_check.sh $(top_builddir) $(top_srcdir) $(MAKE)
+clean-local: clean-valgrind
+clean-valgrind:
+	rm -rf valgrind.d valgrind-suite.log
+.PHONY: check-valgrind clean-valgrind
+EXTRA_DIST += tests/valgrind.supp
 
 # Whether the Vulkan backend was built; LeakSanitizer ignores leaks inside
 # the Vulkan loader and Mesa's drivers only (tests/lsan.supp), never in

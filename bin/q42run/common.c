@@ -23,6 +23,11 @@ int exit_for_load(int rc)
 int engine_open(const struct opts *o, q42_mount *m, q42_engine **e)
 {
 	q42_err err = {0};
+	q42_engine_mem mem;
+	/* a context past the default: what it will hold, before it does */
+	if (o->eo.n_ctx > Q42_ENGINE_CTX_DEFAULT && q42_engine_memory(m, &o->eo, &mem, &err) == Q42_OK)
+		fprintf(stderr, "q42run: a context of %u tokens: cache %.1f MiB, %.1f MiB in all\n",
+			o->eo.n_ctx, (double)mem.kv / 1048576.0, (double)mem.total / 1048576.0);
 	int rc = q42_engine_open(e, m, &o->eo, &err);
 	if (rc != Q42_OK) {
 		fprintf(stderr, "q42run: %s\n", err.msg);

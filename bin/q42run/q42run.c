@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bin/q42run/q42run.h"
 #include "bin/cli/q42_cli.h"
 #include "common/q42_types.h"
@@ -32,7 +33,7 @@ enum {
 	OPT_CERTIFY, OPT_LORA,
 	OPT_NO_REUSE, OPT_JSONL, OPT_DECISIONS, OPT_CHAT, OPT_SYSTEM, OPT_CHAT_TEMPLATE, OPT_CACHE_BYTES, OPT_STATE_SAVE, OPT_STATE_LOAD,
 	OPT_EMBED, OPT_POOLING, OPT_EMBD_NORMALIZE, OPT_DIMS, OPT_TASK, OPT_EMBED_FORMAT, OPT_COLBERT,
-	OPT_RANK, OPT_DOCS,
+	OPT_RANK, OPT_DOCS, OPT_MAX_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"device", required_argument, NULL, OPT_DEVICE},
 	{"no-huge-pages", no_argument, NULL, OPT_NO_HUGE_PAGES},
+	{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"certify", no_argument, NULL, OPT_CERTIFY},
 	{"temp", required_argument, NULL, OPT_TEMP},
@@ -132,6 +134,9 @@ static void usage(FILE *f)
 	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
 	      "      --flash-attn MODE   attention as llama.cpp's flash attention computes it:\n"
 	      "                          off (default), on, or auto (on where q42 has it)\n"
+	      "      --max-memory BYTES  refuse (exit 5) a model whose weights, KV cache and\n"
+	      "                          buffers would need more (default: physical memory;\n"
+	      "                          0 = no limit)\n"
 	      "      --isa ISA           kernels: best (default), scalar, avx2, avx512\n"
 	      "      --arith MODE        rounding of matrix products: auto (default: llama.cpp's\n"
 	      "                          on this CPU), portable (the same bits on every CPU),\n"
@@ -254,6 +259,14 @@ static int bad_usage(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The default --max-memory: the machine's physical memory (0, no limit,
+ * when the system does not say). */
+static uint64_t physical_memory(void)
+{
+	const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -269,6 +282,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->eo.arith = Q42_ARITH_AUTO;
 	o->eo.device = -1;
 	o->eo.backend_ops = q42_vk_backend();
+	o->eo.max_memory = physical_memory();
 	o->pooling = -1;
 	o->normalize = 2;
 	q42_sampling_default(&o->sp);
@@ -509,6 +523,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_CHAT: o->chat = true; break;
 		case OPT_SYSTEM: o->system = optarg; break;
 		case OPT_CHAT_TEMPLATE: o->chat_template = optarg; break;
+		case OPT_MAX_MEMORY:
+			if (!q42_cli_u64(optarg, &o->eo.max_memory))
+				return bad_usage("--max-memory '%s': expected a number of bytes >= 0", optarg);
+			break;
 		case OPT_CACHE_BYTES:
 			if (!q42_cli_u64(optarg, &o->cache_bytes))
 				return bad_usage("--cache-bytes '%s': expected a number of bytes >= 0", optarg);

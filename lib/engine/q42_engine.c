@@ -758,28 +758,53 @@ static uint64_t fa_scratch(const q42_engine *e)
 	return (tile > heads ? tile : heads) + 64;
 }
 
-static int alloc_buffers(q42_engine *e, q42_err *err)
+/* The longest activation row a product quantizes. */
+static uint64_t act_widest(const q42_engine *e)
 {
-	bool failed = false;
-	uint64_t B = e->n_batch, kvn = 0, vn = 0, t;
+	const uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
 	uint64_t widest = e->n_embd > e->n_ff_max ? e->n_embd : e->n_ff_max;
 	if (e->n_ff_exp > widest)
 		widest = e->n_ff_exp;
-	uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
-	uint32_t nth = q42_pool_size(e->pool);
-
 	if (qd > widest)
 		widest = qd;
 	if (ad > widest)
 		widest = ad;
 	if (e->embd_width > widest)
 		widest = e->embd_width;
+	return widest;
+}
+
+/* Bytes of one row of widest values quantized to t. */
+static uint64_t act_row_bytes(uint32_t t, uint64_t widest)
+{
+	uint64_t rb = 0;
+	if (!q42_dtype_nbytes(t, widest, 1, &rb)) {
+		/* widest is not a whole number of blocks: size by the
+		 * rounded-up block count instead */
+		const q42_dtype_info *di = q42_dtype_get(t);
+		rb = (widest + di->block_elems - 1) / di->block_elems * di->block_bytes;
+	}
+	return rb;
+}
+
+/* The KV cache's chunk of positions (whole V blocks, q42_forward.c). */
+static uint32_t kv_chunk_of(uint32_t n_ctx)
+{
+	const uint32_t c = (n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK;
+	return c > Q42_V_CHUNK ? Q42_V_CHUNK : c;
+}
+
+static int alloc_buffers(q42_engine *e, q42_err *err)
+{
+	bool failed = false;
+	uint64_t B = e->n_batch, kvn = 0, vn = 0, t;
+	const uint64_t widest = act_widest(e);
+	uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
+	uint32_t nth = q42_pool_size(e->pool);
 
 	/* cache (the Vulkan backend keeps its own on the device), in whole
 	 * chunks of whole V blocks (q42_forward.c) */
-	e->kv_chunk = (e->n_ctx + Q42_V_BLOCK - 1) / Q42_V_BLOCK * Q42_V_BLOCK;
-	if (e->kv_chunk > Q42_V_CHUNK)
-		e->kv_chunk = Q42_V_CHUNK;
+	e->kv_chunk = kv_chunk_of(e->n_ctx);
 	if (q42_mul_overflow((uint64_t)e->n_layer * e->n_head_kv_max,
 			     ((uint64_t)e->n_ctx + e->kv_chunk - 1) / e->kv_chunk * e->kv_chunk, &kvn) ||
 	    q42_mul_overflow(kvn, e->k_row_bytes, &t))
@@ -836,14 +861,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	e->top1 = zalloc((e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS, sizeof *e->top1, &failed);
 	for (uint32_t i = 0; i < e->n_act && !failed; i++) {
 		q42_act *a = &e->act[i];
-		uint64_t rb = 0;
-		if (!q42_dtype_nbytes(a->type, widest, 1, &rb)) {
-			/* widest is not a whole number of blocks: size by the
-			 * rounded-up block count instead */
-			const q42_dtype_info *di = q42_dtype_get(a->type);
-			rb = (widest + di->block_elems - 1) / di->block_elems * di->block_bytes;
-		}
-		a->buf = zalloc(B, rb, &failed);
+		a->buf = zalloc(B, act_row_bytes(a->type, widest), &failed);
 	}
 	e->v_ready = zalloc(e->n_head_kv_max, sizeof *e->v_ready, &failed);
 	e->ts = zalloc(nth, sizeof *e->ts, &failed);
@@ -871,6 +889,81 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 				   "out of memory for a context of %u tokens and batch %u (try --ctx)",
 				   e->n_ctx, e->n_batch);
 	return Q42_OK;
+}
+
+/* What alloc_buffers() will allocate on nth threads and pack_weights()
+ * will copy, and the tensor bytes left to be read from the mapping, all
+ * from the bound model before any of it is allocated. The same sizes as
+ * those functions take (test_engine compares the figures with
+ * q42_engine_buffer_bytes once they are allocated). The dimensions are
+ * bounded by check_dims, so no product here comes near 2^64. */
+static void plan_buffers(const q42_engine *e, uint32_t nth, q42_engine_mem *m)
+{
+	const uint64_t B = e->n_batch, F = sizeof(float), vb = e->v_elem_bytes;
+	const uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
+	const uint64_t kvh = e->n_head_kv_max, widest = act_widest(e);
+	const uint64_t chunk = kv_chunk_of(e->n_ctx);
+	const uint64_t kvn = (uint64_t)e->n_layer * kvh * ((e->n_ctx + chunk - 1) / chunk * chunk);
+	q42_llamacpp_packed pk;
+	const q42_weight *w;
+	uint64_t packed = 0, vectors = 0;
+	bool out_packed = false;
+
+	memset(m, 0, sizeof *m);
+	if (e->be_state == NULL)
+		m->kv = kvn * e->k_row_bytes + kvn * e->hd_v * vb;
+	m->kv += (uint64_t)e->n_conv * e->n_ctx * e->n_embd * F;
+
+	m->act = B * F * (3ull * e->n_embd + qd + kvh * (e->hd_k + e->hd_v) + ad +
+			  (uint64_t)e->n_ff_max * (e->arch->ffn_fused_up ? 3u : 2u) +
+			  2ull * e->embd_width);
+	if (e->arch->need[Q42_W_ATTN_QKV] != Q42_NEED_NO) {
+		uint64_t wd = qd + kvh * (e->hd_k + e->hd_v);
+		if (e->n_conv > 0 && wd < 3ull * e->n_embd)
+			wd = 3ull * e->n_embd;
+		m->act += B * wd * F;
+	}
+	if (e->n_expert > 0)
+		m->act += B * F * (e->n_expert + 2ull * e->n_expert_used +
+				   (uint64_t)e->n_expert_used * e->n_embd);
+	m->act += (uint64_t)e->n_vocab * F +
+		  (e->n_vocab + Q42_TILE_ROWS - 1) / Q42_TILE_ROWS * sizeof *e->top1 +
+		  kvh * sizeof *e->v_ready;
+	if (e->arch->ffn_act == Q42_FFN_GELU)
+		m->act += e->n_ff_max * F;
+	for (uint32_t i = 0; i < e->n_act; i++)
+		m->act += B * act_row_bytes(e->act[i].type, widest);
+
+	m->scratch = nth * (sizeof *e->ts + 3ull * e->n_ctx * vb + e->hd_k * vb + e->n_rot * F);
+	m->scratch += nth * (uint64_t)e->n_ctx * (F - vb); /* scores are f32 whatever the cache */
+	if (e->n_expert > 0)
+		m->scratch += nth * 3ull * e->n_ff_exp * F;
+	if (e->n_lora_w > 0)
+		m->scratch += nth * (uint64_t)Q42_TILE_ROWS * B * F;
+	if (e->fa)
+		m->scratch += nth * fa_scratch(e) * F;
+
+	/* pack_weights: the arena, and the vectors copied out with it */
+	for (uint32_t i = 0; (w = slot_at((q42_engine *)(uintptr_t)e, i)) != NULL; i++) {
+		const uint64_t p = q42_arith_is_llama(e->arith) && e->be_state == NULL &&
+						   i != Q42_W_TOK_EMBD
+					   ? pack_size(e, w, &pk)
+					   : 0;
+		packed += p;
+		out_packed |= i == Q42_W_OUTPUT && p > 0;
+		if (w->data != NULL && w->k == NULL)
+			vectors += (w->row_bytes * (uint64_t)w->n_out + 63) / 64 * 64;
+		else if (w->data != NULL && p == 0)
+			m->weights += weight_file_bytes(e, w);
+	}
+	if (packed > 0) {
+		m->packed = packed + vectors;
+		if (e->tied && out_packed)
+			m->packed += e->g[Q42_W_OUTPUT].row_bytes;
+	} else {
+		m->weights += vectors;
+	}
+	m->total = m->weights + m->packed + m->kv + m->act + m->scratch;
 }
 
 /* What a backend is given: the binding, as the file holds it. */
@@ -962,11 +1055,21 @@ static void att_f16_products(q42_engine *e)
 	e->att_kqv_rows = v_tb ? c->dot_f16_lanes_vrows : c->dot_f16_pad_vrows;
 }
 
-int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
+static char *fmt_mib(char *buf, size_t cap, uint64_t n)
+{
+	snprintf(buf, cap, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+	return buf;
+}
+
+/* q42_engine_open, or with plan set q42_engine_memory: everything up to
+ * the allocations, which are then only computed. */
+static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
+		       q42_engine_mem *plan, q42_err *err)
 {
 	static const q42_engine_opts defaults = {0};
 	const q42_hparams *hp = q42_mount_hparams(m);
 	q42_engine *e = NULL;
+	q42_engine_mem need;
 	uint32_t nth;
 	int rc;
 
@@ -1067,6 +1170,24 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 	if (rc != Q42_OK)
 		goto fail;
 	nth = o->n_threads ? o->n_threads : q42_pool_default_threads();
+	plan_buffers(e, nth, &need);
+	if (plan != NULL) {
+		*plan = need;
+		goto fail; /* rc is Q42_OK: the engine goes, the figures stay */
+	}
+	if (o->max_memory != 0 && need.total > o->max_memory) {
+		char t[32], w[32], p[32], k[32], a[32], x[32];
+		rc = q42_err_set(err, Q42_ENOMEM,
+				 "%s: needs %llu bytes (%s: weights %s mapped, %s repacked, KV cache %s "
+				 "for %u positions, activations %s, scratch %s), more than the limit of "
+				 "%llu bytes (--max-memory; try --ctx or --batch)",
+				 q42_mount_path(m), (unsigned long long)need.total,
+				 fmt_mib(t, sizeof t, need.total), fmt_mib(w, sizeof w, need.weights),
+				 fmt_mib(p, sizeof p, need.packed), fmt_mib(k, sizeof k, need.kv), e->n_ctx,
+				 fmt_mib(a, sizeof a, need.act), fmt_mib(x, sizeof x, need.scratch),
+				 (unsigned long long)o->max_memory);
+		goto fail;
+	}
 	rc = q42_pool_open(&e->pool, nth, err);
 	if (rc != Q42_OK)
 		goto fail;
@@ -1083,6 +1204,17 @@ int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q4
 fail:
 	q42_engine_close(e);
 	return rc;
+}
+
+int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o, q42_err *err)
+{
+	return engine_open(out, m, o, NULL, err);
+}
+
+int q42_engine_memory(q42_mount *m, const q42_engine_opts *o, q42_engine_mem *mem, q42_err *err)
+{
+	q42_engine *e;
+	return engine_open(&e, m, o, mem, err);
 }
 
 void q42_engine_close(q42_engine *e)
@@ -1352,11 +1484,13 @@ static uint64_t usable(const void *p)
 	return p != NULL ? (uint64_t)malloc_usable_size((void *)(uintptr_t)p) : 0;
 }
 
-/* Checklist: the buffers alloc_buffers() allocates. */
+/* Checklist: the buffers alloc_buffers() allocates (plan_buffers() computes
+ * the same before they are). */
 void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, uint64_t *scratch)
 {
 	const void *a[] = {e->x, e->xb, e->q, e->k, e->v, e->att, e->ao, e->hg, e->hu,
-			   e->qkv, e->top1, e->logits, e->moe_logits, e->moe_w, e->moe_id, e->moe_y};
+			   e->qkv, e->top1, e->logits, e->moe_logits, e->moe_w, e->moe_id, e->moe_y,
+			   e->embd, e->embd_tmp, e->ones, (const void *)e->v_ready};
 	*kv = usable(e->kc) + usable(e->vc) + usable(e->conv_hist);
 	*act = 0;
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
@@ -1367,5 +1501,6 @@ void q42_engine_buffer_bytes(const q42_engine *e, uint64_t *kv, uint64_t *act, u
 	for (uint32_t i = 0; i < e->n_ts; i++)
 		*scratch += usable(e->ts[i].scores) + usable(e->ts[i].qq) + usable(e->ts[i].pq) +
 			    usable(e->ts[i].rope) + usable(e->ts[i].moe_g) + usable(e->ts[i].moe_u) +
-			    usable(e->ts[i].moe_q);
+			    usable(e->ts[i].moe_q) + usable(e->ts[i].vrow) + usable(e->ts[i].lora) +
+			    usable(e->ts[i].fa);
 }

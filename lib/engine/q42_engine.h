@@ -81,7 +81,23 @@ typedef struct q42_engine_opts {
 	 * backend gets them in its binding (q42_bound_lora, q42_backend.h) */
 	const q42_engine_lora *lora;
 	uint32_t n_lora;
+	/* 0: no limit; otherwise q42_engine_open refuses, before allocating,
+	 * a model whose q42_engine_mem total exceeds it (Q42_ENOMEM, with
+	 * the figures) */
+	uint64_t max_memory;
 } q42_engine_opts;
+
+/* The memory an engine holds, in bytes, computed from the bound model
+ * before anything big is allocated. A Vulkan backend's device memory is
+ * not counted (its KV cache is on the device: kv is then the host's part). */
+typedef struct q42_engine_mem {
+	uint64_t weights; /* tensor bytes read from the model's mapping (the matrices not repacked) */
+	uint64_t packed;  /* the repacked matrices and the vectors copied out of the mapping */
+	uint64_t kv;      /* KV cache (n_ctx positions) and short-convolution history */
+	uint64_t act;     /* activations of a batch, logits */
+	uint64_t scratch; /* per-thread attention, expert and adapter scratch */
+	uint64_t total;   /* the sum */
+} q42_engine_mem;
 
 typedef struct q42_engine q42_engine;
 
@@ -96,6 +112,11 @@ typedef struct q42_engine q42_engine;
 Q42_API int q42_engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 			    q42_err *err);
 Q42_API void q42_engine_close(q42_engine *e);
+/* What q42_engine_open with the same mount and options would hold
+ * (o->max_memory is not applied): the same checks and errors, nothing big
+ * allocated, no threads started. */
+Q42_API int q42_engine_memory(q42_mount *m, const q42_engine_opts *o, q42_engine_mem *mem,
+			      q42_err *err);
 
 /* Forget the cache (the next eval starts at position 0). */
 Q42_API void q42_engine_reset(q42_engine *e);

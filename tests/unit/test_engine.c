@@ -1,5 +1,6 @@
 /* test_engine.c -- the engine's small parts: strict UTF-8, the sampler,
- * the thread pool, architecture names, and model refusal.
+ * the thread pool, architecture names, model refusal, and the memory an
+ * engine needs, computed before it allocates.
  *
  * Expected values come from their specifications, not from running the
  * code: RFC 3629 (and the well-known malformed sequences of Markus Kuhn's
@@ -329,6 +330,65 @@ static void test_refuse_unknown_arch(void **state)
 	unlink(tmp);
 }
 
+/* q42_engine_memory's figures, computed before allocating, against what
+ * q42_engine_open then allocates (malloc_usable_size: at most a page more
+ * per buffer), for models exercising each kind of buffer (repacked
+ * matrices, convolution history, experts, GELU, an f16 cache), and the
+ * limit: refused one byte below the figure, opened at it. */
+static void test_memory_plan(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *model;
+		uint32_t ctx, threads, kv_type;
+		enum q42_arith arith;
+		enum q42_flash_attn fa;
+	} cases[] = {
+		{"e256-llama-q8_0.gguf", 100, 2, Q42_DTYPE_F32, Q42_ARITH_ZEN4, Q42_FLASH_ATTN_OFF},
+		{"e256-llama-q8_0.gguf", 300, 2, Q42_DTYPE_F32, Q42_ARITH_ZEN4, Q42_FLASH_ATTN_ON},
+		{"e256-llama-q4_k_m.gguf", 700, 1, Q42_DTYPE_F16, Q42_ARITH_GGML, Q42_FLASH_ATTN_OFF},
+		{"a64-lfm2-q8_0.gguf", 64, 3, Q42_DTYPE_F32, Q42_ARITH_ZEN4, Q42_FLASH_ATTN_AUTO},
+		{"a64-lfm2moe-e8k2-q8_0.gguf", 33, 2, Q42_DTYPE_F16, Q42_ARITH_ZEN4, Q42_FLASH_ATTN_OFF},
+		{"a64-gemma3-swa-f32.gguf", 1000, 2, Q42_DTYPE_F32, Q42_ARITH_AUTO, Q42_FLASH_ATTN_OFF},
+		{"a64-qwen3-hd24-q8_0.gguf", 1, 1, Q42_DTYPE_F32, Q42_ARITH_LLAMACPP, Q42_FLASH_ATTN_ON},
+	};
+	const char *src = getenv("Q42_SRCDIR");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[4096];
+		q42_mount *m = NULL;
+		q42_engine *e = NULL;
+		q42_err err = {0};
+		q42_engine_mem mem;
+		uint64_t kv, act, scratch;
+		q42_engine_opts o = {.n_ctx = cases[i].ctx, .n_threads = cases[i].threads,
+				     .kv_type = cases[i].kv_type, .arith = cases[i].arith,
+				     .flash_attn = cases[i].fa};
+		snprintf(path, sizeof path, "%s/tests/models/%s", src ? src : "..", cases[i].model);
+		assert_int_equal(q42_mount_open(&m, path, 0, &err), Q42_OK);
+		assert_int_equal(q42_engine_memory(m, &o, &mem, &err), Q42_OK);
+		assert_int_equal(mem.total, mem.weights + mem.packed + mem.kv + mem.act + mem.scratch);
+		assert_true(mem.weights + mem.packed > 0 && mem.kv > 0 && mem.act > 0 && mem.scratch > 0);
+		o.max_memory = mem.total - 1;
+		assert_int_equal(q42_engine_open(&e, m, &o, &err), Q42_ENOMEM);
+		assert_null(e);
+		char want[32];
+		snprintf(want, sizeof want, "needs %llu bytes", (unsigned long long)mem.total);
+		assert_non_null(strstr(err.msg, want));
+		o.max_memory = mem.total;
+		assert_int_equal(q42_engine_open(&e, m, &o, &err), Q42_OK);
+		q42_engine_buffer_bytes(e, &kv, &act, &scratch);
+		print_message("# %s: kv %llu/%llu act %llu/%llu scratch %llu/%llu\n", cases[i].model,
+			      (unsigned long long)mem.kv, (unsigned long long)kv,
+			      (unsigned long long)mem.act, (unsigned long long)act,
+			      (unsigned long long)mem.scratch, (unsigned long long)scratch);
+		assert_true(kv >= mem.kv && kv - mem.kv <= 3 * 4096);
+		assert_true(act >= mem.act && act - mem.act <= 32 * 4096);
+		assert_true(scratch >= mem.scratch && scratch - mem.scratch <= (1 + 9 * cases[i].threads) * 4096ull);
+		q42_engine_close(e);
+		q42_mount_close(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_arch_names),
 		cmocka_unit_test(test_stop_names),
 		cmocka_unit_test(test_refuse_unknown_arch),
+		cmocka_unit_test(test_memory_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

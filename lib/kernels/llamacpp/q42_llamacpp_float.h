@@ -133,6 +133,8 @@ CF_STATIC float cf_v_expf(float x)
 			     u, fmaf(0x1.ffffecp-1f, b, 1.0f));
 	if (fabsf(n) > 192.0f) /* also false for NaN, as _CMP_GT_OQ */
 		return n <= 0.0f ? 0.0f : INFINITY;
+	if (isnan(n)) /* NaN in, NaN out, as the vector form; (int)NaN is undefined */
+		return j;
 	return ldexpf(j, (int)n);
 }
 

@@ -1,0 +1,142 @@
+/* fuzz_tokenizer.c -- libFuzzer harness for the tokenizer on hostile text.
+ *
+ * Vocabularies of each tokenizer type are loaded once from the test
+ * models: SentencePiece ("llama": stories260K, phi-3's), WordPiece
+ * ("bert": tiny-bert), byte-level BPE ("gpt2": tiny-lfm2moe, opened once
+ * under each pre-tokenizer kind q42_pretok.c implements). The first input
+ * byte picks a tokenizer and the flags, the rest is the text: it is
+ * encoded, decoded whole and piece by piece. Models are found in
+ * $Q42_FUZZ_MODELS, else the source tree's tests/models and
+ * ../shared/models (the folder `make check` reads them from).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "formats/q42_gguf.h"
+#include "formats/q42_model.h"
+#include "tokenizer/q42_tokenizer.h"
+
+#ifndef Q42_FUZZ_SRCDIR
+#define Q42_FUZZ_SRCDIR "."
+#endif
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* One pre-tokenizer name of each kind and option set (q42_pretok.c's table). */
+static const char *const bpe_pres[] = {
+	"default", "llama3", "dbrx", "glm4", "deepseek-llm", "deepseek-coder", "deepseek-v3",
+	"falcon", "mpt", "trillion", "starcoder", "command-r", "qwen2", "stablelm2", "qwen35",
+	"poro-chat", "bloom", "viking", "laguna", "afmoe",
+};
+
+static const struct {
+	const char *file;
+	bool bpe;
+} models[] = {
+	{"stories260K.gguf", false},
+	{"ggml-vocab-phi-3.gguf", false},
+	{"tiny-bert-f32.gguf", false},
+	{"tiny-lfm2moe-f32.gguf", true},
+};
+
+#define MAX_TOK 64
+static q42_gguf ggufs[sizeof models / sizeof models[0]];
+static q42_vocab vocabs[MAX_TOK];
+static q42_tokenizer *toks[MAX_TOK];
+static size_t n_toks;
+
+/* The whole file, kept for the process's life (the vocab points into it). */
+static bool load(const char *file, q42_gguf *g)
+{
+	const char *dirs[3] = {getenv("Q42_FUZZ_MODELS"), Q42_FUZZ_SRCDIR "/tests/models",
+			       Q42_FUZZ_SRCDIR "/../shared/models"};
+	char path[4096];
+	q42_err err;
+
+	for (size_t i = 0; i < 3; i++) {
+		if (dirs[i] == NULL)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+		FILE *f = fopen(path, "rb");
+		if (f == NULL)
+			continue;
+		uint8_t *buf = NULL;
+		long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+		if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) != NULL &&
+		    fread(buf, 1, (size_t)n, f) == (size_t)n &&
+		    q42_gguf_parse(g, buf, (uint64_t)n, path, &err) == Q42_OK) {
+			fclose(f);
+			return true;
+		}
+		free(buf);
+		fclose(f);
+	}
+	return false;
+}
+
+static void add(const q42_vocab *v)
+{
+	q42_err err;
+
+	if (n_toks == MAX_TOK)
+		return;
+	vocabs[n_toks] = *v;
+	if (q42_tokenizer_open(&toks[n_toks], &vocabs[n_toks], &err) == Q42_OK)
+		n_toks++;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	q42_err err;
+	q42_vocab v;
+
+	(void)argc;
+	(void)argv;
+	for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+		if (!load(models[m].file, &ggufs[m])) {
+			fprintf(stderr, "fuzz_tokenizer: %s not found (set Q42_FUZZ_MODELS)\n",
+				models[m].file);
+			exit(1);
+		}
+		if (q42_vocab_from_gguf(&v, &ggufs[m], &err) != Q42_OK) {
+			fprintf(stderr, "fuzz_tokenizer: %s\n", err.msg);
+			exit(1);
+		}
+		if (!models[m].bpe) {
+			add(&v);
+			continue;
+		}
+		for (size_t p = 0; p < sizeof bpe_pres / sizeof bpe_pres[0]; p++) {
+			v.pre.p = bpe_pres[p];
+			v.pre.len = strlen(bpe_pres[p]);
+			add(&v);
+		}
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const q42_tokenizer *t;
+	q42_tokens tk = {0};
+	q42_buf out;
+	q42_err err;
+	unsigned enc, dec;
+
+	if (size < 1 || n_toks == 0)
+		return 0;
+	t = toks[(data[0] >> 2) % n_toks];
+	enc = data[0] & 3u;
+	dec = (data[0] >> 1) & 3u;
+	q42_buf_init(&out);
+	if (q42_tokenizer_encode(t, (const char *)data + 1, size - 1, enc, &tk, &err) == Q42_OK) {
+		(void)q42_tokenizer_decode(t, tk.ids, tk.n, dec, &out, &err);
+		for (size_t i = 0; i < tk.n; i++)
+			(void)q42_tokenizer_piece(t, tk.ids[i], dec, &out, &err);
+	}
+	q42_buf_free(&out);
+	q42_tokens_free(&tk);
+	return 0;
+}

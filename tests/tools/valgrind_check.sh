@@ -1,0 +1,64 @@
+#!/bin/sh
+# valgrind_check.sh -- the whole test suite under valgrind's memcheck
+# (`make check-valgrind`, issue 39).
+#
+# Usage: valgrind_check.sh BUILDDIR SRCDIR MAKE [make arguments...]
+#
+# BUILDDIR/valgrind.d mirrors the build tree with each program q42 ships
+# (bin/NAME/NAME) replaced by a script that runs it under valgrind, so the
+# command-line tests, which find the programs through Q42_BUILDDIR, run
+# every one of them under memcheck; the unit tests run under it through
+# LOG_COMPILER. Every process writes its own log to valgrind.d/logs. The
+# suite's own verdict stands (a test that fails under valgrind fails), and
+# on top of it the run fails when any log reports a memory error or a
+# definite leak. Suppressions: tests/valgrind.supp (third-party only).
+# VALGRIND (default valgrind) and VALGRIND_FLAGS (added to the defaults)
+# come from the environment.
+set -u
+b=$(cd "$1" && pwd) || exit 2
+s=$(cd "$2" && pwd) || exit 2
+mk=$3
+shift 3
+vg=${VALGRIND:-valgrind}
+d=$b/valgrind.d
+flags="--error-exitcode=0 --leak-check=full --show-leak-kinds=definite
+ --errors-for-leak-kinds=definite --num-callers=40 --suppressions=$s/tests/valgrind.supp
+ ${VALGRIND_FLAGS:-}"
+flags=$(echo $flags)
+
+command -v "$vg" >/dev/null || { echo "check-valgrind needs valgrind (Debian package valgrind)" >&2; exit 2; }
+rm -rf "$d" && mkdir -p "$d/logs" "$d/bin" || exit 2
+for e in "$b"/*; do
+	case ${e##*/} in bin | valgrind.d) ;; *) ln -s "$e" "$d/${e##*/}" ;; esac
+done
+for p in "$b"/bin/*/; do
+	n=${p%/}
+	n=${n##*/}
+	if [ -x "$b/bin/$n/$n" ]; then
+		mkdir -p "$d/bin/$n"
+		printf '#!/bin/sh\nexec %s %s --log-file=%s/logs/%s.%%p.log %s "$@"\n' \
+			"$vg" "$flags" "$d" "$n" "$b/bin/$n/$n" >"$d/bin/$n/$n"
+		chmod +x "$d/bin/$n/$n"
+	else
+		ln -s "$p" "$d/bin/$n"
+	fi
+done
+
+start=$(date +%s)
+"$mk" -C "$b" check Q42_TEST_BUILDDIR="$d" TEST_SUITE_LOG=valgrind-suite.log \
+	LOG_COMPILER="/bin/sh $s/tests/cmocka-tap.sh $vg $flags --log-file=$d/logs/unit.%p.log" "$@"
+suite=$?
+end=$(date +%s)
+
+n=$(ls "$d/logs" | wc -l)
+bad=$(grep -l -E 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]' "$d"/logs/*.log 2>/dev/null)
+echo "check-valgrind: suite exit $suite, $n processes under memcheck, $((end - start)) s"
+if [ -n "$bad" ]; then
+	echo "check-valgrind: memcheck reports errors in:"
+	for f in $bad; do
+		echo "  $f"
+		grep -m1 -E '^==[0-9]+== Command:' "$f"
+	done
+	exit 1
+fi
+exit $suite
