@@ -130,3 +130,12 @@ PY
 		"$TM/e256-llama-q8_0.gguf" 8 100,512 1
 	[ "$status" -eq 0 ] || { echo "$output" | tail -3; return 1; }
 }
+
+@test "--ctx past 4096: what the context will hold is printed before it is allocated" {
+	run --separate-stderr "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once" -n 1 -c 8192 --flash-attn on
+	[ "$status" -eq 0 ]
+	# 2 layers x 2 kv heads x 64 x 2 (K and V) x 2 bytes x 8192 positions = 8 MiB
+	[[ "$stderr" == *"a context of 8192 tokens: cache 8.0 MiB, "*" MiB in all"* ]]
+	run --separate-stderr "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once" -n 1
+	[[ "$stderr" != *"a context of"* ]]
+}
