@@ -591,8 +591,7 @@ A5 void q42_llamacpp_f32_t16_axpy_avx512(int64_t n, int64_t n_rows, const float 
 {
 	const __m512 sc = _mm512_set1_ps(scale);
 	for (int64_t r = 0; r < n_rows; r += 16, wp += 16 * n) {
-		const __mmask16 m = n_rows - r >= 16 ? (__mmask16)0xFFFF
-						     : (__mmask16)((1u << (n_rows - r)) - 1u);
+		const __mmask16 m = tail_mask(n_rows - r);
 		__m512 s = _mm512_setzero_ps();
 		for (int64_t k = 0; k < n; k++)
 			s = _mm512_add_ps(s, _mm512_mul_ps(_mm512_loadu_ps(wp + 16 * k), _mm512_set1_ps(x[k])));
