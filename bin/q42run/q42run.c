@@ -131,7 +131,7 @@ static void usage(FILE *f)
 	      "  -t, --threads N         worker threads (default: online cores)\n"
 	      "  -b, --batch N           prompt tokens per prefill pass (default 512)\n"
 	      "  -c, --ctx N             context size (default: model's, at most 4096)\n"
-	      "      --kv-type TYPE      KV cache type: f32 (default) or f16\n"
+	      "      --kv-type TYPE      KV cache type: f32 (default), f16, or q8_0 (with --flash-attn)\n"
 	      "      --flash-attn MODE   attention as llama.cpp's flash attention computes it:\n"
 	      "                          off (default), on, or auto (on where q42 has it)\n"
 	      "      --max-memory BYTES  refuse (exit 5) a model whose weights, KV cache and\n"
@@ -329,8 +329,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->eo.kv_type = Q42_DTYPE_F32;
 			else if (strcmp(optarg, "f16") == 0)
 				o->eo.kv_type = Q42_DTYPE_F16;
+			else if (strcmp(optarg, "q8_0") == 0)
+				o->eo.kv_type = Q42_DTYPE_Q8_0;
 			else
-				return bad_usage("--kv-type '%s': expected f32 or f16", optarg);
+				return bad_usage("--kv-type '%s': expected f32, f16 or q8_0", optarg);
 			break;
 		case OPT_FLASH_ATTN:
 			if (strcmp(optarg, "off") == 0)

@@ -727,7 +727,16 @@ static int bind_tensors(q42_engine *e, q42_err *err)
  * forms over a decoder's cache. An encoder's attention (no cache in
  * llama.cpp) and the Vulkan backend keep the other arithmetic. llama.cpp
  * casts an f32 cache to f16 for flash attention, so the cache is f16: the
- * same values in half the bytes. */
+ * same values in half the bytes. A Q8_0 cache needs flash attention, as
+ * llama.cpp's quantized V cache does (q42 quantizes K and V alike), and
+ * head dims of whole Q8_0 blocks. */
+/* Bytes of a row of n values of type t (n a whole number of its blocks). */
+static uint64_t dtype_row_bytes(uint32_t t, uint32_t n)
+{
+	const q42_dtype_info *d = q42_dtype_get(t);
+	return (uint64_t)n / d->block_elems * d->block_bytes;
+}
+
 static int choose_flash_attn(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 {
 	const char *why = NULL;
@@ -742,8 +751,24 @@ static int choose_flash_attn(q42_engine *e, const q42_engine_opts *o, q42_err *e
 	if (o->flash_attn == Q42_FLASH_ATTN_ON && why != NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "flash attention: not available for %s", why);
 	e->fa = o->flash_attn != Q42_FLASH_ATTN_OFF && why == NULL;
-	if (e->fa)
+	if (e->kv_type == Q42_DTYPE_Q8_0) {
+		if (!e->fa)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "a Q8_0 KV cache needs flash attention (--flash-attn on)%s%s",
+					   why ? ", which is not available for " : "", why ? why : "");
+		if (e->hd_k % 32 != 0 || e->hd_v % 32 != 0)
+			return q42_err_set(err, Q42_EUNSUPPORTED,
+					   "a Q8_0 KV cache needs head dims that are multiples of 32 (K %u, V %u)",
+					   e->hd_k, e->hd_v);
+		/* llama.cpp's attn_rot: where a head is whole 64s, K by the
+		 * widest power of two dividing it, V by 64 */
+		if (e->hd_k % 64 == 0)
+			for (e->k_rot = 64; e->hd_k % (2 * e->k_rot) == 0;)
+				e->k_rot *= 2;
+		e->v_rot = e->hd_v % 64 == 0 ? 64 : 0;
+	} else if (e->fa) {
 		e->kv_type = Q42_DTYPE_F16;
+	}
 	return Q42_OK;
 }
 
@@ -752,7 +777,7 @@ static int choose_flash_attn(q42_engine *e, const q42_engine_opts *o, q42_err *e
  * or the one-at-a-time form's queries and accumulators of every head. */
 static uint64_t fa_scratch(const q42_engine *e)
 {
-	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale};
+	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale, e->kv_type};
 	const uint64_t tile = (uint64_t)Q42_FA_TILE * (e->hd_k + e->hd_v + 4) + q42_llamacpp_fa_tile_work(&fa);
 	const uint64_t heads = (uint64_t)e->n_head * (e->hd_k + e->hd_v + 2);
 	return (tile > heads ? tile : heads) + 64;
@@ -797,7 +822,7 @@ static uint32_t kv_chunk_of(uint32_t n_ctx)
 static int alloc_buffers(q42_engine *e, q42_err *err)
 {
 	bool failed = false;
-	uint64_t B = e->n_batch, kvn = 0, vn = 0, t;
+	uint64_t B = e->n_batch, kvn = 0, t;
 	const uint64_t widest = act_widest(e);
 	uint64_t qd = (uint64_t)e->n_head * e->hd_k, ad = (uint64_t)e->n_head * e->hd_v;
 	uint32_t nth = q42_pool_size(e->pool);
@@ -812,7 +837,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	e->kc = e->be_state ? NULL : zalloc(kvn, e->k_row_bytes, &failed);
 	if (!failed && e->kc != NULL)
 		advise_huge(e, e->kc, kvn * e->k_row_bytes);
-	if (!failed && q42_mul_overflow(kvn, e->hd_v, &vn))
+	if (!failed && q42_mul_overflow(kvn, e->v_row_bytes, &t))
 		failed = true;
 	{
 		const uint64_t run = (uint64_t)Q42_V_BLOCK * e->v_elem_bytes, per = e->kv_chunk / Q42_V_BLOCK;
@@ -821,9 +846,9 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->v_lay.per = (uint32_t)per;
 		e->v_lay.chunk = e->v_lay.step * per * e->n_layer * e->n_head_kv_max;
 	}
-	e->vc = e->be_state ? NULL : zalloc(vn, e->v_elem_bytes, &failed);
+	e->vc = e->be_state ? NULL : zalloc(kvn, e->v_row_bytes, &failed);
 	if (!failed && e->vc != NULL)
-		advise_huge(e, e->vc, vn * e->v_elem_bytes);
+		advise_huge(e, e->vc, kvn * e->v_row_bytes);
 
 	e->x = zalloc(B * e->n_embd, sizeof(float), &failed);
 	e->xb = zalloc(B * e->n_embd, sizeof(float), &failed);
@@ -869,10 +894,12 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 		e->n_ts = nth;
 	for (uint32_t i = 0; i < e->n_ts && !failed; i++) {
 		e->ts[i].scores = zalloc(e->n_ctx, sizeof(float), &failed);
-		e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
-		e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+		if (e->v_elem_bytes != 0) { /* the products' operands (no Q8_0 cache) */
+			e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
+			e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+			e->ts[i].vrow = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
+		}
 		e->ts[i].rope = zalloc(e->n_rot, sizeof(float), &failed);
-		e->ts[i].vrow = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
 		if (e->n_expert > 0) {
 			e->ts[i].moe_g = zalloc(e->n_ff_exp, sizeof(float), &failed);
 			e->ts[i].moe_u = zalloc(e->n_ff_exp, sizeof(float), &failed);
@@ -911,7 +938,7 @@ static void plan_buffers(const q42_engine *e, uint32_t nth, q42_engine_mem *m)
 
 	memset(m, 0, sizeof *m);
 	if (e->be_state == NULL)
-		m->kv = kvn * e->k_row_bytes + kvn * e->hd_v * vb;
+		m->kv = kvn * e->k_row_bytes + kvn * e->v_row_bytes;
 	m->kv += (uint64_t)e->n_conv * e->n_ctx * e->n_embd * F;
 
 	m->act = B * F * (3ull * e->n_embd + qd + kvh * (e->hd_k + e->hd_v) + ad +
@@ -1115,8 +1142,8 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 		goto fail;
 
 	e->kv_type = o->kv_type ? o->kv_type : Q42_DTYPE_F32;
-	if (e->kv_type != Q42_DTYPE_F32 && e->kv_type != Q42_DTYPE_F16) {
-		rc = q42_err_set(err, Q42_EARG, "KV cache type %u: only f32 and f16 are supported",
+	if (e->kv_type != Q42_DTYPE_F32 && e->kv_type != Q42_DTYPE_F16 && e->kv_type != Q42_DTYPE_Q8_0) {
+		rc = q42_err_set(err, Q42_EARG, "KV cache type %u: only f32, f16 and q8_0 are supported",
 				 e->kv_type);
 		goto fail;
 	}
@@ -1131,7 +1158,8 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 				 q42_isa_name(e->isa), q42_dtype_get(e->kv_type)->name);
 		goto fail;
 	}
-	e->v_elem_bytes = q42_dtype_get(e->kv_type)->block_bytes;
+	/* a Q8_0 cache is read by flash attention only, in rows */
+	e->v_elem_bytes = e->kv_type == Q42_DTYPE_Q8_0 ? 0 : q42_dtype_get(e->kv_type)->block_bytes;
 	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
 	const bool llama = q42_arith_is_llama(e->arith);
@@ -1151,13 +1179,16 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 		e->att_kqv = e->cops->dot_f32_lanes;
 		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
-	} else if (llama) {
+	} else if (llama && e->kv_type == Q42_DTYPE_F16) {
 		att_f16_products(e);
 	}
-	e->kv_quantize = llama && e->kv_type == Q42_DTYPE_F16
-				 ? e->cops->quantize_f16
-				 : e->kvq->quantize;
-	e->k_row_bytes = e->v_elem_bytes * e->hd_k;
+	/* llama.cpp stores a Q8_0 cache with its CPU quantizer (set_rows'
+	 * from_float) */
+	e->kv_quantize = e->kv_type == Q42_DTYPE_Q8_0				    ? e->cops->quantize_q8_0
+			 : llama && e->kv_type == Q42_DTYPE_F16 ? e->cops->quantize_f16
+								: e->kvq->quantize;
+	e->k_row_bytes = dtype_row_bytes(e->kv_type, e->hd_k);
+	e->v_row_bytes = dtype_row_bytes(e->kv_type, e->hd_v);
 
 	rc = bind_tensors(e, err);
 	if (rc == Q42_OK)
@@ -1343,7 +1374,7 @@ uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
 bool q42_engine_flash_attn(const q42_engine *e) { return e->fa; }
 uint32_t q42_engine_flash_tile(const q42_engine *e)
 {
-	return e->fa && e->hd_v % 16 == 0 ? Q42_FA_TILE : 0;
+	return e->fa && e->kv_type == Q42_DTYPE_F16 && e->hd_v % 16 == 0 ? Q42_FA_TILE : 0;
 }
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
 enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }

@@ -66,7 +66,7 @@ typedef struct q42_engine_opts {
 	uint32_t n_threads; /* 0 = online cores */
 	uint32_t n_ctx;     /* 0 = min(model's training context, Q42_ENGINE_CTX_DEFAULT) */
 	uint32_t n_batch;   /* 0 = Q42_ENGINE_BATCH_DEFAULT */
-	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0) or Q42_DTYPE_F16 */
+	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0), Q42_DTYPE_F16 or Q42_DTYPE_Q8_0 (with flash_attn) */
 	enum q42_flash_attn flash_attn;
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
 	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0), _ZEN4 or _GGML */

@@ -237,7 +237,9 @@ struct q42_engine {
 
 	/* KV cache, in chunks of kv_chunk positions (q42_forward.c): K
 	 * [chunk][layer][kv head][pos][hd_k] rows, V transposed in blocks
-	 * [chunk][layer][kv head][block][dim][pos % 64], both of kv_type */
+	 * [chunk][layer][kv head][block][dim][pos % 64], or in rows as K under
+	 * flash attention, both of kv_type (Q8_0 only under flash attention:
+	 * its blocks keep it in rows) */
 	uint32_t kv_type;
 	uint32_t kv_chunk;            /* cache positions per chunk (q42_forward.c) */
 	q42_llamacpp_vlayout v_lay;     /* a kv head's V rows, for the products */
@@ -247,7 +249,8 @@ struct q42_engine {
 	 * products): kvq->quantize, or the llamacpp table's SIMD f16
 	 * conversion, which gives the same bits faster */
 	void (*kv_quantize)(const float *src, void *dst, int64_t n);
-	uint64_t k_row_bytes, v_elem_bytes;
+	uint64_t k_row_bytes, v_row_bytes;
+	uint64_t v_elem_bytes; /* of the transposed layout (F32, F16) */
 	/* attention products K.q and V.p, for passes of several tokens and
 	 * of one (kvk->vec_dot, or the llama.cpp f32 and f16 kernels) */
 	void (*att_kq)(int64_t n, float *out, const void *w, const void *x);
@@ -270,6 +273,10 @@ struct q42_engine {
 	/* flash attention (q42_engine_opts.flash_attn): V is then stored in
 	 * rows, as K is, and attention takes llama.cpp's flash forms */
 	bool fa;
+	/* over a Q8_0 cache, llama.cpp rotates q and k (k_rot values at a
+	 * time), v and the attention's output (v_rot at a time) by a
+	 * Walsh-Hadamard matrix (q42_llamacpp_fwht); 0: no rotation */
+	uint32_t k_rot, v_rot;
 	uint32_t n_past;
 
 	/* activations, n_batch rows each */
@@ -332,22 +339,26 @@ void q42_engine_lora_free(q42_engine *e);
  * (q42_engine.c says why); free() releases it. NULL: out of memory. */
 void *q42_engine_huge_alloc(const q42_engine *e, uint64_t bytes);
 
-/* K rows: per chunk of kv_chunk positions, each layer and kv head's rows
- * of those positions in order (the chunks of the V cache, below). */
-static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
+/* The row index of a position in the cache's rows: per chunk of kv_chunk
+ * positions, each layer and kv head's rows of those positions in order
+ * (the chunks of the V cache, below). */
+static inline uint64_t q42_engine_kv_index(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
 {
 	const uint64_t c = pos / e->kv_chunk;
-	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
-	return e->kc + i * e->k_row_bytes;
+	return ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
+}
+
+/* K rows. */
+static inline uint8_t *q42_engine_k_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
+{
+	return e->kc + q42_engine_kv_index(e, l, kvh, pos) * e->k_row_bytes;
 }
 
 /* V rows, where flash attention stores V as K (the one-at-a-time form
- * reads a position's whole V row): the same chunks. */
+ * reads a position's whole V row). */
 static inline uint8_t *q42_engine_v_row(const q42_engine *e, uint32_t l, uint32_t kvh, uint32_t pos)
 {
-	const uint64_t c = pos / e->kv_chunk;
-	const uint64_t i = ((c * e->n_layer + l) * e->n_head_kv_max + kvh) * e->kv_chunk + pos % e->kv_chunk;
-	return e->vc + i * e->hd_v * e->v_elem_bytes;
+	return e->vc + q42_engine_kv_index(e, l, kvh, pos) * e->v_row_bytes;
 }
 
 /* Otherwise V is stored transposed, in blocks of Q42_V_BLOCK positions: per layer

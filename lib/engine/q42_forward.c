@@ -79,6 +79,16 @@ static void op_qk_rows(const q42_engine *e, uint32_t l, float *x, uint32_t n_hea
 		op_rope(e, x, n_heads, e->hd_k, cache);
 	if (is_q && e->arch->q_prescale)
 		q42_op_scale((int64_t)n_heads * e->hd_k, x, x, e->q_scale);
+	for (uint64_t i = 0; e->k_rot != 0 && i < (uint64_t)n_heads * e->hd_k; i += e->k_rot)
+		q42_llamacpp_fwht(e->k_rot, x + i);
+}
+
+/* v's rotation over a Q8_0 cache (e->v_rot): before the store, and on
+ * the attention's output. */
+static void op_v_rot(const q42_engine *e, float *x, uint64_t n)
+{
+	for (uint64_t i = 0; e->v_rot != 0 && i < n; i += e->v_rot)
+		q42_llamacpp_fwht(e->v_rot, x + i);
 }
 
 /* ---- phase clock ------------------------------------------------------- */
@@ -559,9 +569,11 @@ static void mm_run_parts(q42_engine *e, const q42_weight *const *ws, float *cons
  * (flash attention's row layout). */
 static void v_store_rows(q42_engine *e, uint32_t l, uint32_t t, uint32_t kv0, uint32_t kv1)
 {
-	const float *v = e->v + (uint64_t)t * e->layers[l].n_head_kv * e->hd_v;
-	for (uint32_t h = kv0; h < kv1; h++)
+	float *v = e->v + (uint64_t)t * e->layers[l].n_head_kv * e->hd_v;
+	for (uint32_t h = kv0; h < kv1; h++) {
+		op_v_rot(e, v + (uint64_t)h * e->hd_v, e->hd_v);
 		e->kv_quantize(v + (uint64_t)h * e->hd_v, q42_engine_v_row(e, l, h, e->n_past + t), e->hd_v);
+	}
 }
 
 /* RoPE on the q and k rows of token t, then its k into the cache. */
@@ -756,7 +768,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 
 static q42_llamacpp_fa fa_params(const q42_engine *e)
 {
-	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale};
+	const q42_llamacpp_fa fa = {e->hd_k, e->hd_v, e->kq_scale, e->kv_type};
 	return fa;
 }
 
@@ -777,7 +789,7 @@ static void fa_heads(q42_engine *e, uint32_t l, uint32_t t, uint32_t h0, uint32_
 {
 	const q42_llamacpp_fa fa = fa_params(e);
 	const uint32_t n = h1 - h0, kvh = h0 / (e->n_head / e->layers[l].n_head_kv);
-	const uint64_t qb = e->k_row_bytes, ab = (uint64_t)e->hd_v * e->v_elem_bytes;
+	const uint64_t qb = e->k_row_bytes, ab = q42_llamacpp_fa_acc_bytes(&fa);
 	float *qq = ws, *acc = qq + (uint64_t)n * e->hd_k, *m = acc + (uint64_t)n * e->hd_v, *s = m + n;
 	const float *q = e->q + ((uint64_t)t * e->n_head + h0) * e->hd_k;
 	uint32_t lo, hi;
@@ -792,12 +804,14 @@ static void fa_heads(q42_engine *e, uint32_t l, uint32_t t, uint32_t h0, uint32_
 	for (uint32_t p = lo; p < hi;) {
 		const uint32_t end = hi - p < e->kv_chunk - p % e->kv_chunk ? hi : p - p % e->kv_chunk + e->kv_chunk;
 		e->cops->fa_one(&fa, n, qq, qb, q42_engine_k_row(e, l, kvh, p), e->k_row_bytes,
-				q42_engine_v_row(e, l, kvh, p), ab, end - p, m, s, acc, ab);
+				q42_engine_v_row(e, l, kvh, p), e->v_row_bytes, end - p, m, s, acc, ab);
 		p = end;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		q42_llamacpp_fa_one_end(&fa, s[i], (const uint8_t *)acc + i * ab,
-					e->att + ((uint64_t)t * e->n_head + h0 + i) * e->hd_v);
+	for (uint32_t i = 0; i < n; i++) {
+		float *out = e->att + ((uint64_t)t * e->n_head + h0 + i) * e->hd_v;
+		q42_llamacpp_fa_one_end(&fa, s[i], (const uint8_t *)acc + i * ab, out);
+		op_v_rot(e, out, e->hd_v);
+	}
 }
 
 /* Whether llama.cpp takes the tiled form for a pass of n_tok tokens: its
@@ -840,7 +854,7 @@ static void fa_tile_rows(q42_engine *e, uint32_t l, uint32_t h, uint32_t t0, uin
 			hi[r] = (int32_t)(phi[r] > b ? (phi[r] - b < T ? phi[r] - b : T) : 0);
 		}
 		e->cops->fa_tile(&fa, n, qt, q42_engine_k_row(e, l, kvh, b), e->k_row_bytes,
-				 q42_engine_v_row(e, l, kvh, b), (uint64_t)e->hd_v * e->v_elem_bytes,
+				 q42_engine_v_row(e, l, kvh, b), e->v_row_bytes,
 				 last - b < T ? last - b : T, lo, hi, m, s, acc, work);
 	}
 	for (uint32_t r = 0; r < n; r++)

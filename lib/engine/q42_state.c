@@ -6,7 +6,8 @@
  * blocks (which depend on --ctx): per layer in order, a short-convolution
  * layer's history rows ([pos][n_embd] f32), an attention layer's K rows
  * ([kv head][pos], a cache row each) then its V elements ([kv head][dim]
- * [pos], the cache type). Only positions below the count are read or
+ * [pos], the cache type; a Q8_0 cache's V as rows, as K: its blocks hold
+ * a row's 32 values together). Only positions below the count are read or
  * written, so the bytes depend on nothing a previous request left past
  * them. CPU backend only: a device backend owns its cache.
  */
@@ -20,7 +21,7 @@ static uint64_t layer_pos_bytes(const q42_engine *e, uint32_t l)
 	const q42_layer *L = &e->layers[l];
 	if (L->conv)
 		return (uint64_t)e->n_embd * sizeof(float);
-	return (uint64_t)L->n_head_kv * (e->k_row_bytes + (uint64_t)e->hd_v * e->v_elem_bytes);
+	return (uint64_t)L->n_head_kv * (e->k_row_bytes + e->v_row_bytes);
 }
 
 static int cpu_only(const q42_engine *e, q42_err *err)
@@ -53,6 +54,23 @@ int q42_engine_state_bytes(const q42_engine *e, uint32_t n, uint64_t *bytes, q42
 	return Q42_OK;
 }
 
+/* The rows of positions 0..n-1 of kv head h of layer l between the cache
+ * (K, or V in rows) and seg, rows of rb bytes, chunk by chunk. */
+static void rows(q42_engine *e, uint8_t *seg, bool v, uint32_t l, uint32_t h, uint32_t n, bool put)
+{
+	const uint64_t rb = v ? e->v_row_bytes : e->k_row_bytes;
+	for (uint32_t p = 0; p < n;) {
+		const uint32_t left = e->kv_chunk - p % e->kv_chunk;
+		const uint32_t run = left < n - p ? left : n - p;
+		uint8_t *c = v ? q42_engine_v_row(e, l, h, p) : q42_engine_k_row(e, l, h, p);
+		if (put)
+			memcpy(c, seg + p * rb, run * rb);
+		else
+			memcpy(seg + p * rb, c, run * rb);
+		p += run;
+	}
+}
+
 /* Copy the first n positions between the cache and a copy of n_stored
  * positions at buf (to the cache when put). */
 static void walk(q42_engine *e, uint8_t *buf, uint32_t n_stored, uint32_t n, bool put)
@@ -72,16 +90,12 @@ static void walk(q42_engine *e, uint8_t *buf, uint32_t n_stored, uint32_t n, boo
 			continue;
 		}
 		for (uint32_t h = 0; h < L->n_head_kv; h++, seg += n_stored * kb)
-			for (uint32_t p = 0; p < n;) {
-				const uint32_t left = e->kv_chunk - p % e->kv_chunk;
-				const uint32_t run = left < n - p ? left : n - p;
-				uint8_t *c = q42_engine_k_row(e, l, h, p);
-				if (put)
-					memcpy(c, seg + p * kb, run * kb);
-				else
-					memcpy(seg + p * kb, c, run * kb);
-				p += run;
-			}
+			rows(e, seg, false, l, h, n, put);
+		if (e->kv_type == Q42_DTYPE_Q8_0) {
+			for (uint32_t h = 0; h < L->n_head_kv; h++, seg += n_stored * e->v_row_bytes)
+				rows(e, seg, true, l, h, n, put);
+			continue;
+		}
 		if (e->fa) { /* V in rows: element by element into the same layout */
 			for (uint32_t h = 0; h < L->n_head_kv; h++, seg += (uint64_t)e->hd_v * n_stored * vb)
 				for (uint32_t p = 0; p < n; p++) {

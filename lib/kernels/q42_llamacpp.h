@@ -146,41 +146,55 @@ Q42_API q42_llamacpp_rows_fn q42_llamacpp_generic_rows(uint32_t dtype, enum q42_
 /* ---- flash attention ----------------------------------------------------
  * ggml's CPU flash attention (ggml_compute_forward_flash_attn_ext) as
  * llama.cpp's AVX-512 build computes it over an F16 KV cache (llama.cpp
- * casts an F32 cache to F16 for it), one query row at a time: an online
- * softmax over the cached positions that never holds more than a tile of
- * scores. It has two forms, and which one a row takes is llama.cpp's
- * choice, not the caller's: a pass of Q42_FA_TILE tokens or more takes the
- * tiled form when head_dim_v is a multiple of 16, every other pass the
+ * casts an F32 cache to F16 for it) or a Q8_0 one, one query row at a
+ * time: an online softmax over the cached positions that never holds more
+ * than a tile of scores. It has two forms, and which one a row takes is
+ * llama.cpp's choice, not the caller's: over an F16 cache a pass of
+ * Q42_FA_TILE tokens or more takes the tiled form when head_dim_v is a
+ * multiple of 16, every other pass (and every pass over a Q8_0 cache) the
  * one-at-a-time form. A row's bits do not depend on which rows share its
  * tile, so the caller may group rows as it likes. */
 typedef struct q42_llamacpp_fa {
-	int64_t dk, dv; /* head dims of K and V */
-	float scale;    /* applied to each score */
+	int64_t dk, dv;   /* head dims of K and V (multiples of 32 for Q8_0) */
+	float scale;      /* applied to each score */
+	uint32_t kv_type; /* the cache's: Q42_DTYPE_F16 or Q42_DTYPE_Q8_0 */
 } q42_llamacpp_fa;
 
 /* The one-at-a-time form (ggml's one_chunk): n_q queries sharing one kv
- * head, each rounded to f16 (rows of dk, q_stride bytes apart), against n
- * positions in order, f16 K rows k_stride and V rows v_stride bytes apart.
- * Per query: the score is ggml_vec_dot_f16 of the K row and the query,
- * scaled; a new maximum rescales the accumulator by expf of the change,
- * otherwise the weight is expf(score - max); the V row is added with that
- * weight into an f16 accumulator (rounded at every step). m, s: each
- * query's running max and sum (start -inf and 0); acc: its accumulator
- * (dv f16 values, acc_stride bytes apart; start zero). A masked position
- * is one not passed: ggml skips it. */
+ * head, each in the cache's type (rows of dk, q_stride bytes apart: f16,
+ * or Q8_0 from q42_llamacpp_quantize_q8_0), against n positions in order,
+ * K rows k_stride and V rows v_stride bytes apart. Per query: the score is
+ * the vec_dot of the K row and the query (ggml_vec_dot_f16, or
+ * q42_llamacpp_dot_q8_0_cpu), scaled; a new maximum rescales the
+ * accumulator by expf of the change, otherwise the weight is expf(score -
+ * max); the V row is added with that weight, one fma per element, into an
+ * f16 accumulator rounded at every step (F16), or into an f32 one after
+ * the row's dequantisation (Q8_0). m, s: each query's running max and sum
+ * (start -inf and 0); acc: its accumulator (dv values, acc_stride bytes
+ * apart; start zero). A masked position is one not passed: ggml skips
+ * it. */
 typedef void (*q42_llamacpp_fa_one_fn)(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
 				     const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
 				     int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
 Q42_API void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
 			       const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
 			       int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+/* llama.cpp's rotation of attention over a quantized cache (its
+ * attn_rot, llama-kv-cache.cpp): x (n values, n a power of two) times the
+ * orthonormal Walsh-Hadamard matrix, as the CPU backend computes it
+ * (ggml_compute_forward_fwht): each value times 1 / sqrtf(n), then the
+ * butterflies u + v, u - v over widths 1, 2, 4 .. n / 2. */
+Q42_API void q42_llamacpp_fwht(int64_t n, float *x);
+
 /* The output of one query of the one-at-a-time form: acc / s (zero when
- * s is 0), as f32. */
+ * s is 0), as f32. q42_llamacpp_fa_acc_bytes: the bytes of one query's
+ * accumulator. */
+Q42_API uint64_t q42_llamacpp_fa_acc_bytes(const q42_llamacpp_fa *fa);
 Q42_API void q42_llamacpp_fa_one_end(const q42_llamacpp_fa *fa, float s, const void *acc, float *out);
 
 /* The tiled form: up to Q42_FA_TILE query rows (f32) against one tile of
  * Q42_FA_TILE positions (n_kv of them present, the tile starting at a
- * multiple of Q42_FA_TILE in the cache; f16 K and V rows). Scores are one
+ * multiple of Q42_FA_TILE in the cache; f16 K and V rows only). Scores are one
  * fused multiply-add chain over the head dims in f32, scaled; row r sees
  * the positions lo[r] .. hi[r]-1 of the tile, the others -inf. Per row the
  * tile's maximum updates the running max (the accumulator and sum scaled

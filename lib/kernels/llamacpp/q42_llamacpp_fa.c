@@ -4,8 +4,8 @@
  * (x86/q42_x86_fa.c) are tested against these.
  *
  * Built with contraction off: every fused step is an explicit fmaf. Where
- * ggml's C leaves a * b + c to its compiler (the scalar tail of
- * ggml_vec_mad_f16, the running sum S = S * ms + vs),
+ * ggml's C leaves a * b + c to its compiler (the scalar tails of
+ * ggml_vec_mad_f16 and ggml_vec_mad_f32, the running sum S = S * ms + vs),
  * llama.cpp's x86 build fuses it, and so does this file.
  */
 #if defined(__clang__)
@@ -40,10 +40,67 @@ static void acc_mad(const q42_llamacpp_fa *fa, uint8_t *acc, const uint8_t *v, f
 		q42_st16(acc + 2 * d, q42_f32_to_f16(fmaf(h2f(v + 2 * d), w, h2f(acc + 2 * d))));
 }
 
+/* The Q8_0 cache's step (ggml's one_chunk with v_to_float): the V row
+ * dequantised (each quant times its block's d, exact in f32), scaled into
+ * an f32 accumulator with ggml_vec_scale_f32 and ggml_vec_mad_f32, one
+ * fma per element. */
+static void fa_one_q8(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+		      const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+		      float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
+		for (int64_t h = 0; h < n_q; h++) {
+			const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
+			float *a = (float *)(void *)((uint8_t *)acc + (uint64_t)h * acc_stride);
+			float sc, ms = 1.0f, vs = 1.0f;
+			q42_llamacpp_dot_q8_0_cpu(fa->dk, &sc, kr, qh);
+			sc = sc * fa->scale;
+			if (sc > m[h]) {
+				ms = expf(m[h] - sc);
+				m[h] = sc;
+				for (int64_t d = 0; d < fa->dv; d++)
+					a[d] *= ms;
+			} else {
+				vs = expf(sc - m[h]);
+			}
+			for (int64_t d = 0; d < fa->dv; d++) {
+				const uint8_t *b = vr + (uint64_t)(d / 32) * 34;
+				const float x = (float)(int8_t)b[2 + d % 32] * h2f(b);
+				a[d] = fmaf(x, vs, a[d]);
+			}
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
+}
+
+void q42_llamacpp_fwht(int64_t n, float *x)
+{
+	const float scale = 1.0f / sqrtf((float)n);
+	for (int64_t j = 0; j < n; j++)
+		x[j] *= scale;
+	for (int64_t len = 1; len < n; len <<= 1)
+		for (int64_t i = 0; i < n; i += 2 * len)
+			for (int64_t j = i; j < i + len; j++) {
+				const float u = x[j], v = x[j + len];
+				x[j] = u + v;
+				x[j + len] = u - v;
+			}
+}
+
+uint64_t q42_llamacpp_fa_acc_bytes(const q42_llamacpp_fa *fa)
+{
+	return (uint64_t)fa->dv * (fa->kv_type == Q42_DTYPE_Q8_0 ? sizeof(float) : 2u);
+}
+
 void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
 			 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
 			 float *m, float *s, void *acc, uint64_t acc_stride)
 {
+	if (fa->kv_type == Q42_DTYPE_Q8_0) {
+		fa_one_q8(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
 		for (int64_t h = 0; h < n_q; h++) {
@@ -69,7 +126,8 @@ void q42_llamacpp_fa_one_end(const q42_llamacpp_fa *fa, float s, const void *acc
 {
 	const float inv = s == 0.0f ? 0.0f : 1.0f / s;
 	for (int64_t d = 0; d < fa->dv; d++)
-		out[d] = h2f((const uint8_t *)acc + 2 * d) * inv;
+		out[d] = (fa->kv_type == Q42_DTYPE_Q8_0 ? ((const float *)acc)[d]
+							 : h2f((const uint8_t *)acc + 2 * d)) * inv;
 }
 
 uint64_t q42_llamacpp_fa_tile_work(const q42_llamacpp_fa *fa)

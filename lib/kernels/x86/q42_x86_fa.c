@@ -86,10 +86,187 @@ A5_INLINE void chains(const int NV, const int NQ, int64_t n_q, int nb, const uin
 				af[h][j] = r[h][j];
 }
 
+/* The running max over nb scores of one head in order, each position's
+ * expf argument (the change of the max where it grew, else score - max),
+ * then the expf calls, which no longer wait on each other. */
+static inline void fa_steps(const float *sc, int nb, float *m, float *e, unsigned *grew)
+{
+	float arg[16], mx = *m;
+	unsigned g = 0;
+	for (int i = 0; i < nb; i++) {
+		if (sc[i] > mx) {
+			arg[i] = mx - sc[i];
+			mx = sc[i];
+			g |= 1u << i;
+		} else {
+			arg[i] = sc[i] - mx;
+		}
+	}
+	for (int i = 0; i < nb; i++)
+		e[i] = expf(arg[i]);
+	*m = mx;
+	*grew = g;
+}
+
+/* A Q8_0 block's d */
+A5_INLINE float q8_d(const uint8_t *b)
+{
+	return _cvtsh_ss((unsigned short)(b[0] | b[1] << 8));
+}
+
+/* V row of a Q8_0 cache, dequantised: vector j holds elements 16 j ..
+ * 16 j + 15, each quant times its block's d (exact in f32). */
+A5_INLINE __m512 q8_vec(const uint8_t *row, int j)
+{
+	const uint8_t *b = row + (uint64_t)(j / 2) * 34;
+	const __m512 d = _mm512_set1_ps(q8_d(b));
+	const __m512i x = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + 2 + 16 * (j % 2))));
+	return _mm512_mul_ps(_mm512_cvtepi32_ps(x), d);
+}
+
+/* The Q8_0 accumulators' chains over nb positions, NQ heads of NV vectors
+ * in registers (as chains() above, in f32: no rounding through f16). */
+A5_INLINE void chains_q8(const int NV, const int NQ, int64_t n_q, int nb, const uint8_t *v, uint64_t v_stride,
+			 const float e[][16], const unsigned *grew, float *s, __m512 af[][ONE_MAX_D / 16])
+{
+	__m512 r[4][8];
+	UNROLL
+	for (int h = 0; h < NQ; h++)
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			r[h][j] = h < n_q ? af[h][j] : _mm512_setzero_ps();
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *vr = v + (uint64_t)i * v_stride;
+		__m512 vf[8];
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			vf[j] = q8_vec(vr, j);
+		UNROLL
+		for (int h = 0; h < NQ; h++) {
+			if (h >= n_q)
+				break;
+			const bool gr = grew[h] >> i & 1;
+			const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+			if (gr) {
+				const __m512 msv = _mm512_set1_ps(ms);
+				UNROLL
+				for (int j = 0; j < NV; j++)
+					r[h][j] = _mm512_mul_ps(r[h][j], msv);
+			}
+			const __m512 vsv = _mm512_set1_ps(vs);
+			UNROLL
+			for (int j = 0; j < NV; j++)
+				r[h][j] = _mm512_fmadd_ps(vf[j], vsv, r[h][j]);
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
+	UNROLL
+	for (int h = 0; h < NQ; h++)
+		UNROLL
+		for (int j = 0; j < NV; j++)
+			if (h < n_q)
+				af[h][j] = r[h][j];
+}
+
+/* The one-at-a-time form over a Q8_0 cache. A score is
+ * ggml_vec_dot_q8_0_q8_0's eight float lanes, lane l the integer sum of
+ * elements 4l..4l+3 of each block (exact: here the even lanes of a pair
+ * sum and its neighbour) times d_k d_q, one fma per block; then the
+ * lanes' hsum_float_8 order. */
+A5 static void fa_one_q8_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+				float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	enum { MAX_B = ONE_MAX_D / 32 };
+	if (fa->dk % 32 != 0 || fa->dv % 32 != 0 || fa->dk > ONE_MAX_D || fa->dv > ONE_MAX_D || n_q > ONE_MAX_Q) {
+		q42_llamacpp_fa_one(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		return;
+	}
+	const int nkb = (int)(fa->dk / 32), nv = (int)(fa->dv / 16);
+	__m512i q16[ONE_MAX_Q][MAX_B];
+	float qd[ONE_MAX_Q][MAX_B];
+	__m512 af[ONE_MAX_Q][ONE_MAX_D / 16];
+
+	for (int64_t h = 0; h < n_q; h++) {
+		const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
+		const float *ah = (const float *)(const void *)((const uint8_t *)acc + (uint64_t)h * acc_stride);
+		for (int b = 0; b < nkb; b++) {
+			const uint8_t *qb = qh + 34 * b;
+			qd[h][b] = q8_d(qb);
+			q16[h][b] = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(qb + 2)));
+		}
+		for (int j = 0; j < nv; j++)
+			af[h][j] = _mm512_loadu_ps(ah + 16 * j);
+	}
+	for (int64_t i0 = 0; i0 < n; i0 += 16) {
+		const int nb = n - i0 < 16 ? (int)(n - i0) : 16;
+		float sc[ONE_MAX_Q][16], e[ONE_MAX_Q][16];
+		unsigned grew[ONE_MAX_Q];
+		for (int i = 0; i < nb; i++) {
+			const uint8_t *kr = k + (uint64_t)(i0 + i) * k_stride;
+			__m512i k16[MAX_B];
+			float kd[MAX_B];
+			for (int b = 0; b < nkb; b++) {
+				kd[b] = q8_d(kr + 34 * b);
+				k16[b] = _mm512_cvtepi8_epi16(
+					_mm256_loadu_si256((const __m256i *)(const void *)(kr + 34 * b + 2)));
+			}
+			for (int64_t h = 0; h < n_q; h++) {
+				__m512 lanes = _mm512_setzero_ps();
+				for (int b = 0; b < nkb; b++) {
+					__m512i t = _mm512_madd_epi16(k16[b], q16[h][b]);
+					t = _mm512_add_epi32(t, _mm512_srli_epi64(t, 32));
+					lanes = _mm512_fmadd_ps(_mm512_set1_ps(kd[b] * qd[h][b]), _mm512_cvtepi32_ps(t),
+								lanes);
+				}
+				float l[16];
+				_mm512_storeu_ps(l, lanes);
+				const float r0 = l[8] + l[0], r1 = l[10] + l[2], r2 = l[12] + l[4], r3 = l[14] + l[6];
+				sc[h][i] = ((r0 + r2) + (r1 + r3)) * fa->scale;
+			}
+		}
+		for (int64_t h = 0; h < n_q; h++)
+			fa_steps(sc[h], nb, &m[h], e[h], &grew[h]);
+		if (nv == 4 && n_q <= 4) {
+			chains_q8(4, 4, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, e, grew, s, af);
+			continue;
+		}
+		if (nv == 8 && n_q <= 2) {
+			chains_q8(8, 2, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, e, grew, s, af);
+			continue;
+		}
+		for (int i = 0; i < nb; i++) {
+			const uint8_t *vr = v + (uint64_t)(i0 + i) * v_stride;
+			__m512 vf[ONE_MAX_D / 16];
+			for (int j = 0; j < nv; j++)
+				vf[j] = q8_vec(vr, j);
+			for (int64_t h = 0; h < n_q; h++) {
+				const bool gr = grew[h] >> i & 1;
+				const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+				if (gr)
+					for (int j = 0; j < nv; j++)
+						af[h][j] = _mm512_mul_ps(af[h][j], _mm512_set1_ps(ms));
+				for (int j = 0; j < nv; j++)
+					af[h][j] = _mm512_fmadd_ps(vf[j], _mm512_set1_ps(vs), af[h][j]);
+				s[h] = fmaf(s[h], ms, vs);
+			}
+		}
+	}
+	for (int64_t h = 0; h < n_q; h++) {
+		float *ah = (float *)(void *)((uint8_t *)acc + (uint64_t)h * acc_stride);
+		for (int j = 0; j < nv; j++)
+			_mm512_storeu_ps(ah + 16 * j, af[h][j]);
+	}
+}
+
 A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
 				   const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
 				   int64_t n, float *m, float *s, void *acc, uint64_t acc_stride)
 {
+	if (fa->kv_type == Q42_DTYPE_Q8_0) {
+		fa_one_q8_avx512(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		return;
+	}
 	if (fa->dk % 64 != 0 || fa->dk > ONE_MAX_D || fa->dv > ONE_MAX_D || n_q > ONE_MAX_Q) {
 		q42_llamacpp_fa_one(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
 		return;
@@ -131,23 +308,9 @@ A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const
 				}
 				f[i] = _mm512_add_ps(_mm512_add_ps(a0, a2), _mm512_add_ps(a1, a3));
 			}
-			float sc[16], arg[16];
+			float sc[16];
 			_mm512_storeu_ps(sc, _mm512_mul_ps(reduce16x16(f), _mm512_set1_ps(fa->scale)));
-			unsigned g = 0;
-			float mx = m[h];
-			for (int i = 0; i < nb; i++) {
-				if (sc[i] > mx) {
-					arg[i] = mx - sc[i];
-					mx = sc[i];
-					g |= 1u << i;
-				} else {
-					arg[i] = sc[i] - mx;
-				}
-			}
-			for (int i = 0; i < nb; i++)
-				e[h][i] = expf(arg[i]);
-			m[h] = mx;
-			grew[h] = g;
+			fa_steps(sc, nb, &m[h], e[h], &grew[h]);
 		}
 		/* the heads' chains side by side, each V row converted once */
 		if (nv == 4 && n_q <= 4) {
