@@ -25,53 +25,32 @@ static float h2f(const uint8_t *p)
 	return q42_f16_to_f32(q42_ld16(p));
 }
 
-/* ggml_vec_scale_f16: each element times ms, rounded back. */
+/* ggml_vec_scale_f16 (an F16 cache: each element times ms, rounded
+ * back) or ggml_vec_scale_f32 (Q8_0). */
 static void acc_scale(const q42_llamacpp_fa *fa, uint8_t *acc, float ms)
 {
+	float *a = (float *)(void *)acc;
 	for (int64_t d = 0; d < fa->dv; d++)
-		q42_st16(acc + 2 * d, q42_f32_to_f16(h2f(acc + 2 * d) * ms));
+		if (fa->kv_type == Q42_DTYPE_Q8_0)
+			a[d] *= ms;
+		else
+			q42_st16(acc + 2 * d, q42_f32_to_f16(h2f(acc + 2 * d) * ms));
 }
 
-/* ggml_vec_mad_f16: acc += v * w element by element, one fma each (the
- * SIMD steps and the fused scalar tail alike), rounded back. */
+/* acc += v * w element by element, one fma each (the SIMD steps and the
+ * fused scalar tail alike): ggml_vec_mad_f16, rounded back (F16), or
+ * ggml_vec_mad_f32 on the row dequantised by v_to_float, each quant times
+ * its block's d, exact in f32 (Q8_0). */
 static void acc_mad(const q42_llamacpp_fa *fa, uint8_t *acc, const uint8_t *v, float w)
 {
+	float *a = (float *)(void *)acc;
 	for (int64_t d = 0; d < fa->dv; d++)
-		q42_st16(acc + 2 * d, q42_f32_to_f16(fmaf(h2f(v + 2 * d), w, h2f(acc + 2 * d))));
-}
-
-/* The Q8_0 cache's step (ggml's one_chunk with v_to_float): the V row
- * dequantised (each quant times its block's d, exact in f32), scaled into
- * an f32 accumulator with ggml_vec_scale_f32 and ggml_vec_mad_f32, one
- * fma per element. */
-static void fa_one_q8(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
-		      const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
-		      float *m, float *s, void *acc, uint64_t acc_stride)
-{
-	for (int64_t i = 0; i < n; i++) {
-		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
-		for (int64_t h = 0; h < n_q; h++) {
-			const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
-			float *a = (float *)(void *)((uint8_t *)acc + (uint64_t)h * acc_stride);
-			float sc, ms = 1.0f, vs = 1.0f;
-			q42_llamacpp_dot_q8_0_cpu(fa->dk, &sc, kr, qh);
-			sc = sc * fa->scale;
-			if (sc > m[h]) {
-				ms = expf(m[h] - sc);
-				m[h] = sc;
-				for (int64_t d = 0; d < fa->dv; d++)
-					a[d] *= ms;
-			} else {
-				vs = expf(sc - m[h]);
-			}
-			for (int64_t d = 0; d < fa->dv; d++) {
-				const uint8_t *b = vr + (uint64_t)(d / 32) * 34;
-				const float x = (float)(int8_t)b[2 + d % 32] * h2f(b);
-				a[d] = fmaf(x, vs, a[d]);
-			}
-			s[h] = fmaf(s[h], ms, vs);
+		if (fa->kv_type == Q42_DTYPE_Q8_0) {
+			const uint8_t *b = v + (uint64_t)(d / 32) * 34;
+			a[d] = fmaf((float)(int8_t)b[2 + d % 32] * h2f(b), w, a[d]);
+		} else {
+			q42_st16(acc + 2 * d, q42_f32_to_f16(fmaf(h2f(v + 2 * d), w, h2f(acc + 2 * d))));
 		}
-	}
 }
 
 void q42_llamacpp_fwht(int64_t n, float *x)
@@ -97,17 +76,16 @@ void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, 
 			 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
 			 float *m, float *s, void *acc, uint64_t acc_stride)
 {
-	if (fa->kv_type == Q42_DTYPE_Q8_0) {
-		fa_one_q8(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
-		return;
-	}
 	for (int64_t i = 0; i < n; i++) {
 		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
 		for (int64_t h = 0; h < n_q; h++) {
 			const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
 			uint8_t *a = (uint8_t *)acc + (uint64_t)h * acc_stride;
 			float sc, ms = 1.0f, vs = 1.0f;
-			q42_llamacpp_dot_f16(fa->dk, &sc, kr, qh);
+			if (fa->kv_type == Q42_DTYPE_Q8_0)
+				q42_llamacpp_dot_q8_0_cpu(fa->dk, &sc, kr, qh);
+			else
+				q42_llamacpp_dot_f16(fa->dk, &sc, kr, qh);
 			sc = sc * fa->scale;
 			if (sc > m[h]) {
 				ms = expf(m[h] - sc);

@@ -39,53 +39,6 @@ A5_INLINE __m512 load_f16(const uint8_t *p, __mmask16 m)
  * takes; others go to the scalar definition */
 enum { ONE_MAX_D = 256, ONE_MAX_Q = 16 };
 
-/* The accumulator chains of nb positions for n_q <= NQ heads of NV
- * vectors, in registers (the generic loop below keeps them in memory, and
- * the store-to-load forwarding then lies on every chain): called with
- * constants, so that the loops unroll and the arrays become registers. */
-A5_INLINE void chains(const int NV, const int NQ, int64_t n_q, int nb, const uint8_t *v, uint64_t v_stride,
-		      __mmask16 vlast, const float e[][16], const unsigned *grew, float *s,
-		      __m512 af[][ONE_MAX_D / 16])
-{
-	__m512 r[4][8];
-	UNROLL
-	for (int h = 0; h < NQ; h++)
-		UNROLL
-		for (int j = 0; j < NV; j++)
-			r[h][j] = h < n_q ? af[h][j] : _mm512_setzero_ps();
-	for (int i = 0; i < nb; i++) {
-		const uint8_t *vr = v + (uint64_t)i * v_stride;
-		__m512 vf[8];
-		UNROLL
-		for (int j = 0; j < NV; j++)
-			vf[j] = load_f16(vr + 32 * j, j == NV - 1 ? vlast : 0xFFFF);
-		UNROLL
-		for (int h = 0; h < NQ; h++) {
-			if (h >= n_q)
-				break;
-			const bool gr = grew[h] >> i & 1;
-			const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
-			if (gr) {
-				const __m512 msv = _mm512_set1_ps(ms);
-				UNROLL
-				for (int j = 0; j < NV; j++)
-					r[h][j] = round_f16(_mm512_mul_ps(r[h][j], msv));
-			}
-			const __m512 vsv = _mm512_set1_ps(vs);
-			UNROLL
-			for (int j = 0; j < NV; j++)
-				r[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, r[h][j]));
-			s[h] = fmaf(s[h], ms, vs);
-		}
-	}
-	UNROLL
-	for (int h = 0; h < NQ; h++)
-		UNROLL
-		for (int j = 0; j < NV; j++)
-			if (h < n_q)
-				af[h][j] = r[h][j];
-}
-
 /* The running max over nb scores of one head in order, each position's
  * expf argument (the change of the max where it grew, else score - max),
  * then the expf calls, which no longer wait on each other. */
@@ -124,10 +77,26 @@ A5_INLINE __m512 q8_vec(const uint8_t *row, int j)
 	return _mm512_mul_ps(_mm512_cvtepi32_ps(x), d);
 }
 
-/* The Q8_0 accumulators' chains over nb positions, NQ heads of NV vectors
- * in registers (as chains() above, in f32: no rounding through f16). */
-A5_INLINE void chains_q8(const int NV, const int NQ, int64_t n_q, int nb, const uint8_t *v, uint64_t v_stride,
-			 const float e[][16], const unsigned *grew, float *s, __m512 af[][ONE_MAX_D / 16])
+/* Vector j of a V row: f16 values (vlast masks the row's last vector),
+ * or Q8_0 dequantised; and an accumulator's rounding after each step:
+ * through f16 for an F16 cache (VKQ16), none for Q8_0 (VKQ32). */
+A5_INLINE __m512 v_vec(bool q8, const uint8_t *vr, int j, int nv, __mmask16 vlast)
+{
+	return q8 ? q8_vec(vr, j) : load_f16(vr + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
+}
+
+A5_INLINE __m512 acc_round(bool q8, __m512 x)
+{
+	return q8 ? x : round_f16(x);
+}
+
+/* The accumulator chains of nb positions for n_q <= NQ heads of NV
+ * vectors, in registers (the generic loop below keeps them in memory, and
+ * the store-to-load forwarding then lies on every chain): called with
+ * constants, so that the loops unroll and the arrays become registers. */
+A5_INLINE void chains(const bool Q8, const int NV, const int NQ, int64_t n_q, int nb, const uint8_t *v,
+		      uint64_t v_stride, __mmask16 vlast, const float e[][16], const unsigned *grew, float *s,
+		      __m512 af[][ONE_MAX_D / 16])
 {
 	__m512 r[4][8];
 	UNROLL
@@ -140,7 +109,7 @@ A5_INLINE void chains_q8(const int NV, const int NQ, int64_t n_q, int nb, const 
 		__m512 vf[8];
 		UNROLL
 		for (int j = 0; j < NV; j++)
-			vf[j] = q8_vec(vr, j);
+			vf[j] = v_vec(Q8, vr, j, NV, vlast);
 		UNROLL
 		for (int h = 0; h < NQ; h++) {
 			if (h >= n_q)
@@ -151,12 +120,12 @@ A5_INLINE void chains_q8(const int NV, const int NQ, int64_t n_q, int nb, const 
 				const __m512 msv = _mm512_set1_ps(ms);
 				UNROLL
 				for (int j = 0; j < NV; j++)
-					r[h][j] = _mm512_mul_ps(r[h][j], msv);
+					r[h][j] = acc_round(Q8, _mm512_mul_ps(r[h][j], msv));
 			}
 			const __m512 vsv = _mm512_set1_ps(vs);
 			UNROLL
 			for (int j = 0; j < NV; j++)
-				r[h][j] = _mm512_fmadd_ps(vf[j], vsv, r[h][j]);
+				r[h][j] = acc_round(Q8, _mm512_fmadd_ps(vf[j], vsv, r[h][j]));
 			s[h] = fmaf(s[h], ms, vs);
 		}
 	}
@@ -166,6 +135,44 @@ A5_INLINE void chains_q8(const int NV, const int NQ, int64_t n_q, int nb, const 
 		for (int j = 0; j < NV; j++)
 			if (h < n_q)
 				af[h][j] = r[h][j];
+}
+
+/* The heads' chains over nb positions, each V row converted once: in
+ * registers where the shape allows, else in memory. */
+A5_INLINE void accumulate(bool q8, int nv, int64_t n_q, int nb, const uint8_t *v, uint64_t v_stride,
+			  __mmask16 vlast, const float e[][16], const unsigned *grew, float *s,
+			  __m512 af[][ONE_MAX_D / 16])
+{
+	if (nv == 4 && n_q <= 4) {
+		if (q8)
+			chains(true, 4, 4, n_q, nb, v, v_stride, vlast, e, grew, s, af);
+		else
+			chains(false, 4, 4, n_q, nb, v, v_stride, vlast, e, grew, s, af);
+		return;
+	}
+	if (nv == 8 && n_q <= 2) {
+		if (q8)
+			chains(true, 8, 2, n_q, nb, v, v_stride, vlast, e, grew, s, af);
+		else
+			chains(false, 8, 2, n_q, nb, v, v_stride, vlast, e, grew, s, af);
+		return;
+	}
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *vr = v + (uint64_t)i * v_stride;
+		__m512 vf[ONE_MAX_D / 16];
+		for (int j = 0; j < nv; j++)
+			vf[j] = v_vec(q8, vr, j, nv, vlast);
+		for (int64_t h = 0; h < n_q; h++) {
+			const bool gr = grew[h] >> i & 1;
+			const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+			if (gr)
+				for (int j = 0; j < nv; j++)
+					af[h][j] = acc_round(q8, _mm512_mul_ps(af[h][j], _mm512_set1_ps(ms)));
+			for (int j = 0; j < nv; j++)
+				af[h][j] = acc_round(q8, _mm512_fmadd_ps(vf[j], _mm512_set1_ps(vs), af[h][j]));
+			s[h] = fmaf(s[h], ms, vs);
+		}
+	}
 }
 
 /* The one-at-a-time form over a Q8_0 cache. A score is
@@ -227,30 +234,7 @@ A5 static void fa_one_q8_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const vo
 		}
 		for (int64_t h = 0; h < n_q; h++)
 			fa_steps(sc[h], nb, &m[h], e[h], &grew[h]);
-		if (nv == 4 && n_q <= 4) {
-			chains_q8(4, 4, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, e, grew, s, af);
-			continue;
-		}
-		if (nv == 8 && n_q <= 2) {
-			chains_q8(8, 2, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, e, grew, s, af);
-			continue;
-		}
-		for (int i = 0; i < nb; i++) {
-			const uint8_t *vr = v + (uint64_t)(i0 + i) * v_stride;
-			__m512 vf[ONE_MAX_D / 16];
-			for (int j = 0; j < nv; j++)
-				vf[j] = q8_vec(vr, j);
-			for (int64_t h = 0; h < n_q; h++) {
-				const bool gr = grew[h] >> i & 1;
-				const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
-				if (gr)
-					for (int j = 0; j < nv; j++)
-						af[h][j] = _mm512_mul_ps(af[h][j], _mm512_set1_ps(ms));
-				for (int j = 0; j < nv; j++)
-					af[h][j] = _mm512_fmadd_ps(vf[j], _mm512_set1_ps(vs), af[h][j]);
-				s[h] = fmaf(s[h], ms, vs);
-			}
-		}
+		accumulate(true, nv, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, 0xFFFF, e, grew, s, af);
 	}
 	for (int64_t h = 0; h < n_q; h++) {
 		float *ah = (float *)(void *)((uint8_t *)acc + (uint64_t)h * acc_stride);
@@ -313,33 +297,7 @@ A5 void q42_llamacpp_fa_one_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const
 			fa_steps(sc, nb, &m[h], e[h], &grew[h]);
 		}
 		/* the heads' chains side by side, each V row converted once */
-		if (nv == 4 && n_q <= 4) {
-			chains(4, 4, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, vlast, e, grew, s, af);
-			continue;
-		}
-		if (nv == 8 && n_q <= 2) {
-			chains(8, 2, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, vlast, e, grew, s, af);
-			continue;
-		}
-		for (int i = 0; i < nb; i++) {
-			const uint8_t *vr = v + (uint64_t)(i0 + i) * v_stride;
-			__m512 vf[ONE_MAX_D / 16];
-			for (int j = 0; j < nv; j++)
-				vf[j] = load_f16(vr + 32 * j, j == nv - 1 ? vlast : 0xFFFF);
-			for (int64_t h = 0; h < n_q; h++) {
-				const bool gr = grew[h] >> i & 1;
-				const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
-				if (gr) {
-					const __m512 msv = _mm512_set1_ps(ms);
-					for (int j = 0; j < nv; j++)
-						af[h][j] = round_f16(_mm512_mul_ps(af[h][j], msv));
-				}
-				const __m512 vsv = _mm512_set1_ps(vs);
-				for (int j = 0; j < nv; j++)
-					af[h][j] = round_f16(_mm512_fmadd_ps(vf[j], vsv, af[h][j]));
-				s[h] = fmaf(s[h], ms, vs);
-			}
-		}
+		accumulate(false, nv, n_q, nb, v + (uint64_t)i0 * v_stride, v_stride, vlast, e, grew, s, af);
 	}
 	for (int64_t h = 0; h < n_q; h++) {
 		uint8_t *ah = (uint8_t *)acc + (uint64_t)h * acc_stride;
