@@ -32,27 +32,28 @@ ids() {
 	fi
 }
 
-@test "--flash-attn on and off: llama.cpp's greedy ids on every architecture, short and 1,772-token prompts" {
+@test "--flash-attn on and off, and over a Q8_0 cache: llama.cpp's greedy ids on every architecture, short and 1,772-token prompts" {
 	[ -s "$GOLD" ]
 	local n=0
 	while IFS=$'\t' read -r model pname mode want; do
-		if [ "$mode" = on ]; then
-			run ids "$model" "$pname" --flash-attn on
-		else
-			run ids "$model" "$pname" --flash-attn off --kv-type f16
-		fi
+		case $mode in
+		on) run ids "$model" "$pname" --flash-attn on ;;
+		off) run ids "$model" "$pname" --flash-attn off --kv-type f16 ;;
+		q8) run ids "$model" "$pname" --flash-attn on --kv-type q8_0 ;;
+		esac
 		[ "$status" -eq 0 ] || { echo "$model $pname $mode: exit $status: $output"; return 1; }
 		python3 - "$output" "$want" "$model | $pname | --flash-attn $mode" "$mode" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1]); want = sys.argv[2].split(); got = [str(i) for i in r["tokens"]["generated"]]
-assert r["engine"]["flash_attn"] == (sys.argv[4] == "on"), r["engine"]
+assert r["engine"]["flash_attn"] == (sys.argv[4] != "off"), r["engine"]
+assert (r["engine"]["kv_type"] == "q8_0") == (sys.argv[4] == "q8"), r["engine"]
 ok = got == want or (len(got) < len(want) and got == want[:len(got)] and r["stop"] in ("eos", "eog"))
 if not ok:
     sys.exit("%s\n  llama.cpp: %s\n  q42:       %s (stop %s)" % (sys.argv[3], " ".join(want), " ".join(got), r["stop"]))
 PY
 		n=$((n + 1))
 	done <"$GOLD"
-	[ "$n" -eq 36 ]
+	[ "$n" -eq 44 ]
 }
 
 @test "--flash-attn on: the same logits for 1 and 2 threads, tiled and one-at-a-time passes" {
@@ -138,4 +139,40 @@ PY
 	[[ "$stderr" == *"a context of 8192 tokens: cache 8.0 MiB, "*" MiB in all"* ]]
 	run --separate-stderr "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once" -n 1
 	[[ "$stderr" != *"a context of"* ]]
+}
+
+@test "--kv-type q8_0: the same logits for 1 and 2 threads; a saved state and a reused prefix give a cold run's bits" {
+	local m="$TM/e256-llama-q8_0.gguf" st="$BATS_TEST_TMPDIR/q8.q42state" a c warm
+	a=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 1 --flash-attn on --kv-type q8_0 --logits-for 1,2,3,100,320,394)
+	c=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 2 --flash-attn on --kv-type q8_0 --logits-for 1,2,3,100,320,394)
+	[ -n "$a" ]
+	[ "$a" = "$c" ]
+	# the rotation and the quantisation change the bits: not the F16 cache's
+	c=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 1 --flash-attn on --logits-for 1,2,3,100,320,394)
+	[ "$a" != "$c" ]
+	"$Q42RUN" -m "$m" -f "$LONG" -n 0 -b 64 --flash-attn on --kv-type q8_0 --state-save "$st"
+	warm=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 --flash-attn on --kv-type q8_0 --state-load "$st" --logits-for 1,2,3,100,320,394)
+	[ "$a" = "$warm" ]
+	run "$Q42RUN" -m "$m" -p x -b 64 --flash-attn on --state-load "$st"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"made with KV cache type (--kv-type) 8, this run has 1"* ]]
+	REUSE_EXTRA="--flash-attn on --kv-type q8_0" run python3 "$Q42_SRCDIR/tests/tools/reuse_check.py" "$Q42RUN" \
+		"$m" 8 100 1
+	[ "$status" -eq 0 ] || { echo "$output" | tail -3; return 1; }
+}
+
+@test "--kv-type q8_0: refused without flash attention and for heads that are not whole Q8_0 blocks; the memory report counts its bytes" {
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --kv-type q8_0
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"a Q8_0 KV cache needs flash attention (--flash-attn on)"* ]]
+	run "$Q42RUN" -m "$TM/a64-qwen3-hd24-f32.gguf" -p x --kv-type q8_0 --flash-attn on
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"a Q8_0 KV cache needs head dims that are multiples of 32 (K 24, V 24)"* ]]
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --kv-type q4_0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--kv-type 'q4_0': expected f32, f16 or q8_0"* ]]
+	run --separate-stderr "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once" -n 1 -c 8192 --flash-attn on --kv-type q8_0
+	[ "$status" -eq 0 ]
+	# 2 layers x 2 kv heads x 2 (K and V) x 8192 positions x 2 blocks of 34 bytes = 4.25 MiB
+	[[ "$stderr" == *"a context of 8192 tokens: cache 4.2 MiB, "*" MiB in all"* ]]
 }

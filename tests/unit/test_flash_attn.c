@@ -5,12 +5,15 @@
  * The scalar definition is proven against llama.cpp by tests/bats/
  * flash_attn.bats (greedy ids from llama.cpp with flash attention on).
  * Here: random f16 rows of several head dims (whole 64-steps, 16-lanes and
- * neither), several queries per call, runs split into several calls (the
+ * neither), and Q8_0 rows (llama.cpp's quantizer) of whole blocks, several
+ * queries per call, runs split into several calls (the
  * state carries over), scores large enough that the running max moves;
  * tiles with partial position counts, empty and partial masks, and rows
  * that see nothing. A row's tiled result must not depend on which rows
- * share its tile (the engine groups rows freely). An ISA this CPU lacks is
- * skipped. Random data comes from a fixed-seed xorshift.
+ * share its tile (the engine groups rows freely). The Walsh-Hadamard
+ * rotation of a Q8_0 cache against the matrix product it stands for. An
+ * ISA this CPU lacks is skipped. Random data comes from a fixed-seed
+ * xorshift.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,29 +49,49 @@ static uint8_t *f16_rows(int64_t n, int64_t d, float s)
 	return p;
 }
 
-static void check_one(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int64_t n_q, int64_t n, float s)
+/* n rows of d values in the cache type t, scaled by s: f16, or Q8_0 from
+ * llama.cpp's quantizer */
+static uint8_t *kv_rows(uint32_t t, int64_t n, int64_t d, float s)
 {
-	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk)};
-	uint8_t *q = f16_rows(n_q, dk, s), *k = f16_rows(n, dk, s), *v = f16_rows(n, dv, 1.0f);
+	if (t == Q42_DTYPE_F16)
+		return f16_rows(n, d, s);
+	float *x = test_alloc((size_t)d * sizeof(float));
+	uint8_t *p = test_alloc((size_t)(n * d / 32 * 34));
+	for (int64_t i = 0; i < n; i++) {
+		for (int64_t j = 0; j < d; j++)
+			x[j] = rndf(s);
+		q42_llamacpp_quantize_q8_0(x, p + i * d / 32 * 34, d);
+	}
+	free(x);
+	return p;
+}
+
+static void check_one(const q42_llamacpp_ops *ops, uint32_t t, int64_t dk, int64_t dv, int64_t n_q, int64_t n,
+		      float s)
+{
+	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk), t};
+	const uint64_t kb = t == Q42_DTYPE_F16 ? (uint64_t)dk * 2 : (uint64_t)dk / 32 * 34;
+	const uint64_t vb = t == Q42_DTYPE_F16 ? (uint64_t)dv * 2 : (uint64_t)dv / 32 * 34;
+	const uint64_t ab = q42_llamacpp_fa_acc_bytes(&fa);
+	uint8_t *q = kv_rows(t, n_q, dk, s), *k = kv_rows(t, n, dk, s), *v = kv_rows(t, n, dv, 1.0f);
 	uint8_t *acc[2];
 	float m[2][16], sum[2][16];
 	for (int w = 0; w < 2; w++) {
-		acc[w] = test_alloc((size_t)(n_q * dv * 2));
-		memset(acc[w], 0, (size_t)(n_q * dv * 2));
+		acc[w] = test_alloc((size_t)(n_q * (int64_t)ab));
+		memset(acc[w], 0, (size_t)(n_q * (int64_t)ab));
 		for (int64_t h = 0; h < n_q; h++) {
 			m[w][h] = -INFINITY;
 			sum[w][h] = 0.0f;
 		}
 	}
 	/* the scalar definition in one call; the SIMD form in runs of 1..40 */
-	q42_llamacpp_fa_one(&fa, n_q, q, (uint64_t)dk * 2, k, (uint64_t)dk * 2, v, (uint64_t)dv * 2, n, m[0],
-			    sum[0], acc[0], (uint64_t)dv * 2);
+	q42_llamacpp_fa_one(&fa, n_q, q, kb, k, kb, v, vb, n, m[0], sum[0], acc[0], ab);
 	for (int64_t i = 0; i < n;) {
 		int64_t run = 1 + (int64_t)(rnd() % 40);
 		if (run > n - i)
 			run = n - i;
-		ops->fa_one(&fa, n_q, q, (uint64_t)dk * 2, k + i * dk * 2, (uint64_t)dk * 2, v + i * dv * 2,
-			    (uint64_t)dv * 2, run, m[1], sum[1], acc[1], (uint64_t)dv * 2);
+		ops->fa_one(&fa, n_q, q, kb, k + (uint64_t)i * kb, kb, v + (uint64_t)i * vb, vb, run, m[1], sum[1],
+			    acc[1], ab);
 		i += run;
 	}
 	for (int64_t h = 0; h < n_q; h++) {
@@ -76,11 +99,12 @@ static void check_one(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int64
 		assert_int_equal(bits(sum[0][h]), bits(sum[1][h]));
 		float o[2][256];
 		for (int w = 0; w < 2; w++)
-			q42_llamacpp_fa_one_end(&fa, sum[w][h], acc[w] + h * dv * 2, o[w]);
+			q42_llamacpp_fa_one_end(&fa, sum[w][h], acc[w] + (uint64_t)h * ab, o[w]);
 		for (int64_t d = 0; d < dv; d++) {
 			if (bits(o[0][d]) != bits(o[1][d]))
-				fail_msg("%s one dk %lld dv %lld n_q %lld n %lld: head %lld dim %lld: %.9g vs %.9g",
-					 q42_isa_name(ops->isa), (long long)dk, (long long)dv, (long long)n_q,
+				fail_msg("%s one %s dk %lld dv %lld n_q %lld n %lld: head %lld dim %lld: %.9g vs %.9g",
+					 q42_isa_name(ops->isa), t == Q42_DTYPE_F16 ? "f16" : "q8_0", (long long)dk,
+					 (long long)dv, (long long)n_q,
 					 (long long)n, (long long)h, (long long)d, (double)o[0][d], (double)o[1][d]);
 			assert_true(isfinite(o[1][d]));
 		}
@@ -92,20 +116,58 @@ static void check_one(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int64
 	free(acc[1]);
 }
 
-static void test_one(void **state)
+static void one_dims(uint32_t t, const int64_t (*dims)[2], size_t n_dims)
 {
-	(void)state;
-	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {16, 16}, {24, 24}, {64, 40}, {256, 256}};
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		if (!isa_ok(isas[i]))
 			continue;
 		const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(isas[i]);
-		for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+		for (size_t d = 0; d < n_dims; d++)
 			for (int64_t n_q = 1; n_q <= 5; n_q += 2) {
-				check_one(ops, dims[d][0], dims[d][1], n_q, 1, 1.0f);
-				check_one(ops, dims[d][0], dims[d][1], n_q, 257, 1.0f);
-				check_one(ops, dims[d][0], dims[d][1], n_q, 300, 8.0f);
+				check_one(ops, t, dims[d][0], dims[d][1], n_q, 1, 1.0f);
+				check_one(ops, t, dims[d][0], dims[d][1], n_q, 257, 1.0f);
+				check_one(ops, t, dims[d][0], dims[d][1], n_q, 300, 8.0f);
 			}
+	}
+}
+
+static void test_one(void **state)
+{
+	(void)state;
+	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {16, 16}, {24, 24}, {64, 40}, {256, 256}};
+	one_dims(Q42_DTYPE_F16, dims, sizeof dims / sizeof dims[0]);
+}
+
+static void test_one_q8(void **state)
+{
+	(void)state;
+	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {96, 64}, {64, 160}, {256, 256}};
+	one_dims(Q42_DTYPE_Q8_0, dims, sizeof dims / sizeof dims[0]);
+}
+
+/* The rotation is the orthonormal Sylvester-Hadamard matrix's product
+ * (entry i, j: (-1)^popcount(i & j) / sqrt(n)), to f32 rounding, and its
+ * own inverse. */
+static void test_fwht(void **state)
+{
+	(void)state;
+	for (int64_t n = 64; n <= 256; n *= 2) {
+		float x[256], y[256];
+		for (int64_t i = 0; i < n; i++)
+			x[i] = y[i] = rndf(4.0f);
+		q42_llamacpp_fwht(n, y);
+		for (int64_t i = 0; i < n; i++) {
+			double want = 0.0;
+			for (int64_t j = 0; j < n; j++)
+				want += (__builtin_popcountll((unsigned long long)(i & j)) & 1 ? -1.0 : 1.0) * x[j];
+			want /= sqrt((double)n);
+			if (fabs(want - y[i]) > 1e-5 * (1.0 + fabs(want)))
+				fail_msg("fwht n %lld: element %lld %.9g, the product gives %.9g", (long long)n,
+					 (long long)i, (double)y[i], want);
+		}
+		q42_llamacpp_fwht(n, y);
+		for (int64_t i = 0; i < n; i++)
+			assert_true(fabsf(y[i] - x[i]) <= 1e-5f * (1.0f + fabsf(x[i])));
 	}
 }
 
@@ -158,7 +220,7 @@ static void check_tile(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int6
 		       float s)
 {
 	enum { TILES = 3 };
-	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk)};
+	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk), Q42_DTYPE_F16};
 	uint8_t *k = f16_rows(TILES * T, dk, 1.0f), *v = f16_rows(TILES * T, dv, 1.0f);
 	float *qrows = test_alloc((size_t)(n_q * dk) * sizeof(float));
 	int32_t lo[TILES][T], hi[TILES][T];
@@ -223,7 +285,7 @@ static void test_tile(void **state)
 static void test_tile_empty(void **state)
 {
 	(void)state;
-	const q42_llamacpp_fa fa = {64, 64, 0.125f};
+	const q42_llamacpp_fa fa = {64, 64, 0.125f, Q42_DTYPE_F16};
 	uint8_t *k = f16_rows(T, 64, 1.0f), *v = f16_rows(T, 64, 1.0f);
 	float qrows[64];
 	const int32_t lo[1][T] = {{0}}, hi[1][T] = {{0}};
@@ -244,7 +306,7 @@ static void test_tile_empty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one),
+		cmocka_unit_test(test_one), cmocka_unit_test(test_one_q8), cmocka_unit_test(test_fwht),
 		cmocka_unit_test(test_tile),
 		cmocka_unit_test(test_tile_empty),
 	};
