@@ -313,7 +313,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows_avx2, q42_llamacpp_softmax_fma,
 		q42_llamacpp_swiglu_fma, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy_avx2,
-		q42_llamacpp_fa_one, q42_llamacpp_fa_tile};
+		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2};
 	static const q42_llamacpp_ops avx512 = {
 		Q42_ISA_AVX512, q42_llamacpp_quantize_q8_0_avx512, q42_llamacpp_quantize_q8_1_avx512,
 		q42_llamacpp_quantize_f16_avx512,

@@ -56,12 +56,14 @@ PY
 	[ "$n" -eq 44 ]
 }
 
-@test "--flash-attn on: the same logits for 1 and 2 threads, tiled and one-at-a-time passes" {
+@test "--flash-attn on: the same logits for 1 and 2 threads and for the AVX2 and AVX-512 forms, tiled and one-at-a-time passes" {
 	for b in 512 7; do
 		local a c
 		a=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b $b -t 1 --flash-attn on --logits-for 1,2,3,100,320,394)
 		c=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b $b -t 2 --flash-attn on --logits-for 1,2,3,100,320,394)
 		[ -n "$a" ]
+		[ "$a" = "$c" ]
+		c=$("$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -f "$LONG" -b $b -t 2 --flash-attn on --isa avx2 --logits-for 1,2,3,100,320,394)
 		[ "$a" = "$c" ]
 	done
 }
@@ -141,11 +143,13 @@ PY
 	[[ "$stderr" != *"a context of"* ]]
 }
 
-@test "--kv-type q8_0: the same logits for 1 and 2 threads; a saved state and a reused prefix give a cold run's bits" {
+@test "--kv-type q8_0: the same logits for 1 and 2 threads and AVX2; a saved state and a reused prefix give a cold run's bits" {
 	local m="$TM/e256-llama-q8_0.gguf" st="$BATS_TEST_TMPDIR/q8.q42state" a c warm
 	a=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 1 --flash-attn on --kv-type q8_0 --logits-for 1,2,3,100,320,394)
 	c=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 2 --flash-attn on --kv-type q8_0 --logits-for 1,2,3,100,320,394)
 	[ -n "$a" ]
+	[ "$a" = "$c" ]
+	c=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 2 --flash-attn on --kv-type q8_0 --isa avx2 --logits-for 1,2,3,100,320,394)
 	[ "$a" = "$c" ]
 	# the rotation and the quantisation change the bits: not the F16 cache's
 	c=$("$Q42RUN" -m "$m" -f "$LONG" -b 64 -t 1 --flash-attn on --logits-for 1,2,3,100,320,394)

@@ -277,6 +277,9 @@ static void test_tile(void **state)
 			check_tile(ops, dims[d][0], dims[d][1], T, T, 1.0f);
 			check_tile(ops, dims[d][0], dims[d][1], 17, 37, 4.0f);
 			check_tile(ops, dims[d][0], dims[d][1], 3, 1, 1.0f);
+			/* scores far apart: weights that are subnormal, and that
+			 * underflow to zero inside and past ggml_v_expf's range */
+			check_tile(ops, dims[d][0], dims[d][1], 29, T, 16.0f);
 		}
 	}
 }

@@ -1,7 +1,7 @@
 /* llamacpp/q42_llamacpp_fa.c -- the scalar definition of llama.cpp's CPU
  * flash attention (q42_llamacpp.h, "flash attention"): the order and the
- * rounding of every step, one query row at a time. The AVX-512 forms
- * (x86/q42_x86_fa.c) are tested against these.
+ * rounding of every step, one query row at a time. The AVX-512 and AVX2
+ * forms (x86/q42_x86_fa.c) are tested against these.
  *
  * Built with contraction off: every fused step is an explicit fmaf. Where
  * ggml's C leaves a * b + c to its compiler (the scalar tails of

@@ -15,6 +15,11 @@
  * score and each accumulator element is its own fused chain, in the
  * scalar definition's order. Only the max's rescaling calls the library's
  * expf, lane by lane, where a row's max grew.
+ *
+ * The AVX2 forms below compute the same definition (the AVX-512 build's
+ * bits) in eight-lane registers: a sixteen-lane vector of the definition
+ * is two of them, its reduction tree reduce16_halves, ggml_v_expf's scalef
+ * two exact power-of-two products of which only the last rounds.
  */
 #include <math.h>
 #include <string.h>
@@ -318,6 +323,38 @@ A5_INLINE void rows_to_f32(float *dst, const uint8_t *src, uint64_t stride, int6
 		}
 }
 
+/* Two rows of eight chains for the tiled form's two products (scores:
+ * x the K rows, over the head dims; accumulator: x the V columns, over the
+ * positions): a[u][c] += x_u[i xs] * rows[i T + 16 c] for i < n, one fused
+ * chain per lane, in registers (a struct the compiler keeps in them). */
+typedef struct acc2x4 {
+	__m512 a[2][TV];
+} acc2x4;
+
+A5_INLINE acc2x4 acc2x4_zero(void)
+{
+	acc2x4 r;
+	UNROLL
+	for (int c = 0; c < TV; c++)
+		r.a[0][c] = r.a[1][c] = _mm512_setzero_ps();
+	return r;
+}
+
+A5_INLINE acc2x4 rank1_2x4(acc2x4 r, const float *x0, const float *x1, int64_t xs, const float *rows, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const __m512 b0 = _mm512_set1_ps(x0[i * xs]), b1 = _mm512_set1_ps(x1[i * xs]);
+		const float *ri = rows + i * T;
+		UNROLL
+		for (int c = 0; c < TV; c++) {
+			const __m512 q = _mm512_loadu_ps(ri + 16 * c);
+			r.a[0][c] = _mm512_fmadd_ps(b0, q, r.a[0][c]);
+			r.a[1][c] = _mm512_fmadd_ps(b1, q, r.a[1][c]);
+		}
+	}
+	return r;
+}
+
 A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
 				    uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
 				    const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc,
@@ -344,24 +381,7 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 	 * in registers */
 	for (int64_t j = 0; j < n_kv; j += 2) {
 		const int64_t j1 = j + 1 < n_kv ? j + 1 : j;
-		const float *k0 = kf + j * dk, *k1 = kf + j1 * dk;
-		__m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
-		__m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-		for (int64_t d = 0; d < dk; d++) {
-			const __m512 b0 = _mm512_set1_ps(k0[d]), b1 = _mm512_set1_ps(k1[d]);
-			const float *qd = qt + d * T;
-			const __m512 q0 = _mm512_loadu_ps(qd), q1 = _mm512_loadu_ps(qd + 16);
-			const __m512 q2 = _mm512_loadu_ps(qd + 32), q3 = _mm512_loadu_ps(qd + 48);
-			a00 = _mm512_fmadd_ps(b0, q0, a00);
-			a01 = _mm512_fmadd_ps(b0, q1, a01);
-			a02 = _mm512_fmadd_ps(b0, q2, a02);
-			a03 = _mm512_fmadd_ps(b0, q3, a03);
-			a10 = _mm512_fmadd_ps(b1, q0, a10);
-			a11 = _mm512_fmadd_ps(b1, q1, a11);
-			a12 = _mm512_fmadd_ps(b1, q2, a12);
-			a13 = _mm512_fmadd_ps(b1, q3, a13);
-		}
-		const __m512 a[2][TV] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
+		const acc2x4 a = rank1_2x4(acc2x4_zero(), kf + j * dk, kf + j1 * dk, 1, qt, dk);
 		UNROLL
 		for (int u = 0; u < 2; u++) {
 			if (j + u >= n_kv)
@@ -373,7 +393,7 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 						     _mm512_cmp_epi32_mask(jv, hiv[c], _MM_CMPINT_LT);
 				/* the mask's 0 is added as ggml adds it */
 				const __m512 sc = _mm512_mask_blend_ps(
-					ok, ninf, _mm512_add_ps(_mm512_mul_ps(a[u][c], scale), _mm512_setzero_ps()));
+					ok, ninf, _mm512_add_ps(_mm512_mul_ps(a.a[u][c], scale), _mm512_setzero_ps()));
 				_mm512_storeu_ps(p + (j + u) * T + 16 * c, sc);
 				tmax[c] = _mm512_max_ps(tmax[c], sc);
 			}
@@ -439,32 +459,329 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 	for (int64_t d = 0; d < dv; d += 2) {
 		const int64_t d1 = d + 1 < dv ? d + 1 : d;
 		float *c0 = acc + d * T, *c1 = acc + d1 * T;
-		__m512 a00 = _mm512_loadu_ps(c0), a01 = _mm512_loadu_ps(c0 + 16);
-		__m512 a02 = _mm512_loadu_ps(c0 + 32), a03 = _mm512_loadu_ps(c0 + 48);
-		__m512 a10 = _mm512_loadu_ps(c1), a11 = _mm512_loadu_ps(c1 + 16);
-		__m512 a12 = _mm512_loadu_ps(c1 + 32), a13 = _mm512_loadu_ps(c1 + 48);
-		for (int64_t j = 0; j < n_kv; j++) {
-			const __m512 b0 = _mm512_set1_ps(vf[j * dv + d]), b1 = _mm512_set1_ps(vf[j * dv + d1]);
-			const float *pj = p + j * T;
-			const __m512 p0 = _mm512_loadu_ps(pj), p1 = _mm512_loadu_ps(pj + 16);
-			const __m512 p2 = _mm512_loadu_ps(pj + 32), p3 = _mm512_loadu_ps(pj + 48);
-			a00 = _mm512_fmadd_ps(b0, p0, a00);
-			a01 = _mm512_fmadd_ps(b0, p1, a01);
-			a02 = _mm512_fmadd_ps(b0, p2, a02);
-			a03 = _mm512_fmadd_ps(b0, p3, a03);
-			a10 = _mm512_fmadd_ps(b1, p0, a10);
-			a11 = _mm512_fmadd_ps(b1, p1, a11);
-			a12 = _mm512_fmadd_ps(b1, p2, a12);
-			a13 = _mm512_fmadd_ps(b1, p3, a13);
+		acc2x4 a;
+		UNROLL
+		for (int c = 0; c < TV; c++) {
+			a.a[0][c] = _mm512_loadu_ps(c0 + 16 * c);
+			a.a[1][c] = _mm512_loadu_ps(c1 + 16 * c);
 		}
-		_mm512_storeu_ps(c1, a10);
-		_mm512_storeu_ps(c1 + 16, a11);
-		_mm512_storeu_ps(c1 + 32, a12);
-		_mm512_storeu_ps(c1 + 48, a13);
-		_mm512_storeu_ps(c0, a00);
-		_mm512_storeu_ps(c0 + 16, a01);
-		_mm512_storeu_ps(c0 + 32, a02);
-		_mm512_storeu_ps(c0 + 48, a03);
+		a = rank1_2x4(a, vf + d, vf + d1, dv, p, n_kv);
+		/* d1 first: where dv is odd it is d, whose chains are the same */
+		UNROLL
+		for (int c = 0; c < TV; c++)
+			_mm512_storeu_ps(c1 + 16 * c, a.a[1][c]);
+		UNROLL
+		for (int c = 0; c < TV; c++)
+			_mm512_storeu_ps(c0 + 16 * c, a.a[0][c]);
+	}
+}
+
+/* ---- AVX2 --------------------------------------------------------------- */
+
+A2_INLINE __m256 ld8_f16(const uint8_t *p)
+{
+	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+A2_INLINE __m256 round8_f16(__m256 x)
+{
+	return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+A2_INLINE __m256 q8_vec8(const uint8_t *row, int j)
+{
+	const uint8_t *b = row + (uint64_t)(j / 4) * 34;
+	const __m256 d = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[0] | b[1] << 8)));
+	const __m256i x = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + 2 + 8 * (j % 4))));
+	return _mm256_mul_ps(_mm256_cvtepi32_ps(x), d);
+}
+
+/* 2^k for integer k in [-126, 127], exactly */
+A2_INLINE __m256 pow2_8(__m256i k)
+{
+	return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+}
+
+/* v_expf16 lane by lane in eight lanes: the same steps; scalef(j, n) as
+ * j 2^(n - n/2) 2^(n/2): |n| <= 192 here, so the first product is exact
+ * and only the second rounds, as scalef does once. */
+A2_INLINE __m256 v_expf8(__m256 x)
+{
+	const __m256 r = _mm256_set1_ps(0x1.8p23f);
+	const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+	const __m256 n = _mm256_sub_ps(z, r);
+	const __m256 nn = _mm256_xor_ps(n, _mm256_set1_ps(-0.0f));
+	const __m256 b = _mm256_fmadd_ps(nn, _mm256_set1_ps(0x1.7f7d1cp-20f),
+					 _mm256_fmadd_ps(nn, _mm256_set1_ps(0x1.62e4p-1f), x));
+	const __m256 u = _mm256_mul_ps(b, b);
+	const __m256 j = _mm256_fmadd_ps(
+		_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+				_mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+		u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+	const __m256 absn = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+	const __m256 big = _mm256_cmp_ps(absn, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+	const __m256 neg = _mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ);
+	/* in range, n is an integer of at most 192 in size (NaN: j is NaN) */
+	const __m256i ni = _mm256_cvttps_epi32(_mm256_andnot_ps(big, n));
+	const __m256i n1 = _mm256_srai_epi32(ni, 1);
+	const __m256 e = _mm256_mul_ps(_mm256_mul_ps(j, pow2_8(_mm256_sub_epi32(ni, n1))), pow2_8(n1));
+	return _mm256_blendv_ps(e, _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_setzero_ps(), neg), big);
+}
+
+/* The one-at-a-time form in eight lanes: scores of sixteen positions,
+ * the steps of the max in order, then each head's accumulator chain over
+ * them in registers (a head at a time: sixteen registers hold no more). */
+A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+				 float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	enum { MAX_V = ONE_MAX_D / 8, MAX_B = ONE_MAX_D / 32 };
+	const bool q8 = fa->kv_type == Q42_DTYPE_Q8_0;
+	if ((q8 ? fa->dk % 32 != 0 : fa->dk % 64 != 0) || fa->dv % (q8 ? 32 : 8) != 0 || fa->dk > ONE_MAX_D ||
+	    fa->dv > ONE_MAX_D || n_q > ONE_MAX_Q) {
+		q42_llamacpp_fa_one(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		return;
+	}
+	const int nk = (int)(fa->dk / 8), nkb = (int)(fa->dk / 32), nv = (int)(fa->dv / 8);
+	__m256 qf[ONE_MAX_Q][MAX_V];
+	__m256i q16[ONE_MAX_Q][2 * MAX_B];
+	float qd[ONE_MAX_Q][MAX_B];
+
+	for (int64_t h = 0; h < n_q; h++) {
+		const uint8_t *qh = (const uint8_t *)q + (uint64_t)h * q_stride;
+		if (!q8) {
+			for (int j = 0; j < nk; j++)
+				qf[h][j] = ld8_f16(qh + 16 * j);
+			continue;
+		}
+		for (int b = 0; b < nkb; b++) {
+			const uint8_t *qb = qh + 34 * b;
+			qd[h][b] = _cvtsh_ss((unsigned short)(qb[0] | qb[1] << 8));
+			for (int half = 0; half < 2; half++)
+				q16[h][2 * b + half] = _mm256_cvtepi8_epi16(
+					_mm_loadu_si128((const __m128i *)(const void *)(qb + 2 + 16 * half)));
+		}
+	}
+	for (int64_t i0 = 0; i0 < n; i0 += 16) {
+		const int nb = n - i0 < 16 ? (int)(n - i0) : 16;
+		float sc[ONE_MAX_Q][16], e[ONE_MAX_Q][16];
+		unsigned grew[ONE_MAX_Q];
+		for (int i = 0; i < nb; i++) {
+			const uint8_t *kr = k + (uint64_t)(i0 + i) * k_stride;
+			for (int64_t h = 0; h < n_q; h++) {
+				float dot;
+				if (q8) {
+					/* lanes in the order 0 1 4 5 2 3 6 7 (hadd works per
+					 * half); hsum_float_8's pairs picked to match */
+					__m256 lanes = _mm256_setzero_ps();
+					for (int b = 0; b < nkb; b++) {
+						const uint8_t *kb = kr + 34 * b;
+						const __m256i p0 = _mm256_madd_epi16(
+							_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(kb + 2))),
+							q16[h][2 * b]);
+						const __m256i p1 = _mm256_madd_epi16(
+							_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(kb + 18))),
+							q16[h][2 * b + 1]);
+						const float dd = _cvtsh_ss((unsigned short)(kb[0] | kb[1] << 8)) * qd[h][b];
+						lanes = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(_mm256_hadd_epi32(p0, p1)),
+									lanes);
+					}
+					float l[8];
+					_mm256_storeu_ps(l, lanes);
+					dot = ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
+				} else {
+					/* ggml_vec_dot_f16's four sixteen-lane accumulators */
+					__m256 a[8];
+					UNROLL
+					for (int c = 0; c < 8; c++)
+						a[c] = _mm256_setzero_ps();
+					for (int j = 0; j < nk; j += 8)
+						UNROLL
+						for (int c = 0; c < 8; c++)
+							a[c] = _mm256_fmadd_ps(ld8_f16(kr + 16 * (j + c)), qf[h][j + c], a[c]);
+					dot = reduce16_halves(
+						_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+						_mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+				}
+				sc[h][i] = dot * fa->scale;
+			}
+		}
+		for (int64_t h = 0; h < n_q; h++) {
+			fa_steps(sc[h], nb, &m[h], e[h], &grew[h]);
+			float *af = (float *)(void *)((uint8_t *)acc + (uint64_t)h * acc_stride);
+			uint8_t *ah = (uint8_t *)acc + (uint64_t)h * acc_stride;
+			__m256 r[MAX_V];
+			for (int j = 0; j < nv; j++)
+				r[j] = q8 ? _mm256_loadu_ps(af + 8 * j) : ld8_f16(ah + 16 * j);
+			for (int i = 0; i < nb; i++) {
+				const uint8_t *vr = v + (uint64_t)(i0 + i) * v_stride;
+				const bool gr = grew[h] >> i & 1;
+				const float ms = gr ? e[h][i] : 1.0f, vs = gr ? 1.0f : e[h][i];
+				if (gr)
+					for (int j = 0; j < nv; j++)
+						r[j] = _mm256_mul_ps(r[j], _mm256_set1_ps(ms));
+				if (gr && !q8)
+					for (int j = 0; j < nv; j++)
+						r[j] = round8_f16(r[j]);
+				for (int j = 0; j < nv; j++) {
+					const __m256 x = q8 ? q8_vec8(vr, j) : ld8_f16(vr + 16 * j);
+					r[j] = _mm256_fmadd_ps(x, _mm256_set1_ps(vs), r[j]);
+					if (!q8)
+						r[j] = round8_f16(r[j]);
+				}
+				s[h] = fmaf(s[h], ms, vs);
+			}
+			for (int j = 0; j < nv; j++)
+				if (q8)
+					_mm256_storeu_ps(af + 8 * j, r[j]);
+				else
+					_mm_storeu_si128((__m128i *)(void *)(ah + 16 * j),
+							 _mm256_cvtps_ph(r[j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+		}
+	}
+}
+
+/* Rows n (f16, stride bytes apart) of d values into f32 rows of d. */
+A2_INLINE void rows8_to_f32(float *dst, const uint8_t *src, uint64_t stride, int64_t n, int64_t d)
+{
+	for (int64_t j = 0; j < n; j++) {
+		const uint8_t *r = src + (uint64_t)j * stride;
+		int64_t c = 0;
+		for (; c + 8 <= d; c += 8)
+			_mm256_storeu_ps(dst + j * d + c, ld8_f16(r + 2 * c));
+		for (; c < d; c++)
+			dst[j * d + c] = _cvtsh_ss((unsigned short)(r[2 * c] | r[2 * c + 1] << 8));
+	}
+}
+
+/* The tiled form's two products in eight lanes: a[c] += x[i xs] * rows[i
+ * T + 8 c] for i < n, eight chains in registers. */
+typedef struct acc8 {
+	__m256 a[T / 8];
+} acc8;
+
+A2_INLINE acc8 rank1_8(acc8 r, const float *x, int64_t xs, const float *rows, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const __m256 b = _mm256_set1_ps(x[i * xs]);
+		const float *ri = rows + i * T;
+		UNROLL
+		for (int c = 0; c < T / 8; c++)
+			r.a[c] = _mm256_fmadd_ps(b, _mm256_loadu_ps(ri + 8 * c), r.a[c]);
+	}
+	return r;
+}
+
+/* The tiled form in eight lanes: the AVX-512 form's steps, a position (or
+ * a dimension) at a time. */
+A2 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				  const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	enum { TC = T / 8 };
+	const int64_t dk = fa->dk, dv = fa->dv;
+	float *kf = work, *vf = kf + T * dk, *p = vf + T * dv;
+	__m256i lov[TC], hiv[TC];
+	__m256 mv[TC], mnew[TC], live[TC];
+	const __m256 scale = _mm256_set1_ps(fa->scale), ninf = _mm256_set1_ps(-INFINITY);
+
+	for (int c = 0; c < TC; c++) {
+		/* rows past n_q see nothing */
+		const bool in = 8 * c < n_q;
+		lov[c] = in ? _mm256_loadu_si256((const __m256i *)(const void *)(lo + 8 * c)) : _mm256_setzero_si256();
+		hiv[c] = in ? _mm256_loadu_si256((const __m256i *)(const void *)(hi + 8 * c)) : _mm256_setzero_si256();
+		if (in && n_q - 8 * c < 8) {
+			const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+			const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(n_q - 8 * c)), lane);
+			lov[c] = _mm256_and_si256(lov[c], keep);
+			hiv[c] = _mm256_and_si256(hiv[c], keep);
+		}
+	}
+	rows8_to_f32(kf, k, k_stride, n_kv, dk);
+	rows8_to_f32(vf, v, v_stride, n_kv, dv);
+
+	/* scores, a position at a time, masked to each row's span */
+	for (int64_t j = 0; j < n_kv; j++) {
+		acc8 a;
+		UNROLL
+		for (int c = 0; c < TC; c++)
+			a.a[c] = _mm256_setzero_ps();
+		a = rank1_8(a, kf + j * dk, 1, qt, dk);
+		const __m256i jv = _mm256_set1_epi32((int32_t)j);
+		UNROLL
+		for (int c = 0; c < TC; c++) {
+			/* lo <= j < hi */
+			const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(lov[c], jv), _mm256_cmpgt_epi32(hiv[c], jv));
+			const __m256 sc = _mm256_blendv_ps(ninf, _mm256_add_ps(_mm256_mul_ps(a.a[c], scale), _mm256_setzero_ps()),
+							   _mm256_castsi256_ps(ok));
+			_mm256_storeu_ps(p + j * T + 8 * c, sc);
+		}
+	}
+	/* the running max, and where it grew, the rescaling by expf */
+	for (int c = 0; c < TC; c++) {
+		__m256 tmax = ninf;
+		for (int64_t j = 0; j < n_kv; j++)
+			tmax = _mm256_max_ps(tmax, _mm256_loadu_ps(p + j * T + 8 * c));
+		mv[c] = _mm256_loadu_ps(m + 8 * c);
+		live[c] = _mm256_cmp_ps(tmax, ninf, _CMP_NEQ_OQ);
+		mnew[c] = _mm256_blendv_ps(mv[c], _mm256_max_ps(mv[c], tmax), live[c]);
+		const int grow = _mm256_movemask_ps(_mm256_cmp_ps(mnew[c], mv[c], _CMP_GT_OQ));
+		if (grow == 0)
+			continue;
+		float msf[8], mo[8], mn[8];
+		_mm256_storeu_ps(mo, mv[c]);
+		_mm256_storeu_ps(mn, mnew[c]);
+		for (int l = 0; l < 8; l++)
+			msf[l] = grow >> l & 1 ? expf(mo[l] - mn[l]) : 1.0f;
+		const __m256 ms = _mm256_loadu_ps(msf);
+		for (int64_t d = 0; d < dv; d++)
+			_mm256_storeu_ps(acc + d * T + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(acc + d * T + 8 * c), ms));
+		_mm256_storeu_ps(s + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(s + 8 * c), ms));
+	}
+	/* weights, and their sums: each 16 positions reduced as
+	 * _mm512_reduce_add_ps, lane-wise, then added in double */
+	for (int c = 0; c < TC; c++) {
+		__m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
+		for (int64_t j0 = 0; j0 < T; j0 += 16) {
+			__m256 e[16];
+			for (int u = 0; u < 16; u++) {
+				const int64_t j = j0 + u;
+				if (j >= n_kv) {
+					e[u] = _mm256_setzero_ps();
+					continue;
+				}
+				const __m256 sc = _mm256_loadu_ps(p + j * T + 8 * c);
+				e[u] = _mm256_and_ps(live[c], v_expf8(_mm256_sub_ps(sc, mnew[c])));
+				_mm256_storeu_ps(p + j * T + 8 * c, e[u]);
+			}
+			for (int u = 0; u < 8; u++)
+				e[u] = _mm256_add_ps(e[u], e[u + 8]);
+			for (int u = 0; u < 4; u++)
+				e[u] = _mm256_add_ps(e[u], e[u + 4]);
+			for (int u = 0; u < 2; u++)
+				e[u] = _mm256_add_ps(e[u], e[u + 2]);
+			const __m256 t = _mm256_add_ps(e[0], e[1]);
+			sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
+			sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
+		}
+		const __m256 sv = _mm256_loadu_ps(s + 8 * c);
+		const __m128 lo4 = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(sv)), sum_lo));
+		const __m128 hi4 = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(sv, 1)), sum_hi));
+		_mm256_storeu_ps(s + 8 * c, _mm256_insertf128_ps(_mm256_castps128_ps256(lo4), hi4, 1));
+		_mm256_storeu_ps(m + 8 * c, mnew[c]);
+	}
+	/* the accumulator, a dimension at a time: eight chains over the
+	 * positions, in registers */
+	for (int64_t d = 0; d < dv; d++) {
+		float *cd = acc + d * T;
+		acc8 a;
+		UNROLL
+		for (int c = 0; c < TC; c++)
+			a.a[c] = _mm256_loadu_ps(cd + 8 * c);
+		a = rank1_8(a, vf + d, dv, p, n_kv);
+		UNROLL
+		for (int c = 0; c < TC; c++)
+			_mm256_storeu_ps(cd + 8 * c, a.a[c]);
 	}
 }
 
