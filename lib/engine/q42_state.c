@@ -96,17 +96,16 @@ static void walk(q42_engine *e, uint8_t *buf, uint32_t n_stored, uint32_t n, boo
 				rows(e, seg, true, l, h, n, put);
 			continue;
 		}
-		if (e->fa) { /* V in rows: element by element into the same layout */
-			for (uint32_t h = 0; h < L->n_head_kv; h++, seg += (uint64_t)e->hd_v * n_stored * vb)
+		if (e->fa) { /* F16 V in rows: transposed into the same layout */
+			for (uint32_t h = 0; h < L->n_head_kv; h++, seg += (uint64_t)e->hd_v * n_stored * 2)
 				for (uint32_t p = 0; p < n; p++) {
-					uint8_t *c = q42_engine_v_row(e, l, h, p);
-					for (uint32_t d = 0; d < e->hd_v; d++) {
-						uint8_t *o = seg + ((uint64_t)d * n_stored + p) * vb;
+					uint8_t *c = q42_engine_v_row(e, l, h, p), *o = seg + 2 * (uint64_t)p;
+					/* a constant size: each copy one 16-bit move */
+					for (uint32_t d = 0; d < e->hd_v; d++)
 						if (put)
-							memcpy(c + d * vb, o, vb);
+							memcpy(c + 2 * d, o + 2 * (uint64_t)d * n_stored, 2);
 						else
-							memcpy(o, c + d * vb, vb);
-					}
+							memcpy(o + 2 * (uint64_t)d * n_stored, c + 2 * d, 2);
 				}
 			continue;
 		}
