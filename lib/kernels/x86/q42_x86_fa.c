@@ -323,33 +323,42 @@ A5_INLINE void rows_to_f32(float *dst, const uint8_t *src, uint64_t stride, int6
 		}
 }
 
-/* Two rows of eight chains for the tiled form's two products (scores:
+/* Four rows of four chains for the tiled form's two products (scores:
  * x the K rows, over the head dims; accumulator: x the V columns, over the
  * positions): a[u][c] += x_u[i xs] * rows[i T + 16 c] for i < n, one fused
- * chain per lane, in registers (a struct the compiler keeps in them). */
-typedef struct acc2x4 {
-	__m512 a[2][TV];
-} acc2x4;
+ * chain per lane, in registers (a struct the compiler keeps in them).
+ * Four rows share each load of rows[]: with two, the loads bounded the
+ * loop. */
+enum { RB = 4 };
+typedef struct acc4x4 {
+	__m512 a[RB][TV];
+} acc4x4;
 
-A5_INLINE acc2x4 acc2x4_zero(void)
+A5_INLINE acc4x4 acc4x4_zero(void)
 {
-	acc2x4 r;
+	acc4x4 r;
 	UNROLL
-	for (int c = 0; c < TV; c++)
-		r.a[0][c] = r.a[1][c] = _mm512_setzero_ps();
+	for (int u = 0; u < RB; u++)
+		UNROLL
+		for (int c = 0; c < TV; c++)
+			r.a[u][c] = _mm512_setzero_ps();
 	return r;
 }
 
-A5_INLINE acc2x4 rank1_2x4(acc2x4 r, const float *x0, const float *x1, int64_t xs, const float *rows, int64_t n)
+A5_INLINE acc4x4 rank1_4x4(acc4x4 r, const float *const x[RB], int64_t xs, const float *rows, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
-		const __m512 b0 = _mm512_set1_ps(x0[i * xs]), b1 = _mm512_set1_ps(x1[i * xs]);
 		const float *ri = rows + i * T;
+		__m512 b[RB];
+		UNROLL
+		for (int u = 0; u < RB; u++)
+			b[u] = _mm512_set1_ps(x[u][i * xs]);
 		UNROLL
 		for (int c = 0; c < TV; c++) {
 			const __m512 q = _mm512_loadu_ps(ri + 16 * c);
-			r.a[0][c] = _mm512_fmadd_ps(b0, q, r.a[0][c]);
-			r.a[1][c] = _mm512_fmadd_ps(b1, q, r.a[1][c]);
+			UNROLL
+			for (int u = 0; u < RB; u++)
+				r.a[u][c] = _mm512_fmadd_ps(b[u], q, r.a[u][c]);
 		}
 	}
 	return r;
@@ -377,13 +386,16 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 	rows_to_f32(kf, k, k_stride, n_kv, dk);
 	rows_to_f32(vf, v, v_stride, n_kv, dv);
 
-	/* scores, two positions at a time: eight chains over the head dims,
-	 * in registers */
-	for (int64_t j = 0; j < n_kv; j += 2) {
-		const int64_t j1 = j + 1 < n_kv ? j + 1 : j;
-		const acc2x4 a = rank1_2x4(acc2x4_zero(), kf + j * dk, kf + j1 * dk, 1, qt, dk);
+	/* scores, four positions at a time: sixteen chains over the head
+	 * dims, in registers (past n_kv the last position again, unused) */
+	for (int64_t j = 0; j < n_kv; j += RB) {
+		const float *x[RB];
 		UNROLL
-		for (int u = 0; u < 2; u++) {
+		for (int u = 0; u < RB; u++)
+			x[u] = kf + (j + u < n_kv ? j + u : n_kv - 1) * dk;
+		const acc4x4 a = rank1_4x4(acc4x4_zero(), x, 1, qt, dk);
+		UNROLL
+		for (int u = 0; u < RB; u++) {
 			if (j + u >= n_kv)
 				break;
 			const __m512i jv = _mm512_set1_epi32((int32_t)(j + u));
@@ -454,25 +466,28 @@ A5 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, cons
 										       _mm256_castps_pd(hi8), 1)));
 		_mm512_storeu_ps(m + 16 * c, mnew[c]);
 	}
-	/* the accumulator, two dimensions at a time: eight chains over the
-	 * positions, in registers */
-	for (int64_t d = 0; d < dv; d += 2) {
-		const int64_t d1 = d + 1 < dv ? d + 1 : d;
-		float *c0 = acc + d * T, *c1 = acc + d1 * T;
-		acc2x4 a;
+	/* the accumulator, four dimensions at a time: sixteen chains over the
+	 * positions, in registers (past dv the last dimension again: its
+	 * chains are the same, and it is stored last) */
+	for (int64_t d = 0; d < dv; d += RB) {
+		const float *x[RB];
+		float *cd[RB];
+		acc4x4 a;
 		UNROLL
-		for (int c = 0; c < TV; c++) {
-			a.a[0][c] = _mm512_loadu_ps(c0 + 16 * c);
-			a.a[1][c] = _mm512_loadu_ps(c1 + 16 * c);
+		for (int u = 0; u < RB; u++) {
+			const int64_t du = d + u < dv ? d + u : dv - 1;
+			x[u] = vf + du;
+			cd[u] = acc + du * T;
+			UNROLL
+			for (int c = 0; c < TV; c++)
+				a.a[u][c] = _mm512_loadu_ps(cd[u] + 16 * c);
 		}
-		a = rank1_2x4(a, vf + d, vf + d1, dv, p, n_kv);
-		/* d1 first: where dv is odd it is d, whose chains are the same */
+		a = rank1_4x4(a, x, dv, p, n_kv);
 		UNROLL
-		for (int c = 0; c < TV; c++)
-			_mm512_storeu_ps(c1 + 16 * c, a.a[1][c]);
-		UNROLL
-		for (int c = 0; c < TV; c++)
-			_mm512_storeu_ps(c0 + 16 * c, a.a[0][c]);
+		for (int u = 0; u < RB; u++)
+			UNROLL
+			for (int c = 0; c < TV; c++)
+				_mm512_storeu_ps(cd[u] + 16 * c, a.a[u][c]);
 	}
 }
 
