@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # flash_attn.bats -- q42run --flash-attn: llama.cpp's greedy ids with its
-# CPU flash attention on (its default, F16 cache) and off (F16 cache), on
-# every architecture q42 runs, for a short prompt and a 1,772-token one
-# (tests/golden/fa/long.txt: the tiled form, a sliding window shorter
-# than the prompt); the same bits for 1 and 2 threads; refusals.
+# CPU flash attention on (its default, F16 cache), off (F16 cache) and on
+# over a Q8_0 cache (--kv-type q8_0), on every architecture q42 runs, for
+# a short prompt and a 1,772-token one (tests/golden/fa/long.txt: the
+# tiled form, a sliding window shorter than the prompt); the same bits
+# for 1 and 2 threads and for the AVX2 forms; refusals.
 #
 # Expected ids: tests/golden/fa/gen.tsv (llamapeer gen ... 16 --threads 1
-# --ctx 4096 --fa on | --fa off --kv f16, on an AMD EPYC guest that loads
+# --ctx 4096 --fa on | --fa off --kv f16 | --fa on --kv q8_0, on an AMD EPYC guest that loads
 # llama.cpp's zen4 variant; tests/golden/fa/README). q42run stops at an
 # end-of-generation token and llama.cpp's gen does not, so a shorter q42
 # output must be the golden's prefix ending at the model's EOS id.
@@ -22,18 +23,21 @@ setup() {
 }
 
 # ids MODEL PROMPT-NAME OPTION...: the record of q42run's 16 greedy ids
+# (shared/NAME: ../shared/models/NAME)
 ids() {
-	local model=$1 pname=$2
+	local model=$1 pname=$2 path="$TM/$1"
 	shift 2
+	case $model in shared/*) path="$Q42_TEST_MODELS/${model#shared/}" ;; esac
 	if [ "$pname" = long ]; then
-		"$Q42RUN" -m "$TM/$model" -f "$LONG" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
+		"$Q42RUN" -m "$path" -f "$LONG" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
 	else
-		"$Q42RUN" -m "$TM/$model" -p "Once upon a time" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
+		"$Q42RUN" -m "$path" -p "Once upon a time" -n 16 -c 4096 --deadline 0 --arith zen4 --record "$@"
 	fi
 }
 
-@test "--flash-attn on and off, and over a Q8_0 cache: llama.cpp's greedy ids on every architecture, short and 1,772-token prompts" {
+@test "--flash-attn on and off, and over a Q8_0 cache: llama.cpp's greedy ids on every architecture of tests/models and ../shared/models, short and 1,772-token prompts" {
 	[ -s "$GOLD" ]
+	[ -s "$Q42_TEST_MODELS/tiny-qwen3-f32.gguf" ] || { q42_missing "../shared/models"; return; }
 	local n=0
 	while IFS=$'\t' read -r model pname mode want; do
 		case $mode in
@@ -53,7 +57,7 @@ if not ok:
 PY
 		n=$((n + 1))
 	done <"$GOLD"
-	[ "$n" -eq 44 ]
+	[ "$n" -eq 74 ]
 }
 
 @test "--flash-attn on: the same logits for 1 and 2 threads and for the AVX2 and AVX-512 forms, tiled and one-at-a-time passes" {

@@ -18,13 +18,19 @@ Usage (from the repository root):
 import argparse
 import subprocess
 
+# tests/models, then (shared/...) the decoders of ../shared/models
 MODELS = ("e256-llama-q8_0.gguf", "e256-llama-q4_k_m.gguf", "e256-qwen2-q8_0.gguf",
           "e256-llama-tied-f16.gguf", "a64-gemma3-swa-f32.gguf", "a64-phi3-long-f32.gguf",
-          "a64-qwen3-hd24-f32.gguf", "a64-lfm2-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf")
+          "a64-qwen3-hd24-f32.gguf", "a64-lfm2-f32.gguf", "a64-lfm2moe-e8k2-f32.gguf",
+          "shared/stories260K.gguf", "shared/tiny-llama-spm-f32.gguf", "shared/tiny-gemma3-f32.gguf",
+          "shared/tiny-phi3-f32.gguf", "shared/tiny-qwen3-f32.gguf", "shared/tiny-lfm2-f32.gguf",
+          "shared/tiny-lfm2moe-f32.gguf")
 PROMPTS = (("short", "Once upon a time"), ("long", None))
 MODES = (("on", ["--fa", "on"]), ("off", ["--fa", "off", "--kv", "f16"]), ("q8", ["--fa", "on", "--kv", "q8_0"]))
-# head width 64: the ones a Q8_0 cache takes
-Q8_MODELS = ("e256-llama-q8_0.gguf", "e256-llama-q4_k_m.gguf", "e256-qwen2-q8_0.gguf", "e256-llama-tied-f16.gguf")
+# head widths of whole Q8_0 blocks: the ones a Q8_0 cache takes (64:
+# rotated; tiny-qwen3's 32: not)
+Q8_MODELS = ("e256-llama-q8_0.gguf", "e256-llama-q4_k_m.gguf", "e256-qwen2-q8_0.gguf", "e256-llama-tied-f16.gguf",
+             "shared/tiny-qwen3-f32.gguf")
 N = 16
 
 
@@ -40,7 +46,8 @@ def main():
             for mode, flags in MODES:
                 if mode == "q8" and model not in Q8_MODELS:
                     continue
-                cmd = [a.llamapeer, "gen", "tests/models/" + model, text or long_text, str(N),
+                path = "../shared/models/" + model[7:] if model.startswith("shared/") else "tests/models/" + model
+                cmd = [a.llamapeer, "gen", path, text or long_text, str(N),
                        "--threads", "1", "--ctx", "4096"] + flags
                 out = subprocess.run(cmd, check=True, capture_output=True).stdout.decode(errors="replace")
                 ids = next(l for l in out.splitlines() if l.startswith("out:"))[4:].split()
