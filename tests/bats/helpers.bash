@@ -104,3 +104,19 @@ only_files() {
 		return 1
 	fi
 }
+
+# golden_ids RECORD WANT LABEL [CHECK]: q42run's record (--record) gave
+# llama.cpp's greedy ids WANT (space-separated), or, since q42run stops at
+# an end-of-generation token and llama.cpp's gen does not, a prefix of
+# them ending there. CHECK: a Python expression on the record r that must
+# hold too (the engine's mode).
+golden_ids() {
+	python3 - "$1" "$2" "$3" "${4:-True}" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); want = sys.argv[2].split(); got = [str(i) for i in r["tokens"]["generated"]]
+assert eval(sys.argv[4]), "%s: %s" % (sys.argv[3], r["engine"])
+ok = got == want or (len(got) < len(want) and got == want[:len(got)] and r["stop"] in ("eos", "eog"))
+if not ok:
+    sys.exit("%s\n  llama.cpp: %s\n  q42:       %s (stop %s)" % (sys.argv[3], " ".join(want), " ".join(got), r["stop"]))
+PY
+}
