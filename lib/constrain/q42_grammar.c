@@ -565,6 +565,7 @@ struct dfa_build {
 	uint32_t hash_cap;
 	uint32_t n_dfa;
 	int32_t *list;   /* scratch: important states of one set */
+	uint64_t work;   /* NFA states visited so far: the construction's cost */
 };
 
 static uint64_t key_hash(const int32_t *k, uint32_t n)
@@ -591,6 +592,7 @@ static uint32_t closure(struct dfa_build *d, uint32_t n_seed)
 	while (sp > 0) {
 		int32_t s = d->stack[--sp];
 		const struct nst *x = &d->st[s];
+		d->work++;
 		if (x->kind == S_CLASS || s == d->accept_state)
 			d->list[n++] = s;
 		if (x->kind == S_EPS) {
@@ -698,6 +700,14 @@ static int determinize(struct parser *p, struct frag whole, q42_grammar *g)
 			const int b = rep[c];
 			uint32_t n = 0;
 			d.gen++;
+			/* the cost is bounded as the size is */
+			d.work += ko[1];
+			if (d.work > Q42_GRAMMAR_MAX_WORK) {
+				rc = q42_err_set(p->err, Q42_EARG,
+						 "%s: the grammar is too complex: building its automaton visits more than %u states",
+						 p->name, Q42_GRAMMAR_MAX_WORK);
+				goto done;
+			}
 			for (uint32_t i = 0; i < ko[1]; i++) {
 				int32_t s = ((const int32_t *)d.keys.data)[ko[0] + i];
 				const struct nst *x = &d.st[s];

@@ -21,6 +21,7 @@
 #define Q42_GRAMMAR_MAX_BYTES (1u << 20)  /* source text */
 #define Q42_GRAMMAR_MAX_NFA (1u << 18)    /* automaton states before determinization */
 #define Q42_GRAMMAR_MAX_DFA 8192u         /* states after */
+#define Q42_GRAMMAR_MAX_WORK (1u << 23)  /* NFA states visited while determinizing */
 #define Q42_GRAMMAR_MAX_DEPTH 64u         /* nesting of groups and rule references */
 
 typedef struct q42_grammar q42_grammar;

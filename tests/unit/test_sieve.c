@@ -112,6 +112,19 @@ static void test_dialect_errors(void **state)
 	expect_error("r ::= \"\"", "empty literal");
 	expect_error("r ::= [^\\x00-\\xff]", "matches no text");
 	expect_error("\"a\"", "expected 'NAME ::='");
+	/* the automaton's bounds: the 14th byte from the end is 'a' needs
+	 * 2^14 states; over sixteen overlapping classes, the construction's
+	 * cost passes its bound first (a hostile grammar, refused quickly) */
+	expect_error("r ::= [ab]* \"a\" [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab] [ab]",
+		     "needs more than 8192 states");
+	char big[2048], cls[512];
+	int n = 0;
+	for (int i = 0; i < 16; i++)
+		n += snprintf(cls + n, sizeof cls - (size_t)n, "%s[%c-%c]", i ? " | " : "", 'a' + i, 'a' + i + 9);
+	n = snprintf(big, sizeof big, "r ::= (%s)* \"a\"", cls);
+	for (int i = 0; i < 12; i++)
+		n += snprintf(big + n, sizeof big - (size_t)n, " (%s)", cls);
+	expect_error(big, "the grammar is too complex");
 }
 
 static void test_quin_grammar(void **state)
