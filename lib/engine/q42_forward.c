@@ -862,8 +862,9 @@ static void fa_tile_rows(q42_engine *e, uint32_t l, uint32_t h, uint32_t t0, uin
 }
 
 /* A pass's attention in flash form: tiles of tokens per head, the
- * costliest (last) tiles handed out first; or (token, head) pairs in the
- * one-at-a-time form. */
+ * costliest (last) tiles handed out first; or in the one-at-a-time form
+ * (token, kv head) pairs, the q heads of a kv head together, so that each
+ * K and V row is read once for all of them. */
 static void fa_job(struct att_args *a, uint32_t ith)
 {
 	q42_engine *e = a->e;
@@ -878,8 +879,9 @@ static void fa_job(struct att_args *a, uint32_t ith)
 		}
 		return;
 	}
-	while (tile_claim(&a->next, n * H, &i))
-		fa_heads(e, a->l, a->t0 + i % n, i / n, i / n + 1, e->ts[ith].fa);
+	const uint32_t g = H / e->layers[a->l].n_head_kv;
+	while (tile_claim(&a->next, n * (H / g), &i))
+		fa_heads(e, a->l, a->t0 + i % n, i / n * g, (i / n + 1) * g, e->ts[ith].fa);
 }
 
 static inline void spin_pause(void)
