@@ -23,7 +23,8 @@
 # the values and, as the ratio, the median of the rounds' ratios.
 #
 # Both programs keep their KV cache in BENCH_KV (f16 by default: llama.cpp's
-# and llama-bench's default type; q42run --kv-type, llamapeer --kv).
+# and llama-bench's default type; q42run --kv-type, llamapeer --kv; q8_0
+# runs q42 with --flash-attn on, which such a cache needs in both).
 # llama.cpp keeps its other defaults (flash attention on for the CPU).
 #
 # BENCH_ISA (q42run --isa: best by default, scalar, avx2, avx512) picks
@@ -44,6 +45,9 @@ die() { echo "make bench: $*" >&2; exit 1; }
 pp=${BENCH_PP:-128} tg=${BENCH_TG:-64} reps=${BENCH_REPS:-5} th=${BENCH_THREADS:-2}
 tok_reps=${BENCH_TOK_REPS:-3} kv=${BENCH_KV:-f16} isa=${BENCH_ISA:-best}
 case $isa in best | scalar | avx2 | avx512) ;; *) die "BENCH_ISA=$isa: best, scalar, avx2 or avx512" ;; esac
+# q42's cache options (a Q8_0 cache needs flash attention)
+kvopt="--kv-type $kv"
+[ "$kv" = q8_0 ] && kvopt="$kvopt --flash-attn on"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/q42-bench.XXXXXX") || die "cannot create a temporary folder"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -83,7 +87,7 @@ r=0 ctx= l=
 membw() { [ -n "$peer" ] && [ -n "$mb" ] && field "$("$mb" --threads "$th" --reps 5 2>/dev/null | tail -n 1)" median_GBps; }
 while [ "$r" -lt "$reps" ]; do
 	bw0=$(membw)
-	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" --kv-type "$kv" --isa "$isa" $ctxopt) ||
+	q=$("$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --reps 1 -t "$th" $kvopt --isa "$isa" $ctxopt) ||
 		die "q42run --bench failed"
 	bw1=$(membw)
 	[ -n "$ctx" ] || ctx=$(field "$q" ctx)
@@ -122,7 +126,7 @@ fi
 r=0
 while [ "$r" -lt "$reps" ]; do
 	o=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg 0 --reps 1 -t "$th" \
-		--kv-type "$kv" --isa "$isa" -c "$ctx") || die "q42run --bench --tg 0 failed"
+		$kvopt --isa "$isa" -c "$ctx") || die "q42run --bench --tg 0 failed"
 	field "$o" ttft_first_ms >>"$tmp/q_ttft"
 	field "$(cat "$tmp/rs")" maxrss_kib >>"$tmp/q_rss"
 	if [ -n "$peer" ]; then
@@ -236,23 +240,29 @@ for d in $depths; do
 	[ "$tg" -gt "$most" ] && most=$tg
 	dctx=$(( (d + most + 255) / 256 * 256 ))
 	q=$("$RUNSTAT" -o "$tmp/rs" "$Q42RUN" -m "$MODEL" --bench --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
-		-t "$th" -c "$dctx" --flash-attn on --isa "$isa") || die "q42run --bench --depth $d failed"
+		-t "$th" -c "$dctx" --kv-type "$kv" --flash-attn on --isa "$isa") || die "q42run --bench --depth $d failed"
 	qr=$(field "$(cat "$tmp/rs")" maxrss_kib)
 	lon= loff= lonr= loffr=
 	if [ -n "$peer" ]; then
 		lon=$("$RUNSTAT" -o "$tmp/rs" "$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
 			--threads "$th" --kv "$kv" --fa on 2>/dev/null | grep pp_tok_s) && lonr=$(field "$(cat "$tmp/rs")" maxrss_kib)
-		loff=$("$RUNSTAT" -o "$tmp/rs" "$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
-			--threads "$th" --kv "$kv" --fa off 2>/dev/null | grep pp_tok_s) && loffr=$(field "$(cat "$tmp/rs")" maxrss_kib)
+		# (a quantized V cache needs flash attention in llama.cpp)
+		if [ "$kv" != q8_0 ]; then
+			loff=$("$RUNSTAT" -o "$tmp/rs" "$peer" bench "$MODEL" --pp "$pp" --tg "$tg" --depth "$d" --reps 1 \
+				--threads "$th" --kv "$kv" --fa off 2>/dev/null | grep pp_tok_s) &&
+				loffr=$(field "$(cat "$tmp/rs")" maxrss_kib)
+		fi
 	fi
+	# (a comparison among printf's arguments is parenthesised: bare, awk
+	# reads its > as a redirection into a file)
 	for k in pp_tok_s tg_tok_s; do
 		a=$(field "$q" $k) b=$(field "$lon" $k) c=$(field "$loff" $k)
 		awk -v lab="${k%%_*}@$d tok/s" -v a="$a" -v b="$b" -v c="$c" 'BEGIN {
 			best = (b + 0 > c + 0) ? b : c
 			printf "%-26s %12s %12s %12s %8s\n", lab, a, b == "" ? "-" : b, c == "" ? "-" : c,
-				best + 0 > 0 ? sprintf("%.2f", a / best) : "-" }'
+				(best + 0 > 0 ? sprintf("%.2f", a / best) : "-") }'
 	done
 	awk -v lab="peak RSS MiB @$d" -v a="$qr" -v b="$lonr" -v c="$loffr" 'BEGIN {
 		printf "%-26s %12.1f %12s %12s %8s\n", lab, a / 1024, b == "" ? "-" : sprintf("%.1f", b / 1024),
-			c == "" ? "-" : sprintf("%.1f", c / 1024), b + 0 > 0 ? sprintf("%.2f", a / b) : "-" }'
+			c == "" ? "-" : sprintf("%.1f", c / 1024), (b + 0 > 0 ? sprintf("%.2f", a / b) : "-") }'
 done
