@@ -220,7 +220,8 @@ typedef struct suite {
 static suite suites[64];
 static size_t n_suites;
 
-static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2", "bert-bge"};
+static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2",
+				       "bert-bge",  "gemma-4", "nomic-bert-moe"};
 
 /* Vocabularies whose llama.cpp pre-tokenizer sets clean_spaces: their
  * decode tidies " ," " ." " 's" and so on, so an input holding those does
@@ -228,7 +229,7 @@ static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-
 static bool suite_cleans_spaces(const char *name)
 {
 	static const char *const list[] = {"gpt-2", "llama-bpe", "falcon", "mpt", "starcoder",
-					   "refact", "aquila", "gpt-neox"};
+					   "refact", "aquila", "gpt-neox", "gemma-4"};
 	for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
 		if (strcmp(name, list[i]) == 0)
 			return true;
@@ -377,6 +378,14 @@ static void test_suite_roundtrip(void **state)
 		 * unknown words [UNK]: its ids do not give the text back, and
 		 * llama.cpp checks no round trip for it either */
 		printf("# suite %s: WordPiece is not invertible, no round trip\n", s->name);
+		suite_free(&sd);
+		skip();
+	}
+	if (q42_str_eq(sd.L.v.model, "t5")) {
+		/* Unigram's charsmap rewrites text (NFKC: "\u00bd" becomes
+		 * "1\u20442"), drops leading, trailing and repeated whitespace
+		 * and makes unmatched codepoints <unk>: not invertible either */
+		printf("# suite %s: Unigram normalization is not invertible, no round trip\n", s->name);
 		suite_free(&sd);
 		skip();
 	}
