@@ -84,6 +84,53 @@ for sel in range(0, 256, 4 * 5):
         if (sel // 20 + i) % 3 == 0:
             put("tokenizer", "seed-%03d-%d" % (sel, i), bytes([sel | (i & 3)]) + t)
 
+
+# fuzz_tokenizer has 26 choices, (first byte >> 2) % 26: 23 is the Unigram
+# vocabulary (nomic-bert-moe), 24 gemma4's, 25 the charsmap mode (u16
+# length, the charsmap, then the text, a small Unigram vocabulary).
+for slot, name in ((23, "t5"), (24, "gemma4")):
+    for i, t in enumerate(texts):
+        put("tokenizer", "seed-%s-%d" % (name, i), bytes([slot << 2 | (i & 3)]) + t)
+
+
+def charsmap(pairs):
+    """A darts-clone double array (p64(5), Q42T) mapping each key to its
+    replacement: every node's children get a fresh block of 256 units."""
+    units, repl, trie = [0] * 256, b"", {}
+    for k, v in pairs:
+        node = trie
+        for c in k:
+            node = node.setdefault(c, {})
+        node[None] = len(repl)
+        repl += v + b"\0"
+
+    def block():
+        units.extend([0] * 256)
+        return len(units) - 256
+
+    def fill(node, s):
+        for c in sorted(c for c in node if c is not None):
+            child, b, j = node[c], block(), s ^ c
+            units[j] = ((j ^ b) << 10) | (0x100 if None in child else 0) | c
+            if None in child:
+                units[b] = 0x80000000 | child[None]
+            fill(child, b)
+
+    root = block()
+    units[0] = root << 10
+    fill(trie, root)
+    blob = struct.pack("<%dI" % len(units), *units)
+    return struct.pack("<I", len(blob)) + blob + repl
+
+
+cms = [charsmap([(b"a", b"b")]),
+       charsmap([("\uff41".encode(), b"a"), ("\u00bd".encode(), "1\u20442".encode()),
+                 ("\u3000".encode(), b" "), (b"A", b"a"), (b"AB", b"ab"), (b"\t", b" ")])]
+for i, cm in enumerate(cms):
+    for j, t in enumerate([b"a b  ab\tA AB", "\uff41\u00bd\u3000 1 <mask> x".encode(), texts[4]]):
+        put("tokenizer", "seed-charsmap-%d-%d" % (i, j),
+            bytes([25 << 2 | (i + j) & 3]) + struct.pack("<H", len(cm)) + cm + t)
+
 # Grammars: the examples of q42run(1) and the bats tests, limits, errors.
 grams = {
     "sentence": b'# a sentence about Lily or Tom\nroot ::= name (" " word)+ "."\n'
