@@ -505,7 +505,8 @@ static void test_pretokenizers(void **state)
 
 static void test_special_and_bos(void **state)
 {
-	static const char *const vocabs[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2"};
+	static const char *const vocabs[] = {"llama-spm", "llama-bpe", "qwen2",
+					     "gpt-2",     "gemma-4",   "nomic-bert-moe"};
 	static const struct {
 		const char *mode;
 		unsigned flags;
@@ -516,7 +517,7 @@ static void test_special_and_bos(void **state)
 	};
 	int bad = 0;
 	(void)state;
-	for (size_t v = 0; v < 4; v++) {
+	for (size_t v = 0; v < sizeof vocabs / sizeof vocabs[0]; v++) {
 		char outn[128];
 		size_t n = 0;
 		int r;
@@ -531,6 +532,14 @@ static void test_special_and_bos(void **state)
 		snprintf(outn, sizeof outn, "%s.extra.out", vocabs[v]);
 		r = run_golden(vocabs[v], NULL, "extra.inp", outn, 0, true, &n);
 		printf("# %s extra.inp: %zu cases, %d differ\n", vocabs[v], n, r);
+		bad += r;
+		if (v < 4)
+			continue;
+		/* generated lines of spaces, specials, charsmap input, invalid
+		 * UTF-8 (the Unigram and gemma4 vocabularies) */
+		snprintf(outn, sizeof outn, "%s.mixed.out", vocabs[v]);
+		r = run_golden(vocabs[v], NULL, "mixed.txt", outn, modes[0].flags, false, &n);
+		printf("# %s mixed.txt: %zu cases, %d differ\n", vocabs[v], n, r);
 		bad += r;
 	}
 	assert_int_equal(bad, 0);
