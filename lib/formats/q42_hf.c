@@ -720,6 +720,15 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 			v->add_bos = 1;
 		if (wraps && v->add_eos < 0)
 			v->add_eos = 1;
+		/* their ["text", id] pairs name BOS (cls) and EOS (sep) */
+		const json_t *cls = json_array_get(json_object_get(post, "cls"), 0);
+		const json_t *sep = json_array_get(json_object_get(post, "sep"), 0);
+		if (wraps && v->bos < 0)
+			v->bos = find_token(v, json_string_value(cls));
+		if (wraps && v->eos < 0)
+			v->eos = find_token(v, json_string_value(sep));
+		if (wraps)
+			v->sep = v->eos;
 		if ((rc = unigram_charsmap(out, root, precompiled, err)) != Q42_OK)
 			goto fail;
 	}

@@ -4,7 +4,7 @@ issue 39 (tests/fuzz/corpus-NAME), from the checked-in golden Hugging Face
 folders, the test models and hand-written inputs. Deterministic: running it
 again writes the same bytes. Usage: fuzz_seeds.py SRCDIR
 (the walarc seeds are made by q42wal itself; see corpus-walarc/README)."""
-import io, json, os, struct, sys, tarfile
+import base64, io, json, os, struct, sys, tarfile
 
 src = sys.argv[1]
 fz = os.path.join(src, "tests", "fuzz")
@@ -126,6 +126,21 @@ def charsmap(pairs):
 cms = [charsmap([(b"a", b"b")]),
        charsmap([("\uff41".encode(), b"a"), ("\u00bd".encode(), "1\u20442".encode()),
                  ("\u3000".encode(), b" "), (b"A", b"a"), (b"AB", b"ab"), (b"\t", b" ")])]
+# tokenizer.json of a T5/XLM-R style Unigram model: Precompiled normalizer
+# (base64 charsmap), Replace of " {2,}", Metaspace, RobertaProcessing.
+put("hfvocab", "seed-unigram-precompiled", json.dumps({
+    "added_tokens": [{"id": 0, "content": "<s>", "special": True},
+                     {"id": 2, "content": "</s>", "special": True}],
+    "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(cms[1]).decode()},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+    "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]},
+    "model": {"type": "Unigram", "unk_id": 1,
+              "vocab": [["<s>", 0.0], ["<unk>", 0.0], ["</s>", 0.0], ["\u2581", -1.0], ["a", -2.0],
+                        ["\u2581a", -1.5], ["b", -2.0], ["ab", -2.5]]}}).encode()
+    + b"\0{}\0")
+
 for i, cm in enumerate(cms):
     for j, t in enumerate([b"a b  ab\tA AB", "\uff41\u00bd\u3000 1 <mask> x".encode(), texts[4]]):
         put("tokenizer", "seed-charsmap-%d-%d" % (i, j),
