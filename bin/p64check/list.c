@@ -562,6 +562,7 @@ int list_tokenizer(q42_source *s, FILE *out, bool json, q42_err *err)
 	field_flag(&r, "add_eos", v->add_eos);
 	field_flag(&r, "add_space_prefix", v->add_space_prefix);
 	field_flag(&r, "remove_extra_whitespaces", v->remove_extra_whitespaces);
+	field_u64(&r, "charsmap_bytes", v->charsmap.len);
 	rc = finish(&r, err);
 	if (v == &tmp)
 		q42_vocab_free(&tmp);

@@ -9,6 +9,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,7 @@ void q42_hf_vocab_free(q42_hf_vocab *v)
 	q42_vocab_free(&v->v);
 	json_decref((json_t *)v->json_);
 	free(v->arena_);
+	free(v->charsmap_);
 	memset(v, 0, sizeof *v);
 }
 
@@ -414,18 +416,61 @@ static bool is_byte_token(q42_str t)
 	       strchr(hex, t.p[3]) != NULL && strchr(hex, t.p[4]) != NULL && t.p[3] && t.p[4];
 }
 
-/* Does the tokenizer put "▁" before the text (SentencePiece style)? */
-static bool prepends_space(const json_t *root)
+/* The normalizer of the given type: the normalizer itself or one of its
+ * Sequence's; NULL when there is none. */
+static const json_t *find_normalizer(const json_t *root, const char *type)
 {
-	const json_t *norm = json_object_get(root, "normalizer"), *pre = json_object_get(root, "pre_tokenizer");
+	const json_t *norm = json_object_get(root, "normalizer");
 	const json_t *list = json_object_get(norm, "normalizers");
 	size_t n = json_is_array(list) ? json_array_size(list) : 1;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *x = json_is_array(list) ? json_array_get(list, i) : norm;
 		const char *t = json_string_value(json_object_get(x, "type"));
-		if (t != NULL && strcmp(t, "Prepend") == 0)
-			return true;
+		if (t != NULL && strcmp(t, type) == 0)
+			return x;
 	}
+	return NULL;
+}
+
+/* Unigram with SentencePiece's normalizer: the precompiled charsmap
+ * (base64 in the Precompiled normalizer) becomes the vocabulary's
+ * tokenizer.ggml.precompiled_charsmap, and HF's Replace of " {2,}"
+ * (how its converter writes remove_extra_whitespaces) the flag. */
+static int unigram_charsmap(q42_hf_vocab *out, const json_t *root, const json_t *pc, q42_err *err)
+{
+	const json_t *cm = json_object_get(pc, "precompiled_charsmap");
+	const json_t *rp = find_normalizer(root, "Replace");
+	const char *b64 = json_string_value(cm), *re;
+	size_t len = json_string_length(cm), pad = 0;
+	int n;
+
+	if (b64 == NULL || len == 0 || len % 4 != 0 || len > (size_t)INT32_MAX)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tokenizer.json: normalizer Precompiled: precompiled_charsmap: "
+				   "expected a non-empty base64 string");
+	out->charsmap_ = malloc(len / 4 * 3);
+	if (out->charsmap_ == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory for the precompiled charsmap");
+	n = EVP_DecodeBlock(out->charsmap_, (const unsigned char *)b64, (int)len);
+	if (n < 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tokenizer.json: normalizer Precompiled: precompiled_charsmap is not "
+				   "base64");
+	/* EVP_DecodeBlock counts the bytes '=' padding stands for */
+	while (pad < 2 && b64[len - 1 - pad] == '=')
+		pad++;
+	out->v.charsmap = (q42_str){(const char *)out->charsmap_, (uint64_t)n - pad};
+	re = json_string_value(json_object_get(json_object_get(rp, "pattern"), "Regex"));
+	out->v.remove_extra_whitespaces = (int8_t)(re != NULL && strcmp(re, " {2,}") == 0);
+	return Q42_OK;
+}
+
+/* Does the tokenizer put "▁" before the text (SentencePiece style)? */
+static bool prepends_space(const json_t *root)
+{
+	const json_t *pre = json_object_get(root, "pre_tokenizer");
+	if (find_normalizer(root, "Prepend") != NULL)
+		return true;
 	const char *pt = json_string_value(json_object_get(pre, "type"));
 	if (pt != NULL && strcmp(pt, "Metaspace") == 0) {
 		const char *sch = json_string_value(json_object_get(pre, "prepend_scheme"));
@@ -478,6 +523,7 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		goto fail;
 	}
 	spm = unigram || json_is_true(json_object_get(model, "byte_fallback"));
+	const json_t *precompiled = unigram ? find_normalizer(root, "Precompiled") : NULL;
 
 	/* Number of ids: base vocabulary, added tokens, embedding rows. */
 	n = unigram ? json_array_size(vocab) : 0;
@@ -633,7 +679,8 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 	if (!json_is_array(merges))
 		v->n_merges = 0;
 
-	v->model = spm ? (q42_str){"llama", 5} : (q42_str){"gpt2", 4};
+	v->model = precompiled != NULL ? (q42_str){"t5", 2}
+		 : spm ? (q42_str){"llama", 5} : (q42_str){"gpt2", 4};
 	v->pre = (q42_str){"", 0};
 	if (!spm) {
 		const char *pre = c == NULL ? "default"
@@ -663,6 +710,28 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 	v->add_eos = json_is_boolean(ae) ? (int8_t)json_is_true(ae) : -1;
 	v->add_space_prefix = spm ? (int8_t)prepends_space(root) : -1;
 	v->remove_extra_whitespaces = -1;
+	if (precompiled != NULL) {
+		/* RobertaProcessing/BertProcessing wrap the text in cls ... sep */
+		const json_t *post = json_object_get(root, "post_processor");
+		const char *pp = json_string_value(json_object_get(post, "type"));
+		bool wraps = pp != NULL && (strcmp(pp, "RobertaProcessing") == 0 ||
+					    strcmp(pp, "BertProcessing") == 0);
+		if (wraps && v->add_bos < 0)
+			v->add_bos = 1;
+		if (wraps && v->add_eos < 0)
+			v->add_eos = 1;
+		/* their ["text", id] pairs name BOS (cls) and EOS (sep) */
+		const json_t *cls = json_array_get(json_object_get(post, "cls"), 0);
+		const json_t *sep = json_array_get(json_object_get(post, "sep"), 0);
+		if (wraps && v->bos < 0)
+			v->bos = find_token(v, json_string_value(cls));
+		if (wraps && v->eos < 0)
+			v->eos = find_token(v, json_string_value(sep));
+		if (wraps)
+			v->sep = v->eos;
+		if ((rc = unigram_charsmap(out, root, precompiled, err)) != Q42_OK)
+			goto fail;
+	}
 	json_decref(cfg);
 	return Q42_OK;
 fail:

@@ -65,10 +65,13 @@ typedef struct q42_hf_vocab {
 	q42_vocab v;
 	void *json_;   /* the parsed tokenizer.json; strings point into it */
 	char *arena_;  /* strings built here (merges as "a b", padding tokens) */
+	uint8_t *charsmap_; /* the decoded precompiled charsmap (Unigram) */
 } q42_hf_vocab;
 
 /* tokenizer.json (+ tokenizer_config.json, may be NULL) into *out. Model
- * types: Unigram -> "llama" with its scores; BPE with byte_fallback ->
+ * types: Unigram with a Precompiled normalizer (T5, XLM-R) -> "t5" with
+ * its scores and charsmap; other Unigram -> "llama" with its scores; BPE
+ * with byte_fallback ->
  * "llama" with scores from the merge ranks; byte-level BPE -> "gpt2" with
  * its merges and a pre-tokenizer name from the family. n_vocab pads with
  * "[PAD<id>]" tokens when the embedding has more rows than the tokenizer. */

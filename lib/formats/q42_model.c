@@ -288,6 +288,24 @@ static int get_flag(const q42_gguf *g, const char *key, int8_t *out, q42_err *er
 	return Q42_OK;
 }
 
+/* The Unigram normalizer's bytes, a view of the array in the mapping
+ * (llama.cpp accepts u8 or i8 elements). */
+static int get_charsmap(const q42_gguf *g, q42_vocab *v, q42_err *err)
+{
+	const q42_gguf_kv *kv = q42_gguf_find(g, "tokenizer.ggml.precompiled_charsmap");
+	if (kv == NULL)
+		return Q42_OK;
+	if (kv->type != Q42_GGUF_ARRAY ||
+	    (kv->arr_type != Q42_GGUF_U8 && kv->arr_type != Q42_GGUF_I8))
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tokenizer: key 'tokenizer.ggml.precompiled_charsmap' at offset %llu: "
+				   "expected an array of u8",
+				   (unsigned long long)kv->key_off);
+	v->charsmap.p = (const char *)kv->val;
+	v->charsmap.len = kv->count;
+	return Q42_OK;
+}
+
 int q42_vocab_from_gguf(q42_vocab *v, const q42_gguf *g, q42_err *err)
 {
 	const q42_gguf_kv *tokens, *scores, *types, *merges;
@@ -390,6 +408,8 @@ int q42_vocab_from_gguf(q42_vocab *v, const q42_gguf *g, q42_err *err)
 	if (rc == Q42_OK)
 		rc = get_flag(g, "tokenizer.ggml.remove_extra_whitespaces",
 			      &v->remove_extra_whitespaces, err);
+	if (rc == Q42_OK)
+		rc = get_charsmap(g, v, err);
 	if (rc != Q42_OK)
 		return vocab_fail(v, rc);
 	return Q42_OK;

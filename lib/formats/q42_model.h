@@ -85,6 +85,9 @@ typedef struct q42_vocab {
 	int8_t add_eos;
 	int8_t add_space_prefix;
 	int8_t remove_extra_whitespaces;
+	/* tokenizer.ggml.precompiled_charsmap (Unigram normalizer bytes, see
+	 * p64(5)); empty when absent */
+	q42_str charsmap;
 } q42_vocab;
 
 /* Fill *hp from GGUF metadata; fails on a missing architecture or a

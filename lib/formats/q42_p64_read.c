@@ -451,11 +451,11 @@ static int read_vocab(rd *r, q42_p64 *p)
 	if (n == 0)
 		return bad(r, "section Q42T: token count at offset %llu is 0",
 			   (unsigned long long)(s->offset + 16));
-	if (tf & ~3u)
+	if (tf & ~7u)
 		return bad(r, "section Q42T: flags at offset %llu: unknown bits 0x%x",
-			   (unsigned long long)(s->offset + 24), tf & ~3u);
+			   (unsigned long long)(s->offset + 24), tf & ~7u);
 	uint64_t want = Q42_P64_Q42T_FIXED + 8ull * n + ((tf & 1u) ? 4ull * n : 0) +
-			((tf & 2u) ? 4ull * n : 0) + 8ull * m;
+			((tf & 2u) ? 4ull * n : 0) + 8ull * m + ((tf & 4u) ? 8u : 0);
 	if (s->length != want)
 		return bad(r, "section Q42T: length: expected %llu for %u tokens and %u merges, "
 			      "found %llu",
@@ -514,6 +514,9 @@ static int read_vocab(rd *r, q42_p64 *p)
 		snprintf(where, sizeof where, "section Q42T: merge %u", i);
 		return str_field(r, q, &v->merges[i], where, "text");
 	}
+	if ((tf & 4u) && (rc = str_field(r, q, &v->charsmap, "section Q42T",
+					 "precompiled_charsmap")) != Q42_OK)
+		return rc;
 	p->has_vocab = true;
 	return Q42_OK;
 }

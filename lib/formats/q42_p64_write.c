@@ -257,7 +257,7 @@ static bool put_vocab(wctx *w, q42_buf *b)
 	bool ok = str_put(w, b, v->model.p, v->model.len) && str_put(w, b, v->pre.p, v->pre.len);
 	q42_buf_u32le(b, v->n_tokens);
 	q42_buf_u32le(b, v->n_merges);
-	q42_buf_u32le(b, (v->scores ? 1u : 0u) | (v->types ? 2u : 0u));
+	q42_buf_u32le(b, (v->scores ? 1u : 0u) | (v->types ? 2u : 0u) | (v->charsmap.len ? 4u : 0u));
 	const int32_t ids[8] = {v->bos, v->eos, v->eot, v->eom, v->unk, v->sep, v->pad, v->mask};
 	for (int i = 0; i < 8; i++)
 		q42_buf_u32le(b, (uint32_t)ids[i]);
@@ -275,6 +275,8 @@ static bool put_vocab(wctx *w, q42_buf *b)
 			q42_buf_u32le(b, (uint32_t)v->types[i]);
 	for (uint32_t i = 0; ok && i < v->n_merges; i++)
 		ok = str_put(w, b, v->merges[i].p, v->merges[i].len);
+	if (ok && v->charsmap.len)
+		ok = str_put(w, b, v->charsmap.p, v->charsmap.len);
 	return ok;
 }
 

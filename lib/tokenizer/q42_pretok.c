@@ -18,7 +18,8 @@
  * Implemented: default, gpt2 family, llama3 family, qwen2 family (incl.
  * bailingmoe, whose pattern is qwen2's written differently), qwen35,
  * deepseek-llm, deepseek-coder, deepseek-v3 family, falcon, starcoder
- * family, poro/bloom/gpt3-finnish, viking, laguna, afmoe. Anything else is
+ * family, poro/bloom/gpt3-finnish, viking, laguna, afmoe, gemma4 (newline
+ * runs only; its whitespace escaping is the tokenizer's). Anything else is
  * refused by q42_pretok_lookup; this file never guesses a split.
  */
 #include "tokenizer/q42_pretok.h"
@@ -43,6 +44,7 @@ enum pk_kind {
 	PK_VIKING,
 	PK_LAGUNA,
 	PK_AFMOE,
+	PK_GEMMA4,
 };
 
 bool q42_u32vec_push(q42_u32vec *a, uint32_t x)
@@ -632,6 +634,7 @@ static const pass_list lists[] = {
 	[PK_LAGUNA] = {2, {{P_NEWLINES, NULL}, {P_QWEN2, NULL}}},
 	[PK_AFMOE] = {3, {{P_AFMOE_DIGITS, NULL}, {P_REGEX, m_afmoe_cjk},
 			  {P_REGEX, m_ds3_main}}},
+	[PK_GEMMA4] = {1, {{P_NEWLINES, NULL}}},
 };
 
 static void run_pass(const pass *p, const uint32_t *cp, size_t b, size_t e, emitter *em)
@@ -771,6 +774,8 @@ static const pre_name names[] = {
 	{"viking", PK_VIKING, 0, 0, -1, 0},
 	{"laguna", PK_LAGUNA, 0, 0, -1, 0},
 	{"afmoe", PK_AFMOE, 0, 0, -1, 0},
+	{"gemma4", PK_GEMMA4, 1, 0, -1, 0},
+	{"granite-embed-multi-311m", PK_GEMMA4, 1, 0, -1, 0},
 };
 
 bool q42_pretok_lookup(const char *name, size_t len, q42_pretok_info *info)
@@ -786,6 +791,7 @@ bool q42_pretok_lookup(const char *name, size_t len, q42_pretok_info *info)
 			info->ignore_merges = names[i].ignore_merges != 0;
 			info->add_bos = names[i].add_bos;
 			info->no_bos = names[i].no_bos != 0;
+			info->escape_ws = names[i].kind == PK_GEMMA4;
 			return true;
 		}
 	}

@@ -29,6 +29,9 @@ typedef struct q42_pretok_info {
 	bool ignore_merges;  /* a word that is itself a token is not merged */
 	int8_t add_bos;      /* default add-BOS policy (-1: none of its own) */
 	bool no_bos;         /* the BOS id defaults to none (chatglm) */
+	/* gemma4: spaces become U+2581 and BPE runs on raw UTF-8 with <0xHH>
+	 * byte fallback (no GPT-2 byte encoding); BOS is always added */
+	bool escape_ws;
 } q42_pretok_info;
 
 /* Look a tokenizer.ggml.pre value up ("" means llama.cpp's "default");

@@ -3,8 +3,10 @@
  * Owns the tokenizer built from a q42_vocab: token attributes (the GGUF
  * token types plus llama.cpp's text-based detection of end-of-generation
  * and FIM tokens), the special-token partition of the input, the
- * SentencePiece score merges ("llama"), the byte-level BPE rank merges
- * ("gpt2", split first by q42_pretok.c), and detokenization. The rules are
+ * SentencePiece score merges ("llama"), the BPE rank merges ("gpt2",
+ * split first by q42_pretok.c, byte-level or, for gemma4's pre-tokenizer,
+ * on raw UTF-8 with U+2581 for spaces), WordPiece ("bert"), Unigram ("t5",
+ * in q42_ugm.c), and detokenization. The rules are
  * those of llama.cpp's llama-vocab.cpp (read for facts only). A vocab this
  * file cannot honour exactly is refused at open with a message; it never
  * falls back to another tokenization. It never prints and never writes to
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "tokenizer/q42_pretok.h"
+#include "tokenizer/q42_ugm.h"
 #include "tokenizer/q42_unicode.h"
 
 /* Token attributes, the bits of llama.cpp's llama_token_attr. */
@@ -34,7 +37,7 @@ enum {
 	A_RSTRIP = 1 << 8,
 };
 
-enum tk_kind { TK_SPM, TK_BPE, TK_WPM };
+enum tk_kind { TK_SPM, TK_BPE, TK_WPM, TK_UGM };
 
 typedef struct merge_slot {
 	int32_t left, right; /* token ids; left < 0 marks an empty slot */
@@ -74,8 +77,10 @@ struct q42_tokenizer {
 	int32_t bos, eos, eot, eom, unk, sep;
 	bool add_bos, add_eos, add_space_prefix;
 	uint32_t max_token_len; /* WPM: the longest token text, in bytes */
+	bool no_default_ids;    /* gemma4: every special id comes from the file */
 	uint64_t *piece_off;    /* n + 1 offsets into piece_data */
 	uint8_t *piece_data;    /* each token rendered with specials shown */
+	q42_ugm *ugm;           /* UGM only */
 };
 
 /* ---- hashing ------------------------------------------------------------ */
@@ -529,7 +534,7 @@ static void append_piece(q42_buf *b, const q42_tokenizer *t, int32_t id)
 		q42_buf_append(b, s.p, s.len);
 	} else if (a & A_NORMAL) {
 		const uint8_t *p = (const uint8_t *)s.p;
-		if (t->kind != TK_BPE) { /* SPM and WPM: U+2581 is a space */
+		if (t->kind != TK_BPE || t->pre.escape_ws) { /* U+2581 is a space */
 			for (uint64_t i = 0; i < s.len; i++) {
 				if (i + 2 < s.len && p[i] == 0xE2 && p[i + 1] == 0x96 && p[i + 2] == 0x81) {
 					q42_buf_u8(b, ' ');
@@ -592,7 +597,10 @@ static void set_ids(q42_tokenizer *t, const q42_vocab *v)
 	} else if (t->kind == TK_WPM) {
 		bos = 101; /* [CLS] */
 		unk = 100;
-	} else {
+	} else if (t->kind == TK_UGM) {
+		eos = 1;
+		unk = 2;
+	} else if (!t->no_default_ids) {
 		bos = t->pre.no_bos ? -1 : 11;
 		eos = 11;
 	}
@@ -616,10 +624,38 @@ static void set_ids(q42_tokenizer *t, const q42_vocab *v)
 		t->eom = v->eom;
 }
 
+/* role holds the trie roles from the file's types; the zero-score role
+ * (user-defined) is taken from the final attributes, as llama.cpp reads
+ * them while it tokenizes. */
+static int open_ugm(q42_tokenizer *t, const q42_vocab *v, uint8_t *role, q42_err *err)
+{
+	q42_ugm_opts uo;
+	if (t->unk < 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "tokenizer: t5 (Unigram) vocabulary without an unknown token "
+				   "(tokenizer.ggml.unknown_token_id)");
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->attr[i] & A_USER_DEFINED)
+			role[i] |= Q42_UGM_ZERO;
+	uo = (q42_ugm_opts){
+		.n = t->n,
+		.text = t->text,
+		.score = t->score,
+		.role = role,
+		.charsmap = (const uint8_t *)v->charsmap.p,
+		.charsmap_len = (size_t)v->charsmap.len,
+		.add_space_prefix = t->add_space_prefix,
+		.remove_extra_whitespaces = v->remove_extra_whitespaces > 0,
+		.unk = t->unk,
+	};
+	return q42_ugm_open(&t->ugm, &uo, err);
+}
+
 int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tokenizer_opts *o,
 			  q42_err *err)
 {
 	q42_tokenizer *t;
+	uint8_t *role = NULL;
 	int rc;
 
 	*out = NULL;
@@ -650,12 +686,24 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 					 "tokenizer: gpt2 vocabulary without tokenizer.ggml.merges");
 			goto fail;
 		}
+	} else if (str_is(v->model, "gemma4")) {
+		/* BPE whatever tokenizer.ggml.pre says, as llama.cpp does */
+		t->kind = TK_BPE;
+		t->no_default_ids = true;
+		q42_pretok_lookup("gemma4", 6, &t->pre);
+		if (v->merges == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "tokenizer: gemma4 vocabulary without tokenizer.ggml.merges");
+			goto fail;
+		}
 	} else if (str_is(v->model, "bert")) {
 		t->kind = TK_WPM;
+	} else if (str_is(v->model, "t5")) {
+		t->kind = TK_UGM;
 	} else {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
 				 "tokenizer: unknown or unsupported tokenizer model "
-				 "tokenizer.ggml.model='%.*s' (supported: llama, gpt2, bert)",
+				 "tokenizer.ggml.model='%.*s' (supported: llama, gpt2, gemma4, bert, t5)",
 				 (int)(v->model.len > 64 ? 64 : v->model.len), v->model.p ? v->model.p : "");
 		goto fail;
 	}
@@ -696,13 +744,38 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 		for (uint32_t i = 0; i < t->n; i++)
 			if (t->text[i].len > t->max_token_len)
 				t->max_token_len = (uint32_t)t->text[i].len;
+	} else if (t->kind == TK_UGM) {
+		t->add_space_prefix = false;
+		t->add_bos = false;
+		t->add_eos = true;
+		role = malloc(t->n);
+		if (role == NULL) {
+			rc = q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
+			goto fail;
+		}
+		/* llama.cpp builds its tries from the file's token types, before
+		 * the name-based detection below changes any */
+		for (uint32_t i = 0; i < t->n; i++) {
+			uint16_t a = t->attr[i];
+			role[i] = (uint8_t)(((a & (A_NORMAL | A_USER_DEFINED | A_UNUSED)) ? Q42_UGM_MATCH : 0) |
+					    ((a & A_USER_DEFINED) ? Q42_UGM_PROTECT : 0) |
+					    ((a & A_NORMAL) ? Q42_UGM_NORMAL : 0));
+		}
 	} else {
 		t->add_space_prefix = false;
 		t->add_bos = t->pre.add_bos == 1;
 		t->add_eos = false;
-		build_bytechars(t);
-		for (int b = 0; b < 256; b++)
-			t->byte_tok[b] = lookup(t, t->bytechar[b], t->bytechar_len[b]);
+		if (t->pre.escape_ws) {
+			for (int b = 0; b < 256; b++) {
+				char hex[7];
+				snprintf(hex, sizeof hex, "<0x%02X>", b);
+				t->byte_tok[b] = lookup_cstr(t, hex);
+			}
+		} else {
+			build_bytechars(t);
+			for (int b = 0; b < 256; b++)
+				t->byte_tok[b] = lookup(t, t->bytechar[b], t->bytechar_len[b]);
+		}
 		if ((rc = build_merges(t, v, err)) != Q42_OK)
 			goto fail;
 	}
@@ -712,15 +785,23 @@ int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v, const q42_tok
 		t->add_bos = v->add_bos != 0;
 	if (v->add_eos >= 0 && t->kind != TK_WPM)
 		t->add_eos = v->add_eos != 0;
+	/* llama.cpp forces BOS for gemma4's pre-tokenizer (the one that
+	 * escapes whitespace) */
+	if (t->kind == TK_BPE && t->pre.escape_ws)
+		t->add_bos = true;
 
 	set_ids(t, v);
 	detect_specials(t);
 	if ((rc = build_special_cache(t, err)) != Q42_OK || (rc = build_pieces(t, err)) != Q42_OK)
 		goto fail;
+	if (t->kind == TK_UGM && (rc = open_ugm(t, v, role, err)) != Q42_OK)
+		goto fail;
 	strip_attrs(t, v, o);
+	free(role);
 	*out = t;
 	return Q42_OK;
 fail:
+	free(role);
 	q42_tokenizer_close(t);
 	return rc;
 }
@@ -743,6 +824,7 @@ void q42_tokenizer_close(q42_tokenizer *t)
 	free(t->eog);
 	free(t->piece_off);
 	free(t->piece_data);
+	q42_ugm_close(t->ugm);
 	free(t);
 }
 
@@ -883,6 +965,7 @@ typedef struct work {
 	size_t ncp, capcp;
 	q42_u32vec words, tmp[2];
 	frag_vec frag[2];
+	q42_ugm_work ugm;
 } work;
 
 static void work_free(work *w)
@@ -896,6 +979,7 @@ static void work_free(work *w)
 	q42_u32vec_free(&w->tmp[1]);
 	free(w->frag[0].v);
 	free(w->frag[1].v);
+	q42_ugm_work_free(&w->ugm);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -1057,11 +1141,22 @@ static bool bpe_try(const q42_tokenizer *t, work *w, int32_t l, int32_t r)
 	return heap_push(w, TK_BPE, g);
 }
 
-/* One pre-tokenized word, already in byte-encoded form in w->buf. */
+static bool all_newlines(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != '\n')
+			return false;
+	return true;
+}
+
+/* One pre-tokenized word, already in byte-encoded form in w->buf (raw
+ * UTF-8 with U+2581 for spaces when the pre-tokenizer escapes them; a
+ * word of newlines that is a token is then that token, llama.cpp's
+ * gemma4 rule). */
 static int bpe_word(const q42_tokenizer *t, work *w, q42_tokens *out, q42_err *err)
 {
 	size_t off = 0;
-	if (t->pre.ignore_merges) {
+	if (t->pre.ignore_merges || (t->pre.escape_ws && all_newlines(w->buf, w->nbuf))) {
 		int32_t id = lookup(t, w->buf, w->nbuf);
 		if (id >= 0)
 			return q42_tokens_push(out, id) ? Q42_OK
@@ -1107,9 +1202,11 @@ static int bpe_word(const q42_tokenizer *t, work *w, q42_tokens *out, q42_err *e
 			continue;
 		}
 		/* Not a token: llama.cpp tries each byte of its text as a
-		 * one-byte token and drops the bytes that are none. */
+		 * one-byte token (<0xHH> without byte encoding) and drops the
+		 * bytes that are none. */
 		for (uint32_t j = 0; j < s->n; j++) {
-			int32_t id = lookup(t, w->buf + s->start + j, 1);
+			int32_t id = t->pre.escape_ws ? t->byte_tok[w->buf[s->start + j]]
+						      : lookup(t, w->buf + s->start + j, 1);
 			if (id >= 0 && !q42_tokens_push(out, id))
 				return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
 		}
@@ -1137,8 +1234,15 @@ static int bpe_encode(const q42_tokenizer *t, work *w, const uint8_t *text, size
 		for (size_t k = start; k < end; k++) {
 			uint8_t u[4];
 			size_t n = q42_utf8_encode(w->cp[k], u);
-			if (!grow((void **)&w->buf, &w->capbuf, w->nbuf + 2 * n, 1))
+			if (!grow((void **)&w->buf, &w->capbuf, w->nbuf + 8, 1)) /* 4 bytes, each up to 2 */
 				return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
+			if (t->pre.escape_ws) {
+				if (w->cp[k] == ' ')
+					n = q42_utf8_encode(0x2581, u);
+				memcpy(w->buf + w->nbuf, u, n);
+				w->nbuf += n;
+				continue;
+			}
 			for (size_t j = 0; j < n; j++) {
 				memcpy(w->buf + w->nbuf, t->bytechar[u[j]], t->bytechar_len[u[j]]);
 				w->nbuf += t->bytechar_len[u[j]];
@@ -1306,8 +1410,12 @@ int q42_tokenizer_encode(const q42_tokenizer *t, const char *text, size_t len, u
 				}
 				continue;
 			}
-			rc = t->kind == TK_WPM ? wpm_encode(t, &w, s + f.off, f.len, out, err)
-					       : bpe_encode(t, &w, s + f.off, f.len, out, err);
+			if (t->kind == TK_WPM)
+				rc = wpm_encode(t, &w, s + f.off, f.len, out, err);
+			else if (t->kind == TK_UGM)
+				rc = q42_ugm_encode(t->ugm, &w.ugm, s + f.off, f.len, out, err);
+			else
+				rc = bpe_encode(t, &w, s + f.off, f.len, out, err);
 			if (rc != Q42_OK)
 				goto fail;
 		}

@@ -1,10 +1,11 @@
 /* q42_tokenizer.h -- text <-> token ids, as llama.cpp does it.
  *
  * Built from a q42_vocab (GGUF metadata or the P64 Q42T section). Supports
- * SentencePiece-style vocabularies (tokenizer.ggml.model "llama") and
+ * SentencePiece-style vocabularies (tokenizer.ggml.model "llama"),
  * byte-level BPE ("gpt2" with the pre-tokenizers named by
- * tokenizer.ggml.pre). A vocabulary it cannot honour is refused at open,
- * never approximated.
+ * tokenizer.ggml.pre), gemma4's BPE on UTF-8 ("gemma4"), WordPiece
+ * ("bert") and Unigram ("t5", with its precompiled charsmap). A vocabulary
+ * it cannot honour is refused at open, never approximated.
  */
 #ifndef Q42_TOKENIZER_H
 #define Q42_TOKENIZER_H
@@ -52,7 +53,9 @@ typedef struct q42_tokenizer_opts {
 /* The vocab must outlive the tokenizer (strings are not copied). Fails
  * with Q42_EUNSUPPORTED for a model type or pre-tokenizer not implemented,
  * Q42_EFORMAT for malformed data (duplicate token texts, merges naming
- * missing tokens, a gpt2 vocab without merges, byte tokens not <0xHH>). */
+ * missing tokens, a gpt2 vocab without merges, byte tokens not <0xHH>, a
+ * charsmap whose sizes or offsets point outside it, a t5 vocab without an
+ * unknown token). */
 Q42_API int q42_tokenizer_open(q42_tokenizer **out, const q42_vocab *v, q42_err *err);
 Q42_API int q42_tokenizer_open_ex(q42_tokenizer **out, const q42_vocab *v,
 				  const q42_tokenizer_opts *opts, q42_err *err);

@@ -169,6 +169,21 @@ PY
 	[ "$status" -eq 1 ]
 }
 
+@test "--tokenize: Unigram (t5) and gemma4 vocabularies, GGUF and their P64, give llama.cpp's ids" {
+	local p64c v n g f out
+	p64c=$(q42_bin p64c)
+	for n in nomic-bert-moe gemma-4; do
+		need_vocab v "ggml-vocab-$n.gguf"
+		# mixed.txt: charsmap input (U+FF41, U+00BD, U+3000), specials, bad UTF-8
+		g="$Q42_SRCDIR/tests/golden/tokenizer/$n.mixed.out"
+		"$p64c" "$v" -o "$BATS_TEST_TMPDIR/$n.p64"
+		for f in "$v" "$BATS_TEST_TMPDIR/$n.p64"; do
+			out=$("$Q42RUN" -m "$f" --tokenize --lines -f "$Q42_SRCDIR/tests/golden/tokenizer/mixed.txt")
+			diff <(printf '%s\n' "$out") "$g"
+		done
+	done
+}
+
 @test "--no-special: special-token text stays text" {
 	need_model m stories260K.gguf
 	run "$Q42RUN" -m "$m" --tokenize --no-bos -p "<s>"

@@ -3,11 +3,16 @@
  * Vocabularies of each tokenizer type are loaded once from the test
  * models: SentencePiece ("llama": stories260K, phi-3's), WordPiece
  * ("bert": tiny-bert), byte-level BPE ("gpt2": tiny-lfm2moe, opened once
- * under each pre-tokenizer kind q42_pretok.c implements). The first input
- * byte picks a tokenizer and the flags, the rest is the text: it is
- * encoded, decoded whole and piece by piece. Models are found in
- * $Q42_FUZZ_MODELS, else the source tree's tests/models and
- * ../shared/models (the folder `make check` reads them from).
+ * under each pre-tokenizer kind q42_pretok.c implements), Unigram ("t5":
+ * llama.cpp's nomic-bert-moe vocabulary with its charsmap) and gemma4's
+ * BPE (llama.cpp's gemma-4 vocabulary). The first input byte picks a
+ * tokenizer and the flags, the rest is the text: it is encoded, decoded
+ * whole and piece by piece. One more choice of the first byte fuzzes the
+ * charsmap itself: a small Unigram vocabulary is opened with the charsmap
+ * the input carries (u16 length, then its bytes), then the rest is
+ * encoded. Models are found in $Q42_FUZZ_MODELS, else the source tree's
+ * tests/models, ../shared/models and ../shared/vocab (the folders `make
+ * check` reads them from).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +44,8 @@ static const struct {
 	{"ggml-vocab-phi-3.gguf", false},
 	{"tiny-bert-f32.gguf", false},
 	{"tiny-lfm2moe-f32.gguf", true},
+	{"ggml-vocab-nomic-bert-moe.gguf", false},
+	{"ggml-vocab-gemma-4.gguf", false},
 };
 
 #define MAX_TOK 64
@@ -50,12 +57,12 @@ static size_t n_toks;
 /* The whole file, kept for the process's life (the vocab points into it). */
 static bool load(const char *file, q42_gguf *g)
 {
-	const char *dirs[3] = {getenv("Q42_FUZZ_MODELS"), Q42_FUZZ_SRCDIR "/tests/models",
-			       Q42_FUZZ_SRCDIR "/../shared/models"};
+	const char *dirs[4] = {getenv("Q42_FUZZ_MODELS"), Q42_FUZZ_SRCDIR "/tests/models",
+			       Q42_FUZZ_SRCDIR "/../shared/models", Q42_FUZZ_SRCDIR "/../shared/vocab"};
 	char path[4096];
 	q42_err err;
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		if (dirs[i] == NULL)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dirs[i], file);
@@ -117,26 +124,72 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run(const q42_tokenizer *t, const uint8_t *text, size_t n, unsigned enc, unsigned dec)
 {
-	const q42_tokenizer *t;
 	q42_tokens tk = {0};
 	q42_buf out;
 	q42_err err;
-	unsigned enc, dec;
 
-	if (size < 1 || n_toks == 0)
-		return 0;
-	t = toks[(data[0] >> 2) % n_toks];
-	enc = data[0] & 3u;
-	dec = (data[0] >> 1) & 3u;
 	q42_buf_init(&out);
-	if (q42_tokenizer_encode(t, (const char *)data + 1, size - 1, enc, &tk, &err) == Q42_OK) {
+	if (q42_tokenizer_encode(t, (const char *)text, n, enc, &tk, &err) == Q42_OK) {
 		(void)q42_tokenizer_decode(t, tk.ids, tk.n, dec, &out, &err);
 		for (size_t i = 0; i < tk.n; i++)
 			(void)q42_tokenizer_piece(t, tk.ids[i], dec, &out, &err);
 	}
 	q42_buf_free(&out);
 	q42_tokens_free(&tk);
+}
+
+/* A small Unigram vocabulary opened with the charsmap in the input. */
+static void run_charsmap(const uint8_t *data, size_t size, uint8_t sel)
+{
+	static q42_str text[] = {
+		{"<pad>", 5}, {"</s>", 4}, {"<unk>", 5}, {"\xe2\x96\x81", 3}, {"a", 1}, {"b", 1},
+		{"1", 1}, {"\xe2\x96\x81" "a", 4}, {"ab", 2}, {"<mask>", 6}, {"<0x41>", 6},
+		{"\xe2\x81\x84", 3}, {"\xe2\x96\x81\xe2\x96\x81", 6}};
+	static float score[] = {0, 0, 0, -1, -2, -2, -3, -1.5f, -2.5f, 0, 0, -4, -5};
+	static int32_t type[] = {Q42_TOK_CONTROL, Q42_TOK_CONTROL, Q42_TOK_UNKNOWN,
+			       Q42_TOK_NORMAL,  Q42_TOK_NORMAL,  Q42_TOK_NORMAL, Q42_TOK_NORMAL,
+			       Q42_TOK_NORMAL, Q42_TOK_NORMAL, Q42_TOK_USER_DEFINED,
+			       Q42_TOK_BYTE, Q42_TOK_NORMAL, Q42_TOK_UNUSED};
+	q42_vocab v;
+	q42_tokenizer *t;
+	q42_err err;
+	size_t len = size >= 2 ? (size_t)data[0] | (size_t)data[1] << 8 : 0;
+
+	if (size < 2)
+		return;
+	if (len > size - 2)
+		len = size - 2;
+	memset(&v, 0, sizeof v);
+	v.model = (q42_str){"t5", 2};
+	v.n_tokens = sizeof text / sizeof text[0];
+	v.tokens = text;
+	v.scores = score;
+	v.types = type;
+	v.bos = v.eot = v.eom = v.sep = v.pad = v.mask = Q42_TOK_NONE;
+	v.eos = 1;
+	v.unk = 2;
+	v.add_bos = v.add_eos = -1;
+	v.add_space_prefix = (int8_t)(sel & 1u);
+	v.remove_extra_whitespaces = (int8_t)((sel >> 1) & 1u);
+	v.charsmap = (q42_str){(const char *)data + 2, len};
+	if (q42_tokenizer_open(&t, &v, &err) != Q42_OK)
+		return;
+	run(t, data + 2 + len, size - 2 - len, sel & 3u, (sel >> 1) & 3u);
+	q42_tokenizer_close(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t pick;
+
+	if (size < 1 || n_toks == 0)
+		return 0;
+	pick = (size_t)(data[0] >> 2) % (n_toks + 1);
+	if (pick == n_toks)
+		run_charsmap(data + 1, size - 1, data[0]);
+	else
+		run(toks[pick], data + 1, size - 1, data[0] & 3u, (data[0] >> 1) & 3u);
 	return 0;
 }

@@ -4,7 +4,7 @@ issue 39 (tests/fuzz/corpus-NAME), from the checked-in golden Hugging Face
 folders, the test models and hand-written inputs. Deterministic: running it
 again writes the same bytes. Usage: fuzz_seeds.py SRCDIR
 (the walarc seeds are made by q42wal itself; see corpus-walarc/README)."""
-import io, json, os, struct, sys, tarfile
+import base64, io, json, os, struct, sys, tarfile
 
 src = sys.argv[1]
 fz = os.path.join(src, "tests", "fuzz")
@@ -83,6 +83,68 @@ for sel in range(0, 256, 4 * 5):
     for i, t in enumerate(texts):
         if (sel // 20 + i) % 3 == 0:
             put("tokenizer", "seed-%03d-%d" % (sel, i), bytes([sel | (i & 3)]) + t)
+
+
+# fuzz_tokenizer has 26 choices, (first byte >> 2) % 26: 23 is the Unigram
+# vocabulary (nomic-bert-moe), 24 gemma4's, 25 the charsmap mode (u16
+# length, the charsmap, then the text, a small Unigram vocabulary).
+for slot, name in ((23, "t5"), (24, "gemma4")):
+    for i, t in enumerate(texts):
+        put("tokenizer", "seed-%s-%d" % (name, i), bytes([slot << 2 | (i & 3)]) + t)
+
+
+def charsmap(pairs):
+    """A darts-clone double array (p64(5), Q42T) mapping each key to its
+    replacement: every node's children get a fresh block of 256 units."""
+    units, repl, trie = [0] * 256, b"", {}
+    for k, v in pairs:
+        node = trie
+        for c in k:
+            node = node.setdefault(c, {})
+        node[None] = len(repl)
+        repl += v + b"\0"
+
+    def block():
+        units.extend([0] * 256)
+        return len(units) - 256
+
+    def fill(node, s):
+        for c in sorted(c for c in node if c is not None):
+            child, b, j = node[c], block(), s ^ c
+            units[j] = ((j ^ b) << 10) | (0x100 if None in child else 0) | c
+            if None in child:
+                units[b] = 0x80000000 | child[None]
+            fill(child, b)
+
+    root = block()
+    units[0] = root << 10
+    fill(trie, root)
+    blob = struct.pack("<%dI" % len(units), *units)
+    return struct.pack("<I", len(blob)) + blob + repl
+
+
+cms = [charsmap([(b"a", b"b")]),
+       charsmap([("\uff41".encode(), b"a"), ("\u00bd".encode(), "1\u20442".encode()),
+                 ("\u3000".encode(), b" "), (b"A", b"a"), (b"AB", b"ab"), (b"\t", b" ")])]
+# tokenizer.json of a T5/XLM-R style Unigram model: Precompiled normalizer
+# (base64 charsmap), Replace of " {2,}", Metaspace, RobertaProcessing.
+put("hfvocab", "seed-unigram-precompiled", json.dumps({
+    "added_tokens": [{"id": 0, "content": "<s>", "special": True},
+                     {"id": 2, "content": "</s>", "special": True}],
+    "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(cms[1]).decode()},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+    "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]},
+    "model": {"type": "Unigram", "unk_id": 1,
+              "vocab": [["<s>", 0.0], ["<unk>", 0.0], ["</s>", 0.0], ["\u2581", -1.0], ["a", -2.0],
+                        ["\u2581a", -1.5], ["b", -2.0], ["ab", -2.5]]}}).encode()
+    + b"\0{}\0")
+
+for i, cm in enumerate(cms):
+    for j, t in enumerate([b"a b  ab\tA AB", "\uff41\u00bd\u3000 1 <mask> x".encode(), texts[4]]):
+        put("tokenizer", "seed-charsmap-%d-%d" % (i, j),
+            bytes([25 << 2 | (i + j) & 3]) + struct.pack("<H", len(cm)) + cm + t)
 
 # Grammars: the examples of q42run(1) and the bats tests, limits, errors.
 grams = {

@@ -2,16 +2,25 @@
  *
  * The expected names are llama.cpp's tensor names for the same weights
  * (its GGUF files, e.g. the shared models, use them); the q/k row order
- * follows the reshape/swapaxes written in llama.cpp's converter.
+ * follows the reshape/swapaxes written in llama.cpp's converter. A
+ * Unigram tokenizer.json is checked against the GGUF vocabulary it is
+ * built from (llama.cpp's nomic-bert-moe test vocabulary, whose tokenizer
+ * test_tokenizer holds to llama.cpp's ids).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include "common/q42_file.h"
+#include "formats/q42_gguf.h"
 #include "formats/q42_hf.h"
+#include "tokenizer/q42_tokenizer.h"
 
 static void test_config(void **state)
 {
@@ -207,6 +216,111 @@ static void test_vocab(void **state)
 	assert_int_equal(q42_hf_vocab_parse(&v, hole, strlen(hole), NULL, 0, NULL, &err), Q42_EFORMAT);
 }
 
+/* tokenizer.json as Hugging Face's converter writes it for a SentencePiece
+ * Unigram model with a charsmap (XLM-R): the GGUF vocabulary's pieces and
+ * scores, its special tokens as added tokens, the charsmap in base64. */
+static char *unigram_json(const q42_vocab *g)
+{
+	json_t *root = json_object(), *vocab = json_array(), *added = json_array(), *norms;
+	size_t b64len = 4 * ((g->charsmap.len + 2) / 3) + 1;
+	unsigned char *b64 = malloc(b64len);
+	char *out;
+	EVP_EncodeBlock(b64, (const unsigned char *)g->charsmap.p, (int)g->charsmap.len);
+	for (uint32_t i = 0; i < g->n_tokens; i++) {
+		json_t *t = json_stringn(g->tokens[i].p, g->tokens[i].len);
+		json_array_append_new(vocab, json_pack("[o,f]", json_copy(t), (double)g->scores[i]));
+		if (g->types[i] == Q42_TOK_CONTROL || g->types[i] == Q42_TOK_USER_DEFINED)
+			json_array_append_new(added, json_pack("{s:i,s:O,s:b}", "id", (int)i, "content", t,
+							       "special", g->types[i] == Q42_TOK_CONTROL));
+		json_decref(t);
+	}
+	norms = json_pack("[{s:s,s:s},{s:s,s:{s:s},s:s}]", "type", "Precompiled", "precompiled_charsmap",
+			  (const char *)b64, "type", "Replace", "pattern", "Regex", " {2,}", "content", " ");
+	json_object_set_new(root, "added_tokens", added);
+	json_object_set_new(root, "normalizer", json_pack("{s:s,s:o}", "type", "Sequence", "normalizers", norms));
+	json_object_set_new(root, "pre_tokenizer", json_pack("{s:s,s:s,s:s}", "type", "Metaspace",
+							     "replacement", "\xe2\x96\x81",
+							     "prepend_scheme", "always"));
+	json_object_set_new(root, "post_processor", json_pack("{s:s}", "type", "RobertaProcessing"));
+	json_object_set_new(root, "model", json_pack("{s:s,s:i,s:o}", "type", "Unigram", "unk_id",
+						     (int)g->unk, "vocab", vocab));
+	out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	free(b64);
+	return out;
+}
+
+static void test_vocab_unigram(void **state)
+{
+	const char *dir = getenv("Q42_TEST_VOCAB");
+	const char *cfg = "{\"bos_token\":\"<s>\",\"eos_token\":\"</s>\"}";
+	char path[4096];
+	q42_map m, mi;
+	q42_gguf g;
+	q42_vocab gv;
+	q42_hf_vocab hv;
+	q42_tokenizer *a, *b;
+	q42_tokens ta = {0}, tb = {0};
+	q42_err err = {0};
+	const char *text;
+	size_t n;
+	char *js;
+	(void)state;
+	snprintf(path, sizeof path, "%s/ggml-vocab-nomic-bert-moe.gguf", dir ? dir : ".");
+	if (dir == NULL || q42_map_open(&m, path, 0, &err) != Q42_OK) {
+		if (getenv("CI") != NULL && strcmp(getenv("CI"), "true") == 0)
+			fail_msg("%s missing and CI=true", path);
+		skip();
+	}
+	assert_int_equal(q42_gguf_parse(&g, m.data, m.size, path, &err), Q42_OK);
+	assert_int_equal(q42_vocab_from_gguf(&gv, &g, &err), Q42_OK);
+	js = unigram_json(&gv);
+	if (q42_hf_vocab_parse(&hv, js, strlen(js), cfg, strlen(cfg), NULL, &err) != Q42_OK)
+		fail_msg("%s", err.msg);
+	assert_true(hv.v.model.len == 2 && memcmp(hv.v.model.p, "t5", 2) == 0);
+	assert_int_equal(hv.v.charsmap.len, gv.charsmap.len);
+	assert_memory_equal(hv.v.charsmap.p, gv.charsmap.p, gv.charsmap.len);
+	assert_int_equal(hv.v.add_space_prefix, 1);
+	assert_int_equal(hv.v.remove_extra_whitespaces, 1);
+	assert_int_equal(hv.v.add_bos, 1);
+	assert_int_equal(hv.v.add_eos, 1);
+	assert_int_equal(hv.v.bos, gv.bos);
+	assert_int_equal(hv.v.eos, gv.eos);
+	assert_int_equal(hv.v.unk, gv.unk);
+
+	/* the same ids as the GGUF's on llama.cpp's test text for it */
+	snprintf(path, sizeof path, "%s/ggml-vocab-nomic-bert-moe.gguf.inp", dir);
+	assert_int_equal(q42_map_open(&mi, path, 0, &err), Q42_OK);
+	text = (const char *)mi.data;
+	n = (size_t)mi.size;
+	assert_int_equal(q42_tokenizer_open(&a, &gv, &err), Q42_OK);
+	assert_int_equal(q42_tokenizer_open(&b, &hv.v, &err), Q42_OK);
+	assert_int_equal(q42_tokenizer_encode(a, text, n, Q42_TOKENIZE_ADD_SPECIAL, &ta, &err),
+			 Q42_OK);
+	assert_int_equal(q42_tokenizer_encode(b, text, n, Q42_TOKENIZE_ADD_SPECIAL, &tb, &err),
+			 Q42_OK);
+	print_message("# %zu ids from the GGUF, %zu from tokenizer.json\n", ta.n, tb.n);
+	assert_int_equal(ta.n, tb.n);
+	assert_memory_equal(ta.ids, tb.ids, ta.n * sizeof *ta.ids);
+
+	/* a charsmap that is no base64 is refused by name */
+	char *bad = strstr(js, "precompiled_charsmap\":\"");
+	assert_non_null(bad);
+	bad[23] = '*';
+	q42_hf_vocab_free(&hv);
+	assert_int_equal(q42_hf_vocab_parse(&hv, js, strlen(js), cfg, strlen(cfg), NULL, &err), Q42_EFORMAT);
+	assert_non_null(strstr(err.msg, "precompiled_charsmap"));
+	q42_tokens_free(&ta);
+	q42_tokens_free(&tb);
+	q42_tokenizer_close(a);
+	q42_tokenizer_close(b);
+	q42_map_close(&mi);
+	free(js);
+	q42_vocab_free(&gv);
+	q42_gguf_free(&g);
+	q42_map_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_permute),
 		cmocka_unit_test(test_vocab),
+		cmocka_unit_test(test_vocab_unigram),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

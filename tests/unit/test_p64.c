@@ -26,6 +26,7 @@
 #include "formats/q42_p64.h"
 #include "formats/q42_roles.h"
 #include "kernels/q42_kernels.h"
+#include "tokenizer/q42_tokenizer.h"
 
 /* ---- Round trip over the shared models and vocabularies ------------- */
 
@@ -61,6 +62,47 @@ static void check_vocab_equal(const q42_vocab *a, const q42_vocab *b)
 	assert_int_equal(a->add_eos, b->add_eos);
 	assert_int_equal(a->add_space_prefix, b->add_space_prefix);
 	assert_int_equal(a->remove_extra_whitespaces, b->remove_extra_whitespaces);
+	assert_int_equal(a->charsmap.len, b->charsmap.len);
+	if (a->charsmap.len)
+		assert_memory_equal(a->charsmap.p, b->charsmap.p, a->charsmap.len);
+}
+
+/* The tokenizer built from the P64 gives the ids of the one built from the
+ * GGUF: on llama.cpp's test text next to the file (PATH.inp) when there is
+ * one, else on a fixed sample; a vocabulary q42 does not tokenize is
+ * refused the same way from both. */
+static void check_same_ids(const q42_vocab *from_gguf, const q42_vocab *from_p64, const char *path)
+{
+	static const char sample[] = " Hello world <s>\n\n  3333 caf\xc3\xa9 \xf0\x9f\xa6\x99 \xe2\x91\xa0";
+	q42_tokenizer *a = NULL, *b = NULL;
+	q42_tokens ta = {0}, tb = {0};
+	q42_err err;
+	char inp[4200];
+	uint8_t *text = NULL;
+	size_t n = 0;
+	int ra = q42_tokenizer_open(&a, from_gguf, &err);
+	int rb = q42_tokenizer_open(&b, from_p64, &err);
+	assert_int_equal(ra, rb);
+	if (ra != Q42_OK)
+		return;
+	snprintf(inp, sizeof inp, "%s.inp", path);
+	if (!t_read_file(inp, &text, &n)) {
+		text = NULL;
+		n = sizeof sample - 1;
+	}
+	const char *s = text ? (const char *)text : sample;
+	unsigned fl = Q42_TOKENIZE_ADD_SPECIAL | Q42_TOKENIZE_PARSE_SPECIAL;
+	assert_int_equal(q42_tokenizer_encode(a, s, n, fl, &ta, &err), Q42_OK);
+	assert_int_equal(q42_tokenizer_encode(b, s, n, fl, &tb, &err), Q42_OK);
+	print_message("# %s: %zu ids from GGUF and P64 vocabularies\n", path, ta.n);
+	assert_true(ta.n > 0);
+	assert_int_equal(ta.n, tb.n);
+	assert_memory_equal(ta.ids, tb.ids, ta.n * sizeof *ta.ids);
+	q42_tokens_free(&ta);
+	q42_tokens_free(&tb);
+	q42_tokenizer_close(a);
+	q42_tokenizer_close(b);
+	free(text);
 }
 
 /* One GGUF: compile (file and pipe, twice), open, compare everything the
@@ -108,6 +150,7 @@ static void round_trip(const char *path, const uint8_t *src, size_t n)
 	assert_int_equal(p.has_vocab, has_v);
 	if (has_v) {
 		check_vocab_equal(&p.vocab, &v);
+		check_same_ids(&v, &p.vocab, path);
 		q42_vocab_free(&v);
 	}
 	assert_int_equal((p.flags & Q42_P64_F_BOOTABLE) != 0, has_hp && has_v && g.n_tensors > 0);
@@ -559,8 +602,10 @@ static void test_hostile(void **state)
 	h_expect(&h, true, "add_eos");
 	q42_st32(tok + 16, 0);
 	h_expect(&h, true, "token count");
-	q42_st32(tok + 24, 4);
+	q42_st32(tok + 24, 8);
 	h_expect(&h, true, "flags");
+	q42_st32(tok + 24, 4); /* a charsmap ref the length does not hold */
+	h_expect(&h, true, "length");
 	q42_st32(h.d + h.sec[Q42_P64_SEC_PROV] + 40, 2);
 	h_expect(&h, true, "source format");
 	q42_st64(h.d + h.sec[Q42_P64_SEC_PROV] + 32, 10);

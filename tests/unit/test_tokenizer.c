@@ -220,7 +220,8 @@ typedef struct suite {
 static suite suites[64];
 static size_t n_suites;
 
-static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2", "bert-bge"};
+static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2",
+				       "bert-bge",  "gemma-4", "nomic-bert-moe"};
 
 /* Vocabularies whose llama.cpp pre-tokenizer sets clean_spaces: their
  * decode tidies " ," " ." " 's" and so on, so an input holding those does
@@ -228,7 +229,7 @@ static const char *required_suites[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-
 static bool suite_cleans_spaces(const char *name)
 {
 	static const char *const list[] = {"gpt-2", "llama-bpe", "falcon", "mpt", "starcoder",
-					   "refact", "aquila", "gpt-neox"};
+					   "refact", "aquila", "gpt-neox", "gemma-4"};
 	for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
 		if (strcmp(name, list[i]) == 0)
 			return true;
@@ -380,6 +381,14 @@ static void test_suite_roundtrip(void **state)
 		suite_free(&sd);
 		skip();
 	}
+	if (q42_str_eq(sd.L.v.model, "t5")) {
+		/* Unigram's charsmap rewrites text (NFKC: "\u00bd" becomes
+		 * "1\u20442"), drops leading, trailing and repeated whitespace
+		 * and makes unmatched codepoints <unk>: not invertible either */
+		printf("# suite %s: Unigram normalization is not invertible, no round trip\n", s->name);
+		suite_free(&sd);
+		skip();
+	}
 	q42_buf_init(&b);
 	for (size_t i = 0; i < sd.n; i++) {
 		q42_err err = {0};
@@ -496,7 +505,8 @@ static void test_pretokenizers(void **state)
 
 static void test_special_and_bos(void **state)
 {
-	static const char *const vocabs[] = {"llama-spm", "llama-bpe", "qwen2", "gpt-2"};
+	static const char *const vocabs[] = {"llama-spm", "llama-bpe", "qwen2",
+					     "gpt-2",     "gemma-4",   "nomic-bert-moe"};
 	static const struct {
 		const char *mode;
 		unsigned flags;
@@ -507,7 +517,7 @@ static void test_special_and_bos(void **state)
 	};
 	int bad = 0;
 	(void)state;
-	for (size_t v = 0; v < 4; v++) {
+	for (size_t v = 0; v < sizeof vocabs / sizeof vocabs[0]; v++) {
 		char outn[128];
 		size_t n = 0;
 		int r;
@@ -522,6 +532,14 @@ static void test_special_and_bos(void **state)
 		snprintf(outn, sizeof outn, "%s.extra.out", vocabs[v]);
 		r = run_golden(vocabs[v], NULL, "extra.inp", outn, 0, true, &n);
 		printf("# %s extra.inp: %zu cases, %d differ\n", vocabs[v], n, r);
+		bad += r;
+		if (v < 4)
+			continue;
+		/* generated lines of spaces, specials, charsmap input, invalid
+		 * UTF-8 (the Unigram and gemma4 vocabularies) */
+		snprintf(outn, sizeof outn, "%s.mixed.out", vocabs[v]);
+		r = run_golden(vocabs[v], NULL, "mixed.txt", outn, modes[0].flags, false, &n);
+		printf("# %s mixed.txt: %zu cases, %d differ\n", vocabs[v], n, r);
 		bad += r;
 	}
 	assert_int_equal(bad, 0);
@@ -683,6 +701,75 @@ static void test_refused_vocabs(void **state)
 	unload(&bpe);
 }
 
+/* A charsmap of 128 units that maps the byte 'a' to "b" (p64(5) has the
+ * layout): unit 0x61 is the root's child for 'a', a leaf whose value unit
+ * is 0x70; next is what BASE of unit 0x61 leads to, value the replacement
+ * offset in unit 0x70, repl the strings. Returns its length. */
+static size_t make_charsmap(uint8_t *cm, uint32_t next, uint32_t value, const char *repl,
+			    size_t repl_len)
+{
+	uint32_t units[128] = {0};
+	units[0x61] = ((0x61u ^ next) << 10) | (1u << 8) | 0x61u;
+	units[0x70] = 0x80000000u | value;
+	cm[0] = 0, cm[1] = 2, cm[2] = 0, cm[3] = 0; /* 512 bytes of units */
+	for (size_t i = 0; i < 128; i++)
+		for (size_t k = 0; k < 4; k++)
+			cm[4 + 4 * i + k] = (uint8_t)(units[i] >> (8 * k));
+	memcpy(cm + 516, repl, repl_len);
+	return 516 + repl_len;
+}
+
+static void encode_text(const q42_vocab *v, const char *text, q42_tokens *out)
+{
+	q42_tokenizer *t = NULL;
+	q42_err err = {0};
+	if (q42_tokenizer_open(&t, v, &err) != Q42_OK)
+		fail_msg("open: %s", err.msg);
+	out->n = 0;
+	assert_int_equal(q42_tokenizer_encode(t, text, strlen(text), 0, out, &err), Q42_OK);
+	q42_tokenizer_close(t);
+}
+
+/* The Unigram normalizer: a hand-made charsmap is honoured (it is walked
+ * beyond what the real one exercises), and each way a charsmap can point
+ * outside itself is refused at open with the field and the offset. */
+static void test_unigram_charsmap(void **state)
+{
+	loaded L;
+	q42_vocab v;
+	uint8_t cm[600];
+	q42_tokens a = {0}, b = {0};
+	(void)state;
+	if (!load_shared(&L, "nomic-bert-moe"))
+		skip_or_fail("shared vocab missing");
+	v = L.v;
+	v.charsmap = (q42_str){(const char *)cm, make_charsmap(cm, 0x70, 0, "b", 2)};
+	encode_text(&v, "a b", &a);
+	encode_text(&L.v, "b b", &b);
+	assert_int_equal(a.n, b.n);
+	assert_memory_equal(a.ids, b.ids, a.n * sizeof *a.ids);
+	encode_text(&L.v, "a b", &b);
+	assert_true(a.n != b.n || memcmp(a.ids, b.ids, a.n * sizeof *a.ids) != 0);
+	q42_tokens_free(&a);
+	q42_tokens_free(&b);
+
+	v.charsmap.len = 3;
+	expect_refused(&v, Q42_EFORMAT, "precompiled_charsmap: 3 bytes");
+	v.charsmap.len = 516; /* units but no strings after them */
+	expect_refused(&v, Q42_EFORMAT, "trie size 512 at offset 0");
+	v.charsmap.len = make_charsmap(cm, 0x200, 0, "b", 2);
+	expect_refused(&v, Q42_EFORMAT, "unit 97 at offset 392 leads to unit 512");
+	v.charsmap.len = make_charsmap(cm, 0x70, 7, "b", 2);
+	expect_refused(&v, Q42_EFORMAT, "replacement offset 7 in unit 112 at offset 452");
+	v.charsmap.len = make_charsmap(cm, 0x70, 0, "bc", 2);
+	expect_refused(&v, Q42_EFORMAT, "replacement at offset 516 has no terminating NUL");
+	v.charsmap.len = 0;
+	v.unk = -1;
+	v.n_tokens = 2; /* no default unknown id (2) either */
+	expect_refused(&v, Q42_EFORMAT, "unknown token");
+	unload(&L);
+}
+
 /* Byte tokens carry raw bytes; decode replaces what is not UTF-8 by
  * U+FFFD, one per maximal ill-formed subpart (Unicode, chapter 3). */
 static void test_invalid_utf8_decode(void **state)
@@ -773,6 +860,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_special_and_bos);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_decode_reference);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_refused_vocabs);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_unigram_charsmap);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_invalid_utf8_decode);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_specials_render_and_eog);
 	return _cmocka_run_group_tests("tokenizer", tests, n, NULL, NULL);

@@ -13,6 +13,8 @@
 #  <vocab>.<mode>.out  llamapeer tokfile <vocab> lines.txt [--no-bos] [--no-special]
 #                      mode: bos-special (no flag), nobos-special (--no-bos),
 #                      bos-nospecial (--no-special)
+#  <vocab>.mixed.out   llamapeer tokfile <vocab> mixed.txt (gemma-4 and nomic-bert-moe;
+#                      mixed.txt is written by make_mixed.py)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 PEER_DIR=${PEER_DIR:-$HOME/.cache/q42-peer}
@@ -42,9 +44,13 @@ for v in gpt-2 qwen2; do
 		"$LP" tokfile "$tmp/v.gguf" "$here/extra.inp" --vocab-test > "$here/$v.pre-$pre.out"
 	done
 done
-for v in llama-spm llama-bpe qwen2 gpt-2; do
+for v in llama-spm llama-bpe qwen2 gpt-2 gemma-4 nomic-bert-moe; do
 	"$LP" tokfile "$VOCAB/ggml-vocab-$v.gguf" "$here/lines.txt" > "$here/$v.bos-special.out"
 	"$LP" tokfile "$VOCAB/ggml-vocab-$v.gguf" "$here/lines.txt" --no-bos > "$here/$v.nobos-special.out"
 	"$LP" tokfile "$VOCAB/ggml-vocab-$v.gguf" "$here/lines.txt" --no-special > "$here/$v.bos-nospecial.out"
 	"$LP" tokfile "$VOCAB/ggml-vocab-$v.gguf" "$here/extra.inp" --vocab-test > "$here/$v.extra.out"
+done
+python3 "$here/make_mixed.py" > "$here/mixed.txt"
+for v in gemma-4 nomic-bert-moe; do
+	"$LP" tokfile "$VOCAB/ggml-vocab-$v.gguf" "$here/mixed.txt" > "$here/$v.mixed.out"
 done
