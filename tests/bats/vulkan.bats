@@ -11,13 +11,6 @@ setup() {
 	export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 }
 
-# need_vulkan: skip unless this build has Vulkan and a device answers
-# (fail under CI=true when the build has Vulkan but no device).
-need_vulkan() {
-	[ "${Q42_WITH_VULKAN:-}" = yes ] || skip "built without Vulkan"
-	"$Q42RUN" --list-devices >/dev/null 2>&1 || q42_missing "a Vulkan device"
-}
-
 # list_fields: every line of $output is one device with the nine
 # tab-separated fields of q42run(1), numbered from 0.
 list_fields() {
