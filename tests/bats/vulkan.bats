@@ -121,7 +121,8 @@ certify_cases() {
 	[[ "${lines[-1]}" == "certify: backend=vulkan seed=0 cases="*" failed=0: PASS" ]]
 	certify_cases matmul.f32 matmul.f16 matmul.q4_0 matmul.q8_0 matmul.q4_k matmul.q6_k \
 		get_rows.q4_k rmsnorm rope softmax glu.silu glu.gelu add kv_store.f16 attention.f32 \
-		attention.f16 argmax scale softcap copy shortconv route matmul_id.f32 matmul_id.q4_k
+		attention.f16 argmax scale softcap copy shortconv route matmul_id.f32 matmul_id.q4_k \
+		layernorm pool_mean gelu
 	! printf '%s\n' "$output" | grep -q ' FAIL$'
 }
 
