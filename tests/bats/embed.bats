@@ -220,7 +220,7 @@ lines_with() {
 	printf '%s\n' "Once upon a time" "The little dog" "How do I reset my password?" > "$BATS_TEST_TMPDIR/t"
 	run "$Q42RUN" -m "$m" --bench --embed -f "$BATS_TEST_TMPDIR/t" --reps 2 -t 1
 	[ "$status" -eq 0 ]
-	[[ "$output" == "embed texts=3 tokens="*" reps=2 "*"texts_s_median="*"tok_s_median="*"arch=gemma-embedding" ]]
+	[[ "$output" == "embed texts=3 tokens="*" reps=2 "*"texts_s_median="*"tok_s_median="*" backend=cpu arch=gemma-embedding" ]]
 	run "$Q42RUN" -m "$m" --bench --embed -p "hello"
 	[ "$status" -eq 2 ]
 }
