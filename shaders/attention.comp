@@ -1,8 +1,11 @@
 #version 450
-/* attention.comp -- causal attention of one query (token t, head h) per
- * workgroup over one layer's KV cache ([kv_head][n_ctx][hd], f32 or f16);
- * with n_swa > 0 (a sliding-window layer) the query sees only the n_swa
- * positions up to its own, as the CPU's -inf mask leaves them.
+/* attention.comp -- attention of one query (token t, head h) per
+ * workgroup over one layer's KV cache ([kv_head][n_ctx][hd], f32 or f16).
+ * The positions a query sees are those the CPU's -inf mask leaves: up to
+ * its own (causal), or every position of the pass (an encoder's,
+ * causal 0); with n_swa > 0 (a sliding-window layer) only the last n_swa
+ * of them, or with sym those at most n_swa/2 before or after its own
+ * (llama.cpp's symmetric window, gemma-embedding).
  *
  * Positions are taken in chunks of WG: each thread scores one position,
  * then an online softmax folds the chunk in (running max m and sum l, the
@@ -28,7 +31,7 @@ layout(std430, binding = 3) writeonly buffer Obuf { float os[]; };
 layout(push_constant) uniform Push {
 	uint n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0;
 	float scale;
-	uint n_swa;
+	uint n_swa, causal, sym;
 } p;
 
 shared float red[WG];
@@ -49,8 +52,16 @@ void main()
 	const uint tid = gl_LocalInvocationID.x;
 	const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
 	const uint kvh = h / (p.n_heads / p.n_kv_heads);
-	const uint n_pos = p.pos0 + t + 1u;
-	const uint first = p.n_swa != 0u && n_pos > p.n_swa ? n_pos - p.n_swa : 0u;
+	const uint pos = p.pos0 + t;
+	uint n_pos = p.causal != 0u ? pos + 1u : p.pos0 + p.n_tok;
+	uint first = 0u;
+	if (p.n_swa != 0u && p.sym != 0u) {
+		const uint hw = p.n_swa / 2u;
+		first = pos > hw ? pos - hw : 0u;
+		n_pos = min(n_pos, pos + hw + 1u);
+	} else if (p.n_swa != 0u && n_pos > p.n_swa) {
+		first = n_pos - p.n_swa;
+	}
 	const uint kbase = kvh * p.n_ctx * p.hd_k, vbase = kvh * p.n_ctx * p.hd_v;
 
 	for (uint d = tid; d < p.hd_k; d += WG)

@@ -1,7 +1,9 @@
 #version 450
 /* glu.comp -- the gated activations of a feed-forward block, one thread
  * per output element: y = act(g) * u, where act is silu (ACT 0:
- * g / (1 + exp(-g))) or ggml's tanh GELU as ggml-cpu computes it (ACT 1):
+ * g / (1 + exp(-g))) or ggml's tanh GELU as ggml-cpu computes it (ACT 1;
+ * ACT 2: the GELU alone, no gate, u unread -- BERT's FFN, whose CPU form
+ * multiplies by a row of ones, exactly):
  * 0 for g <= -10, g for g >= 10, else g rounded to f16, the GELU of that
  * evaluated in f32 and rounded to f16 again -- the values of the CPU's
  * f16 table (kernels/q42_ops.h, q42_op_geglu). n_rows rows of n outputs;
@@ -52,6 +54,11 @@ void main()
 	if (i >= p.n * p.n_rows)
 		return;
 	const uint t = i / p.n, c = i % p.n;
-	const float g = gs[t * p.in_stride + c], u = us[t * p.in_stride + p.u_off + c];
+	const float g = gs[t * p.in_stride + c];
+	if (ACT == 2u) {
+		ys[i] = gelu_f16(g);
+		return;
+	}
+	const float u = us[t * p.in_stride + p.u_off + c];
 	ys[i] = (ACT == 0u ? g / (1.0 + exp(-g)) : gelu_f16(g)) * u;
 }

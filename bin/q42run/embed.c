@@ -389,11 +389,12 @@ int run_bench_embed(const struct opts *o, q42_mount *m, struct input *in)
 		q42_buf_printf(&b,
 			       "embed texts=%u tokens=%llu reps=%u ms_median=%.3f texts_s_median=%.3f"
 			       " texts_s_min=%.3f texts_s_max=%.3f tok_s_median=%.3f threads=%u isa=%s"
-			       " arith=%s arch=%s\n",
+			       " arith=%s backend=%s arch=%s\n",
 			       nt, (unsigned long long)n_tok, reps, med, nt / (med / 1e3),
 			       nt / (ms[reps - 1] / 1e3), nt / (ms[0] / 1e3), (double)n_tok / (med / 1e3),
 			       q42_engine_n_threads(e), q42_isa_name(q42_engine_isa(e)),
-			       q42_arith_name(q42_engine_arith(e)), q42_engine_arch(e)->name);
+			       q42_arith_name(q42_engine_arith(e)),
+			       q42_backend_name(q42_engine_backend(e)), q42_engine_arch(e)->name);
 		ex = b.failed ? EXIT_NOMEM : write_out(b.data, b.len);
 		q42_buf_free(&b);
 	}

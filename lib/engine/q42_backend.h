@@ -92,6 +92,9 @@ typedef struct q42_bound_model {
 	bool causal;          /* false: every position sees every other */
 	bool swa_symmetric;   /* a window of n_swa is +-n_swa/2 around the query */
 	uint32_t conv_l;      /* short convolutions' width (lfm2) */
+	/* rows past a token's position its convolution window reads: 0, or
+	 * (conv_l - 1)/2 for a bidirectional model's centred window */
+	uint32_t conv_ahead;
 	/* routed FFN: experts, how many each token uses, rows of one expert's
 	 * gate and up */
 	uint32_t n_expert, n_expert_used, n_ff_exp;
@@ -132,6 +135,15 @@ typedef struct q42_backend_ops {
 	 * argmax (lowest id on ties) to *top1. */
 	int (*eval)(void *state, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
 		    float *logits, int32_t *top1, q42_err *err);
+	/* An embedding (engine/q42_engine.h, q42_engine_embed, which has
+	 * checked ids, n <= n_batch and pooling): the n tokens of one sequence
+	 * at positions 0.., every row through the final norm (when the model
+	 * has one), pooled by pooling (enum q42_pooling, NONE..LAST), then
+	 * dense_2 (+ bias) and dense_3 where the model has them; *n_rows rows
+	 * of the embedding width into out (room for n_batch rows). NULL: the
+	 * backend computes no embeddings. */
+	int (*embed)(void *state, const int32_t *ids, uint32_t n, uint32_t pooling, float *out,
+		     uint32_t *n_rows, q42_err *err);
 	const char *(*device_name)(const void *state);
 	/* Matrices converted at open, and a line naming their types (NULL). */
 	uint32_t (*n_fallbacks)(const void *state);

@@ -6,8 +6,10 @@
  * transposed rows with a column of 1/n, CLS and LAST as row copies, then
  * dense_2 (+ bias) and dense_3 on the pooled vector, or on every row when
  * nothing is pooled (LFM2-ColBERT). One sequence per pass, from position
- * 0, so a vector never depends on what else was embedded with it.
- * Normalisation is the caller's (run/q42_embed.h).
+ * 0, so a vector never depends on what else was embedded with it. A
+ * backend (engine/q42_backend.h, its embed) computes all of it on its
+ * device after the same checks. Normalisation is the caller's
+ * (run/q42_embed.h), on the CPU for every backend.
  */
 #include <string.h>
 #include "engine/q42_engine_impl.h"
@@ -55,7 +57,7 @@ int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pool
 	const uint32_t p = pooling < 0 ? e->pooling : (uint32_t)pooling;
 	*out = NULL;
 	*n_rows = 0;
-	if (e->be_state != NULL)
+	if (e->be_state != NULL && e->be->embed == NULL)
 		return q42_err_set(err, Q42_EUNSUPPORTED,
 				   "embeddings are computed on the CPU only (backend %s)",
 				   q42_backend_name(q42_engine_backend(e)));
@@ -77,6 +79,11 @@ int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pool
 					   "embed: token id %d at index %u outside the vocabulary (0..%u)",
 					   ids[i], i, e->n_vocab - 1);
 	e->n_past = 0;
+	if (e->be_state != NULL) {
+		int rc = e->be->embed(e->be_state, ids, n, p, e->embd, n_rows, err);
+		*out = rc == Q42_OK ? e->embd : NULL;
+		return rc;
+	}
 	q42_forward_hidden(e, ids, n);
 	e->n_past = 0;
 	if (p == Q42_POOLING_NONE) {

@@ -1008,6 +1008,7 @@ static int bind_for_backend(q42_engine *e, q42_err *err)
 		.final_norm = e->final_norm != NULL ? (enum q42_wslot)(e->final_norm - e->g)
 						    : Q42_W_COUNT_,
 		.causal = e->causal, .swa_symmetric = e->swa_symmetric, .conv_l = e->conv_l,
+		.conv_ahead = e->conv_ahead,
 		.n_expert = e->n_expert, .n_expert_used = e->n_expert_used, .n_ff_exp = e->n_ff_exp,
 		.tied = e->tied};
 	e->bound_layers = calloc(e->n_layer ? e->n_layer : 1, sizeof *e->bound_layers);

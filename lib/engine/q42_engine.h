@@ -143,7 +143,8 @@ Q42_API int q42_engine_eval_top1(q42_engine *e, const int32_t *ids, uint32_t n, 
  * until its next pass. The vectors do not depend on what was embedded
  * before or on the thread count. Errors: Q42_EARG (no ids, more than
  * the batch or the learned positions, an id outside the vocabulary), Q42_EUNSUPPORTED (rank pooling; a
- * backend other than the CPU). */
+ * backend without embeddings). On a backend (Vulkan) the whole pass,
+ * pooling and projections included, runs on its device. */
 Q42_API int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pooling,
 			     const float **out, uint32_t *n_rows, q42_err *err);
 /* The model's pooling (its pooling_type, else the architecture's:

@@ -251,6 +251,83 @@ out:
 	return rc;
 }
 
+/* BERT's LayerNorm with bias, in place as the forward pass runs it */
+static int case_layernorm(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
+{
+	q42_vk_view x, w, b;
+	float *xm, *wm, *bm;
+	const float eps = 1e-12f;
+	int rc = scratch(c, (uint64_t)n * rows, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * 4, &w, (void **)&wm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * 4, &b, (void **)&bm, err);
+	if (rc != Q42_OK)
+		goto out;
+	/* rows off centre, so the mean matters */
+	fill(c, xm, (uint64_t)n * rows, 1.0f);
+	for (uint64_t i = 0; i < (uint64_t)n * rows; i++)
+		xm[i] += 0.5f;
+	fill(c, wm, n, 2.0f);
+	fill(c, bm, n, 1.0f);
+	q42_op_layernorm_rows(n, rows, c->got, xm, wm, bm, eps);
+	for (uint64_t k = 0; k < (uint64_t)n * rows; k++)
+		c->want[k] = c->got[k];
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_layernorm(c->ops, x, w, b, x, n, rows, eps, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	for (uint64_t k = 0; k < (uint64_t)n * rows; k++)
+		c->got[k] = xm[k];
+	q42_certify_result res;
+	/* the mean and the variance are float sums in another order than
+	 * the reference's double ones: an absolute bound near zero */
+	q42_certify_begin(&res, "layernorm", 0x1p-18, 0x1p-18, "n=%u rows=%u", n, rows);
+	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)n * rows);
+	emit(c, &res);
+out:
+	case_end(c);
+	return rc;
+}
+
+/* mean pooling against the sum of x * (1/n_tok) in double */
+static int case_pool_mean(struct vc *c, uint32_t n, uint32_t n_tok, q42_err *err)
+{
+	q42_vk_view x, y;
+	float *xm, *ym;
+	int rc = scratch(c, n, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * n_tok * 4, &x, (void **)&xm, err);
+	if (rc == Q42_OK)
+		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
+	if (rc != Q42_OK)
+		goto out;
+	fill(c, xm, (uint64_t)n * n_tok, 1.0f);
+	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
+	    (rc = q42_vk_op_pool_mean(c->ops, x, y, n, n_tok, err)) != Q42_OK ||
+	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
+		goto out;
+	const float w = 1.0f / (float)n_tok;
+	for (uint32_t d = 0; d < n; d++) {
+		double a = 0.0;
+		for (uint32_t t = 0; t < n_tok; t++)
+			a += (double)(xm[(uint64_t)t * n + d] * w);
+		c->want[d] = a;
+		c->got[d] = ym[d];
+	}
+	q42_certify_result res;
+	/* n_tok float additions of terms at most 1/n_tok: their rounding
+	 * stays below (n_tok + 2) units of 1 */
+	q42_certify_begin(&res, "pool_mean", (double)(n_tok + 2) * U, 0.0, "n=%u n_tok=%u", n, n_tok);
+	q42_certify_compare(&res, c->got, c->want, NULL, n);
+	emit(c, &res);
+out:
+	case_end(c);
+	return rc;
+}
+
 static int case_softmax(struct vc *c, uint32_t n, uint32_t rows, float scale, q42_err *err)
 {
 	q42_vk_view x, y;
@@ -287,7 +364,8 @@ out:
 	return rc;
 }
 
-/* op 0: swiglu; op 1: add with b of n_b; op 2: GeGLU */
+/* op 0: swiglu; op 1: add with b of n_b; op 2: GeGLU; op 3: GELU alone
+ * (BERT's FFN: the CPU's GeGLU with a gate of ones) */
 static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err)
 {
 	q42_vk_view a, b, y;
@@ -305,21 +383,27 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 	fill(c, bm, n_b, 1.0f);
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK)
 		goto out;
-	if (op == 2 && n > 2) { /* both tails of the table's range, and its edges */
+	if (op >= 2 && n > 2) { /* both tails of the table's range, and its edges */
 		am[0] = -11.0f;
 		am[1] = 10.5f;
 		am[2] = -10.0f;
 	}
-	rc = op != 1 ? q42_vk_op_glu(c->ops, op == 2, a, b, y, n, 1, n, 0, err)
-		     : q42_vk_op_add(c->ops, a, b, y, n, n_b, err);
+	if (op == 3)
+		rc = q42_vk_op_gelu(c->ops, a, y, n, err);
+	else
+		rc = op != 1 ? q42_vk_op_glu(c->ops, op == 2, a, b, y, n, 1, n, 0, err)
+			     : q42_vk_op_add(c->ops, a, b, y, n, n_b, err);
 	if (rc != Q42_OK || (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
+	static const float one = 1.0f;
 	for (uint32_t i = 0; i < n; i++) {
 		float v;
 		if (op == 0)
 			q42_op_swiglu(1, &v, am + i, bm + i);
 		else if (op == 2)
 			q42_op_geglu(1, &v, am + i, bm + i);
+		else if (op == 3)
+			q42_op_geglu(1, &v, am + i, &one);
 		else
 			q42_op_add(1, &v, am + i, bm + i % n_b);
 		c->want[i] = v;
@@ -328,8 +412,8 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 	q42_certify_result res;
 	if (op == 0)
 		q42_certify_begin(&res, "glu.silu", 0x1p-30, 0x1p-16, "n=%u", n);
-	else if (op == 2) /* a gate near an f16 rounding boundary may round the other way */
-		q42_certify_begin(&res, "glu.gelu", 0x1p-20, 0x1p-10, "n=%u", n);
+	else if (op >= 2) /* a gate near an f16 rounding boundary may round the other way */
+		q42_certify_begin(&res, op == 2 ? "glu.gelu" : "gelu", 0x1p-20, 0x1p-10, "n=%u", n);
 	else
 		q42_certify_begin(&res, "add", 0.0, 0.0, "n=%u n_b=%u", n, n_b);
 	q42_certify_compare(&res, c->got, c->want, NULL, n);
@@ -444,9 +528,11 @@ out:
 }
 
 /* lfm2's short convolution: n_tok tokens at pos0 over a history whose
- * earlier rows are set, against q42_op_mul and q42_op_conv_dot */
+ * other rows are set (those past the pass must not be read), against
+ * q42_op_mul and q42_op_conv_dot; ahead > 0: a bidirectional model's
+ * centred window */
 static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, uint32_t pos0,
-			  q42_err *err)
+			  uint32_t ahead, q42_err *err)
 {
 	const uint32_t n_ctx = pos0 + n_tok + 3;
 	q42_vk_view b, k, h, y;
@@ -466,10 +552,10 @@ static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, 
 		goto out;
 	fill(c, bm, 3ull * n * n_tok, 1.0f);
 	fill(c, km, (uint64_t)n * l, 1.0f);
-	fill(c, hm, (uint64_t)n * pos0, 1.0f);
+	fill(c, hm, (uint64_t)n * n_ctx, 1.0f);
 	memcpy(ref, hm, (uint64_t)n * n_ctx * sizeof *ref);
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
-	    (rc = q42_vk_op_shortconv(c->ops, b, k, h, y, n_tok, n, l, n_ctx, pos0, err)) != Q42_OK ||
+	    (rc = q42_vk_op_shortconv(c->ops, b, k, h, y, n_tok, n, l, n_ctx, pos0, ahead, err)) != Q42_OK ||
 	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
 	for (uint32_t t = 0; t < n_tok; t++) {
@@ -479,8 +565,10 @@ static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, 
 	for (uint32_t t = 0; t < n_tok; t++)
 		for (uint32_t d = 0; d < n; d++) {
 			const uint32_t pos = pos0 + t;
-			for (uint32_t i = 0; i < l; i++)
-				win[i] = pos + i + 1 >= l ? ref[(uint64_t)(pos + i + 1 - l) * n + d] : 0.0f;
+			for (uint32_t i = 0; i < l; i++) {
+				const uint32_t at = pos + i + 1 + ahead;
+				win[i] = at >= l && at - l < pos0 + n_tok ? ref[(uint64_t)(at - l) * n + d] : 0.0f;
+			}
 			const uint64_t o = (uint64_t)t * n + d;
 			c->want[o] = bm[3ull * n * t + n + d] * q42_op_conv_dot(l, win, km + (uint64_t)d * l);
 			c->got[o] = ym[o];
@@ -488,8 +576,8 @@ static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, 
 		}
 	q42_certify_result res;
 	/* a device may fuse a product into the sum */
-	q42_certify_begin(&res, "shortconv", 0.0, 8 * l * U, "n_tok=%u n=%u l=%u pos0=%u", n_tok, n, l,
-			  pos0);
+	q42_certify_begin(&res, "shortconv", 0.0, 8 * l * U, "n_tok=%u n=%u l=%u pos0=%u ahead=%u", n_tok,
+			  n, l, pos0, ahead);
 	q42_certify_compare(&res, c->got, c->want, c->floor, (uint64_t)n * n_tok);
 	emit(c, &res);
 out:
@@ -716,8 +804,11 @@ out:
 
 /* ---- KV cache and attention -------------------------------------------- */
 
+/* bidir: an encoder's attention over the whole pass; sym: its window is
+ * symmetric (gemma-embedding) */
 struct att_shape {
 	uint32_t n_tok, n_heads, n_kv, hd_k, hd_v, n_ctx, pos0, n_swa;
+	bool bidir, sym;
 };
 
 static float kv_value(const void *cache, uint32_t kvdt, uint64_t i)
@@ -822,22 +913,25 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 	}
 	if ((rc = q42_vk_begin(c->vk, err)) != Q42_OK ||
 	    (rc = q42_vk_op_attention(c->ops, kvdt, q, kc, vcv, o, s->n_tok, s->n_heads, s->n_kv, s->hd_k,
-				      s->hd_v, s->n_ctx, s->pos0, scale, s->n_swa, err)) != Q42_OK ||
+				      s->hd_v, s->n_ctx, s->pos0, scale, s->n_swa, !s->bidir, s->sym,
+				      err)) != Q42_OK ||
 	    (rc = q42_vk_submit(c->vk, err)) != Q42_OK)
 		goto out;
 	const uint32_t group = s->n_heads / s->n_kv;
 	for (uint32_t t = 0; t < s->n_tok; t++)
 		for (uint32_t h = 0; h < s->n_heads; h++) {
-			const uint32_t kvh = h / group, n_pos = s->pos0 + t + 1;
-			/* a window: the CPU's -inf scores, which softmax makes 0 */
-			const uint32_t j0 = s->n_swa != 0 && n_pos > s->n_swa ? n_pos - s->n_swa : 0;
+			const uint32_t kvh = h / group, pos = s->pos0 + t;
+			const uint32_t n_pos = s->bidir ? s->pos0 + s->n_tok : pos + 1, half = s->n_swa / 2;
 			const float *qv = qm + ((uint64_t)t * s->n_heads + h) * s->hd_k;
 			for (uint32_t j = 0; j < n_pos; j++) {
 				double d = 0.0;
 				for (uint32_t i = 0; i < s->hd_k; i++)
 					d += (double)qv[i] *
 					     kv_value(kcm, kvdt, ((uint64_t)kvh * s->n_ctx + j) * s->hd_k + i);
-				sc[j] = j < j0 ? -INFINITY : (float)d * scale;
+				/* a window: the CPU's -inf scores, which softmax makes 0 */
+				const bool out = s->n_swa != 0 && (s->sym ? j + half < pos || j > pos + half
+									  : j + s->n_swa < n_pos);
+				sc[j] = out ? -INFINITY : (float)d * scale;
 			}
 			q42_op_softmax(n_pos, sc, sc);
 			for (uint32_t i = 0; i < s->hd_v; i++) {
@@ -852,8 +946,9 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 		}
 	q42_certify_result res;
 	q42_certify_begin(&res, kvdt == Q42_DTYPE_F32 ? "attention.f32" : "attention.f16", 0x1p-16, 0.0,
-			  "n_tok=%u heads=%u/%u hd=%u/%u n_ctx=%u pos0=%u swa=%u", s->n_tok, s->n_heads,
-			  s->n_kv, s->hd_k, s->hd_v, s->n_ctx, s->pos0, s->n_swa);
+			  "n_tok=%u heads=%u/%u hd=%u/%u n_ctx=%u pos0=%u swa=%u%s%s", s->n_tok, s->n_heads,
+			  s->n_kv, s->hd_k, s->hd_v, s->n_ctx, s->pos0, s->n_swa,
+			  s->bidir ? " bidir" : "", s->sym ? " sym" : "");
 	q42_certify_compare(&res, c->got, c->want, NULL, no);
 	emit(c, &res);
 out:
@@ -929,6 +1024,12 @@ static int run_cases(struct vc *c, q42_err *err)
 	static const uint32_t norm[4][2] = {{64, 1}, {896, 3}, {4097, 2}, {16, 70001}};
 	for (int i = 0; i < 4 && rc == Q42_OK; i++)
 		rc = case_rmsnorm(c, norm[i][0], norm[i][1], err);
+	static const uint32_t ln[3][2] = {{64, 1}, {768, 7}, {4097, 2}};
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_layernorm(c, ln[i][0], ln[i][1], err);
+	static const uint32_t pm[3][2] = {{64, 1}, {768, 7}, {300, 513}};
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_pool_mean(c, pm[i][0], pm[i][1], err);
 	static const struct rope_shape ropes[] = {
 		{false, false, 1, 4, 64, 64, 0, 1.0f, 1.0f},
 		{true, true, 3, 5, 64, 32, 4090, 0.5f, 1.0f},
@@ -947,6 +1048,8 @@ static int run_cases(struct vc *c, q42_err *err)
 		rc = case_elt(c, 0, sw[i], sw[i], err);
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
 		rc = case_elt(c, 2, sw[i], sw[i], err);
+	for (int i = 0; i < 3 && rc == Q42_OK; i++)
+		rc = case_elt(c, 3, sw[i], sw[i], err);
 	static const uint32_t sc[3] = {1, 1000, 70001};
 	static const float sc_f[3][2] = {{0.5f, 0.0f}, {16.0f, 0.0f}, {1.0f, 30.0f}};
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
@@ -955,9 +1058,11 @@ static int run_cases(struct vc *c, q42_err *err)
 		rc = case_glu_fused(c, 70, 5, err);
 	if (rc == Q42_OK)
 		rc = case_copy(c, err);
-	static const uint32_t cv[3][4] = {{1, 64, 3, 0}, {7, 100, 3, 1}, {17, 48, 4, 200}};
-	for (int i = 0; i < 3 && rc == Q42_OK; i++)
-		rc = case_shortconv(c, cv[i][0], cv[i][1], cv[i][2], cv[i][3], err);
+	/* the last two: lfm2's centred window (ahead (l-1)/2) */
+	static const uint32_t cv[5][5] = {{1, 64, 3, 0, 0}, {7, 100, 3, 1, 0}, {17, 48, 4, 200, 0},
+					  {7, 100, 3, 0, 1}, {17, 48, 5, 0, 2}};
+	for (int i = 0; i < 5 && rc == Q42_OK; i++)
+		rc = case_shortconv(c, cv[i][0], cv[i][1], cv[i][2], cv[i][3], cv[i][4], err);
 	static const uint32_t rt[3][3] = {{1, 8, 2}, {5, 32, 4}, {17, 64, 8}};
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
 		rc = case_route(c, rt[i][0], rt[i][1], rt[i][2], err);
@@ -967,16 +1072,23 @@ static int run_cases(struct vc *c, q42_err *err)
 	for (int i = 0; i < 3 && rc == Q42_OK; i++)
 		rc = case_elt(c, 1, ad[i][0], ad[i][1], err);
 	static const struct att_shape kvs[] = {
-		{1, 2, 2, 64, 64, 16, 5, 0},
-		{17, 2, 2, 64, 32, 64, 47, 0},
+		{1, 2, 2, 64, 64, 16, 5, 0, false, false},
+		{17, 2, 2, 64, 32, 64, 47, 0, false, false},
 	};
 	static const struct att_shape atts[] = {
-		{1, 4, 4, 64, 64, 32, 0, 0},
-		{3, 8, 2, 64, 64, 4096, 4093, 0},
-		{17, 4, 1, 128, 128, 256, 100, 0},
-		{1, 2, 2, 64, 32, 4096, 4095, 0},
-		{17, 4, 2, 256, 256, 256, 100, 37}, /* gemma3: a window shorter than the pass */
-		{1, 4, 2, 80, 80, 512, 300, 100},
+		{1, 4, 4, 64, 64, 32, 0, 0, false, false},
+		{3, 8, 2, 64, 64, 4096, 4093, 0, false, false},
+		{17, 4, 1, 128, 128, 256, 100, 0, false, false},
+		{1, 2, 2, 64, 32, 4096, 4095, 0, false, false},
+		{17, 4, 2, 256, 256, 256, 100, 37, false, false}, /* gemma3: a window shorter than the pass */
+		{1, 4, 2, 80, 80, 512, 300, 100, false, false},
+		/* encoders: the whole pass, in one chunk and in two; gemma-
+		 * embedding's symmetric window, inside the pass and wider */
+		{7, 4, 2, 64, 64, 32, 0, 0, true, false},
+		{70, 4, 4, 64, 64, 128, 0, 0, true, false},
+		{17, 4, 2, 64, 64, 64, 0, 8, true, true},
+		{70, 4, 2, 128, 128, 128, 0, 40, true, true},
+		{5, 2, 1, 32, 32, 16, 0, 512, true, true},
 	};
 	for (uint32_t f16 = 0; f16 < 2 && rc == Q42_OK; f16++) {
 		const uint32_t dt = f16 ? Q42_DTYPE_F16 : Q42_DTYPE_F32;

@@ -74,6 +74,10 @@ struct q42_vkf {
 	uint32_t n_lora;
 	q42_vk_buf *lr, *lo;
 	q42_vk_buf *logits; /* n_vocab, device-local */
+	/* embeddings: the projections' rows (n_batch x the embedding width,
+	 * dense_2's and dense_3's) and their host-visible copy */
+	q42_vk_buf *emb, *emb_tmp, *emb_h;
+	uint32_t embd_dim;
 	/* host-visible: ids in, the row to keep, argmax and logits out */
 	q42_vk_buf *ids, *sel, *top1, *logits_h;
 	uint32_t n_fallbacks;
@@ -333,6 +337,12 @@ static int alloc_device(q42_vkf *f, q42_err *err)
 	if (rc == Q42_OK)
 		rc = buf_new(f, e->n_vocab, F, Q42_VK_MEM_DEVICE, &f->logits, err);
 	if (rc == Q42_OK)
+		rc = buf_new(f, B * f->embd_dim, F, Q42_VK_MEM_DEVICE, &f->emb, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * f->embd_dim, F, Q42_VK_MEM_DEVICE, &f->emb_tmp, err);
+	if (rc == Q42_OK)
+		rc = buf_new(f, B * f->embd_dim, F, Q42_VK_MEM_HOST, &f->emb_h, err);
+	if (rc == Q42_OK)
 		rc = buf_new(f, B, sizeof(int32_t), Q42_VK_MEM_HOST, &f->ids, err);
 	if (rc == Q42_OK)
 		rc = buf_new(f, 1, sizeof(int32_t), Q42_VK_MEM_HOST, &f->sel, err);
@@ -438,6 +448,7 @@ static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, 
 {
 	static const int32_t tok0 = 0;
 	q42_vkf *f;
+	uint32_t n_rows;
 	int rc;
 
 	*out = NULL;
@@ -454,6 +465,9 @@ static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, 
 		rc = q42_err_set(err, Q42_ENOMEM, "vulkan: out of memory");
 		goto fail;
 	}
+	f->embd_dim = e->n_embd;
+	if (e->g[Q42_W_DENSE_2].data != NULL && (uint64_t)e->g[Q42_W_DENSE_2].n_out > e->n_embd)
+		f->embd_dim = (uint32_t)e->g[Q42_W_DENSE_2].n_out;
 	rc = q42_vk_open(&f->vk, device, allow_cpu, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_ops_open(&f->ops, f->vk, err);
@@ -466,9 +480,13 @@ static int open_device(q42_vkf **out, const q42_bound_model *e, int32_t device, 
 	/* One pass over token 0 now: every binding meets the device's limits
 	 * (a weight beyond maxStorageBufferRange fails here, not in the first
 	 * request) and drivers that compile lazily do it before the first
-	 * prefill is timed. The cache row it writes is overwritten later. */
-	if (rc == Q42_OK)
+	 * prefill is timed. The cache row it writes is overwritten later. An
+	 * encoder has no logits: its pass is an embedding's, every row kept
+	 * and projected. */
+	if (rc == Q42_OK && e->causal)
 		rc = q42_vkf_eval(f, &tok0, 1, 0, true, NULL, NULL, err);
+	else if (rc == Q42_OK)
+		rc = q42_vkf_embed(f, &tok0, 1, Q42_POOLING_NONE, NULL, &n_rows, err);
 	if (rc != Q42_OK)
 		goto fail;
 	f->device_ms = 0;
@@ -481,16 +499,11 @@ fail:
 
 /* Why the device pass cannot run e (NULL: it can). It has decoder blocks
  * with RMSNorm and RoPE, attention or short convolutions, dense or
- * routed gated FFNs; not BERT's post-norm blocks, encoders or symmetric
- * windows (embedding models). */
+ * routed gated FFNs, and the encoders' parts: attention over the whole
+ * sequence, symmetric windows, centred convolutions, BERT's post-norm
+ * blocks with LayerNorm, learned positions and GELU. */
 static const char *cpu_only(const q42_bound_model *e)
 {
-	const q42_arch *a = e->arch;
-	if (a->post_norm || a->layer_norm || a->no_rope || a->ffn_act == Q42_FFN_GELU ||
-	    e->final_norm == Q42_W_COUNT_)
-		return "its blocks are BERT's";
-	if (!e->causal || e->swa_symmetric)
-		return "its attention is not causal";
 	if (e->n_expert_used > 64)
 		return "it routes each token to more than 64 experts";
 	return NULL;
@@ -529,7 +542,7 @@ void q42_vkf_close(q42_vkf *f)
 		q42_vk_buf *acts[] = {f->x, f->xb, f->q, f->k, f->v, f->att, f->ao, f->hg, f->hu,
 				      f->xl, f->logits, f->ids, f->sel, f->top1, f->logits_h,
 				      f->lr, f->lo, f->qkv, f->moe_logits, f->moe_ids, f->moe_w,
-				      f->moe_y};
+				      f->moe_y, f->emb, f->emb_tmp, f->emb_h};
 		for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
 			if (acts[i] != NULL)
 				q42_vk_buf_free(f->vk, acts[i]);
@@ -637,7 +650,8 @@ static int op_split_qkv(q42_vkf *f, uint32_t kvh, uint32_t n, q42_err *err)
 
 /* q (is_q) or k of n tokens, ready for the cache and the scores, in
  * llama.cpp's order as the CPU: each head through its RMSNorm where the
- * layer has one (qwen3, gemma3, lfm2), RoPE with the layer's angles, then
+ * layer has one (qwen3, gemma3, lfm2), RoPE with the layer's angles (not
+ * bert's: its positions were added to the embedding), then
  * q scaled where the architecture scales q instead of the scores. */
 static int op_qk(q42_vkf *f, uint32_t l, q42_vk_buf *x, uint32_t n_heads, uint32_t n, bool is_q,
 		 uint32_t pos0, q42_err *err)
@@ -649,7 +663,7 @@ static int op_qk(q42_vkf *f, uint32_t l, q42_vk_buf *x, uint32_t n_heads, uint32
 	if (nw->buf != NULL)
 		rc = q42_vk_op_rmsnorm(f->ops, whole(x), whole(nw->buf), whole(x), e->hd_k, n * n_heads,
 				       e->eps, err);
-	if (rc == Q42_OK)
+	if (rc == Q42_OK && !e->arch->no_rope)
 		rc = q42_vk_op_rope(f->ops, whole(x), whole(f->g[e->rope_ff].buf), n, n_heads, e->hd_k,
 				    e->n_rot, pos0, e->arch->rope == Q42_ROPE_NEOX, L->theta_scale,
 				    L->rope_scale, e->rope_mscale, err);
@@ -660,8 +674,11 @@ static int op_qk(q42_vkf *f, uint32_t l, q42_vk_buf *x, uint32_t n_heads, uint32
 }
 
 /* out (n rows of the block's output) through the block's norm after
- * attention or the FFN where it has one (gemma3), then into the residual. */
-static int op_residual(q42_vkf *f, const vk_weight *post, uint32_t n, q42_err *err)
+ * attention or the FFN where it has one (gemma3), then into the residual;
+ * a post-norm block (bert) then normalises the residual rows with its
+ * LayerNorm ln (+ bias lnb) where it has one. */
+static int op_residual(q42_vkf *f, const vk_weight *post, const vk_weight *ln,
+		       const vk_weight *lnb, uint32_t n, q42_err *err)
 {
 	const q42_bound_model *e = f->e;
 	int rc = Q42_OK;
@@ -671,7 +688,24 @@ static int op_residual(q42_vkf *f, const vk_weight *post, uint32_t n, q42_err *e
 	if (rc == Q42_OK)
 		rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->ao), whole(f->x), n * e->n_embd,
 				   n * e->n_embd, err);
+	if (rc == Q42_OK && ln->buf != NULL)
+		rc = q42_vk_op_layernorm(f->ops, whole(f->x), whole(ln->buf), whole(lnb->buf),
+					 whole(f->x), e->n_embd, n, e->eps, err);
 	return rc;
+}
+
+/* A block's input rows: the residual through the norm before the block
+ * into xb, or the residual as it is in a post-norm block (bert). */
+static int op_block_in(q42_vkf *f, const vk_weight *norm, uint32_t n, q42_vk_buf **in,
+		       q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	*in = f->x;
+	if (e->arch->post_norm)
+		return Q42_OK;
+	*in = f->xb;
+	return q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(norm->buf), whole(f->xb), e->n_embd, n,
+				 e->eps, err);
 }
 
 static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err *err)
@@ -680,24 +714,24 @@ static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q4
 	const q42_bound_weight *W = e->layers[l].w;
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t kvh = e->layers[l].n_head_kv;
+	q42_vk_buf *in;
 	int rc;
 
-	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_ATTN_NORM].buf), whole(f->xb),
-			       e->n_embd, n, e->eps, err);
+	rc = op_block_in(f, &D[Q42_W_ATTN_NORM], n, &in, err);
 	if (rc == Q42_OK && D[Q42_W_ATTN_QKV].buf != NULL) {
-		rc = op_matmul(f, &D[Q42_W_ATTN_QKV], &W[Q42_W_ATTN_QKV], f->xb, n, f->qkv,
+		rc = op_matmul(f, &D[Q42_W_ATTN_QKV], &W[Q42_W_ATTN_QKV], in, n, f->qkv,
 			       &D[Q42_W_ATTN_QKV_B], err);
 		if (rc == Q42_OK)
 			rc = op_split_qkv(f, kvh, n, err);
 	} else {
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_ATTN_Q], &W[Q42_W_ATTN_Q], f->xb, n, f->q,
+			rc = op_matmul(f, &D[Q42_W_ATTN_Q], &W[Q42_W_ATTN_Q], in, n, f->q,
 				       &D[Q42_W_ATTN_Q_B], err);
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_ATTN_K], &W[Q42_W_ATTN_K], f->xb, n, f->k,
+			rc = op_matmul(f, &D[Q42_W_ATTN_K], &W[Q42_W_ATTN_K], in, n, f->k,
 				       &D[Q42_W_ATTN_K_B], err);
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_ATTN_V], &W[Q42_W_ATTN_V], f->xb, n, f->v,
+			rc = op_matmul(f, &D[Q42_W_ATTN_V], &W[Q42_W_ATTN_V], in, n, f->v,
 				       &D[Q42_W_ATTN_V_B], err);
 	}
 	if (rc == Q42_OK)
@@ -711,12 +745,14 @@ static int block_attention(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q4
 	if (rc == Q42_OK)
 		rc = q42_vk_op_attention(f->ops, e->kv_type, whole(f->q), whole(f->kc[l]),
 					 whole(f->vc[l]), whole(f->att), n, e->n_head, kvh, e->hd_k,
-					 e->hd_v, e->n_ctx, pos0, e->kq_scale, e->layers[l].n_swa, err);
+					 e->hd_v, e->n_ctx, pos0, e->kq_scale, e->layers[l].n_swa,
+					 e->causal, e->swa_symmetric, err);
 	if (rc == Q42_OK)
 		rc = op_matmul(f, &D[Q42_W_ATTN_OUT], &W[Q42_W_ATTN_OUT], f->att, n, f->ao,
 			       &D[Q42_W_ATTN_OUT_B], err);
 	if (rc == Q42_OK)
-		rc = op_residual(f, &D[Q42_W_POST_ATTN_NORM], n, err);
+		rc = op_residual(f, &D[Q42_W_POST_ATTN_NORM], &D[Q42_W_ATTN_OUT_NORM],
+				 &D[Q42_W_ATTN_OUT_NORM_B], n, err);
 	return rc;
 }
 
@@ -738,11 +774,11 @@ static int block_conv(q42_vkf *f, uint32_t l, uint32_t n, uint32_t pos0, q42_err
 	if (rc == Q42_OK)
 		rc = q42_vk_op_shortconv(f->ops, whole(f->qkv), whole(D[Q42_W_CONV].buf),
 					 whole(f->hist[l]), whole(f->xb), n, e->n_embd, e->conv_l,
-					 e->n_ctx, pos0, err);
+					 e->n_ctx, pos0, e->conv_ahead, err);
 	if (rc == Q42_OK)
 		rc = op_matmul(f, &D[Q42_W_CONV_OUT], &W[Q42_W_CONV_OUT], f->xb, n, f->ao, &none, err);
 	if (rc == Q42_OK)
-		rc = op_residual(f, &none, n, err);
+		rc = op_residual(f, &none, &none, &none, n, err);
 	return rc;
 }
 
@@ -753,24 +789,31 @@ static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
 	const vk_weight *D = &f->lw[(uint64_t)l * Q42_W_COUNT_];
 	const uint32_t ff = e->layers[l].n_ff;
 	const bool gelu = e->arch->ffn_act == Q42_FFN_GEGLU;
+	q42_vk_buf *in;
 	int rc;
 
-	rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(D[Q42_W_FFN_NORM].buf), whole(f->xb),
-			       e->n_embd, n, e->eps, err);
-	if (e->arch->ffn_fused_up) {
+	rc = op_block_in(f, &D[Q42_W_FFN_NORM], n, &in, err);
+	if (e->arch->ffn_act == Q42_FFN_GELU) {
+		/* up (+ bias), then GELU, no gate (bert) */
+		if (rc == Q42_OK)
+			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], in, n, f->hg,
+				       &D[Q42_W_FFN_UP_B], err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_gelu(f->ops, whole(f->hg), whole(f->hg), ff * n, err);
+	} else if (e->arch->ffn_fused_up) {
 		/* one product into rows of 2 n_ff: gate, then up (phi3) */
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
+			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], in, n, f->hu,
 				       &D[Q42_W_FFN_UP_B], err);
 		if (rc == Q42_OK)
 			rc = q42_vk_op_glu(f->ops, gelu, whole(f->hu), whole(f->hu), whole(f->hg), ff,
 					   n, 2 * ff, ff, err);
 	} else {
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_FFN_GATE], &W[Q42_W_FFN_GATE], f->xb, n, f->hg,
+			rc = op_matmul(f, &D[Q42_W_FFN_GATE], &W[Q42_W_FFN_GATE], in, n, f->hg,
 				       &D[Q42_W_FFN_GATE_B], err);
 		if (rc == Q42_OK)
-			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], f->xb, n, f->hu,
+			rc = op_matmul(f, &D[Q42_W_FFN_UP], &W[Q42_W_FFN_UP], in, n, f->hu,
 				       &D[Q42_W_FFN_UP_B], err);
 		if (rc == Q42_OK)
 			rc = q42_vk_op_glu(f->ops, gelu, whole(f->hg), whole(f->hu), whole(f->hg), ff,
@@ -780,7 +823,8 @@ static int block_ffn(q42_vkf *f, uint32_t l, uint32_t n, q42_err *err)
 		rc = op_matmul(f, &D[Q42_W_FFN_DOWN], &W[Q42_W_FFN_DOWN], f->hg, n, f->ao,
 			       &D[Q42_W_FFN_DOWN_B], err);
 	if (rc == Q42_OK)
-		rc = op_residual(f, &D[Q42_W_POST_FFW_NORM], n, err);
+		rc = op_residual(f, &D[Q42_W_POST_FFW_NORM], &D[Q42_W_LAYER_OUT_NORM],
+				 &D[Q42_W_LAYER_OUT_NORM_B], n, err);
 	return rc;
 }
 
@@ -856,52 +900,156 @@ static int head(q42_vkf *f, uint32_t n, q42_err *err)
 	return rc;
 }
 
-int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
-		 float *logits, int32_t *top1, q42_err *err)
+/* The token rows of the n ids (uploaded) at positions pos0.. into x, as
+ * the CPU's op_embed: the embedding rows (+ adapters), scaled (gemma),
+ * plus token type 0 and the learned positions (bert), then its
+ * LayerNorm; then every block. */
+static int record_blocks(q42_vkf *f, uint32_t n, uint32_t pos0, q42_err *err)
 {
 	const q42_bound_model *e = f->e;
-	const vk_weight *emb = &f->g[Q42_W_TOK_EMBD];
-	const char *labels[4];
-	double ns[4];
-	uint32_t n_st;
-	int rc;
-
-	memcpy(q42_vk_buf_map(f->ids), ids, (size_t)n * sizeof *ids);
-	rc = q42_vk_begin(f->vk, err);
-	if (rc != Q42_OK)
-		return rc;
-	q42_vk_stamp(f->vk, "begin");
-	rc = q42_vk_op_get_rows(f->ops, emb->dtype, whole(emb->buf), emb->row_bytes, whole(f->ids),
-				n, e->n_embd, whole(f->x), err);
+	const vk_weight *emb = &f->g[Q42_W_TOK_EMBD], *pos = &f->g[Q42_W_POS_EMBD];
+	const vk_weight *types = &f->g[Q42_W_TOKEN_TYPES];
+	const uint32_t E = e->n_embd;
+	int rc = q42_vk_op_get_rows(f->ops, emb->dtype, whole(emb->buf), emb->row_bytes, whole(f->ids),
+				    n, E, whole(f->x), err);
 	if (rc == Q42_OK)
 		rc = op_lora_embd(f, n, err);
 	if (rc == Q42_OK && e->embd_scale != 0.0f)
-		rc = q42_vk_op_scale(f->ops, whole(f->x), whole(f->x), n * e->n_embd, e->embd_scale,
-				     0.0f, err);
+		rc = q42_vk_op_scale(f->ops, whole(f->x), whole(f->x), n * E, e->embd_scale, 0.0f, err);
+	if (rc == Q42_OK && types->buf != NULL) /* row 0 of token_types */
+		rc = q42_vk_op_add(f->ops, whole(f->x), whole(types->buf), whole(f->x), n * E, E, err);
+	if (rc == Q42_OK && pos->buf != NULL) {
+		/* the engine has checked that the positions exist */
+		rc = q42_vk_op_copy(f->ops, whole(pos->buf), pos0 * E, E, whole(f->xb), 0, E, E, n, err);
+		if (rc == Q42_OK)
+			rc = q42_vk_op_add(f->ops, whole(f->x), whole(f->xb), whole(f->x), n * E, n * E,
+					   err);
+	}
+	if (rc == Q42_OK && e->arch->post_norm)
+		rc = q42_vk_op_layernorm(f->ops, whole(f->x), whole(f->g[Q42_W_TOK_EMBD_NORM].buf),
+					 whole(f->g[Q42_W_TOK_EMBD_NORM_B].buf), whole(f->x), E, n,
+					 e->eps, err);
 	for (uint32_t l = 0; l < e->n_layer && rc == Q42_OK; l++) {
 		const q42_bound_layer *L = &e->layers[l];
 		rc = L->conv ? block_conv(f, l, n, pos0, err) : block_attention(f, l, n, pos0, err);
 		if (rc == Q42_OK)
 			rc = L->moe ? block_moe(f, l, n, err) : block_ffn(f, l, n, err);
 	}
-	if (rc == Q42_OK && want_logits)
-		rc = head(f, n, err);
+	return rc;
+}
+
+/* End the recording that rc says how it went: a failed recording is still
+ * submitted (the layer has no other way to end it, and what ran only
+ * wrote this pass's scratch); the pass's device time is added up. */
+static int pass_end(q42_vkf *f, int rc, q42_err *err)
+{
+	const char *labels[4];
+	double ns[4];
 	q42_vk_stamp(f->vk, "pass");
-	/* a failed recording is still submitted: the layer has no other way
-	 * to end it, and what ran only wrote this pass's scratch */
 	if (rc == Q42_OK)
 		rc = q42_vk_submit(f->vk, err);
 	else
 		q42_vk_submit(f->vk, NULL);
 	if (rc != Q42_OK)
 		return rc;
-	n_st = q42_vk_stamps(f->vk, labels, ns, 4);
+	const uint32_t n_st = q42_vk_stamps(f->vk, labels, ns, 4);
 	for (uint32_t i = 0; i < n_st && i < 4; i++)
 		f->device_ms += ns[i] / 1e6;
+	return Q42_OK;
+}
+
+static int pass_begin(q42_vkf *f, const int32_t *ids, uint32_t n, q42_err *err)
+{
+	memcpy(q42_vk_buf_map(f->ids), ids, (size_t)n * sizeof *ids);
+	int rc = q42_vk_begin(f->vk, err);
+	if (rc == Q42_OK)
+		q42_vk_stamp(f->vk, "begin");
+	return rc;
+}
+
+int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
+		 float *logits, int32_t *top1, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	int rc = pass_begin(f, ids, n, err);
+	if (rc != Q42_OK)
+		return rc;
+	rc = record_blocks(f, n, pos0, err);
+	if (rc == Q42_OK && want_logits)
+		rc = head(f, n, err);
+	if ((rc = pass_end(f, rc, err)) != Q42_OK)
+		return rc;
 	if (want_logits && logits != NULL)
 		memcpy(logits, q42_vk_buf_map(f->logits_h), (size_t)e->n_vocab * sizeof *logits);
 	if (want_logits && top1 != NULL)
 		*top1 = (int32_t)((const uint32_t *)q42_vk_buf_map(f->top1))[0];
+	return Q42_OK;
+}
+
+/* dense_2 (+ bias), then dense_3, on n rows of src (as q42_embed.c's
+ * project); *out: the buffer holding the result. */
+static int project(q42_vkf *f, q42_vk_buf *src, uint32_t n, q42_vk_buf **out, q42_err *err)
+{
+	static const vk_weight none;
+	const q42_bound_model *e = f->e;
+	const vk_weight *d2 = &f->g[Q42_W_DENSE_2], *d3 = &f->g[Q42_W_DENSE_3];
+	const bool two = d3->buf != NULL;
+	int rc;
+	*out = src;
+	if (d2->buf == NULL)
+		return Q42_OK;
+	rc = op_matmul(f, d2, &e->g[Q42_W_DENSE_2], src, n, two ? f->emb_tmp : f->emb,
+		       &f->g[Q42_W_DENSE_2_B], err);
+	if (rc == Q42_OK && two)
+		rc = op_matmul(f, d3, &e->g[Q42_W_DENSE_3], f->emb_tmp, n, f->emb, &none, err);
+	*out = f->emb;
+	return rc;
+}
+
+int q42_vkf_embed(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pooling, float *out,
+		  uint32_t *n_rows, q42_err *err)
+{
+	const q42_bound_model *e = f->e;
+	const uint32_t E = e->n_embd;
+	const uint32_t dim = f->g[Q42_W_DENSE_3].buf != NULL   ? E
+			     : f->g[Q42_W_DENSE_2].buf != NULL ? (uint32_t)e->g[Q42_W_DENSE_2].n_out
+							       : E;
+	q42_vk_buf *h = f->x, *src, *res;
+	uint32_t rows = pooling == Q42_POOLING_NONE ? n : 1;
+	int rc;
+
+	*n_rows = 0;
+	if (pooling > Q42_POOLING_LAST)
+		return q42_err_set(err, Q42_EARG, "vulkan embed: pooling type %u", pooling);
+	if ((rc = pass_begin(f, ids, n, err)) != Q42_OK)
+		return rc;
+	rc = record_blocks(f, n, 0, err);
+	if (rc == Q42_OK && e->final_norm != Q42_W_COUNT_) {
+		h = f->xb;
+		rc = q42_vk_op_rmsnorm(f->ops, whole(f->x), whole(f->g[e->final_norm].buf), whole(h), E,
+				       n, e->eps, err);
+	}
+	src = h;
+	if (rc == Q42_OK && pooling == Q42_POOLING_MEAN) {
+		src = f->xl;
+		rc = q42_vk_op_pool_mean(f->ops, whole(h), whole(src), E, n, err);
+	} else if (rc == Q42_OK && pooling != Q42_POOLING_NONE) {
+		/* CLS: the first row, LAST: the last, picked as head() picks it */
+		src = f->xl;
+		*(int32_t *)q42_vk_buf_map(f->sel) = pooling == Q42_POOLING_CLS ? 0 : (int32_t)(n - 1);
+		rc = q42_vk_op_get_rows(f->ops, Q42_DTYPE_F32, whole(h), (uint64_t)E * 4, whole(f->sel),
+					1, E, whole(src), err);
+	}
+	if (rc == Q42_OK)
+		rc = project(f, src, rows, &res, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_copy(f->vk, (q42_vk_view){res, 0, (uint64_t)rows * dim * 4}, whole(f->emb_h),
+				 err);
+	if ((rc = pass_end(f, rc, err)) != Q42_OK)
+		return rc;
+	if (out != NULL)
+		memcpy(out, q42_vk_buf_map(f->emb_h), (size_t)rows * dim * sizeof *out);
+	*n_rows = rows;
 	return Q42_OK;
 }
 
@@ -947,6 +1095,12 @@ static int be_eval(void *state, const int32_t *ids, uint32_t n, uint32_t pos0, b
 	return q42_vkf_eval(state, ids, n, pos0, want_logits, logits, top1, err);
 }
 
+static int be_embed(void *state, const int32_t *ids, uint32_t n, uint32_t pooling, float *out,
+		    uint32_t *n_rows, q42_err *err)
+{
+	return q42_vkf_embed(state, ids, n, pooling, out, n_rows, err);
+}
+
 static const char *be_device_name(const void *state) { return q42_vkf_device(state)->name; }
 static uint32_t be_n_fallbacks(const void *state) { return q42_vkf_n_fallbacks(state); }
 static const char *be_fallback_note(const void *state) { return q42_vkf_fallback_note(state); }
@@ -958,6 +1112,7 @@ static const q42_backend_ops vk_backend = {
 	.open = be_open,
 	.close = be_close,
 	.eval = be_eval,
+	.embed = be_embed,
 	.device_name = be_device_name,
 	.n_fallbacks = be_n_fallbacks,
 	.fallback_note = be_fallback_note,

@@ -40,6 +40,14 @@ void q42_vkf_close(q42_vkf *f);
 int q42_vkf_eval(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pos0, bool want_logits,
 		 float *logits, int32_t *top1, q42_err *err);
 
+/* One sequence's embedding (engine/q42_backend.h, embed): n tokens (1 <= n
+ * <= n_batch, ids checked) at positions 0.., the rows after the final
+ * norm pooled by pooling (enum q42_pooling) and through dense_2/dense_3;
+ * *n_rows rows of the embedding width into out (NULL: computed, not
+ * copied). */
+int q42_vkf_embed(q42_vkf *f, const int32_t *ids, uint32_t n, uint32_t pooling, float *out,
+		  uint32_t *n_rows, q42_err *err);
+
 const q42_vk_device_info *q42_vkf_device(const q42_vkf *f);
 /* Matrices converted at upload, and a line naming them (NULL when none). */
 uint32_t q42_vkf_n_fallbacks(const q42_vkf *f);

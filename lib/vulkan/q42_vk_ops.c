@@ -33,8 +33,8 @@ static const uint32_t mm_types[N_TYPES] = {Q42_DTYPE_F32, Q42_DTYPE_F16, Q42_DTY
 struct q42_vk_ops {
 	q42_vk *vk;
 	q42_vk_pipe *mv[N_TYPES], *mm[N_TYPES], *rows[N_TYPES], *mid[N_TYPES];
-	q42_vk_pipe *kv[2], *att[2], *glu[2], *conv[2];
-	q42_vk_pipe *rmsnorm, *rope, *softmax, *add, *argmax, *scale, *copy, *route, *moe_sum;
+	q42_vk_pipe *kv[2], *att[2], *glu[3], *conv[2];
+	q42_vk_pipe *rmsnorm, *layernorm, *pool_mean, *rope, *softmax, *add, *argmax, *scale, *copy, *route, *moe_sum;
 };
 
 static int type_slot(uint32_t dtype)
@@ -75,17 +75,24 @@ int q42_vk_ops_open(q42_vk_ops **out, q42_vk *vk, q42_err *err)
 		const uint32_t at[2] = {WG_ATT, f16};
 		rc = q42_vk_pipe_get(vk, "kv_store", 2, 24, kv, 2, &o->kv[f16], err);
 		if (rc == Q42_OK)
-			rc = q42_vk_pipe_get(vk, "attention", 4, 36, at, 2, &o->att[f16], err);
+			rc = q42_vk_pipe_get(vk, "attention", 4, 44, at, 2, &o->att[f16], err);
 	}
 	for (uint32_t k = 0; k < 2 && rc == Q42_OK; k++) {
 		const uint32_t sc[2] = {WG_ELT, k};
 		rc = q42_vk_pipe_get(vk, "glu", 3, 20, sc, 2, &o->glu[k], err);
 		if (rc == Q42_OK)
-			rc = q42_vk_pipe_get(vk, "shortconv", 4, 20, sc, 2, &o->conv[k], err);
+			rc = q42_vk_pipe_get(vk, "shortconv", 4, 24, sc, 2, &o->conv[k], err);
 	}
+	const uint32_t gelu[2] = {WG_ELT, 2};
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "glu", 3, 20, gelu, 2, &o->glu[2], err);
 	const uint32_t wrow = WG_ROW, welt = WG_ELT, wam = WG_ARGMAX, wrt = WG_ROUTE;
 	if (rc == Q42_OK)
 		rc = q42_vk_pipe_get(vk, "rmsnorm", 3, 16, &wrow, 1, &o->rmsnorm, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "layernorm", 4, 16, &wrow, 1, &o->layernorm, err);
+	if (rc == Q42_OK)
+		rc = q42_vk_pipe_get(vk, "pool_mean", 2, 8, &welt, 1, &o->pool_mean, err);
 	if (rc == Q42_OK)
 		rc = q42_vk_pipe_get(vk, "softmax", 2, 12, &wrow, 1, &o->softmax, err);
 	if (rc == Q42_OK)
@@ -186,6 +193,34 @@ int q42_vk_op_rmsnorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view y
 	return q42_vk_dispatch(o->vk, o->rmsnorm, b, 3, &push, sizeof push, gx, gy, 1, err);
 }
 
+int q42_vk_op_layernorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view b, q42_vk_view y,
+			uint32_t n, uint32_t n_rows, float eps, q42_err *err)
+{
+	uint32_t gx, gy;
+	if (n == 0 || n_rows == 0)
+		return q42_err_set(err, Q42_EARG, "vulkan layernorm: bad shape (n %u, rows %u)", n, n_rows);
+	int rc = grid(n_rows, 1, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	struct { uint32_t n, n_rows; float eps; uint32_t groups_x; } push = {n, n_rows, eps, gx};
+	const q42_vk_view v[4] = {x, w, b, y};
+	return q42_vk_dispatch(o->vk, o->layernorm, v, 4, &push, sizeof push, gx, gy, 1, err);
+}
+
+int q42_vk_op_pool_mean(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, uint32_t n_tok,
+			q42_err *err)
+{
+	if (n == 0 || n_tok == 0 || n > MAX_GROUPS * WG_ELT)
+		return q42_err_set(err, Q42_EARG, "vulkan pool_mean: bad shape (n %u, tokens %u)", n, n_tok);
+	int rc = too_big((uint64_t)n * n_tok * 4, "the rows", err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[2] = {n, n_tok};
+	const q42_vk_view b[2] = {x, y};
+	return q42_vk_dispatch(o->vk, o->pool_mean, b, 2, push, sizeof push, (n + WG_ELT - 1) / WG_ELT, 1,
+			       1, err);
+}
+
 int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint32_t n_tok,
 		   uint32_t n_heads, uint32_t hd, uint32_t n_rot, uint32_t pos0, bool neox,
 		   float theta_scale, float freq_scale, float mscale, q42_err *err)
@@ -232,6 +267,19 @@ int q42_vk_op_glu(q42_vk_ops *o, bool gelu, q42_vk_view g, q42_vk_view u, q42_vk
 	return q42_vk_dispatch(o->vk, o->glu[gelu], b, 3, push, sizeof push, gx, gy, 1, err);
 }
 
+int q42_vk_op_gelu(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, q42_err *err)
+{
+	if (n == 0)
+		return q42_err_set(err, Q42_EARG, "vulkan gelu: no elements");
+	uint32_t gx, gy;
+	int rc = grid(n, WG_ELT, &gx, &gy, err);
+	if (rc != Q42_OK)
+		return rc;
+	const uint32_t push[5] = {n, 1, n, 0, gx};
+	const q42_vk_view b[3] = {x, x, y}; /* the gate's binding is unread */
+	return q42_vk_dispatch(o->vk, o->glu[2], b, 3, push, sizeof push, gx, gy, 1, err);
+}
+
 int q42_vk_op_scale(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, float s, float cap,
 		    q42_err *err)
 {
@@ -266,11 +314,11 @@ int q42_vk_op_copy(q42_vk_ops *o, q42_vk_view x, uint32_t x_off, uint32_t x_stri
 
 int q42_vk_op_shortconv(q42_vk_ops *o, q42_vk_view bcx, q42_vk_view kern, q42_vk_view hist,
 			q42_vk_view y, uint32_t n_tok, uint32_t n, uint32_t l, uint32_t n_ctx,
-			uint32_t pos0, q42_err *err)
+			uint32_t pos0, uint32_t ahead, q42_err *err)
 {
-	if (n_tok == 0 || n == 0 || l == 0 || pos0 > n_ctx || n_tok > n_ctx - pos0)
+	if (n_tok == 0 || n == 0 || l == 0 || ahead >= l || pos0 > n_ctx || n_tok > n_ctx - pos0)
 		return q42_err_set(err, Q42_EARG, "vulkan shortconv: bad shape (tokens %u at %u of %u, "
-				   "n %u, width %u)", n_tok, pos0, n_ctx, n, l);
+				   "n %u, width %u, %u ahead)", n_tok, pos0, n_ctx, n, l, ahead);
 	uint32_t gx, gy;
 	int rc = grid((uint64_t)n_tok * n, WG_ELT, &gx, &gy, err);
 	if (rc == Q42_OK)
@@ -279,7 +327,7 @@ int q42_vk_op_shortconv(q42_vk_ops *o, q42_vk_view bcx, q42_vk_view kern, q42_vk
 		rc = too_big((uint64_t)n_tok * n * 12, "the input rows", err);
 	if (rc != Q42_OK)
 		return rc;
-	const uint32_t push[5] = {n_tok, n, l, pos0, gx};
+	const uint32_t push[6] = {n_tok, n, l, pos0, gx, ahead};
 	const q42_vk_view b[4] = {bcx, kern, hist, y};
 	rc = q42_vk_dispatch(o->vk, o->conv[0], b, 4, push, sizeof push, gx, gy, 1, err);
 	if (rc == Q42_OK)
@@ -421,7 +469,8 @@ int q42_vk_op_kv_store(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view k, q42_vk_v
 int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_view kc,
 			q42_vk_view vc, q42_vk_view out, uint32_t n_tok, uint32_t n_heads,
 			uint32_t n_kv_heads, uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx,
-			uint32_t pos0, float scale, uint32_t n_swa, q42_err *err)
+			uint32_t pos0, float scale, uint32_t n_swa, bool causal, bool swa_symmetric,
+			q42_err *err)
 {
 	if (kv_dtype != Q42_DTYPE_F32 && kv_dtype != Q42_DTYPE_F16)
 		return q42_err_set(err, Q42_EUNSUPPORTED, "vulkan attention: cache type %u is not f32 or f16",
@@ -435,8 +484,9 @@ int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_
 	struct {
 		uint32_t n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0;
 		float scale;
-		uint32_t n_swa;
-	} push = {n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0, scale, n_swa};
+		uint32_t n_swa, causal, sym;
+	} push = {n_tok, n_heads, n_kv_heads, hd_k, hd_v, n_ctx, pos0, scale, n_swa, causal,
+		  swa_symmetric};
 	const q42_vk_view b[4] = {q, kc, vc, out};
 	return q42_vk_dispatch(o->vk, o->att[kv_dtype == Q42_DTYPE_F16], b, 4, &push, sizeof push,
 			       n_heads, n_tok, 1, err);

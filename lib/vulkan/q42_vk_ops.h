@@ -47,6 +47,16 @@ Q42_API int q42_vk_op_rope(q42_vk_ops *o, q42_vk_view x, q42_vk_view freqs, uint
 			   uint32_t n_heads, uint32_t hd, uint32_t n_rot, uint32_t pos0, bool neox,
 			   float theta_scale, float freq_scale, float mscale, q42_err *err);
 
+/* BERT's LayerNorm with bias: y[t] = (x[t] - mean) / sqrt(var + eps) * w
+ * + b, n_rows rows of n (x and y may be one buffer). */
+Q42_API int q42_vk_op_layernorm(q42_vk_ops *o, q42_vk_view x, q42_vk_view w, q42_vk_view b,
+				q42_vk_view y, uint32_t n, uint32_t n_rows, float eps, q42_err *err);
+
+/* Mean pooling: y[d] = sum over t < n_tok of x[t*n + d] * (1/n_tok), the
+ * products added in token order; y is one row of n. */
+Q42_API int q42_vk_op_pool_mean(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n,
+				uint32_t n_tok, q42_err *err);
+
 /* y = softmax(x * scale) per row of n, n_rows rows. */
 Q42_API int q42_vk_op_softmax(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n,
 			      uint32_t n_rows, float scale, q42_err *err);
@@ -59,6 +69,9 @@ Q42_API int q42_vk_op_softmax(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint3
 Q42_API int q42_vk_op_glu(q42_vk_ops *o, bool gelu, q42_vk_view g, q42_vk_view u, q42_vk_view y,
 			  uint32_t n, uint32_t n_rows, uint32_t in_stride, uint32_t u_off,
 			  q42_err *err);
+
+/* y = ggml's tanh GELU of x, n elements, as glu's gelu (BERT's FFN). */
+Q42_API int q42_vk_op_gelu(q42_vk_ops *o, q42_vk_view x, q42_vk_view y, uint32_t n, q42_err *err);
 
 /* y = x * s, n elements; with cap > 0 the soft cap y = tanh(x / cap) * cap
  * instead (s unused). */
@@ -74,11 +87,13 @@ Q42_API int q42_vk_op_copy(q42_vk_ops *o, q42_vk_view x, uint32_t x_off, uint32_
 /* lfm2's short convolution of n_tok tokens at positions pos0..: bcx holds
  * per token B, C and x (n floats each); B * x goes into hist (n_ctx rows
  * of n, the layer's state) at each position, then y[t] = C * the
- * convolution of the l history rows up to the token's position (zeros
- * before 0) with kern (l taps per channel, [channel][l]). */
+ * convolution of the l history rows up to ahead rows past the token's
+ * position (zeros before 0 and past the pass's last token) with kern (l
+ * taps per channel, [channel][l]). ahead: 0 for a causal model, (l-1)/2
+ * for a bidirectional one's centred window; ahead < l. */
 Q42_API int q42_vk_op_shortconv(q42_vk_ops *o, q42_vk_view bcx, q42_vk_view kern, q42_vk_view hist,
 				q42_vk_view y, uint32_t n_tok, uint32_t n, uint32_t l,
-				uint32_t n_ctx, uint32_t pos0, q42_err *err);
+				uint32_t n_ctx, uint32_t pos0, uint32_t ahead, q42_err *err);
 
 /* The sigmoid router of n_tok tokens (q42_op_route_sigmoid): logits
  * (n_expert per token) become the scores in place; ids (uint32) and w get
@@ -119,16 +134,19 @@ Q42_API int q42_vk_op_kv_store(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view k, 
 			       uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx, uint32_t pos0,
 			       q42_err *err);
 
-/* Causal attention of n_tok queries (token t at position pos0 + t sees
- * positions 0..pos0+t, with n_swa > 0 only the last n_swa of them) over
- * one layer's cache: q is n_tok x n_heads x hd_k,
+/* Attention of n_tok queries over one layer's cache. Causal: token t at
+ * position pos0 + t sees positions 0..pos0+t; not causal (an encoder):
+ * every token sees 0..pos0+n_tok-1. With n_swa > 0 only the last n_swa
+ * of those, or with swa_symmetric those at most n_swa/2 from its own
+ * position. q is n_tok x n_heads x hd_k,
  * out n_tok x n_heads x hd_v; head h reads kv head h / (n_heads /
  * n_kv_heads); scores scaled by scale, softmax, weighted sum of V. Nothing
  * of size n_ctx x n_tok is materialised beyond one workgroup's scores. */
 Q42_API int q42_vk_op_attention(q42_vk_ops *o, uint32_t kv_dtype, q42_vk_view q, q42_vk_view kc,
 				q42_vk_view vc, q42_vk_view out, uint32_t n_tok, uint32_t n_heads,
 				uint32_t n_kv_heads, uint32_t hd_k, uint32_t hd_v, uint32_t n_ctx,
-				uint32_t pos0, float scale, uint32_t n_swa, q42_err *err);
+				uint32_t pos0, float scale, uint32_t n_swa, bool causal,
+				bool swa_symmetric, q42_err *err);
 
 /* out[0] = index (uint32) of the largest of n floats (the lowest index on
  * ties), out[1] = its value's bits. */

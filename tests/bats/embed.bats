@@ -2,7 +2,9 @@
 # embed.bats -- q42run --embed and --rank (q42run(1), "EMBEDDINGS"):
 # llama.cpp's vectors for the synthetic encoders (tests/golden/embed),
 # independence from threads and from the other inputs of a run, the
-# options' checks, and ranking.
+# options' checks, and ranking; the same vectors and ranks with --backend
+# vulkan (skipped without Vulkan or a device, failing under CI=true when
+# the build has Vulkan).
 
 load helpers
 
@@ -11,24 +13,33 @@ setup() {
 	GOLD="$Q42_SRCDIR/tests/golden/embed/reference_embed.tsv"
 }
 
-# compare MODEL [TOL]: every golden row of MODEL against q42run's TSV
-# output, each value within TOL (default 1e-5).
+# compare MODEL [TOL [OPTION...]]: every golden row of MODEL against
+# q42run's TSV output for all of the model's texts in one run (--lines),
+# each value within TOL (default 1e-5); the OPTIONs go to q42run.
 compare() {
-	local model=$1 tol=${2:-1e-5} path text pool vecs got
+	local model=$1 tol=${2:-1e-5} path
+	shift $(($# < 2 ? $# : 2))
 	need_model path "$model"
-	while IFS=$'\t' read -r m text pool vecs; do
-		[ "$m" = "$model" ] || continue
-		got=$("$Q42RUN" -m "$path" --embed --embed-format tsv -t 1 -p "$text")
-		awk -v ref="$vecs" -v pool="$pool" -v tol="$tol" -v what="$model: $text" '
-			BEGIN { nr = split(ref, rows, ";") }
-			{
-				n = split(rows[NR], r, " "); o = pool == "none" ? 1 : 0
-				if (pool == "none" && r[1] != $3) { print what ": row " NR " id " $3 " vs " r[1]; bad = 1 }
-				if (NF - 3 != n - o) { print what ": row " NR " has " NF - 3 " values, expected " n - o; bad = 1; next }
-				for (i = 4; i <= NF; i++) { d = $i - r[i - 3 + o]; if (d < 0) d = -d; if (d > tol + 0) { print what ": row " NR " value " i - 3 " off by " d; bad = 1 } }
-			}
-			END { if (NR != nr) { print what ": " NR " rows, expected " nr; bad = 1 } exit bad }' <<<"$got"
-	done < <(tail -n +2 "$GOLD")
+	awk -F'\t' -v m="$model" '$1 == m { print $2 }' "$GOLD" > "$BATS_TEST_TMPDIR/texts"
+	"$Q42RUN" -m "$path" --embed --embed-format tsv -t 1 --lines -f "$BATS_TEST_TMPDIR/texts" "$@" \
+		> "$BATS_TEST_TMPDIR/got"
+	awk -F'\t' -v m="$model" -v tol="$tol" '
+		BEGIN { n = 0 }
+		NR == FNR { if ($1 == m) { pool[n] = $3; ref[n++] = $4 } next }
+		{
+			i = $1; k = $2 + 1; seen[i]++; what = m ": text " i " row " k
+			nr = split(ref[i], rows, ";"); o = pool[i] == "none" ? 1 : 0
+			if (k > nr) { print what ": past the " nr " golden rows"; bad = 1; next }
+			nv = split(rows[k], r, " ")
+			if (o && r[1] != $3) { print what ": id " $3 " vs " r[1]; bad = 1 }
+			if (NF - 3 != nv - o) { print what ": " NF - 3 " values, expected " nv - o; bad = 1; next }
+			for (j = 4; j <= NF; j++) { d = $j - r[j - 3 + o]; if (d < 0) d = -d; if (d > tol + 0) { print what ": value " j - 3 " off by " d; bad = 1 } }
+		}
+		END {
+			if (n == 0) { print m ": no golden rows"; bad = 1 }
+			for (i = 0; i < n; i++) if (seen[i] != split(ref[i], rows, ";")) { print m ": text " i ": " seen[i] + 0 " rows, expected " split(ref[i], rows, ";"); bad = 1 }
+			exit bad
+		}' "$GOLD" "$BATS_TEST_TMPDIR/got"
 }
 
 @test "embed: tiny-gemma-embedding within 1e-5 of llama.cpp (mean pooling, dense_2, dense_3)" {
@@ -209,7 +220,7 @@ lines_with() {
 	printf '%s\n' "Once upon a time" "The little dog" "How do I reset my password?" > "$BATS_TEST_TMPDIR/t"
 	run "$Q42RUN" -m "$m" --bench --embed -f "$BATS_TEST_TMPDIR/t" --reps 2 -t 1
 	[ "$status" -eq 0 ]
-	[[ "$output" == "embed texts=3 tokens="*" reps=2 "*"texts_s_median="*"tok_s_median="*"arch=gemma-embedding" ]]
+	[[ "$output" == "embed texts=3 tokens="*" reps=2 "*"texts_s_median="*"tok_s_median="*" backend=cpu arch=gemma-embedding" ]]
 	run "$Q42RUN" -m "$m" --bench --embed -p "hello"
 	[ "$status" -eq 2 ]
 }
@@ -231,4 +242,54 @@ lines_with() {
 	# character each and go; the others stay, in order
 	[ "$(cut -f3 <<<"$output" | tr '\n' ' ')" = "$(tr ' ' '\n' <<<"$d" | grep -vx -e 58 -e 60 -e 11 -e 13 | tr '\n' ' ')" ]
 	[ "$(wc -l <<<"$output")" -eq 3 ]
+}
+
+# The same on the Vulkan device (lavapipe here): the whole pass, pooling
+# and projections there, normalisation on the CPU as for the CPU backend.
+# test_vk_forward.c compares every pooling with the CPU's vectors.
+@test "embed --backend vulkan: the four synthetic encoders within 1e-5 of llama.cpp" {
+	need_vulkan
+	for model in tiny-gemma-embedding-f32.gguf tiny-nomic-bert-f32.gguf tiny-bert-f32.gguf \
+		tiny-lfm2-colbert-f32.gguf; do
+		compare "$model" 1e-5 --backend vulkan
+	done
+}
+
+@test "embed --backend vulkan: the same bits run to run, alone and among 7 inputs; --rank and --colbert run there" {
+	need_vulkan
+	local m c alone
+	need_model m tiny-gemma-embedding-f32.gguf
+	need_model c tiny-lfm2-colbert-f32.gguf
+	lines_with 7 5 > "$BATS_TEST_TMPDIR/in"
+	for model in "$m" "$c"; do
+		alone=$("$Q42RUN" -m "$model" --embed --embed-format tsv --backend vulkan \
+			-p "How do I reset my password?" | cut -f2-)
+		[ -n "$alone" ]
+		run "$Q42RUN" -m "$model" --embed --embed-format tsv --backend vulkan -p "How do I reset my password?"
+		[ "$status" -eq 0 ]
+		[ "$(cut -f2- <<<"$output")" = "$alone" ]
+		run "$Q42RUN" -m "$model" --embed --embed-format tsv --backend vulkan --lines -f "$BATS_TEST_TMPDIR/in"
+		[ "$status" -eq 0 ]
+		[ "$(awk -F'\t' '$1 == 5' <<<"$output" | cut -f2-)" = "$alone" ]
+	done
+	printf '%s\n' "The stock market fell today" "How do I reset my password?" "Bananas are yellow" \
+		> "$BATS_TEST_TMPDIR/docs"
+	for model in "$m" "$c"; do
+		run "$Q42RUN" -m "$model" --rank "How do I reset my password?" --docs "$BATS_TEST_TMPDIR/docs" \
+			--backend vulkan
+		[ "$status" -eq 0 ]
+		[ "$(sed -n 1p <<<"$output" | cut -f2)" = 2 ]
+	done
+	run "$Q42RUN" -m "$c" --embed --colbert query --embed-format tsv --backend vulkan -p "hello"
+	[ "$status" -eq 0 ]
+	[ "$(cut -f3 <<<"$output" | tr '\n' ' ' | sed 's/ $//')" = "$("$Q42RUN" -m "$c" --tokenize -p "[Q] hello")" ]
+}
+
+@test "embed --backend vulkan without a Vulkan build: exit 3" {
+	[ "${Q42_WITH_VULKAN:-}" = no ] || skip "this build has Vulkan"
+	local m
+	need_model m tiny-bert-f32.gguf
+	run "$Q42RUN" -m "$m" --embed -p "hello" --backend vulkan
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"built without Vulkan"* ]]
 }

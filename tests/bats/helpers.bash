@@ -32,6 +32,13 @@ q42_missing() {
 	skip "missing test input: $1"
 }
 
+# need_vulkan: skip unless this build has Vulkan and a device answers
+# (fail under CI=true when the build has Vulkan but no device).
+need_vulkan() {
+	[ "${Q42_WITH_VULKAN:-}" = yes ] || skip "built without Vulkan"
+	"$(q42_bin q42run)" --list-devices >/dev/null 2>&1 || q42_missing "a Vulkan device"
+}
+
 # need_model VAR NAME: set VAR to the path of a shared model
 # ($Q42_TEST_MODELS/NAME). Call it directly, not in $(...): skip must run
 # in the test's own shell.

@@ -11,13 +11,6 @@ setup() {
 	export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 }
 
-# need_vulkan: skip unless this build has Vulkan and a device answers
-# (fail under CI=true when the build has Vulkan but no device).
-need_vulkan() {
-	[ "${Q42_WITH_VULKAN:-}" = yes ] || skip "built without Vulkan"
-	"$Q42RUN" --list-devices >/dev/null 2>&1 || q42_missing "a Vulkan device"
-}
-
 # list_fields: every line of $output is one device with the nine
 # tab-separated fields of q42run(1), numbered from 0.
 list_fields() {
@@ -128,7 +121,8 @@ certify_cases() {
 	[[ "${lines[-1]}" == "certify: backend=vulkan seed=0 cases="*" failed=0: PASS" ]]
 	certify_cases matmul.f32 matmul.f16 matmul.q4_0 matmul.q8_0 matmul.q4_k matmul.q6_k \
 		get_rows.q4_k rmsnorm rope softmax glu.silu glu.gelu add kv_store.f16 attention.f32 \
-		attention.f16 argmax scale softcap copy shortconv route matmul_id.f32 matmul_id.q4_k
+		attention.f16 argmax scale softcap copy shortconv route matmul_id.f32 matmul_id.q4_k \
+		layernorm pool_mean gelu
 	! printf '%s\n' "$output" | grep -q ' FAIL$'
 }
 

@@ -5,10 +5,12 @@
  * the llamapeer oracle; its gaps column is llama.cpp's top-1 minus top-2
  * logit before each id). A Vulkan result must equal them up to the first
  * step whose gap is smaller than the error a backend may have there.
+ * Embeddings (q42_engine_embed) are compared with the CPU's.
  * Without a Vulkan build (Q42_WITH_VULKAN=no) the test checks that
  * --backend vulkan is refused and auto runs on the CPU; with one but no
  * device it skips, or fails under CI=true.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -448,6 +450,90 @@ static void test_models(void **state)
 	}
 }
 
+/* Each synthetic encoder (gemma-embedding: symmetric window of 8,
+ * dense_2 and dense_3; bert: learned positions, GELU, LayerNorm; nomic-
+ * bert: RoPE, SwiGLU; lfm2-colbert: centred convolution, dense_2 per
+ * token) and two decoders: every pooling on Vulkan within tol of the CPU
+ * after L2 normalisation, and the same bytes again after another
+ * sequence: each sequence is its own pass. Most values agree to 1e-6; a
+ * token row whose GELU input lies at an f16 rounding boundary of the
+ * CPU's table (GeGLU, bert's GELU) and lands on the other side moves by
+ * up to 3e-5 (measured), hence the decoders' 1e-4. */
+static void l2(float *v, uint32_t n)
+{
+	double s = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s += (double)v[i] * v[i];
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (float)((double)v[i] / sqrt(s));
+}
+
+static void test_embed(void **state)
+{
+	static const char *const names[] = {"tiny-gemma-embedding-f32.gguf", "tiny-bert-f32.gguf",
+					    "tiny-nomic-bert-f32.gguf", "tiny-lfm2-colbert-f32.gguf",
+					    "tiny-qwen3-f32.gguf", "tiny-lfm2-f32.gguf"};
+	static const uint32_t lens[] = {1, 9, 40};
+	const double tol = 1e-4;
+	(void)state;
+	if (!vk_ready())
+		skip();
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char buf[1024];
+		const char *p = model_path(names[i], buf, sizeof buf);
+		q42_mount *m = NULL;
+		q42_err err = {0};
+		double worst = 0;
+		if (p == NULL)
+			continue;
+		assert_int_equal(q42_mount_open(&m, p, 0, &err), Q42_OK);
+		q42_engine *ec = open_engine(m, Q42_BACKEND_CPU, 0, 0);
+		q42_engine *ev = open_engine(m, Q42_BACKEND_VULKAN, 0, 0);
+		const uint32_t dim = q42_engine_embd_dim(ev), nv = q42_engine_n_vocab(ev);
+		float *a = malloc(40 * dim * sizeof *a), *b = malloc(40 * dim * sizeof *b);
+		int32_t ids[40], other[7];
+		assert_non_null(a);
+		assert_non_null(b);
+		for (uint32_t k = 0; k < 40; k++)
+			ids[k] = (int32_t)((k * 7919u + 13u) % nv);
+		for (uint32_t k = 0; k < 7; k++)
+			other[k] = (int32_t)((k * 104729u + 5u) % nv);
+		for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+			for (int32_t pool = 0; pool <= 3; pool++) {
+				const float *vc, *vv;
+				uint32_t rc_rows, rv_rows;
+				assert_int_equal(q42_engine_embed(ec, ids, lens[li], pool, &vc, &rc_rows, &err), Q42_OK);
+				memcpy(a, vc, (size_t)rc_rows * dim * sizeof *a);
+				if (q42_engine_embed(ev, ids, lens[li], pool, &vv, &rv_rows, &err) != Q42_OK)
+					fail_msg("%s: vulkan embed: %s", names[i], err.msg);
+				assert_int_equal(rv_rows, rc_rows);
+				assert_int_equal(rv_rows, pool == 0 ? lens[li] : 1);
+				memcpy(b, vv, (size_t)rv_rows * dim * sizeof *b);
+				/* another sequence between, then the first again: its bytes */
+				assert_int_equal(q42_engine_embed(ev, other, 7, pool, &vv, &rv_rows, &err), Q42_OK);
+				assert_int_equal(q42_engine_embed(ev, ids, lens[li], pool, &vv, &rv_rows, &err), Q42_OK);
+				assert_memory_equal(b, vv, (size_t)rv_rows * dim * sizeof *b);
+				for (uint32_t r = 0; r < rv_rows; r++) {
+					l2(a + (uint64_t)r * dim, dim);
+					l2(b + (uint64_t)r * dim, dim);
+				}
+				for (uint64_t k = 0; k < (uint64_t)rv_rows * dim; k++) {
+					const double d = fabs((double)a[k] - (double)b[k]);
+					if (!(d <= tol))
+						fail_msg("%s: %u tokens, pooling %d: |vulkan - cpu| %g > %g at %llu",
+							 names[i], lens[li], pool, d, tol, (unsigned long long)k);
+					worst = d > worst ? d : worst;
+				}
+			}
+		print_message("# %s: embeddings, every pooling: max |vulkan - cpu| %.3g\n", names[i], worst);
+		free(a);
+		free(b);
+		q42_engine_close(ec);
+		q42_engine_close(ev);
+		q42_mount_close(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_stories_logits),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_models),
+		cmocka_unit_test(test_embed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,7 +287,7 @@ static void test_kv_attention(void **state)
 	assert_int_equal(q42_vk_op_kv_store(g_ops, Q42_DTYPE_F32, kv_, vv, kcv, vcv, 1, KV, HD, HD, CTX, 0,
 					    &err), Q42_OK);
 	assert_int_equal(q42_vk_op_attention(g_ops, Q42_DTYPE_F32, qv, kcv, vcv, ov, 1, HEADS, KV, HD, HD,
-					     CTX, 0, 0.5f, 0, &err), Q42_OK);
+					     CTX, 0, 0.5f, 0, true, false, &err), Q42_OK);
 	submit();
 	for (int h = 0; h < KV; h++)
 		for (int d = 0; d < HD; d++) {
@@ -343,9 +343,9 @@ static void test_bad_args(void **state)
 	assert_int_equal(q42_vk_op_matmul(g_ops, Q42_DTYPE_Q4_0, none, 18, 40, 4, none, 1, none, 4, &err),
 			 Q42_EARG); /* n_in not a whole number of blocks */
 	assert_int_equal(q42_vk_op_attention(g_ops, Q42_DTYPE_F32, none, none, none, none, 1, 6, 4, 64, 64,
-					     16, 0, 1.0f, 0, &err), Q42_EARG); /* 6 heads over 4 */
+					     16, 0, 1.0f, 0, true, false, &err), Q42_EARG); /* 6 heads over 4 */
 	assert_int_equal(q42_vk_op_attention(g_ops, Q42_DTYPE_F32, none, none, none, none, 2, 4, 4, 64, 64,
-					     16, 15, 1.0f, 0, &err), Q42_EARG); /* past n_ctx */
+					     16, 15, 1.0f, 0, false, false, &err), Q42_EARG); /* past n_ctx */
 	assert_int_equal(q42_vk_op_kv_store(g_ops, Q42_DTYPE_F16, none, none, none, none, 1, 1, 63, 64, 16,
 					    0, &err), Q42_EARG); /* odd f16 head */
 }
@@ -384,8 +384,9 @@ static void test_certify_vulkan(void **state)
 	assert_int_equal(n_fail, 0);
 	/* matmul and get_rows x 6 types, rmsnorm, rope, softmax, add,
 	 * kv_store x 2, attention x 2, argmax; glu x 2 (silu, gelu), scale,
-	 * softcap, copy, shortconv, route, matmul_id x 6 types */
-	assert_int_equal(t.n_kernels, 12 + 4 + 4 + 1 + 2 + 5 + 6);
+	 * softcap, copy, shortconv, route, matmul_id x 6 types; layernorm,
+	 * pool_mean and gelu (the encoders) */
+	assert_int_equal(t.n_kernels, 12 + 4 + 4 + 1 + 2 + 5 + 6 + 3);
 	assert_true(t.n > 50);
 }
 
