@@ -592,11 +592,64 @@ static int dense_of(q42_hf_config *c, const json_t *d, const char *dir, q42_err 
 	return Q42_OK;
 }
 
+/* pylate's settings in config_sentence_transformers.json (query_prefix,
+ * document_prefix, query_length, document_length,
+ * attend_to_expansion_tokens, skiplist_words) into c->hp's ColBERT fields. */
+static int colbert_of(q42_hf_config *c, const q42_st_text *t, q42_err *err)
+{
+	static const char *const pk[2] = {"query_prefix", "document_prefix"};
+	static const char *const lk[2] = {"query_length", "document_length"};
+	json_error_t je;
+	json_t *root = json_loadb(t->data, t->len, 0, &je);
+	const json_t *v;
+	const char *bad = NULL;
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "config_sentence_transformers.json: offset %d: %s",
+				   je.position, je.text);
+	for (int i = 0; i < 2 && bad == NULL; i++) {
+		if ((v = json_object_get(root, pk[i])) != NULL && !json_is_null(v) &&
+		    (!json_is_string(v) ||
+		     !q42_colbert_set_prefix(&c->hp, i == 1, json_string_value(v), json_string_length(v))))
+			bad = pk[i];
+		uint32_t *len = i == 0 ? &c->hp.cb_query_len : &c->hp.cb_doc_len;
+		if ((v = json_object_get(root, lk[i])) != NULL && !json_is_null(v) &&
+		    (!num_u32(root, lk[i], len) || *len == 0))
+			bad = lk[i];
+	}
+	v = json_object_get(root, "attend_to_expansion_tokens");
+	if (json_is_boolean(v))
+		c->hp.cb_flags |= Q42_COLBERT_ATTEND_SET | (json_is_true(v) ? Q42_COLBERT_ATTEND : 0u);
+	else if (v != NULL && !json_is_null(v))
+		bad = "attend_to_expansion_tokens";
+	v = json_object_get(root, "skiplist_words");
+	if (json_is_array(v))
+		c->hp.cb_flags |= Q42_COLBERT_SKIPLIST;
+	else if (v != NULL && !json_is_null(v))
+		bad = "skiplist_words";
+	for (size_t i = 0; bad == NULL && i < json_array_size(v); i++) {
+		const json_t *w = json_array_get(v, i);
+		if (!json_is_string(w) ||
+		    !q42_colbert_add_word(&c->hp, json_string_value(w), json_string_length(w)))
+			bad = "skiplist_words";
+	}
+	json_decref(root);
+	if (bad != NULL)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "config_sentence_transformers.json: %s: expected %s", bad,
+				   strstr(bad, "prefix") ? "a string of at most 63 bytes without NUL"
+				   : strstr(bad, "length") ? "a positive integer"
+				   : strstr(bad, "attend") ? "a boolean"
+							    : "an array of non-empty strings, 1024 bytes in all");
+	return Q42_OK;
+}
+
 int q42_hf_modules_parse(q42_hf_config *c, const q42_st_model *m, q42_err *err)
 {
 	json_error_t je;
 	json_t *root, *cfg = NULL;
 	int rc = Q42_OK;
+	if (m->st_config.data != NULL && (rc = colbert_of(c, &m->st_config, err)) != Q42_OK)
+		return rc;
 	if (m->modules_json.data == NULL)
 		return Q42_OK;
 	root = json_loadb(m->modules_json.data, m->modules_json.len, 0, &je);
