@@ -13,7 +13,11 @@
 #include "run/q42_embed.h"
 #include "run/q42_record.h"
 
-/* ColBERT's fixed lengths (PyLate's defaults for LFM2-ColBERT). */
+/* ColBERT's settings when the model states none (PyLate's defaults for
+ * LFM2-ColBERT): the markers, the lengths; the skiplist is then every
+ * single ASCII punctuation character. */
+#define COLBERT_QUERY_PREFIX "[Q] "
+#define COLBERT_DOC_PREFIX "[D] "
 #define COLBERT_QUERY_LEN 32u
 #define COLBERT_DOC_LEN 512u
 
@@ -34,12 +38,20 @@ static void vecs_free(struct vecs *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* A single ASCII punctuation character: ColBERT drops such document
- * tokens after encoding. */
-static bool is_punct_token(const q42_tokenizer *tok, int32_t id)
+/* A document token ColBERT drops after encoding: one whose text is a word
+ * of the model's skiplist, else a single ASCII punctuation character. */
+static bool is_skipped(const q42_hparams *hp, const q42_tokenizer *tok, int32_t id)
 {
 	q42_str s = q42_tokenizer_text(tok, id);
-	return s.len == 1 && ispunct((unsigned char)s.p[0]);
+	if (hp == NULL || (hp->cb_flags & Q42_COLBERT_SKIPLIST) == 0)
+		return s.len == 1 && ispunct((unsigned char)s.p[0]);
+	for (uint32_t i = 0; i < hp->cb_skip_len;) {
+		const size_t n = strlen(hp->cb_skip + i);
+		if (n == s.len && memcmp(hp->cb_skip + i, s.p, n) == 0)
+			return true;
+		i += (uint32_t)n + 1;
+	}
+	return false;
 }
 
 /* Tokenize prefix + text the way the mode asks. */
@@ -69,6 +81,10 @@ static int embed_one(const struct opts *o, q42_engine *e, q42_mount *m, const ch
 {
 	const q42_tokenizer *tok = q42_mount_tokenizer(m);
 	const q42_vocab *voc = q42_mount_vocab(m);
+	const q42_hparams *hp = q42_mount_hparams(m);
+	const uint32_t cb_flags = hp != NULL ? hp->cb_flags : 0;
+	const uint32_t qlen = hp != NULL && hp->cb_query_len ? hp->cb_query_len : COLBERT_QUERY_LEN;
+	const uint32_t dlen = hp != NULL && hp->cb_doc_len ? hp->cb_doc_len : COLBERT_DOC_LEN;
 	q42_err err = {0};
 	q42_tokens t = {0};
 	const float *v;
@@ -76,22 +92,35 @@ static int embed_one(const struct opts *o, q42_engine *e, q42_mount *m, const ch
 	int rc;
 
 	memset(out, 0, sizeof *out);
+	/* pylate hides the expansion tokens from attention unless told not
+	 * to; q42 computes only the form that attends to them */
+	if (colbert == 1 && (cb_flags & Q42_COLBERT_ATTEND_SET) != 0 &&
+	    (cb_flags & Q42_COLBERT_ATTEND) == 0) {
+		fprintf(stderr, "q42run: --colbert query: the model says attend_to_expansion_tokens "
+				"false (the padding hidden from attention), which q42 does not compute\n");
+		return EXIT_MODEL;
+	}
 	/* ColBERT's marker comes first, after the BOS the vocabulary adds */
-	char marked[128];
+	char marked[Q42_COLBERT_PREFIX_MAX + 128];
 	if (colbert != 0) {
-		snprintf(marked, sizeof marked, "%s%s", colbert == 1 ? "[Q] " : "[D] ", prefix);
+		const char *mark =
+			colbert == 1 ? ((cb_flags & Q42_COLBERT_QUERY_PREFIX) ? hp->cb_query_prefix
+									  : COLBERT_QUERY_PREFIX)
+				     : ((cb_flags & Q42_COLBERT_DOC_PREFIX) ? hp->cb_doc_prefix
+									    : COLBERT_DOC_PREFIX);
+		snprintf(marked, sizeof marked, "%s%s", mark, prefix);
 		prefix = marked;
 	}
 	rc = encode(o, tok, prefix, p, n, &t, &err);
 	if (rc == Q42_OK && colbert == 1) {
 		const int32_t pad = voc->mask != Q42_TOK_NONE ? voc->mask : voc->pad;
-		if (t.n > COLBERT_QUERY_LEN)
-			t.n = COLBERT_QUERY_LEN;
-		while (pad >= 0 && t.n < COLBERT_QUERY_LEN)
+		if (t.n > qlen)
+			t.n = qlen;
+		while (pad >= 0 && t.n < qlen)
 			if (!q42_tokens_push(&t, pad))
 				rc = q42_err_set(&err, Q42_ENOMEM, "out of memory");
-	} else if (rc == Q42_OK && colbert == 2 && t.n > COLBERT_DOC_LEN) {
-		t.n = COLBERT_DOC_LEN;
+	} else if (rc == Q42_OK && colbert == 2 && t.n > dlen) {
+		t.n = dlen;
 	}
 	if (rc == Q42_OK && t.n == 0)
 		rc = q42_err_set(&err, Q42_EARG, "the input has no tokens");
@@ -119,7 +148,7 @@ static int embed_one(const struct opts *o, q42_engine *e, q42_mount *m, const ch
 	out->n_tokens = (uint32_t)t.n;
 	for (uint32_t r = 0; r < rows; r++) {
 		const int32_t id = rows == t.n ? t.ids[r] : -1;
-		if (colbert == 2 && id >= 0 && is_punct_token(tok, id))
+		if (colbert == 2 && id >= 0 && is_skipped(hp, tok, id))
 			continue;
 		q42_embed_normalize(v + (uint64_t)r * full, out->v + (uint64_t)out->rows * dim, dim,
 				    o->normalize);

@@ -755,6 +755,14 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 		kqv_rows(n_kv, e->hd_v, out, q42_engine_v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
 		return;
 	}
+	/* the leftover-only products of a pass shorter than one V block:
+	 * each dimension's positions are contiguous there, Q42_V_BLOCK apart */
+	if (kqv == q42_llamacpp_dot_f32_vd && n_kv < Q42_V_BLOCK && !e->fa) {
+		e->cops->dot_f32_vd_cols(n_kv, e->hd_v, out,
+					 (const float *)(const void *)q42_engine_v_at(e, a->l, kvh, 0, 0),
+					 Q42_V_BLOCK, (const float *)pq);
+		return;
+	}
 	/* the one-row products read a contiguous row */
 	for (uint32_t d = 0; d < e->hd_v; d++) {
 		for (uint32_t p = 0; p < n_kv; p += Q42_V_BLOCK)

@@ -33,6 +33,15 @@ static bool num_f32(const json_t *o, const char *key, float *out)
 	return true;
 }
 
+/* The first of keys (NULL-terminated) the object has as a u32. */
+static bool num_u32_of(const json_t *o, const char *const *keys, uint32_t *out)
+{
+	for (; *keys != NULL; keys++)
+		if (num_u32(o, *keys, out))
+			return true;
+	return false;
+}
+
 static int32_t first_id(const json_t *v)
 {
 	if (json_is_array(v))
@@ -130,7 +139,8 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 		{"gemma", "gemma", Q42_HF_GEMMA},    {"gemma2", "gemma2", Q42_HF_GEMMA},
 		{"gemma3", "gemma3", Q42_HF_GEMMA},  {"gemma3_text", "gemma3", Q42_HF_GEMMA},
 		{"lfm2", "lfm2", Q42_HF_LFM2},       {"lfm2_moe", "lfm2moe", Q42_HF_LFM2MOE},
-		{"phi3", "phi3", Q42_HF_PHI3},
+		{"phi3", "phi3", Q42_HF_PHI3},       {"bert", "bert", Q42_HF_BERT},
+		{"nomic_bert", "nomic-bert", Q42_HF_NOMIC_BERT},
 	};
 	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
 		if (strcmp(mt, fams[i].mt) == 0) {
@@ -140,11 +150,23 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	if (c->family == 0) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
 				 "config.json: model_type \"%s\": expected one of llama, mistral, "
-				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2, lfm2_moe, phi3", mt);
+				 "qwen2, qwen3, gemma, gemma2, gemma3, gemma3_text, lfm2, lfm2_moe, phi3, "
+				 "bert, nomic_bert", mt);
 		goto done;
 	}
-	if (!num_u32(o, "hidden_size", &hp->n_embd) || !num_u32(o, "num_hidden_layers", &hp->n_layer) ||
-	    !num_u32(o, "num_attention_heads", &hp->n_head) || hp->n_head == 0 || hp->n_embd == 0 ||
+	/* the encoders among them, by the class llama.cpp's converter keys on */
+	const char *a0 = json_string_value(json_array_get(json_object_get(root, "architectures"), 0));
+	if (c->family == Q42_HF_GEMMA && a0 != NULL && strcmp(a0, "Gemma3TextModel") == 0)
+		snprintf(hp->arch, sizeof hp->arch, "gemma-embedding");
+	if (c->family == Q42_HF_BERT || c->family == Q42_HF_NOMIC_BERT ||
+	    json_is_false(json_object_get(o, "is_causal")) ||
+	    (a0 != NULL && strcmp(a0, "Lfm2BidirectionalModel") == 0))
+		hp->non_causal = 1;
+	/* nomic_bert names its sizes as GPT-2 does */
+	if (!num_u32_of(o, (const char *const[]){"hidden_size", "n_embd", NULL}, &hp->n_embd) ||
+	    !num_u32_of(o, (const char *const[]){"num_hidden_layers", "n_layer", NULL}, &hp->n_layer) ||
+	    !num_u32_of(o, (const char *const[]){"num_attention_heads", "n_head", NULL}, &hp->n_head) ||
+	    hp->n_head == 0 || hp->n_embd == 0 ||
 	    hp->n_layer == 0 || hp->n_layer > Q42_MAX_LAYERS) {
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "config.json: hidden_size, num_hidden_layers (1..%u) and "
@@ -154,8 +176,7 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	c->n_head_kv = hp->n_head;
 	num_u32(o, "num_key_value_heads", &c->n_head_kv);
 	uint32_t ff = 0;
-	if (!num_u32(o, "intermediate_size", &ff))
-		num_u32(o, "block_ff_dim", &ff);
+	num_u32_of(o, (const char *const[]){"intermediate_size", "block_ff_dim", "n_inner", NULL}, &ff);
 	const json_t *lt = json_object_get(o, "layer_types");
 	for (uint32_t l = 0; l < hp->n_layer; l++) {
 		hp->n_ff[l] = ff;
@@ -168,10 +189,21 @@ int q42_hf_config_parse(q42_hf_config *c, const char *text, size_t len, q42_err 
 	}
 	if (num_u32(o, "head_dim", &hp->head_dim_k))
 		hp->head_dim_v = hp->head_dim_k;
-	hp->n_rot = hp->head_dim_k ? hp->head_dim_k : hp->n_embd / hp->n_head;
-	num_u32(o, "max_position_embeddings", &hp->n_ctx_train);
+	/* as llama.cpp's GGUF says it: no rope dimensions for bert (no
+	 * rotation), nomic_bert and gemma (all of the head: 0) */
+	if (c->family != Q42_HF_BERT && c->family != Q42_HF_NOMIC_BERT && c->family != Q42_HF_GEMMA)
+		hp->n_rot = hp->head_dim_k ? hp->head_dim_k : hp->n_embd / hp->n_head;
+	num_u32_of(o, (const char *const[]){"max_position_embeddings", "n_positions", NULL},
+		   &hp->n_ctx_train);
+	/* nomic-embed-text: trained for fewer positions than it has */
+	uint32_t trained = 0;
+	if (num_u32(o, "max_trained_positions", &trained) && trained < hp->n_ctx_train)
+		hp->n_ctx_train = trained;
 	num_u32(o, "vocab_size", &hp->n_vocab);
-	num_f32(o, "rope_theta", &hp->rope_freq_base);
+	if (!num_f32(o, "rope_theta", &hp->rope_freq_base))
+		num_f32(o, "rotary_emb_base", &hp->rope_freq_base);
+	if (!num_f32(o, "layer_norm_eps", &hp->norm_eps))
+		num_f32(o, "layer_norm_epsilon", &hp->norm_eps);
 	hp->rope_freq_scale = 1.0f;
 	const json_t *rs = json_object_get(o, "rope_scaling");
 	const char *rt = json_string_value(json_object_get(rs, "rope_type"));
@@ -265,9 +297,101 @@ static const name_rule global_rules[] = {
 	{"model.embedding_norm.weight", "token_embd_norm.weight", LFM2S, 0},
 };
 
+/* bert (encoder.layer.N.) and nomic_bert (encoder.layers.N.), after an
+ * optional "bert." */
+#define BERT F(Q42_HF_BERT)
+#define NOMIC F(Q42_HF_NOMIC_BERT)
+static const name_rule bert_layer_rules[] = {
+	{"attention.self.query.weight", "attn_q.weight", BERT, 0},
+	{"attention.self.query.bias", "attn_q.bias", BERT, 0},
+	{"attention.self.key.weight", "attn_k.weight", BERT, 0},
+	{"attention.self.key.bias", "attn_k.bias", BERT, 0},
+	{"attention.self.value.weight", "attn_v.weight", BERT, 0},
+	{"attention.self.value.bias", "attn_v.bias", BERT, 0},
+	{"attention.output.dense.weight", "attn_output.weight", BERT, 0},
+	{"attention.output.dense.bias", "attn_output.bias", BERT, 0},
+	{"attention.output.LayerNorm.weight", "attn_output_norm.weight", BERT, 0},
+	{"attention.output.LayerNorm.bias", "attn_output_norm.bias", BERT, 0},
+	{"intermediate.dense.weight", "ffn_up.weight", BERT, 0},
+	{"intermediate.dense.bias", "ffn_up.bias", BERT, 0},
+	{"output.dense.weight", "ffn_down.weight", BERT, 0},
+	{"output.dense.bias", "ffn_down.bias", BERT, 0},
+	{"output.LayerNorm.weight", "layer_output_norm.weight", BERT, 0},
+	{"output.LayerNorm.bias", "layer_output_norm.bias", BERT, 0},
+	{"attn.Wqkv.weight", "attn_qkv.weight", NOMIC, 0},
+	{"attn.out_proj.weight", "attn_output.weight", NOMIC, 0},
+	{"norm1.weight", "attn_output_norm.weight", NOMIC, 0},
+	{"norm1.bias", "attn_output_norm.bias", NOMIC, 0},
+	{"mlp.fc11.weight", "ffn_up.weight", NOMIC, 0},
+	{"mlp.fc12.weight", "ffn_gate.weight", NOMIC, 0},
+	{"mlp.fc2.weight", "ffn_down.weight", NOMIC, 0},
+	{"norm2.weight", "layer_output_norm.weight", NOMIC, 0},
+	{"norm2.bias", "layer_output_norm.bias", NOMIC, 0},
+};
+
+static const name_rule bert_global_rules[] = {
+	{"embeddings.word_embeddings.weight", "token_embd.weight", BERT | NOMIC, 0},
+	{"embeddings.token_type_embeddings.weight", "token_types.weight", BERT | NOMIC, 0},
+	{"embeddings.position_embeddings.weight", "position_embd.weight", BERT, 0},
+	{"embeddings.LayerNorm.weight", "token_embd_norm.weight", BERT, 0},
+	{"embeddings.LayerNorm.bias", "token_embd_norm.bias", BERT, 0},
+	{"emb_ln.weight", "token_embd_norm.weight", NOMIC, 0},
+	{"emb_ln.bias", "token_embd_norm.bias", NOMIC, 0},
+};
+
 static bool rule_applies(const name_rule *r, uint32_t family)
 {
 	return r->families == 0 || (r->families & F(family)) != 0;
+}
+
+/* A sentence-transformers Dense module's weight, DIR/linear.weight:
+ * dense_2 for the first Dense folder, dense_3 for the second. */
+static const char *dense_name(const q42_hf_config *c, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	if (slash == NULL || strcmp(slash + 1, "linear.weight") != 0)
+		return NULL;
+	for (uint32_t i = 0; i < c->n_dense; i++)
+		if (strlen(c->dense_dir[i]) == (size_t)(slash - name) &&
+		    memcmp(c->dense_dir[i], name, (size_t)(slash - name)) == 0)
+			return i == 0 ? "dense_2.weight" : "dense_3.weight";
+	return NULL;
+}
+
+static const char *table_name(const name_rule *rules, size_t n, uint32_t family, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rule_applies(&rules[i], family) && strcmp(name, rules[i].hf) == 0)
+			return rules[i].gguf;
+	return NULL;
+}
+
+static bool bert_name(const q42_hf_config *c, const char *name, char *out, size_t cap)
+{
+	const char *gguf, *pre = c->family == Q42_HF_BERT ? "encoder.layer." : "encoder.layers.";
+	size_t pl = strlen(pre);
+	char *end;
+	int n;
+	if (strncmp(name, "bert.", 5) == 0)
+		name += 5;
+	gguf = table_name(bert_global_rules, sizeof bert_global_rules / sizeof bert_global_rules[0],
+			  c->family, name);
+	if (gguf != NULL) {
+		n = snprintf(out, cap, "%s", gguf);
+		return n > 0 && (size_t)n < cap;
+	}
+	if (strncmp(name, pre, pl) != 0 || name[pl] < '0' || name[pl] > '9' ||
+	    (name[pl] == '0' && name[pl + 1] != '.'))
+		return false;
+	unsigned long layer = strtoul(name + pl, &end, 10);
+	if (*end != '.' || layer >= Q42_MAX_LAYERS)
+		return false;
+	gguf = table_name(bert_layer_rules, sizeof bert_layer_rules / sizeof bert_layer_rules[0],
+			  c->family, end + 1);
+	if (gguf == NULL)
+		return false;
+	n = snprintf(out, cap, "blk.%lu.%s", layer, gguf);
+	return n > 0 && (size_t)n < cap;
 }
 
 bool q42_hf_tensor_name(const q42_hf_config *c, const char *name, char *out, size_t cap,
@@ -280,11 +404,27 @@ bool q42_hf_tensor_name(const q42_hf_config *c, const char *name, char *out, siz
 	int n;
 
 	*xform = Q42_HF_X_NONE;
-	/* multimodal checkpoints nest the language model one level down */
+	const char *dense = dense_name(c, name);
+	if (dense != NULL) {
+		n = snprintf(out, cap, "%s", dense);
+		return n > 0 && (size_t)n < cap;
+	}
+	if (strchr(name, '/') != NULL)
+		return false;
+	if (c->family == Q42_HF_BERT || c->family == Q42_HF_NOMIC_BERT)
+		return bert_name(c, name, out, cap);
+	/* multimodal checkpoints nest the language model one level down;
+	 * the base models of embedding checkpoints (Gemma3TextModel,
+	 * Lfm2Model) name theirs without "model." */
 	if (strncmp(name, "language_model.", 15) == 0) {
 		name += 15;
 	} else if (strncmp(name, "model.language_model.", 21) == 0) {
 		if (snprintf(norm, sizeof norm, "model.%s", name + 21) >= (int)sizeof norm)
+			return false;
+		name = norm;
+	}
+	if (strncmp(name, "model.", 6) != 0 && strcmp(name, "lm_head.weight") != 0) {
+		if (snprintf(norm, sizeof norm, "model.%s", name) >= (int)sizeof norm)
 			return false;
 		name = norm;
 	}
@@ -375,6 +515,191 @@ int q42_hf_permute_rows(void *rows, void *scratch, uint64_t n_rows, uint64_t row
 				       in + (h * hd + s * half + i) * row_bytes, (size_t)row_bytes);
 	memcpy(in, out, (size_t)(n_rows * row_bytes));
 	return Q42_OK;
+}
+
+/* ---- sentence-transformers modules -------------------------------------------- */
+
+static const q42_st_text *module_config(const q42_st_model *m, const char *dir)
+{
+	for (uint32_t i = 0; i < m->n_modules; i++)
+		if (strcmp(m->modules[i].dir, dir) == 0 && m->modules[i].config.data != NULL)
+			return &m->modules[i].config;
+	return NULL;
+}
+
+static bool has_file(const q42_st_model *m, const char *dir)
+{
+	size_t n = strlen(dir);
+	for (uint32_t i = 0; i < m->n_files; i++)
+		if (strncmp(m->files[i].name, dir, n) == 0 && m->files[i].name[n] == '/')
+			return true;
+	return false;
+}
+
+/* Pooling's config.json: the mode flags llama.cpp's converter reads, in
+ * its order, or "pooling_mode". */
+static int pooling_of(q42_hf_config *c, const json_t *p, const char *dir, q42_err *err)
+{
+	static const struct {
+		const char *flag, *mode;
+		uint32_t type; /* llama.cpp's pooling_type */
+	} modes[] = {{"pooling_mode_mean_tokens", "mean", 1},
+		     {"pooling_mode_cls_token", "cls", 2},
+		     {"pooling_mode_lasttoken", "lasttoken", 3}};
+	const char *mode = json_string_value(json_object_get(p, "pooling_mode"));
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		if (json_is_true(json_object_get(p, modes[i].flag)) ||
+		    (mode != NULL && strcmp(mode, modes[i].mode) == 0)) {
+			if (json_is_false(json_object_get(p, "include_prompt")))
+				return q42_err_set(err, Q42_EUNSUPPORTED,
+						   "%s/config.json: include_prompt false: q42 pools "
+						   "every token of the input", dir);
+			c->hp.pooling = modes[i].type + 1;
+			return Q42_OK;
+		}
+	return q42_err_set(err, Q42_EUNSUPPORTED,
+			   "%s/config.json: pooling mode: q42 runs mean, cls and lasttoken "
+			   "(pooling_mode_mean_tokens, pooling_mode_cls_token, pooling_mode_lasttoken)",
+			   dir);
+}
+
+/* A Dense module's config.json: a plain linear map llama.cpp's converter
+ * keeps (it drops biases, and runs no activation). */
+static int dense_of(q42_hf_config *c, const json_t *d, const char *dir, q42_err *err)
+{
+	uint32_t in = 0, out = 0;
+	const char *act = json_string_value(json_object_get(d, "activation_function"));
+	if (!num_u32(d, "in_features", &in) || !num_u32(d, "out_features", &out) || in == 0 ||
+	    out == 0)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "%s/config.json: in_features and out_features: expected positive "
+				   "integers", dir);
+	if (act == NULL || strcmp(act, "torch.nn.modules.linear.Identity") != 0)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s/config.json: activation_function \"%s\": q42 runs Dense modules "
+				   "with torch.nn.modules.linear.Identity only", dir,
+				   act != NULL ? act : "(absent: sentence-transformers' Tanh)");
+	if (json_is_true(json_object_get(d, "bias")) || json_is_true(json_object_get(d, "use_residual")))
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "%s/config.json: %s true: q42 runs Dense modules without one", dir,
+				   json_is_true(json_object_get(d, "bias")) ? "bias" : "use_residual");
+	if (c->n_dense >= Q42_HF_DENSE_MAX)
+		return q42_err_set(err, Q42_EUNSUPPORTED,
+				   "modules.json: Dense module %s: q42 runs at most %u (dense_2, dense_3)",
+				   dir, Q42_HF_DENSE_MAX);
+	if (c->n_dense == 0)
+		c->hp.n_dense_2 = out;
+	snprintf(c->dense_dir[c->n_dense++], sizeof c->dense_dir[0], "%s", dir);
+	return Q42_OK;
+}
+
+/* pylate's settings in config_sentence_transformers.json (query_prefix,
+ * document_prefix, query_length, document_length,
+ * attend_to_expansion_tokens, skiplist_words) into c->hp's ColBERT fields. */
+static int colbert_of(q42_hf_config *c, const q42_st_text *t, q42_err *err)
+{
+	static const char *const pk[2] = {"query_prefix", "document_prefix"};
+	static const char *const lk[2] = {"query_length", "document_length"};
+	json_error_t je;
+	json_t *root = json_loadb(t->data, t->len, 0, &je);
+	const json_t *v;
+	const char *bad = NULL;
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "config_sentence_transformers.json: offset %d: %s",
+				   je.position, je.text);
+	for (int i = 0; i < 2 && bad == NULL; i++) {
+		if ((v = json_object_get(root, pk[i])) != NULL && !json_is_null(v) &&
+		    (!json_is_string(v) ||
+		     !q42_colbert_set_prefix(&c->hp, i == 1, json_string_value(v), json_string_length(v))))
+			bad = pk[i];
+		uint32_t *len = i == 0 ? &c->hp.cb_query_len : &c->hp.cb_doc_len;
+		if ((v = json_object_get(root, lk[i])) != NULL && !json_is_null(v) &&
+		    (!num_u32(root, lk[i], len) || *len == 0))
+			bad = lk[i];
+	}
+	v = json_object_get(root, "attend_to_expansion_tokens");
+	if (json_is_boolean(v))
+		c->hp.cb_flags |= Q42_COLBERT_ATTEND_SET | (json_is_true(v) ? Q42_COLBERT_ATTEND : 0u);
+	else if (v != NULL && !json_is_null(v))
+		bad = "attend_to_expansion_tokens";
+	v = json_object_get(root, "skiplist_words");
+	if (json_is_array(v))
+		c->hp.cb_flags |= Q42_COLBERT_SKIPLIST;
+	else if (v != NULL && !json_is_null(v))
+		bad = "skiplist_words";
+	for (size_t i = 0; bad == NULL && i < json_array_size(v); i++) {
+		const json_t *w = json_array_get(v, i);
+		if (!json_is_string(w) ||
+		    !q42_colbert_add_word(&c->hp, json_string_value(w), json_string_length(w)))
+			bad = "skiplist_words";
+	}
+	json_decref(root);
+	if (bad != NULL)
+		return q42_err_set(err, Q42_EFORMAT,
+				   "config_sentence_transformers.json: %s: expected %s", bad,
+				   strstr(bad, "prefix") ? "a string of at most 63 bytes without NUL"
+				   : strstr(bad, "length") ? "a positive integer"
+				   : strstr(bad, "attend") ? "a boolean"
+							    : "an array of non-empty strings, 1024 bytes in all");
+	return Q42_OK;
+}
+
+int q42_hf_modules_parse(q42_hf_config *c, const q42_st_model *m, q42_err *err)
+{
+	json_error_t je;
+	json_t *root, *cfg = NULL;
+	int rc = Q42_OK;
+	if (m->st_config.data != NULL && (rc = colbert_of(c, &m->st_config, err)) != Q42_OK)
+		return rc;
+	if (m->modules_json.data == NULL)
+		return Q42_OK;
+	root = json_loadb(m->modules_json.data, m->modules_json.len, 0, &je);
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "modules.json: offset %d: %s", je.position,
+				   je.text);
+	for (size_t i = 0; rc == Q42_OK && i < json_array_size(root); i++) {
+		const json_t *mod = json_array_get(root, i);
+		const char *type = json_string_value(json_object_get(mod, "type"));
+		const char *dir = json_string_value(json_object_get(mod, "path"));
+		const char *kind = type != NULL ? strrchr(type, '.') : NULL;
+		kind = kind != NULL ? kind + 1 : type;
+		if (kind == NULL || dir == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "modules.json: module %zu: expected \"path\" and \"type\" strings", i);
+			break;
+		}
+		if (strcmp(kind, "Normalize") == 0 || (strcmp(kind, "Transformer") == 0 && dir[0] == '\0'))
+			continue;
+		if (strcmp(kind, "Pooling") != 0 && strcmp(kind, "Dense") != 0) {
+			rc = q42_err_set(err, Q42_EUNSUPPORTED,
+					 "modules.json: module %zu: type \"%s\"%s: q42 runs Transformer "
+					 "(the model's own folder), Pooling, Dense and Normalize modules",
+					 i, type, dir[0] ? "" : " in the model's folder");
+			break;
+		}
+		const q42_st_text *t = module_config(m, dir);
+		if (t == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT, "modules.json: module %zu: %s/config.json is "
+					 "missing", i, dir);
+			break;
+		}
+		cfg = json_loadb(t->data, t->len, 0, &je);
+		if (cfg == NULL) {
+			rc = q42_err_set(err, Q42_EFORMAT, "%s/config.json: offset %d: %s", dir,
+					 je.position, je.text);
+			break;
+		}
+		if (strcmp(kind, "Pooling") == 0)
+			rc = pooling_of(c, cfg, dir, err);
+		else if (!has_file(m, dir))
+			rc = q42_err_set(err, Q42_EFORMAT, "modules.json: module %zu: "
+					 "%s/model.safetensors is missing", i, dir);
+		else
+			rc = dense_of(c, cfg, dir, err);
+		json_decref(cfg);
+	}
+	json_decref(root);
+	return rc;
 }
 
 /* ---- tokenizer --------------------------------------------------------------- */
@@ -488,7 +813,7 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 	json_t *root, *cfg = NULL, *model, *vocab, *merges, *added;
 	q42_vocab *v = &out->v;
 	const char *type;
-	bool spm, unigram;
+	bool spm, unigram, wordpiece;
 	uint64_t n = 0, arena_len = 0, arena_pos = 0;
 	int rc = Q42_OK;
 
@@ -514,12 +839,13 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 	if (type == NULL && json_is_array(merges))
 		type = "BPE";
 	unigram = type != NULL && strcmp(type, "Unigram") == 0;
-	if (type == NULL || (!unigram && strcmp(type, "BPE") != 0) ||
+	wordpiece = type != NULL && strcmp(type, "WordPiece") == 0;
+	if (type == NULL || (!unigram && !wordpiece && strcmp(type, "BPE") != 0) ||
 	    (unigram && !json_is_array(vocab)) || (!unigram && !json_is_object(vocab))) {
 		rc = q42_err_set(err, Q42_EUNSUPPORTED,
-				 "tokenizer.json: model.type %s%s%s: expected Unigram (vocab array) "
-				 "or BPE (vocab object)", type ? "\"" : "", type ? type : "(absent)",
-				 type ? "\"" : "");
+				 "tokenizer.json: model.type %s%s%s: expected Unigram (vocab array), "
+				 "BPE or WordPiece (vocab object)", type ? "\"" : "",
+				 type ? type : "(absent)", type ? "\"" : "");
 		goto fail;
 	}
 	spm = unigram || json_is_true(json_object_get(model, "byte_fallback"));
@@ -557,8 +883,12 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		rc = q42_err_set(err, Q42_ENOMEM, "out of memory for %llu tokens", (unsigned long long)n);
 		goto fail;
 	}
-	/* arena: "[PAD<id>]" names and "a b" merges given as pairs */
+	/* arena: "[PAD<id>]" names, "a b" merges given as pairs, WordPiece
+	 * word starts with U+2581 before them */
 	arena_len = (n - n_tok) * 20 + 1;
+	if (wordpiece)
+		for (void *it = json_object_iter(vocab); it != NULL; it = json_object_iter_next(vocab, it))
+			arena_len += json_object_iter_key_len(it) + 4;
 	for (size_t i = 0; json_is_array(merges) && i < json_array_size(merges); i++) {
 		const json_t *m = json_array_get(merges, i);
 		if (json_is_array(m))
@@ -629,6 +959,22 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		}
 		if (v->types[i] == 0)
 			v->types[i] = spm && is_byte_token(v->tokens[i]) ? Q42_TOK_BYTE : Q42_TOK_NORMAL;
+		/* WordPiece in llama.cpp's "phantom space" form: "##x" is x,
+		 * a word start gets U+2581; control tokens and "[...]" stay */
+		q42_str t = v->tokens[i];
+		if (!wordpiece || v->types[i] == Q42_TOK_CONTROL ||
+		    (t.len >= 2 && t.p[0] == '[' && t.p[t.len - 1] == ']'))
+			continue;
+		if (t.len >= 2 && t.p[0] == '#' && t.p[1] == '#') {
+			v->tokens[i] = (q42_str){t.p + 2, t.len - 2};
+		} else {
+			char *p = out->arena_ + arena_pos;
+			memcpy(p, "\xe2\x96\x81", 3);
+			memcpy(p + 3, t.p, (size_t)t.len);
+			p[t.len + 3] = '\0';
+			v->tokens[i] = (q42_str){p, t.len + 3};
+			arena_pos += t.len + 4;
+		}
 	}
 	/* merges: kept for byte-level BPE; for SentencePiece-style BPE they
 	 * become scores (rank r gives its result -r, so earlier merges win). */
@@ -680,9 +1026,18 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		v->n_merges = 0;
 
 	v->model = precompiled != NULL ? (q42_str){"t5", 2}
-		 : spm ? (q42_str){"llama", 5} : (q42_str){"gpt2", 4};
+		 : spm ? (q42_str){"llama", 5}
+		 : wordpiece ? (q42_str){"bert", 4} : (q42_str){"gpt2", 4};
 	v->pre = (q42_str){"", 0};
-	if (!spm) {
+	/* a lone ByteLevel pre-tokenizer with its regex is GPT-2's */
+	const json_t *pt = json_object_get(root, "pre_tokenizer");
+	const char *ptt = json_string_value(json_object_get(pt, "type"));
+	if (wordpiece) {
+		v->pre = (q42_str){"default", 7};
+	} else if (!spm && ptt != NULL && strcmp(ptt, "ByteLevel") == 0 &&
+		   !json_is_false(json_object_get(pt, "use_regex"))) {
+		v->pre = (q42_str){"gpt-2", 5};
+	} else if (!spm) {
 		const char *pre = c == NULL ? "default"
 				: c->family == Q42_HF_LLAMA ? "llama-bpe"
 				: c->family == Q42_HF_QWEN2 || c->family == Q42_HF_QWEN3 ? "qwen2"
@@ -693,7 +1048,9 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 	v->eos = find_token(v, special_text(cfg, "eos_token"));
 	v->unk = find_token(v, special_text(cfg, "unk_token"));
 	v->pad = find_token(v, special_text(cfg, "pad_token"));
-	v->eot = v->eom = v->sep = v->mask = Q42_TOK_NONE;
+	v->sep = find_token(v, special_text(cfg, "sep_token"));
+	v->mask = find_token(v, special_text(cfg, "mask_token"));
+	v->eot = v->eom = Q42_TOK_NONE;
 	if (v->bos < 0 && c != NULL && c->bos_id >= 0 && (uint32_t)c->bos_id < n)
 		v->bos = c->bos_id;
 	if (v->eos < 0 && c != NULL && c->eos_id >= 0 && (uint32_t)c->eos_id < n)
@@ -703,7 +1060,8 @@ int q42_hf_vocab_parse(q42_hf_vocab *out, const char *tok_json, size_t tok_len,
 		v->unk = (int32_t)json_integer_value(json_object_get(model, "unk_id"));
 	if (v->unk < 0 && !unigram)
 		v->unk = find_token(v, json_string_value(json_object_get(model, "unk_token")));
-	if (v->unk >= 0)
+	/* llama.cpp's bert vocabulary keeps [UNK] a control token */
+	if (v->unk >= 0 && !wordpiece)
 		v->types[v->unk] = Q42_TOK_UNKNOWN;
 	const json_t *ab = json_object_get(cfg, "add_bos_token"), *ae = json_object_get(cfg, "add_eos_token");
 	v->add_bos = json_is_boolean(ab) ? (int8_t)json_is_true(ab) : -1;

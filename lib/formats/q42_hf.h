@@ -5,8 +5,11 @@
  * llama.cpp-style names ("model.layers.0.self_attn.q_proj.weight" ->
  * "blk.0.attn_q.weight") with the value transform llama.cpp's converter
  * applies on the way. Families: llama (mistral), qwen2, qwen3, gemma,
- * gemma2, gemma3, lfm2, lfm2_moe, phi3. What maps to what is listed in p64c(1), "HUGGING
- * FACE FOLDERS". Never prints; never guesses a family it does not know.
+ * gemma2, gemma3, lfm2, lfm2_moe, phi3, and the encoders bert,
+ * nomic_bert, gemma3_text as Gemma3TextModel (EmbeddingGemma) and lfm2 as
+ * Lfm2Model (LFM2-ColBERT) with their sentence-transformers modules.
+ * What maps to what is listed in p64c(1), "HUGGING FACE FOLDERS". Never
+ * prints; never guesses a family it does not know.
  */
 #ifndef Q42_HF_H
 #define Q42_HF_H
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include "common/q42_err.h"
 #include "formats/q42_model.h"
+#include "formats/q42_safetensors.h"
 
 enum q42_hf_family {
 	Q42_HF_LLAMA = 1,
@@ -25,7 +29,12 @@ enum q42_hf_family {
 	Q42_HF_LFM2 = 5,
 	Q42_HF_LFM2MOE = 6, /* lfm2_moe: lfm2's blocks, routed FFNs */
 	Q42_HF_PHI3 = 7,    /* fused qkv_proj and gate_up_proj, LongRoPE in config.json */
+	Q42_HF_BERT = 8,    /* BertModel: learned positions, LayerNorm with biases */
+	Q42_HF_NOMIC_BERT = 9, /* NomicBertModel: fused Wqkv, SwiGLU, RoPE */
 };
+
+/* Dense modules q42 runs (sentence-transformers, pylate): dense_2, dense_3. */
+#define Q42_HF_DENSE_MAX 2u
 
 /* The most LongRoPE factors per list (rope dimensions / 2). */
 #define Q42_HF_ROPE_FACTORS_MAX 256u
@@ -50,6 +59,10 @@ typedef struct q42_hf_config {
 	 * (n_rope_factors 0: none) */
 	uint32_t n_rope_factors;
 	float rope_long[Q42_HF_ROPE_FACTORS_MAX], rope_short[Q42_HF_ROPE_FACTORS_MAX];
+	/* sentence-transformers Dense modules in modules.json's order: their
+	 * folders (the first is dense_2, the second dense_3) */
+	uint32_t n_dense;
+	char dense_dir[Q42_HF_DENSE_MAX][72];
 } q42_hf_config;
 
 /* Parse config.json (len bytes). Q42_EUNSUPPORTED for a model_type outside
@@ -59,6 +72,17 @@ typedef struct q42_hf_config {
  * n_ff is intermediate_size here; the caller may refine it from tensor
  * shapes (a fused gate_up_proj holds 2 n_ff rows). */
 Q42_API int q42_hf_config_parse(q42_hf_config *c, const char *json, size_t len, q42_err *err);
+
+/* The sentence-transformers modules of m (modules.json and the module
+ * folders' config.json) into c, after q42_hf_config_parse: the pooling
+ * (1_Pooling: mean, cls or lasttoken) as hp.pooling, the Dense folders
+ * (at most two, in_features/out_features, no bias, the Identity
+ * activation) as dense_dir with hp.n_dense_2 = the first one's
+ * out_features; Normalize is accepted (q42run's default L2 normalisation
+ * is what it does). Q42_EUNSUPPORTED naming any other module type,
+ * pooling mode or Dense setting; Q42_EFORMAT for malformed JSON or a
+ * missing module config. Nothing to do without modules.json. */
+Q42_API int q42_hf_modules_parse(q42_hf_config *c, const q42_st_model *m, q42_err *err);
 
 /* A q42_vocab whose strings live in this struct. */
 typedef struct q42_hf_vocab {

@@ -87,6 +87,74 @@ static int get_per_layer(const q42_gguf *g, const char *arch, const char *suffix
 	return Q42_OK;
 }
 
+bool q42_colbert_set_prefix(q42_hparams *hp, bool doc, const char *s, uint64_t len)
+{
+	char *dst = doc ? hp->cb_doc_prefix : hp->cb_query_prefix;
+	if (len >= Q42_COLBERT_PREFIX_MAX || memchr(s, '\0', (size_t)len) != NULL)
+		return false;
+	memcpy(dst, s, (size_t)len);
+	dst[len] = '\0';
+	hp->cb_flags |= doc ? Q42_COLBERT_DOC_PREFIX : Q42_COLBERT_QUERY_PREFIX;
+	return true;
+}
+
+bool q42_colbert_add_word(q42_hparams *hp, const char *w, uint64_t len)
+{
+	if (len == 0 || len >= Q42_COLBERT_SKIP_MAX - hp->cb_skip_len ||
+	    memchr(w, '\0', (size_t)len) != NULL)
+		return false;
+	memcpy(hp->cb_skip + hp->cb_skip_len, w, (size_t)len);
+	hp->cb_skip[hp->cb_skip_len + len] = '\0';
+	hp->cb_skip_len += (uint32_t)len + 1;
+	hp->cb_flags |= Q42_COLBERT_SKIPLIST;
+	return true;
+}
+
+/* colbert.* (q42's keys; llama.cpp defines none): pylate's settings. */
+static int colbert_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
+{
+	static const char *const pk[2] = {"colbert.query_prefix", "colbert.document_prefix"};
+	static const char *const lk[2] = {"colbert.query_length", "colbert.document_length"};
+	const q42_gguf_kv *kv;
+	q42_str sv;
+	uint64_t u;
+	bool b;
+	for (int i = 0; i < 2; i++) {
+		if ((kv = q42_gguf_find(g, pk[i])) != NULL &&
+		    (!q42_gguf_kv_str(kv, &sv) || !q42_colbert_set_prefix(hp, i == 1, sv.p, sv.len)))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: key '%s' at offset %llu: expected a string of at most "
+					   "%u bytes without NUL", pk[i], (unsigned long long)kv->key_off,
+					   Q42_COLBERT_PREFIX_MAX - 1);
+		if ((kv = q42_gguf_find(g, lk[i])) != NULL &&
+		    (!q42_gguf_kv_u64(kv, &u) || u == 0 || u > UINT32_MAX))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: key '%s' at offset %llu: expected a positive 32-bit "
+					   "integer", lk[i], (unsigned long long)kv->key_off);
+		if (kv != NULL)
+			*(i == 0 ? &hp->cb_query_len : &hp->cb_doc_len) = (uint32_t)u;
+	}
+	if ((kv = q42_gguf_find(g, "colbert.attend_to_expansion_tokens")) != NULL) {
+		if (!q42_gguf_kv_bool(kv, &b))
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: key 'colbert.attend_to_expansion_tokens' at offset "
+					   "%llu: expected a boolean", (unsigned long long)kv->key_off);
+		hp->cb_flags |= Q42_COLBERT_ATTEND_SET | (b ? Q42_COLBERT_ATTEND : 0u);
+	}
+	if ((kv = q42_gguf_find(g, "colbert.skiplist_words")) != NULL) {
+		bool ok = kv->type == Q42_GGUF_ARRAY;
+		hp->cb_flags |= Q42_COLBERT_SKIPLIST;
+		for (uint64_t i = 0; ok && i < kv->count; i++)
+			ok = q42_gguf_arr_str(g, kv, i, &sv) && q42_colbert_add_word(hp, sv.p, sv.len);
+		if (!ok)
+			return q42_err_set(err, Q42_EFORMAT,
+					   "metadata: key 'colbert.skiplist_words' at offset %llu: expected "
+					   "an array of non-empty strings without NUL, %u bytes in all",
+					   (unsigned long long)kv->key_off, Q42_COLBERT_SKIP_MAX);
+	}
+	return Q42_OK;
+}
+
 int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 {
 	q42_str arch;
@@ -245,7 +313,7 @@ int q42_hparams_from_gguf(q42_hparams *hp, const q42_gguf *g, q42_err *err)
 		else if (emb != NULL && emb->n_dims >= 2 && emb->ne[1] <= UINT32_MAX)
 			hp->n_vocab = (uint32_t)emb->ne[1];
 	}
-	return Q42_OK;
+	return colbert_from_gguf(hp, g, err);
 }
 
 static int vocab_fail(q42_vocab *v, int rc)

@@ -15,6 +15,18 @@
 
 #define Q42_MAX_LAYERS 512
 #define Q42_ARCH_MAX 32
+#define Q42_COLBERT_PREFIX_MAX 64u  /* a ColBERT marker's bytes, with its NUL */
+#define Q42_COLBERT_SKIP_MAX 1024u  /* the skiplist's bytes, each word with its NUL */
+
+/* Which ColBERT settings a model states (q42_hparams.cb_flags). */
+enum q42_colbert_flags {
+	Q42_COLBERT_QUERY_PREFIX = 1u << 0,
+	Q42_COLBERT_DOC_PREFIX = 1u << 1,
+	Q42_COLBERT_SKIPLIST = 1u << 2,
+	Q42_COLBERT_ATTEND_SET = 1u << 3, /* attend_to_expansion_tokens stated, */
+	Q42_COLBERT_ATTEND = 1u << 4,     /* and true */
+	Q42_COLBERT_FLAGS_ALL_ = 0x1Fu,
+};
 
 /* Everything the engine needs from the metadata. Values absent from the
  * source are 0 (the engine decides defaults per architecture); per-layer
@@ -56,7 +68,23 @@ typedef struct q42_hparams {
 	uint32_t n_ff_exp;              /* <arch>.expert_feed_forward_length */
 	uint32_t n_dense_lead;          /* <arch>.leading_dense_block_count */
 	uint32_t expert_gating;         /* <arch>.expert_gating_func (llama.cpp's numbering) */
+	/* ColBERT (pylate's settings; HPAR's ColBERT fields, p64(5)): what
+	 * the model states, 0 / empty when it states nothing */
+	uint32_t cb_flags;              /* enum q42_colbert_flags */
+	uint32_t cb_query_len;          /* colbert.query_length */
+	uint32_t cb_doc_len;            /* colbert.document_length */
+	char cb_query_prefix[Q42_COLBERT_PREFIX_MAX]; /* colbert.query_prefix */
+	char cb_doc_prefix[Q42_COLBERT_PREFIX_MAX];   /* colbert.document_prefix */
+	uint32_t cb_skip_len;           /* bytes of cb_skip */
+	char cb_skip[Q42_COLBERT_SKIP_MAX]; /* colbert.skiplist_words, each followed by a NUL */
 } q42_hparams;
+
+/* Set a ColBERT marker (query when !doc) of len bytes; false when it holds a
+ * NUL or does not fit Q42_COLBERT_PREFIX_MAX. */
+Q42_API bool q42_colbert_set_prefix(q42_hparams *hp, bool doc, const char *s, uint64_t len);
+/* Append one skiplist word; false when empty, holding a NUL, or past
+ * Q42_COLBERT_SKIP_MAX. */
+Q42_API bool q42_colbert_add_word(q42_hparams *hp, const char *w, uint64_t len);
 
 enum q42_tok_type {
 	Q42_TOK_UNDEFINED = 0,

@@ -31,6 +31,7 @@
 #define Q42_P64_HPARAMS_TAIL 16u       /* the optional HPAR fields after them */
 #define Q42_P64_HPARAMS_EMBD 16u       /* the embedding fields after the tail (p64(5)) */
 #define Q42_P64_HPARAMS_MOE 16u        /* the mixture-of-experts fields after those */
+#define Q42_P64_HPARAMS_COLBERT 40u    /* the ColBERT fields after those */
 #define Q42_P64_Q42T_FIXED 64u         /* Q42T bytes before the per-token arrays */
 #define Q42_P64_SECTION_ALIGN 8u
 #define Q42_P64_PAGE_LOG2_MIN 12u

@@ -326,6 +326,48 @@ static int read_flags(rd *r, q42_p64 *p)
 	return Q42_OK;
 }
 
+
+/* HPAR's ColBERT fields (p64(5)) at t, file offset at: the markers and
+ * the skiplist words copied out of STRS, each checked. */
+static int colbert_fields(rd *r, q42_p64 *p, const uint8_t *t, uint64_t at)
+{
+	q42_hparams *hp = &p->hparams;
+	q42_str q, d, k;
+	int rc;
+	if ((rc = str_field(r, t, &q, "section HPAR", "query_prefix")) != Q42_OK ||
+	    (rc = str_field(r, t + 8, &d, "section HPAR", "document_prefix")) != Q42_OK ||
+	    (rc = str_field(r, t + 16, &k, "section HPAR", "skiplist")) != Q42_OK)
+		return rc;
+	hp->cb_query_len = q42_ld32(t + 24);
+	hp->cb_doc_len = q42_ld32(t + 28);
+	const uint32_t fl = q42_ld32(t + 32);
+	bool ok = q42_ld32(t + 36) == 0 && (fl & ~(uint32_t)Q42_COLBERT_FLAGS_ALL_) == 0 &&
+		  (fl != 0 || hp->cb_query_len != 0 || hp->cb_doc_len != 0) &&
+		  ((fl & Q42_COLBERT_ATTEND) == 0 || (fl & Q42_COLBERT_ATTEND_SET) != 0) &&
+		  ((fl & Q42_COLBERT_QUERY_PREFIX) != 0 || q.len == 0) &&
+		  ((fl & Q42_COLBERT_DOC_PREFIX) != 0 || d.len == 0) &&
+		  ((fl & Q42_COLBERT_SKIPLIST) != 0 || k.len == 0) &&
+		  (k.len == 0 || k.p[k.len - 1] == '\0');
+	if (ok && (fl & Q42_COLBERT_QUERY_PREFIX) != 0)
+		ok = q42_colbert_set_prefix(hp, false, q.p, q.len);
+	if (ok && (fl & Q42_COLBERT_DOC_PREFIX) != 0)
+		ok = q42_colbert_set_prefix(hp, true, d.p, d.len);
+	/* the words, each ended by its NUL */
+	for (uint64_t i = 0; ok && i < k.len;) {
+		const uint64_t n = strlen(k.p + i);
+		ok = q42_colbert_add_word(hp, k.p + i, n);
+		i += n + 1;
+	}
+	hp->cb_flags = fl;
+	if (!ok)
+		return bad(r, "section HPAR: ColBERT fields at offset %llu: reserved field not 0, "
+			      "unknown flag, every field 0, a string without its flag, a marker of "
+			      "%u bytes or more, or a skiplist word empty or past %u bytes in all",
+			   (unsigned long long)at, Q42_COLBERT_PREFIX_MAX, Q42_COLBERT_SKIP_MAX);
+	p->has_hparams = true;
+	return Q42_OK;
+}
+
 static int read_hparams(rd *r, q42_p64 *p)
 {
 	const q42_p64_section *s = r->sec[Q42_P64_SEC_HPAR];
@@ -371,13 +413,14 @@ static int read_hparams(rd *r, q42_p64 *p)
 	const uint64_t with_tail = want + Q42_P64_HPARAMS_TAIL;
 	const uint64_t with_embd = with_tail + Q42_P64_HPARAMS_EMBD;
 	const uint64_t with_moe = with_embd + Q42_P64_HPARAMS_MOE;
+	const uint64_t with_cb = with_moe + Q42_P64_HPARAMS_COLBERT;
 	if (s->length != want && s->length != with_tail && s->length != with_embd &&
-	    s->length != with_moe)
-		return bad(r, "section HPAR: length: expected %llu, %llu, %llu or %llu for %u layers, "
-			      "found %llu",
+	    s->length != with_moe && s->length != with_cb)
+		return bad(r, "section HPAR: length: expected %llu, %llu, %llu, %llu or %llu for %u "
+			      "layers, found %llu",
 			   (unsigned long long)want, (unsigned long long)with_tail,
-			   (unsigned long long)with_embd, (unsigned long long)with_moe, hp->n_layer,
-			   (unsigned long long)s->length);
+			   (unsigned long long)with_embd, (unsigned long long)with_moe,
+			   (unsigned long long)with_cb, hp->n_layer, (unsigned long long)s->length);
 	for (uint32_t i = 0; i < hp->n_layer; i++) {
 		hp->n_head_kv[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * i);
 		hp->n_ff[i] = q42_ld32(h + Q42_P64_HPARAMS_FIXED + 4ull * (hp->n_layer + i));
@@ -408,17 +451,20 @@ static int read_hparams(rd *r, q42_p64 *p)
 				      "nothing after them",
 				   (unsigned long long)(s->offset + with_tail));
 	}
-	if (s->length == with_moe) {
+	if (s->length >= with_moe) {
 		const uint8_t *t = h + with_embd;
 		hp->n_ff_exp = q42_ld32(t);
 		hp->n_dense_lead = q42_ld32(t + 4);
 		hp->expert_gating = q42_ld32(t + 8);
 		if (q42_ld32(t + 12) != 0 ||
-		    (hp->n_ff_exp == 0 && hp->n_dense_lead == 0 && hp->expert_gating == 0))
+		    (s->length == with_moe && hp->n_ff_exp == 0 && hp->n_dense_lead == 0 &&
+		     hp->expert_gating == 0))
 			return bad(r, "section HPAR: mixture-of-experts fields at offset %llu: reserved "
-				      "field not 0, or every field 0 (a writer omits them)",
+				      "field not 0, or every field 0 with nothing after them",
 				   (unsigned long long)(s->offset + with_embd));
 	}
+	if (s->length == with_cb)
+		return colbert_fields(r, p, h + with_moe, s->offset + with_moe);
 	p->has_hparams = true;
 	return Q42_OK;
 }

@@ -200,7 +200,7 @@ static int plan_tensors(wctx *w, q42_p64_write_report *rep)
 	return Q42_OK;
 }
 
-static void put_hparams(q42_buf *b, const q42_hparams *hp)
+static bool put_hparams(wctx *w, q42_buf *b, const q42_hparams *hp)
 {
 	char arch[Q42_ARCH_MAX];
 	memset(arch, 0, sizeof arch);
@@ -229,8 +229,9 @@ static void put_hparams(q42_buf *b, const q42_hparams *hp)
 		q42_buf_u32le(b, hp->n_ff[i]);
 	/* the tail only where one of its fields is set, so that models
 	 * without them keep the bytes they had before it existed */
-	const bool embd = hp->non_causal != 0 || hp->pooling != 0 || hp->n_dense_2 != 0;
-	const bool moe = hp->n_ff_exp != 0 || hp->n_dense_lead != 0 || hp->expert_gating != 0;
+	const bool cb = hp->cb_flags != 0 || hp->cb_query_len != 0 || hp->cb_doc_len != 0;
+	const bool embd = cb || hp->non_causal != 0 || hp->pooling != 0 || hp->n_dense_2 != 0;
+	const bool moe = cb || hp->n_ff_exp != 0 || hp->n_dense_lead != 0 || hp->expert_gating != 0;
 	if (moe || embd || hp->swa_pattern != 0 || hp->rope_attn_factor != 0.0f || hp->n_ctx_orig != 0) {
 		q42_buf_u32le(b, hp->swa_pattern);
 		q42_buf_f32le(b, hp->rope_attn_factor);
@@ -249,6 +250,16 @@ static void put_hparams(q42_buf *b, const q42_hparams *hp)
 		q42_buf_u32le(b, hp->expert_gating);
 		q42_buf_u32le(b, 0);
 	}
+	if (!cb) /* the ColBERT fields, last */
+		return true;
+	bool ok = str_put(w, b, hp->cb_query_prefix, strlen(hp->cb_query_prefix)) &&
+		  str_put(w, b, hp->cb_doc_prefix, strlen(hp->cb_doc_prefix)) &&
+		  str_put(w, b, hp->cb_skip, hp->cb_skip_len);
+	q42_buf_u32le(b, hp->cb_query_len);
+	q42_buf_u32le(b, hp->cb_doc_len);
+	q42_buf_u32le(b, hp->cb_flags);
+	q42_buf_u32le(b, 0);
+	return ok;
 }
 
 static bool put_vocab(wctx *w, q42_buf *b)
@@ -349,9 +360,8 @@ static int build_meta(wctx *w, const char *tool, const q42_p64_manifold *recs)
 		q42_buf_init(&sec[i]);
 	q42_buf_u8(&w->strs, 0); /* offset 0: the empty string */
 
-	if (w->has_hp)
-		put_hparams(&sec[Q42_P64_SEC_HPAR], &w->hp);
-	if (w->has_vocab && !put_vocab(w, &sec[Q42_P64_SEC_Q42T])) {
+	if ((w->has_hp && !put_hparams(w, &sec[Q42_P64_SEC_HPAR], &w->hp)) ||
+	    (w->has_vocab && !put_vocab(w, &sec[Q42_P64_SEC_Q42T]))) {
 		rc = q42_err_set(w->err, Q42_EUNSUPPORTED, "tokenizer: string table exceeds 4 GiB");
 		goto done;
 	}

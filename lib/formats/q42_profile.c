@@ -496,6 +496,8 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 		}
 		have_cfg = rc == Q42_OK;
 		rc = Q42_OK;
+		if (have_cfg && (rc = q42_hf_modules_parse(&cfg, &m, err)) != Q42_OK)
+			goto done;
 	}
 	if (!have_cfg) {
 		snprintf(rep->w.vocab_note, sizeof rep->w.vocab_note,
@@ -531,6 +533,14 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 			j->stack = -1;
 			if (!piece && (!have_cfg || !q42_hf_tensor_name(&cfg, st->name, j->name,
 									  sizeof j->name, &j->xform))) {
+				/* a module's tensor q42 would not know what to do with */
+				if (strchr(st->name, '/') != NULL) {
+					rc = q42_err_set(err, Q42_EUNSUPPORTED,
+							 "%s: tensor %s: not a weight of a module q42 "
+							 "runs (a Dense module's linear.weight)",
+							 m.files[f].name, st->name);
+					goto done;
+				}
 				if (strlen(st->name) >= sizeof j->name) {
 					rc = q42_err_set(err, Q42_EUNSUPPORTED,
 							 "%s: tensor name of %zu bytes, at most %zu",
@@ -619,9 +629,12 @@ int q42_transcode_hf(const char *path, const q42_transcode_opts *o, FILE *out,
 	/* the source size is known only after the stream; PROV is final then */
 	for (uint32_t f = 0; f < m.n_files; f++)
 		plan.source_size += m.files[f].size;
-	if (m.kind != Q42_ST_KIND_FILE)
+	if (m.kind != Q42_ST_KIND_FILE) {
 		plan.source_size += m.config.len + m.tokenizer.len + m.tokenizer_config.len +
-				    m.index.len;
+				    m.index.len + m.modules_json.len + m.st_config.len;
+		for (uint32_t i = 0; i < m.n_modules; i++)
+			plan.source_size += m.modules[i].config.len;
+	}
 	if ((rc = q42_p64_stream_open(&c.ws, &plan, &o->write, out, err)) != Q42_OK ||
 	    (rc = q42_st_model_stream(&m, hf_tensor, &c, sha, &src_size, err)) != Q42_OK ||
 	    (rc = stacks_complete(&c, pt, err)) != Q42_OK)

@@ -289,19 +289,111 @@ void q42_st_model_close(q42_st_model *m)
 	free(m->tokenizer.data);
 	free(m->tokenizer_config.data);
 	free(m->index.data);
+	free(m->modules_json.data);
+	free(m->st_config.data);
+	for (uint32_t i = 0; i < m->n_modules; i++) {
+		free(m->modules[i].dir);
+		free(m->modules[i].config.data);
+	}
 	memset(m, 0, sizeof *m);
 }
 
-static const char *const json_names[4] = {"config.json", "tokenizer.json", "tokenizer_config.json",
-					  "model.safetensors.index.json"};
+#define N_JSON 6
+static const char *const json_names[N_JSON] = {
+	"config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors.index.json",
+	"modules.json", "config_sentence_transformers.json"};
 
 static q42_st_text *json_slot(q42_st_model *m, const char *base)
 {
-	q42_st_text *slots[4] = {&m->config, &m->tokenizer, &m->tokenizer_config, &m->index};
-	for (int i = 0; i < 4; i++)
+	q42_st_text *slots[N_JSON] = {&m->config, &m->tokenizer, &m->tokenizer_config, &m->index,
+				      &m->modules_json, &m->st_config};
+	for (int i = 0; i < N_JSON; i++)
 		if (strcmp(base, json_names[i]) == 0)
 			return slots[i];
 	return NULL;
+}
+
+/* A module's "path" q42 reads: one folder name of [A-Za-z0-9_.-], not "."
+ * or "..", at most 64 bytes ("" is the model's own folder). */
+static bool module_dir_ok(const char *d)
+{
+	size_t n = strlen(d);
+	if (n == 0 || n > 64 || strcmp(d, ".") == 0 || strcmp(d, "..") == 0)
+		return false;
+	return strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+/* The module folders modules.json names, into m->modules (dir only). */
+static int module_dirs(q42_st_model *m, q42_err *err)
+{
+	json_error_t je;
+	json_t *root;
+	int rc = Q42_OK;
+	if (m->modules_json.data == NULL)
+		return Q42_OK;
+	root = json_loadb(m->modules_json.data, m->modules_json.len, 0, &je);
+	if (root == NULL)
+		return q42_err_set(err, Q42_EFORMAT, "modules.json: offset %d: %s", je.position,
+				   je.text);
+	if (!json_is_array(root))
+		rc = q42_err_set(err, Q42_EFORMAT, "modules.json: expected an array of modules");
+	for (size_t i = 0; rc == Q42_OK && i < json_array_size(root); i++) {
+		const char *d = json_string_value(json_object_get(json_array_get(root, i), "path"));
+		if (d == NULL || !json_is_string(json_object_get(json_array_get(root, i), "type"))) {
+			rc = q42_err_set(err, Q42_EFORMAT,
+					 "modules.json: module %zu: expected \"path\" and \"type\" strings", i);
+		} else if (d[0] != '\0' && !module_dir_ok(d)) {
+			rc = q42_err_set(err, Q42_EUNSUPPORTED,
+					 "modules.json: module %zu: path \"%s\": expected one folder name "
+					 "of letters, digits, '_', '.' and '-'", i, d);
+		} else if (d[0] != '\0' && m->n_modules >= Q42_ST_MODULES_MAX) {
+			rc = q42_err_set(err, Q42_EUNSUPPORTED, "modules.json: more than %u module folders",
+					 Q42_ST_MODULES_MAX);
+		} else if (d[0] != '\0') {
+			for (uint32_t k = 0; k < m->n_modules; k++)
+				if (strcmp(m->modules[k].dir, d) == 0)
+					rc = q42_err_set(err, Q42_EFORMAT,
+							 "modules.json: path \"%s\" named twice", d);
+			if (rc == Q42_OK && (m->modules[m->n_modules].dir = strdup(d)) == NULL)
+				rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+			if (rc == Q42_OK)
+				m->n_modules++;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* The module whose folder dir is, or NULL. */
+static q42_st_module *module_of(q42_st_model *m, const char *dir, size_t len)
+{
+	for (uint32_t i = 0; i < m->n_modules; i++)
+		if (strlen(m->modules[i].dir) == len && memcmp(m->modules[i].dir, dir, len) == 0)
+			return &m->modules[i];
+	return NULL;
+}
+
+/* A module's model.safetensors: named DIR/model.safetensors, its tensors
+ * DIR/NAME. */
+static int module_names(q42_st_file *f, const char *dir, q42_err *err)
+{
+	size_t dl = strlen(dir);
+	char *n = malloc(dl + sizeof "/model.safetensors");
+	if (n == NULL)
+		return q42_err_set(err, Q42_ENOMEM, "out of memory");
+	snprintf(n, dl + sizeof "/model.safetensors", "%s/model.safetensors", dir);
+	free(f->name);
+	f->name = n;
+	for (uint64_t t = 0; t < f->n_tensors; t++) {
+		size_t tl = strlen(f->tensors[t].name);
+		char *x = malloc(dl + tl + 2);
+		if (x == NULL)
+			return q42_err_set(err, Q42_ENOMEM, "out of memory");
+		snprintf(x, dl + tl + 2, "%s/%s", dir, f->tensors[t].name);
+		free(f->tensors[t].name);
+		f->tensors[t].name = x;
+	}
+	return Q42_OK;
 }
 
 static bool ends_with(const char *s, const char *suf)
@@ -419,7 +511,7 @@ static int open_folder(q42_st_model *m, q42_err *err)
 	p = malloc(cap);
 	if (p == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "out of memory");
-	for (int i = 0; i < 4 && rc == Q42_OK; i++) {
+	for (int i = 0; i < N_JSON && rc == Q42_OK; i++) {
 		snprintf(p, cap, "%s/%s", m->path, json_names[i]);
 		if (stat(p, &st) != 0)
 			continue;
@@ -430,6 +522,32 @@ static int open_folder(q42_st_model *m, q42_err *err)
 		}
 		rc = read_text(&s, (uint64_t)st.st_size, p, json_slot(m, json_names[i]), err);
 		fclose(s.fp);
+	}
+	if (rc == Q42_OK)
+		rc = module_dirs(m, err);
+	/* each module folder's config.json and model.safetensors */
+	for (uint32_t i = 0; i < m->n_modules && rc == Q42_OK; i++) {
+		for (int w = 0; w < 2 && rc == Q42_OK; w++) {
+			snprintf(p, cap, "%s/%s/%s", m->path, m->modules[i].dir,
+				 w == 0 ? "config.json" : "model.safetensors");
+			if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			src s = {.fp = fopen(p, "rb")};
+			q42_st_file f;
+			if (s.fp == NULL) {
+				rc = q42_err_set(err, Q42_EIO, "%s: %s", p, strerror(errno));
+				break;
+			}
+			if (w == 0) {
+				rc = read_text(&s, (uint64_t)st.st_size, p, &m->modules[i].config, err);
+			} else if ((rc = read_header(&s, (uint64_t)st.st_size, p, &f, err)) == Q42_OK) {
+				if ((rc = module_names(&f, m->modules[i].dir, err)) != Q42_OK)
+					q42_st_file_free(&f);
+				else
+					rc = add_file(m, &f, err);
+			}
+			fclose(s.fp);
+		}
 	}
 	if (rc != Q42_OK)
 		goto done;
@@ -489,11 +607,15 @@ static int archive_begin(struct archive **ar, const char *path, q42_err *err)
 }
 
 /* The member's name relative to the archive's model folder, or NULL when
- * it is outside it. */
-static const char *in_root(const q42_st_model *m, const char *member)
+ * it is outside it; sub: also one folder further down (DIR/NAME). */
+static const char *in_root(const q42_st_model *m, const char *member, bool sub)
 {
 	size_t r = strlen(m->root);
-	if (strncmp(member, m->root, r) != 0 || strchr(member + r, '/') != NULL)
+	const char *slash;
+	if (strncmp(member, m->root, r) != 0)
+		return NULL;
+	slash = strchr(member + r, '/');
+	if (slash != NULL && (!sub || strchr(slash + 1, '/') != NULL))
 		return NULL;
 	return member + r;
 }
@@ -546,6 +668,38 @@ static int archive_root(q42_st_model *m, q42_err *err)
 	return rc;
 }
 
+/* An archive's module folders were gathered before modules.json was
+ * known: keep those it names, in its order, and their files. */
+static int prune_modules(q42_st_model *m, q42_err *err)
+{
+	q42_st_model named = {.modules_json = m->modules_json};
+	int rc = module_dirs(&named, err);
+	for (uint32_t i = 0; rc == Q42_OK && i < named.n_modules; i++) {
+		q42_st_module *have = module_of(m, named.modules[i].dir, strlen(named.modules[i].dir));
+		if (have != NULL) {
+			named.modules[i].config = have->config;
+			have->config = (q42_st_text){0};
+		}
+	}
+	for (uint32_t i = 0; i < m->n_modules; i++) {
+		free(m->modules[i].dir);
+		free(m->modules[i].config.data);
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < m->n_files; i++) {
+		const char *slash = strchr(m->files[i].name, '/');
+		if (slash == NULL || (rc == Q42_OK && module_of(&named, m->files[i].name,
+							       (size_t)(slash - m->files[i].name))))
+			m->files[k++] = m->files[i];
+		else
+			q42_st_file_free(&m->files[i]);
+	}
+	m->n_files = k;
+	memcpy(m->modules, named.modules, sizeof m->modules);
+	m->n_modules = named.n_modules;
+	return rc;
+}
+
 static int open_archive(q42_st_model *m, q42_err *err)
 {
 	struct archive *ar = NULL;
@@ -563,9 +717,31 @@ static int open_archive(q42_st_model *m, q42_err *err)
 			continue;
 		if (strncmp(n, "./", 2) == 0)
 			n += 2;
-		if ((base = in_root(m, n)) == NULL)
+		if ((base = in_root(m, n, true)) == NULL)
 			continue;
-		q42_st_text *slot = json_slot(m, base);
+		/* a module folder's member: kept until modules.json is known */
+		const char *slash = strchr(base, '/');
+		q42_st_module *mod = NULL;
+		if (slash != NULL) {
+			if (strcmp(slash + 1, "config.json") != 0 &&
+			    strcmp(slash + 1, "model.safetensors") != 0)
+				continue;
+			mod = module_of(m, base, (size_t)(slash - base));
+			if (mod == NULL && m->n_modules < Q42_ST_MODULES_MAX) {
+				mod = &m->modules[m->n_modules];
+				mod->dir = strndup(base, (size_t)(slash - base));
+				if (mod->dir == NULL) {
+					rc = q42_err_set(err, Q42_ENOMEM, "out of memory");
+					break;
+				}
+				m->n_modules++;
+			}
+			if (mod == NULL || !module_dir_ok(mod->dir))
+				continue;
+		}
+		q42_st_text *slot = mod != NULL ? (strcmp(slash + 1, "config.json") == 0 ? &mod->config
+										      : NULL)
+						: json_slot(m, base);
 		if (slot == NULL && !ends_with(base, ".safetensors"))
 			continue;
 		/* The header check needs the member's size before its bytes. */
@@ -581,17 +757,22 @@ static int open_archive(q42_st_model *m, q42_err *err)
 		} else {
 			q42_st_file f;
 			rc = read_header(&s, size, base, &f, err);
-			if (rc == Q42_OK)
+			if (rc == Q42_OK && mod != NULL && (rc = module_names(&f, mod->dir, err)) != Q42_OK)
+				q42_st_file_free(&f);
+			else if (rc == Q42_OK)
 				rc = add_file(m, &f, err);
 		}
 	}
+	if (rc == Q42_OK)
+		rc = prune_modules(m, err);
 	if (rc == Q42_OK && r != ARCHIVE_EOF)
 		rc = q42_err_set(err, Q42_EFORMAT, "%s: archive: %s", m->path, archive_error_string(ar));
 	/* Without an index only model.safetensors is the model. */
 	if (rc == Q42_OK && m->index.data == NULL) {
 		uint32_t k = 0;
 		for (uint32_t i = 0; i < m->n_files; i++) {
-			if (strcmp(m->files[i].name, "model.safetensors") == 0)
+			if (strcmp(m->files[i].name, "model.safetensors") == 0 ||
+			    strchr(m->files[i].name, '/') != NULL)
 				m->files[k++] = m->files[i];
 			else
 				q42_st_file_free(&m->files[i]);
@@ -626,7 +807,8 @@ static int check_index(q42_st_model *m, q42_err *err)
 		goto done;
 	}
 	for (uint32_t i = 0; i < m->n_files; i++) {
-		bool used = false;
+		/* a module's own file is not the index's business */
+		bool used = strchr(m->files[i].name, '/') != NULL;
 		json_object_foreach(wm, key, v) if (json_is_string(v) &&
 						    strcmp(json_string_value(v), m->files[i].name) == 0)
 		{
@@ -665,7 +847,8 @@ static int check_index(q42_st_model *m, q42_err *err)
 	}
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < m->n_files; i++)
-		total += m->files[i].n_tensors;
+		if (strchr(m->files[i].name, '/') == NULL)
+			total += m->files[i].n_tensors;
 	if (total != listed)
 		rc = q42_err_set(err, Q42_EFORMAT,
 				 "model.safetensors.index.json: weight_map lists %llu tensors, the "
@@ -802,7 +985,7 @@ int q42_st_model_stream(q42_st_model *m, q42_st_tensor_fn fn, void *ctx, uint8_t
 			uint64_t *source_size, q42_err *err)
 {
 	uint8_t *buf = malloc(m->max_tensor_bytes > 4096 ? (size_t)m->max_tensor_bytes : 4096);
-	manifest *man = calloc(m->n_files + 4, sizeof *man);
+	manifest *man = calloc(m->n_files + N_JSON + Q42_ST_MODULES_MAX, sizeof *man);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	struct archive *ar = NULL;
 	uint32_t n_man = 0;
@@ -816,11 +999,19 @@ int q42_st_model_stream(q42_st_model *m, q42_st_tensor_fn fn, void *ctx, uint8_t
 		goto done;
 	}
 	/* JSON files: hashed from the copy read in the first pass. */
-	q42_st_text *texts[4] = {&m->config, &m->tokenizer, &m->tokenizer_config, &m->index};
-	for (int i = 0; i < 4 && m->kind != Q42_ST_KIND_FILE; i++) {
+	q42_st_text *texts[N_JSON + Q42_ST_MODULES_MAX] = {
+		&m->config, &m->tokenizer, &m->tokenizer_config, &m->index, &m->modules_json,
+		&m->st_config};
+	for (uint32_t i = 0; i < m->n_modules; i++)
+		texts[N_JSON + i] = &m->modules[i].config;
+	for (uint32_t i = 0; i < N_JSON + m->n_modules && m->kind != Q42_ST_KIND_FILE; i++) {
 		if (texts[i]->data == NULL)
 			continue;
-		snprintf(man[n_man].name, sizeof man[n_man].name, "%s", json_names[i]);
+		if (i < N_JSON)
+			snprintf(man[n_man].name, sizeof man[n_man].name, "%s", json_names[i]);
+		else
+			snprintf(man[n_man].name, sizeof man[n_man].name, "%s/config.json",
+				 m->modules[i - N_JSON].dir);
 		if ((rc = q42_sha256(texts[i]->data, texts[i]->len, man[n_man].sha, err)) != Q42_OK)
 			goto done;
 		total += texts[i]->len;
@@ -866,7 +1057,7 @@ int q42_st_model_stream(q42_st_model *m, q42_st_tensor_fn fn, void *ctx, uint8_t
 				continue;
 			if (strncmp(n, "./", 2) == 0)
 				n += 2;
-			if ((base = in_root(m, n)) == NULL)
+			if ((base = in_root(m, n, true)) == NULL)
 				continue;
 			for (uint32_t fi = 0; fi < m->n_files; fi++) {
 				if (strcmp(m->files[fi].name, base) != 0)

@@ -72,6 +72,19 @@ typedef struct q42_st_text {
 	size_t len;
 } q42_st_text;
 
+/* The most module folders (sentence-transformers) of one model. */
+#define Q42_ST_MODULES_MAX 16u
+
+/* A sentence-transformers module folder that modules.json names (its
+ * "path", one folder below the model's, e.g. "2_Dense"): its config.json
+ * (NULL when absent). Its model.safetensors, when there, is one of the
+ * model's files, named "DIR/model.safetensors", each of its tensors named
+ * "DIR/NAME" (two Dense modules both hold "linear.weight"). */
+typedef struct q42_st_module {
+	char *dir;
+	q42_st_text config;
+} q42_st_module;
+
 typedef struct q42_st_model {
 	uint32_t kind;       /* enum q42_st_kind */
 	char *path;
@@ -79,6 +92,10 @@ typedef struct q42_st_model {
 	uint32_t n_files;
 	q42_st_file *files;  /* the weights, by ascending name */
 	q42_st_text config, tokenizer, tokenizer_config, index;
+	/* sentence-transformers: modules.json, config_sentence_transformers.json */
+	q42_st_text modules_json, st_config;
+	uint32_t n_modules;
+	q42_st_module modules[Q42_ST_MODULES_MAX];
 	uint64_t max_tensor_bytes;
 	uint64_t n_tensors;
 } q42_st_model;
@@ -89,8 +106,11 @@ Q42_API bool q42_st_is_candidate(const char *path);
 
 /* First pass: find the weights and the JSON files, read every Safetensors
  * header and the index, check them and how they fit together. Tensor data
- * is skipped. Q42_EIO when the path cannot be read, Q42_EFORMAT for a bad
- * header, index or archive. *m is safe to close after any result. */
+ * is skipped. With modules.json, each module folder it names (a "path" of
+ * one plain folder name) is read too: its config.json and
+ * model.safetensors. Q42_EIO when the path cannot be read, Q42_EFORMAT for
+ * a bad header, index, modules.json or archive. *m is safe to close after
+ * any result. */
 Q42_API int q42_st_model_open(q42_st_model *m, const char *path, q42_err *err);
 Q42_API void q42_st_model_close(q42_st_model *m);
 
@@ -104,7 +124,9 @@ typedef int (*q42_st_tensor_fn)(void *ctx, uint32_t file, uint64_t tensor, const
  * max_tensor_bytes. Also computes the source digest: for a single file its
  * SHA-256, otherwise the SHA-256 of the manifest "HEX  NAME\n" over the
  * files used (config.json, model.safetensors.index.json, tokenizer.json,
- * tokenizer_config.json, the weights) sorted by name, i.e. what
+ * tokenizer_config.json, modules.json, config_sentence_transformers.json,
+ * the modules' config.json and model.safetensors as DIR/NAME, the weights)
+ * sorted by name, i.e. what
  * `sha256sum NAMES | sha256sum` gives inside the folder; *source_size is
  * the sum of those files' sizes. */
 Q42_API int q42_st_model_stream(q42_st_model *m, q42_st_tensor_fn fn, void *ctx,

@@ -298,7 +298,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows, q42_llamacpp_softmax,
 		q42_llamacpp_swiglu, q42_op_geglu, q42_op_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy,
-		q42_llamacpp_fa_one, q42_llamacpp_fa_tile};
+		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2: the quantizers and the attention products in 8-lane vectors,
 	 * the other row ops the scalar ones compiled with FMA
@@ -313,7 +313,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows_avx2, q42_llamacpp_softmax_fma,
 		q42_llamacpp_swiglu_fma, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy_avx2,
-		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2};
+		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2, q42_llamacpp_dot_f32_vd_cols};
 	static const q42_llamacpp_ops avx512 = {
 		Q42_ISA_AVX512, q42_llamacpp_quantize_q8_0_avx512, q42_llamacpp_quantize_q8_1_avx512,
 		q42_llamacpp_quantize_f16_avx512,
@@ -326,7 +326,8 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows_avx512, q42_llamacpp_softmax_avx512, q42_llamacpp_swiglu_avx512, q42_llamacpp_geglu,
 		q42_llamacpp_conv_dot, q42_llamacpp_rope_avx512,
 		q42_llamacpp_add_avx512, q42_llamacpp_rmsnorm_rows_avx512, q42_llamacpp_f32_t16_axpy_avx512,
-		q42_llamacpp_fa_one_avx512, q42_llamacpp_fa_tile_avx512};
+		q42_llamacpp_fa_one_avx512, q42_llamacpp_fa_tile_avx512,
+		q42_llamacpp_dot_f32_vd_cols_avx512};
 	switch (q42_isa_usable(isa)) {
 	case Q42_ISA_AVX512: return &avx512;
 	case Q42_ISA_AVX2: return &avx2;

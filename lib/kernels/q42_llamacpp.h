@@ -242,6 +242,13 @@ typedef struct q42_llamacpp_vlayout {
 typedef void (*q42_llamacpp_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				    const q42_llamacpp_vlayout *lay, const void *x);
 
+/* out[c] = q42_llamacpp_dot_f32_vd(n, column c, x) for n_cols columns of
+ * n contiguous floats, col_stride floats apart: an encoder's V product
+ * (V stored per dimension) over a pass shorter than 64 positions, every
+ * output dimension in one call. */
+typedef void (*q42_llamacpp_vd_cols_fn)(int64_t n, int64_t n_cols, float *out, const float *w,
+				       int64_t col_stride, const float *x);
+
 /* y[r] += scale * q42_llamacpp_dot_f32_vd(n, row r, x) for the n_rows
  * rows of an F32 matrix of n < 64 columns packed by
  * q42_llamacpp_pack_f32_t16 (see there). */
@@ -289,6 +296,8 @@ typedef struct q42_llamacpp_ops {
 	/* flash attention's two forms (q42_llamacpp_fa above) */
 	q42_llamacpp_fa_one_fn fa_one;
 	q42_llamacpp_fa_tile_fn fa_tile;
+	/* q42_llamacpp_dot_f32_vd over many columns (q42_llamacpp_vd_cols_fn) */
+	q42_llamacpp_vd_cols_fn dot_f32_vd_cols;
 } q42_llamacpp_ops;
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);
 
@@ -399,6 +408,9 @@ Q42_API void q42_llamacpp_dot_f32_lanes(int64_t n, float *out, const void *w, co
  * tinyBLAS, for a pass of more when the matrix has a multiple of 4 rows of
  * a multiple of 16 values). */
 Q42_API void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
+/* The scalar q42_llamacpp_vd_cols_fn: q42_llamacpp_dot_f32_vd per column. */
+Q42_API void q42_llamacpp_dot_f32_vd_cols(int64_t n, int64_t n_cols, float *out, const float *w,
+					  int64_t col_stride, const float *x);
 /* A lone token through an F32 matrix of n < 64 columns (a LoRA
  * adapter's B: rank values a row), whose every element ggml_vec_dot_f32
  * sums as a leftover: the rows in groups of 16, each group column by

@@ -293,3 +293,54 @@ lines_with() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"built without Vulkan"* ]]
 }
+
+# The ColBERT settings a model states replace the defaults: q42's GGUF keys
+# colbert.* (added here with tests/tools/hostile_models.py's GGUF editor),
+# the P64 compiled from that GGUF (HPAR's ColBERT fields) and a Hugging Face
+# folder's config_sentence_transformers.json (pylate's names).
+@test "embed: --colbert reads the markers, lengths, skiplist and attention setting from the model" {
+	local m p64c q d long
+	need_model m tiny-lfm2-colbert-f32.gguf
+	p64c=$(q42_bin p64c)
+	python3 - "$Q42_SRCDIR/tests/tools" "$m" "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from hostile_models import Gguf, STR, U32, BOOL, ARR
+base = open(sys.argv[2], "rb").read()
+for name, attend in (("cb", True), ("noattend", False)):
+    g = Gguf(base)
+    g.kv += [["colbert.query_prefix", STR, "[q] "], ["colbert.document_prefix", STR, "[d] "],
+             ["colbert.query_length", U32, 12], ["colbert.document_length", U32, 6],
+             ["colbert.attend_to_expansion_tokens", BOOL, attend],
+             ["colbert.skiplist_words", ARR, (STR, [","])]]
+    open(f"{sys.argv[3]}/{name}.gguf", "wb").write(g.bytes())
+PY
+	"$p64c" --no-progress "$BATS_TEST_TMPDIR/cb.gguf" -o "$BATS_TEST_TMPDIR/cb.p64"
+	python3 "$Q42_SRCDIR/tests/tools/export_hf.py" "$m" "$BATS_TEST_TMPDIR/hf" \
+		--colbert-config 'query_prefix="[q] "' --colbert-config 'document_prefix="[d] "' \
+		--colbert-config query_length=12 --colbert-config document_length=6 \
+		--colbert-config 'skiplist_words=[","]' --colbert-config attend_to_expansion_tokens=true
+	"$p64c" --no-progress "$BATS_TEST_TMPDIR/hf" -o "$BATS_TEST_TMPDIR/hf.p64"
+	q=$("$Q42RUN" -m "$m" --tokenize -p "[q] hello")
+	long=$(printf 'word %.0s' $(seq 60))
+	# the first 6 ids of the marked document, less gpt-2's "," (11)
+	d=$("$Q42RUN" -m "$m" --tokenize -p "[d] Hello, world. Good day, friend" | tr ' ' '\n' | head -6 |
+		grep -vx 11 | tr '\n' ' ')
+	for model in cb.gguf cb.p64 hf.p64; do
+		run -0 "$Q42RUN" -m "$BATS_TEST_TMPDIR/$model" --embed --colbert query --embed-format tsv -p "hello"
+		[ "$(cut -f3 <<<"$output" | tr '\n' ' ' | sed 's/ $//')" = "$q" ]
+		run -0 "$Q42RUN" -m "$BATS_TEST_TMPDIR/$model" --embed --colbert query --embed-format tsv -p "$long"
+		[ "$(wc -l <<<"$output")" -eq 12 ]
+		run -0 "$Q42RUN" -m "$BATS_TEST_TMPDIR/$model" --embed --colbert document --embed-format tsv \
+			-p "Hello, world. Good day, friend"
+		[ "$(cut -f3 <<<"$output" | tr '\n' ' ')" = "$d" ]
+	done
+	# the three sources give the same vectors
+	a=$("$Q42RUN" -m "$BATS_TEST_TMPDIR/cb.gguf" --embed --colbert document --embed-format tsv -p "a, b")
+	[ "$a" = "$("$Q42RUN" -m "$BATS_TEST_TMPDIR/cb.p64" --embed --colbert document --embed-format tsv -p "a, b")" ]
+	[ "$a" = "$("$Q42RUN" -m "$BATS_TEST_TMPDIR/hf.p64" --embed --colbert document --embed-format tsv -p "a, b")" ]
+	# padding hidden from attention is not computed: queries refused, documents run
+	run -1 "$Q42RUN" -m "$BATS_TEST_TMPDIR/noattend.gguf" --embed --colbert query -p "hello"
+	[[ "$output" == *"attend_to_expansion_tokens false"* ]]
+	run -0 "$Q42RUN" -m "$BATS_TEST_TMPDIR/noattend.gguf" --embed --colbert document -p "hello"
+}

@@ -357,6 +357,18 @@ greedy_ids() {
 	(cd "$T" && "$P64C" --no-progress m.tar.gz && [ -f m.p64 ])
 }
 
+# same_tensors FOLDER GGUF NAME MIN: both compiled (T/NAME-hf.p64,
+# T/NAME.p64) hold the same tensors (name, type, shape, CRC-32C of the
+# bytes), more than MIN of them.
+same_tensors() {
+	"$P64C" --no-progress "$1" -o "$T/$3-hf.p64"
+	"$P64C" --no-progress "$2" -o "$T/$3.p64"
+	"$P64CHECK" --tensors "$T/$3-hf.p64" | cut -f1-3,8 | sort > "$T/hf.tsv"
+	"$P64CHECK" --tensors "$T/$3.p64" | cut -f1-3,8 | sort > "$T/gguf.tsv"
+	[ "$(wc -l < "$T/gguf.tsv")" -gt "$4" ]
+	diff "$T/hf.tsv" "$T/gguf.tsv"
+}
+
 # qwen3, gemma3 ("+1" norms), lfm2 (conv.weight squeezed), lfm2moe
 # (one tensor per expert, stacked by p64c) and phi3 (fused qkv_proj and
 # gate_up_proj, LongRoPE factors made from config.json) exported by
@@ -366,12 +378,7 @@ greedy_ids() {
 @test "p64c: qwen3, gemma3, lfm2, lfm2moe and phi3 HF folders give the GGUF's tensors and ids" {
 	hf_setup
 	for m in a64-qwen3-hd24 a64-gemma3-swa a64-lfm2 a64-lfm2moe-e8k2 a64-phi3-long; do
-		"$P64C" --no-progress "$HF/$m" -o "$T/$m-hf.p64"
-		"$P64C" --no-progress "$Q42_SRCDIR/tests/models/$m-f32.gguf" -o "$T/$m.p64"
-		"$P64CHECK" --tensors "$T/$m-hf.p64" | cut -f1-3,8 | sort > "$T/hf.tsv"
-		"$P64CHECK" --tensors "$T/$m.p64" | cut -f1-3,8 | sort > "$T/gguf.tsv"
-		[ "$(wc -l < "$T/gguf.tsv")" -gt 10 ]
-		diff "$T/hf.tsv" "$T/gguf.tsv"
+		same_tensors "$HF/$m" "$Q42_SRCDIR/tests/models/$m-f32.gguf" "$m" 10
 		[ "$(greedy_ids "$T/$m-hf.p64")" = "$(greedy_ids "$T/$m.p64")" ]
 	done
 	# one expert's tensor taken out: refused with the stack and expert named
@@ -396,6 +403,94 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"blk.1.ffn_gate_exps.weight: expert 5 of 8"* ]]
 	[ ! -e "$T/bad.p64" ]
+}
+
+# hpar P64: the bytes of its HPAR section (the hyperparameters), as hex,
+# found through p64check --header's section table.
+hpar() {
+	local sec
+	sec=$("$P64CHECK" --header "$1" | awk -F'\t' '$1 == "section.HPAR" { print $2 }')
+	python3 - "$1" "$sec" <<'PY'
+import sys
+f = dict(x.split("=") for x in sys.argv[2].split())
+with open(sys.argv[1], "rb") as fp:
+    fp.seek(int(f["offset"]))
+    print(fp.read(int(f["length"])).hex())
+PY
+}
+
+# The synthetic encoders of ../shared/models exported as sentence-transformers
+# folders by tests/tools/export_hf.py (standard library only): the folder's
+# P64 holds the GGUF's tensors (bytes included) and hyperparameters, and
+# embeds to the GGUF's vectors, bit for bit.
+@test "p64c: bert, nomic-bert, EmbeddingGemma and LFM2-ColBERT HF folders give the GGUF's tensors, hyperparameters and vectors" {
+	local m g a b digest text="The little dog's café, naïve résumé: 42 things!"
+	hf_setup
+	for m in bert nomic-bert gemma-embedding lfm2-colbert; do
+		need_model g "tiny-$m-f32.gguf"
+		python3 "$Q42_SRCDIR/tests/tools/export_hf.py" "$g" "$T/$m"
+		same_tensors "$T/$m" "$g" "$m" 20
+		[ "$(hpar "$T/$m-hf.p64")" = "$(hpar "$T/$m.p64")" ]
+		a=$("$Q42RUN" -m "$T/$m.p64" --embed --embed-format tsv -t 1 -p "$text")
+		b=$("$Q42RUN" -m "$T/$m-hf.p64" --embed --embed-format tsv -t 1 -p "$text")
+		[ -n "$a" ]
+		[ "$a" = "$b" ]
+	done
+	# the module folders read from an archive: the folder's bytes
+	tar -C "$T" -czf "$T/ge.tar.gz" gemma-embedding
+	"$P64C" --no-progress "$T/ge.tar.gz" -o "$T/ge-tar.p64"
+	cmp "$T/ge-tar.p64" "$T/gemma-embedding-hf.p64"
+	run -0 "$P64CHECK" --header "$T/ge-tar.p64"
+	digest=$(cd "$T/gemma-embedding" && LC_ALL=C sha256sum 1_Pooling/config.json \
+		2_Dense/config.json 2_Dense/model.safetensors 3_Dense/config.json \
+		3_Dense/model.safetensors config.json model.safetensors modules.json tokenizer.json \
+		tokenizer_config.json | sha256sum | cut -d' ' -f1)
+	[[ "$output" == *$'source_sha256\t'"$digest"* ]]
+}
+
+# edit_json FILE PYTHON: rewrite a JSON file in place (j is its value).
+edit_json() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(j, open(sys.argv[1], "w"))
+PY
+}
+
+# expect_refused DIR TEXT: p64c exits 1 naming TEXT and writes nothing.
+expect_refused() {
+	run "$P64C" --no-progress "$1" -o "$T/x.p64"
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	[[ "$output" == *"$2"* ]] || { echo "$output"; return 1; }
+	[ ! -e "$T/x.p64" ]
+}
+
+@test "p64c: sentence-transformers modules q42 does not run are refused by name" {
+	local g
+	need_model g tiny-gemma-embedding-f32.gguf
+	python3 "$Q42_SRCDIR/tests/tools/export_hf.py" "$g" "$T/ok"
+	cp -r "$T/ok" "$T/tanh"
+	edit_json "$T/tanh/2_Dense/config.json" 'j["activation_function"] = "torch.nn.modules.activation.Tanh"'
+	expect_refused "$T/tanh" 'activation_function "torch.nn.modules.activation.Tanh"'
+	cp -r "$T/ok" "$T/bias"
+	edit_json "$T/bias/3_Dense/config.json" 'j["bias"] = True'
+	expect_refused "$T/bias" "3_Dense/config.json: bias true"
+	cp -r "$T/ok" "$T/max"
+	edit_json "$T/max/1_Pooling/config.json" 'j["pooling_mode_mean_tokens"] = False; j["pooling_mode_max_tokens"] = True'
+	expect_refused "$T/max" "1_Pooling/config.json: pooling mode"
+	cp -r "$T/ok" "$T/ln"
+	edit_json "$T/ln/modules.json" 'j.insert(3, {"idx": 9, "name": "9", "path": "9_LayerNorm", "type": "sentence_transformers.models.LayerNorm"})'
+	expect_refused "$T/ln" 'type "sentence_transformers.models.LayerNorm"'
+	cp -r "$T/ok" "$T/nodense"
+	rm "$T/nodense/3_Dense/model.safetensors"
+	expect_refused "$T/nodense" "3_Dense/model.safetensors is missing"
+	cp -r "$T/ok" "$T/up"
+	edit_json "$T/up/modules.json" 'j[2]["path"] = "../2_Dense"'
+	expect_refused "$T/up" 'path "../2_Dense"'
+	# Normalize (in the export) is accepted: q42run's default L2
+	grep -q Normalize "$T/ok/modules.json"
+	"$P64C" --no-progress "$T/ok" -o "$T/ok.p64"
 }
 
 @test "p64c: a Safetensors P64 records its source digest and policy and is not byte-preserving" {

@@ -40,7 +40,7 @@ static void test_config(void **state)
 	assert_int_equal(c.hp.n_rot, 8);
 	assert_int_equal(c.bos_id, 1);
 	assert_int_equal(c.eos_id, 2);
-	const char *bad = "{\"model_type\":\"bert\",\"hidden_size\":64}";
+	const char *bad = "{\"model_type\":\"t5\",\"hidden_size\":64}";
 	assert_int_equal(q42_hf_config_parse(&c, bad, strlen(bad), &err), Q42_EUNSUPPORTED);
 	const char *lfm = "{\"model_type\":\"lfm2\",\"hidden_size\":64,\"num_hidden_layers\":2,"
 			  "\"num_attention_heads\":4,\"num_key_value_heads\":2,"
@@ -321,6 +321,73 @@ static void test_vocab_unigram(void **state)
 	q42_map_close(&m);
 }
 
+/* The encoders: bert and nomic_bert (their own size names, no rotation
+ * dimensions, attending both ways), EmbeddingGemma and LFM2-ColBERT by
+ * class, their tensor names, Dense modules, and WordPiece in llama.cpp's
+ * phantom-space form. */
+static void test_encoders(void **state)
+{
+	(void)state;
+	q42_hf_config c;
+	q42_err err = {0};
+	const char *bert = "{\"model_type\":\"bert\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+			   "\"num_attention_heads\":4,\"intermediate_size\":128,"
+			   "\"layer_norm_eps\":1e-12,\"max_position_embeddings\":512}";
+	assert_int_equal(q42_hf_config_parse(&c, bert, strlen(bert), &err), Q42_OK);
+	assert_string_equal(c.hp.arch, "bert");
+	assert_int_equal(c.hp.non_causal, 1);
+	assert_int_equal(c.hp.n_rot, 0);
+	assert_true(c.hp.norm_eps > 0.0f && c.hp.norm_eps < 2e-12f);
+	expect_name(&c, "bert.encoder.layer.1.attention.self.key.bias", "blk.1.attn_k.bias", 0);
+	expect_name(&c, "encoder.layer.0.output.LayerNorm.weight", "blk.0.layer_output_norm.weight", 0);
+	expect_name(&c, "embeddings.position_embeddings.weight", "position_embd.weight", 0);
+	expect_name(&c, "pooler.dense.weight", NULL, 0);
+	const char *nomic = "{\"model_type\":\"nomic_bert\",\"n_embd\":64,\"n_layer\":2,\"n_head\":4,"
+			    "\"n_inner\":96,\"n_positions\":8192,\"max_trained_positions\":2048,"
+			    "\"rotary_emb_base\":1000}";
+	assert_int_equal(q42_hf_config_parse(&c, nomic, strlen(nomic), &err), Q42_OK);
+	assert_string_equal(c.hp.arch, "nomic-bert");
+	assert_int_equal(c.hp.n_ctx_train, 2048);
+	assert_int_equal(c.hp.n_ff[1], 96);
+	assert_true(c.hp.rope_freq_base == 1000.0f);
+	expect_name(&c, "encoder.layers.1.mlp.fc12.weight", "blk.1.ffn_gate.weight", 0);
+	expect_name(&c, "emb_ln.bias", "token_embd_norm.bias", 0);
+	const char *eg = "{\"model_type\":\"gemma3_text\",\"architectures\":[\"Gemma3TextModel\"],"
+			 "\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4}";
+	assert_int_equal(q42_hf_config_parse(&c, eg, strlen(eg), &err), Q42_OK);
+	assert_string_equal(c.hp.arch, "gemma-embedding");
+	assert_int_equal(c.hp.non_causal, 0);
+	expect_name(&c, "layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight", 0);
+	expect_name(&c, "norm.weight", "output_norm.weight", Q42_HF_X_ADD_ONE);
+	c.n_dense = 2;
+	snprintf(c.dense_dir[0], sizeof c.dense_dir[0], "2_Dense");
+	snprintf(c.dense_dir[1], sizeof c.dense_dir[1], "3_Dense");
+	expect_name(&c, "3_Dense/linear.weight", "dense_3.weight", 0);
+	expect_name(&c, "2_Dense/linear.weight", "dense_2.weight", 0);
+	expect_name(&c, "2_Dense/linear.bias", NULL, 0);
+	expect_name(&c, "4_Dense/linear.weight", NULL, 0);
+	const char *lfm = "{\"model_type\":\"lfm2\",\"architectures\":[\"Lfm2BidirectionalModel\"],"
+			  "\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4}";
+	assert_int_equal(q42_hf_config_parse(&c, lfm, strlen(lfm), &err), Q42_OK);
+	assert_int_equal(c.hp.non_causal, 1);
+	expect_name(&c, "embedding_norm.weight", "token_embd_norm.weight", 0);
+
+	q42_hf_vocab v;
+	const char *wp = "{\"added_tokens\":[{\"id\":0,\"content\":\"[UNK]\",\"special\":true}],"
+			 "\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\","
+			 "\"vocab\":{\"[UNK]\":0,\"play\":1,\"##ing\":2,\"[unused0]\":3}}}";
+	const char *cfg = "{\"sep_token\":\"[UNK]\"}";
+	assert_int_equal(q42_hf_vocab_parse(&v, wp, strlen(wp), cfg, strlen(cfg), NULL, &err), Q42_OK);
+	assert_true(q42_str_eq(v.v.model, "bert"));
+	assert_true(q42_str_eq(v.v.tokens[1], "\xe2\x96\x81play"));
+	assert_true(q42_str_eq(v.v.tokens[2], "ing"));
+	assert_true(q42_str_eq(v.v.tokens[3], "[unused0]"));
+	assert_int_equal(v.v.unk, 0);
+	assert_int_equal(v.v.sep, 0);
+	assert_int_equal(v.v.types[0], Q42_TOK_CONTROL);
+	q42_hf_vocab_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_permute),
 		cmocka_unit_test(test_vocab),
 		cmocka_unit_test(test_vocab_unigram),
+		cmocka_unit_test(test_encoders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

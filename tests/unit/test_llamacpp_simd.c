@@ -802,6 +802,37 @@ static void test_f32_t16(void **state)
 	free(wp);
 }
 
+/* The V product of a short encoder pass over many columns: the scalar
+ * form against q42_llamacpp_dot_f32_vd column by column, and each SIMD
+ * form against it; lengths below and past 64, column counts of whole
+ * and partial vectors, specials in the columns, columns apart by more
+ * than n (V's blocks of 64). */
+static void test_vd_cols(void **state)
+{
+	enum { CMAX = 37, STRIDE = 70 };
+	static const int64_t ns[] = {0, 1, 7, 16, 17, 40, 63, 64, 70};
+	static const int64_t cols[] = {0, 1, 15, 16, 17, 32, 37};
+	float w[CMAX * STRIDE], x[STRIDE], want[CMAX], got[CMAX];
+	(void)state;
+	for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+		for (size_t b = 0; b < sizeof cols / sizeof cols[0]; b++) {
+			const int64_t n = ns[a], nc = cols[b];
+			fill_floats(w, CMAX * STRIDE, 2.0f, b % 2 == 1);
+			fill_floats(x, STRIDE, 1.0f, a % 3 == 0);
+			for (int64_t c = 0; c < nc; c++)
+				q42_llamacpp_dot_f32_vd(n, &want[c], w + c * STRIDE, x);
+			q42_llamacpp_ops_get(Q42_ISA_SCALAR)->dot_f32_vd_cols(n, nc, got, w, STRIDE, x);
+			check_f("dot_f32_vd_cols", Q42_ISA_SCALAR, n, got, want, nc);
+			for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
+				if (!isa_ok(simd_isas[i]))
+					continue;
+				memset(got, 0, sizeof got);
+				q42_llamacpp_ops_get(simd_isas[i])->dot_f32_vd_cols(n, nc, got, w, STRIDE, x);
+				check_f("dot_f32_vd_cols", simd_isas[i], n, got, want, nc);
+			}
+		}
+}
+
 static void test_row_ops(void **state)
 {
 	(void)state;
@@ -902,7 +933,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16),
-		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16),
+		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16), cmocka_unit_test(test_vd_cols),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

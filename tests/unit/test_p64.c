@@ -205,6 +205,71 @@ static void round_trip_dir(const char *env)
 		fail_msg("no .gguf files in %s", dir);
 }
 
+/* HPAR's ColBERT fields (p64(5)): q42's colbert.* GGUF keys round-trip
+ * through a P64, and a bad flag, reserved field or empty word is refused
+ * by name. */
+static void test_colbert_fields(void **state)
+{
+	(void)state;
+	static const char *const skip[] = {",", "and"};
+	const float emb[64] = {0};
+	const uint64_t ne88[2] = {8, 8};
+	tgguf t;
+	size_t n, na;
+	uint8_t *src, *a;
+	q42_p64 p;
+	q42_err err;
+	q42_hparams hp;
+	q42_gguf g;
+	tg_init(&t);
+	tg_str(&t, "general.architecture", "lfm2");
+	tg_u32(&t, "lfm2.block_count", 1);
+	tg_u32(&t, "lfm2.embedding_length", 8);
+	tg_u32(&t, "lfm2.attention.head_count", 2);
+	tg_str(&t, "colbert.query_prefix", "[q] ");
+	tg_str(&t, "colbert.document_prefix", "");
+	tg_u32(&t, "colbert.query_length", 24);
+	tg_bool(&t, "colbert.attend_to_expansion_tokens", true);
+	tg_arr_str(&t, "colbert.skiplist_words", skip, 2);
+	tg_tensor(&t, "token_embd.weight", 2, ne88, 0, emb, sizeof emb);
+	src = tg_finish(&t, &n, NULL, 0);
+	assert_int_equal(q42_gguf_parse(&g, src, n, "g", &err), Q42_OK);
+	assert_int_equal(q42_hparams_from_gguf(&hp, &g, &err), Q42_OK);
+	assert_int_equal(hp.cb_flags, Q42_COLBERT_QUERY_PREFIX | Q42_COLBERT_DOC_PREFIX |
+					      Q42_COLBERT_SKIPLIST | Q42_COLBERT_ATTEND_SET |
+					      Q42_COLBERT_ATTEND);
+	assert_int_equal(hp.cb_skip_len, 6);
+	assert_memory_equal(hp.cb_skip, ",\0and\0", 6);
+	assert_int_equal(t_compile(src, n, 0, true, &a, &na, &err), Q42_OK);
+	assert_int_equal(q42_p64_open(&p, a, na, "cb", &err), Q42_OK);
+	assert_string_equal(p.hparams.cb_query_prefix, "[q] ");
+	assert_string_equal(p.hparams.cb_doc_prefix, "");
+	assert_int_equal(p.hparams.cb_query_len, 24);
+	assert_int_equal(p.hparams.cb_doc_len, 0);
+	assert_int_equal(p.hparams.cb_flags, hp.cb_flags);
+	assert_int_equal(p.hparams.cb_skip_len, 6);
+	assert_memory_equal(p.hparams.cb_skip, hp.cb_skip, 6);
+	const q42_p64_section *s = q42_p64_find_section(&p, Q42_P64_SEC_HPAR);
+	const uint64_t at = s->offset + s->length - Q42_P64_HPARAMS_COLBERT;
+	q42_p64_close(&p);
+	/* flags 32 (unknown), then the reserved field, then bit 4 alone */
+	const struct {
+		uint64_t off;
+		uint32_t v;
+	} bad[] = {{32, 0x3F}, {36, 1}, {32, Q42_COLBERT_ATTEND}};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		uint8_t *c = malloc(na);
+		memcpy(c, a, na);
+		q42_st32(c + at + bad[i].off, bad[i].v);
+		t_reseal(c, na);
+		assert_int_equal(q42_p64_open(&p, c, na, "cb", &err), Q42_EFORMAT);
+		assert_non_null(strstr(err.msg, "ColBERT fields"));
+		free(c);
+	}
+	free(a);
+	free(src);
+}
+
 static void test_round_trip_models(void **state)
 {
 	(void)state;
@@ -819,6 +884,7 @@ static void test_digest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_colbert_fields),
 		cmocka_unit_test(test_round_trip_models),
 		cmocka_unit_test(test_round_trip_vocab),
 		cmocka_unit_test(test_stories_facts),

@@ -687,6 +687,13 @@ void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x
 	*out = s;
 }
 
+void q42_llamacpp_dot_f32_vd_cols(int64_t n, int64_t n_cols, float *out, const float *w,
+				  int64_t col_stride, const float *x)
+{
+	for (int64_t c = 0; c < n_cols; c++)
+		q42_llamacpp_dot_f32_vd(n, out + c, w + c * col_stride, x);
+}
+
 uint64_t q42_llamacpp_f32_t16_floats(int64_t n, int64_t n_rows)
 {
 	return (uint64_t)((n_rows + 15) / 16) * 16u * (uint64_t)n;

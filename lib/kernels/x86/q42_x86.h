@@ -233,6 +233,8 @@ void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const f
 				 const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
 void q42_llamacpp_swiglu_avx512(int64_t n, float *y, const float *x, const float *g);
 void q42_llamacpp_add_avx512(int64_t n, float *y, const float *a, const float *b);
+void q42_llamacpp_dot_f32_vd_cols_avx512(int64_t n, int64_t n_cols, float *out, const float *w,
+					 int64_t col_stride, const float *x);
 void q42_llamacpp_f32_t16_axpy_avx512(int64_t n, int64_t n_rows, const float *wp, const float *x,
 				     float scale, float *y);
 void q42_llamacpp_f32_t16_axpy_avx2(int64_t n, int64_t n_rows, const float *wp, const float *x,

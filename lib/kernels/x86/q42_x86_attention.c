@@ -249,4 +249,34 @@ DOTS_AVX2(q42_llamacpp_dot_f16_pad_avx2, q42_llamacpp_dot_f16_pad_rows_avx2, q42
 DOTS_AVX2(q42_llamacpp_dot_f16_lanes_avx2, q42_llamacpp_dot_f16_lanes_rows_avx2, q42_llamacpp_dot_f16_lanes_vrows_avx2, 1,
 	  true)
 
+/* ---- the V product of a short encoder pass ------------------------------ */
+
+/* q42_llamacpp_dot_f32_vd_cols: sixteen columns a vector, element k of
+ * each gathered, each product rounded, then added in k order to a sum
+ * from 0 (the scalar leftover loop's order; the file's pragma forbids
+ * fusing the two). Columns of 64 or more elements keep the scalar form
+ * (their whole 64-steps are summed first). */
+A5 void q42_llamacpp_dot_f32_vd_cols_avx512(int64_t n, int64_t n_cols, float *out, const float *w,
+					    int64_t col_stride, const float *x)
+{
+	if (n >= 64 || col_stride > INT32_MAX / 16) {
+		q42_llamacpp_dot_f32_vd_cols(n, n_cols, out, w, col_stride, x);
+		return;
+	}
+	const __m512i idx = _mm512_mullo_epi32(
+		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+		_mm512_set1_epi32((int32_t)col_stride));
+	for (int64_t c = 0; c < n_cols; c += 16) {
+		const __mmask16 m = n_cols - c >= 16 ? (__mmask16)0xFFFF
+						     : (__mmask16)((1u << (n_cols - c)) - 1u);
+		const float *base = w + c * col_stride;
+		__m512 acc = _mm512_setzero_ps();
+		for (int64_t k = 0; k < n; k++) {
+			const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, base + k, 4);
+			acc = _mm512_add_ps(acc, _mm512_mul_ps(v, _mm512_set1_ps(x[k])));
+		}
+		_mm512_mask_storeu_ps(out + c, m, acc);
+	}
+}
+
 #endif
