@@ -155,6 +155,15 @@ A5_INLINE __m512i r16_quants(__m512i nib, const uint8_t *m, int v)
 				    _mm512_set1_epi8(0x10));
 }
 
+/* d_w * d_x of the sixteen rows (f16 scales at d) for each token's block j */
+A5_INLINE void r16_scales(int T, const uint8_t *d, int64_t j, const struct r16_tok *tab, __m512 dd[R16_T])
+{
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
+	UNROLL
+	for (int t = 0; t < T; t++)
+		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+}
+
 /* Q5_0 / Q5_1 block j of a group (fields at qs, m, d; Q5_1's mins at mn)
  * against T tokens, into the eight lane accumulators acc[t][0..7] and, for
  * Q5_1, the min sum acc[t][8] (summs + m_w * s_x, the product exact). */
@@ -166,11 +175,8 @@ A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_
 	/* GF(2) affine matrices: bits 0..3 of each byte, and bits 4..7 moved
 	 * down */
 	const __m512i lo = _mm512_set1_epi64(0x0102040800000000LL), hi = _mm512_set1_epi64(0x1020408000000000LL);
-	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
 	__m512 dd[R16_T];
-	UNROLL
-	for (int t = 0; t < T; t++)
-		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+	r16_scales(T, d, j, tab, dd);
 	UNROLL
 	for (int l = 0; l < 4; l++) {
 		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
@@ -264,11 +270,8 @@ A5_INLINE void r16_block_q8cpu(int T, const uint8_t *qs, const uint8_t *d, int64
 			       uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][9])
 {
 	const __m512i top = _mm512_set1_epi8((char)0x80);
-	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
 	__m512 dd[R16_T];
-	UNROLL
-	for (int t = 0; t < T; t++)
-		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+	r16_scales(T, d, j, tab, dd);
 	UNROLL
 	for (int v = 0; v < 8; v++) {
 		const __m512i q = _mm512_xor_si512(_mm512_loadu_si512((const void *)(qs + 64 * v)), top);
