@@ -5,7 +5,9 @@ model of some folders, and llama.cpp's own top-1/top-2 gap where they part.
 Run by a developer, never by `make check` (it needs the oracle). For each
 model (*.gguf of the folders given) and prompt: `llamapeer gen MODEL PROMPT
 32 --threads 1 --fa off --kv f32` and `q42run -m MODEL -p PROMPT -n 32
---ignore-eos --record` (its default arithmetic, or --arith); where the ids
+--record` (its default arithmetic, or --arith; a run q42run ends at an
+end-of-generation id matches when it is llama.cpp's prefix: --ignore-eos
+would bar those ids, which llama.cpp's gen still picks); where the ids
 first differ, at step k, `llamapeer logits "ids:PROMPT_IDS OUT[0..k)" --top
 2` gives llama.cpp's gap there. One llamapeer at a time, one thread.
 Models llamapeer or q42run refuses are listed as such (embedding-only
@@ -52,17 +54,18 @@ def main():
             if rc != 0 or not ids or not out:
                 print("%s\t%s\tllamapeer refused\t\t\t\t" % (name, p), flush=True)
                 continue
-            cmd = [a.q42run, "-m", model, "-p", p, "-n", "32", "--ignore-eos", "--record"]
+            cmd = [a.q42run, "-m", model, "-p", p, "-n", "32", "--record"]
             if a.arith:
                 cmd += ["--arith", a.arith]
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=600)
             if r.returncode != 0:
                 print("%s\t%s\tq42run exit %d\t\t\t\t" % (name, p, r.returncode), flush=True)
                 continue
-            got = [str(i) for i in json.loads(r.stdout)["tokens"]["generated"]]
+            rec = json.loads(r.stdout)
+            got = [str(i) for i in rec["tokens"]["generated"]]
             want = out[0]
             k = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), None)
-            if k is None and len(got) == len(want):
+            if k is None and (len(got) == len(want) or rec["stop"] in ("eos", "eog")):
                 print("%s\t%s\tmatch\t\t\t\t" % (name, p), flush=True)
                 continue
             k = k if k is not None else min(len(got), len(want))
