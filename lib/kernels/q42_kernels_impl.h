@@ -29,7 +29,7 @@
 /* The eight-lane products of ggml's x86 vec_dot (llamacpp/q42_llamacpp.c's
  * dot_lanes8 and its SIMD row versions): Q4_1 and Q5_1 against Q8_1, Q5_0
  * against Q8_0. */
-enum lanes8_kind { L8_Q4_1, L8_Q5_1, L8_Q5_0 };
+enum lanes8_kind { L8_Q4_1, L8_Q5_1, L8_Q5_0, L8_Q4_0 };
 
 enum {
 	Q4_0_BYTES = 18, Q4_0_D = 0, Q4_0_QS = 2,

@@ -378,6 +378,16 @@ Q42_API void q42_llamacpp_dot_q4_k_repack(int64_t n, float *out, const void *w, 
 /* its gemm order, for a pass's tokens in whole groups of four */
 Q42_API void q42_llamacpp_dot_q4_k_repack_x4(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_llamacpp_dot_q5_k_cpu(int64_t n, float *out, const void *w, const void *x);
+/* The zen4 variant's plain CPU buffer for IQ4_XS (every matrix), and for
+ * Q4_0 and Q4_K matrices whose rows are not a multiple of 8 (CPU_REPACK
+ * declines them): ggml's x86 vec_dot (Q4_0's also llamafile's tinyBLAS
+ * order), eight float lanes, hsum_float_8 (Q4_K's mins in four more).
+ * An IQ4_XS matrix of a multiple of 8 rows rounds as
+ * q42_llamacpp_dot_iq4_xs for passes of 8 tokens or more (llama.cpp's IQ
+ * panel); the selection's rows function picks by the pass. */
+Q42_API void q42_llamacpp_dot_iq4_xs_cpu(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q4_0_cpu(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_q4_k_cpu(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_llamacpp_dot_q6_k_cpu(int64_t n, float *out, const void *w, const void *x);
 /* AMX-buffer F16 weight times f32 activations (n a multiple of 16). */
 Q42_API void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x);

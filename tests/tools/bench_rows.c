@@ -17,7 +17,9 @@
  * Prefill: --tok tokens (default 128) against a matrix of the model's
  * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
  * threads in shares of 16 rows; best of --reps passes. --isa (best,
- * scalar, avx2, avx512, as q42run's) picks the kernel table. A benchmark, not a
+ * scalar, avx2, avx512, as q42run's) picks the kernel table; --variant
+ * zen4 takes the products of llama.cpp's zen4 variant instead of the
+ * sapphirerapids ones (q42_llamacpp_select_variant). A benchmark, not a
  * test: it checks nothing and never runs under `make check`.
  */
 #include <getopt.h>
@@ -212,7 +214,8 @@ static const struct kind kinds[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_rows [--mib 256] [--prefill-mib 4] [--tok 128] [--k 2560] "
-		   "[--threads 1] [--reps 5] [--type NAME] [--isa best|scalar|avx2|avx512]\n");
+		   "[--threads 1] [--reps 5] [--type NAME] [--isa best|scalar|avx2|avx512] "
+		   "[--variant sapphirerapids|zen4]\n");
 }
 
 int main(int argc, char **argv)
@@ -223,13 +226,14 @@ int main(int argc, char **argv)
 		{"threads", required_argument, NULL, 't'}, {"reps", required_argument, NULL, 'r'},
 		{"type", required_argument, NULL, 'y'},	 {"isa", required_argument, NULL, 'i'},
 		{"job-rows", required_argument, NULL, 'j'}, {"job-layout", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
+		{"variant", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	long mib = 256, pmib = 4, tok = 128, kdim = 2560, threads = 1, reps = 5, job_rows = 0;
 	bool own = false;
 	const char *only = NULL;
 	enum q42_isa isa = Q42_ISA_BEST;
+	enum q42_llamacpp_variant variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -258,6 +262,14 @@ int main(int argc, char **argv)
 			} else if (strcmp(optarg, "avx512") == 0) {
 				isa = Q42_ISA_AVX512;
 			} else {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'v':
+			if (strcmp(optarg, "zen4") == 0) {
+				variant = Q42_LLAMACPP_ZEN4;
+			} else if (strcmp(optarg, "sapphirerapids") != 0) {
 				usage(stderr);
 				return 2;
 			}
@@ -319,12 +331,13 @@ int main(int argc, char **argv)
 			/* random bytes are as good a packed matrix as a file's */
 			q42_llamacpp_packed pk;
 			ck.rows = NULL;
-			if (q42_llamacpp_select_packed(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &pk) &&
-			    q42_llamacpp_select_isa(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
+			if (q42_llamacpp_select_packed_variant(variant, k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa,
+							       &pk) &&
+			    q42_llamacpp_select_variant(variant, k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
 				ck.rows = pk.rows;
 				ck.name = pk.name;
 			}
-		} else if (!q42_llamacpp_select_isa(k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
+		} else if (!q42_llamacpp_select_variant(variant, k->dtype, 32, kdim, Q42_LLAMACPP_MATMUL, isa, &ck)) {
 			ck.rows = NULL;
 		}
 		if (ck.rows == NULL) {

@@ -21,10 +21,14 @@ import subprocess
 
 SRC = "tests/golden/llamacpp"
 MM_N, MM_MS = 64, (1, 4, 19)
-# (type, llama.cpp buffer on zen4, row length)
-PRODUCTS = (("q8_0", "cpu", 512), ("q4_0", "repack", 512), ("q4_1", "cpu", 512),
-            ("q4_K", "repack", 512), ("q5_K", "cpu", 512), ("q6_K", "cpu", 512),
-            ("f16", "cpu", 256))
+# (type, llama.cpp buffer on zen4, row length, rows, file name part): the
+# first `rows` rows of w_<type>.bin; 60 rows (not a multiple of 8) is a
+# matrix the CPU_REPACK buffer declines, which stays in the plain buffer
+PRODUCTS = (("q8_0", "cpu", 512, MM_N, "cpu"), ("q4_0", "repack", 512, MM_N, "repack"),
+            ("q4_1", "cpu", 512, MM_N, "cpu"), ("q4_K", "repack", 512, MM_N, "repack"),
+            ("q5_K", "cpu", 512, MM_N, "cpu"), ("q6_K", "cpu", 512, MM_N, "cpu"),
+            ("f16", "cpu", 256, MM_N, "cpu"), ("iq4_xs", "cpu", 512, MM_N, "cpu"),
+            ("q4_0", "cpu", 512, 60, "odd_cpu"), ("q4_K", "cpu", 512, 60, "odd_cpu"))
 MODELS = ("e256-llama-q8_0", "e256-llama-q4_0", "e256-llama-q4_k_m", "e256-llama-q6_k",
           "e256-llama-q5_0", "e256-llama-q5_1", "e256-llama-iq4_nl", "e256-llama-q2_k",
           "e256-llama-q3_k", "e256-llama-tq1_0", "e256-llama-tq2_0", "e256-llama-tied-f16",
@@ -38,19 +42,23 @@ def main():
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--llamapeer", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--mm-only", action="store_true", help="the products only, not gen.tsv")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(SRC, "x.f32"), "rb") as f:
         x = f.read()
-    for t, buf, k in PRODUCTS:
+    for t, buf, k, n, part in PRODUCTS:
         with open(os.path.join(SRC, "w_%s.bin" % t), "rb") as f:
             w = f.read()
+        w = w[: len(w) // MM_N * n]
         for m in MM_MS:
-            r = subprocess.run([a.oracle, "mul_mat", buf, t, str(k), str(MM_N), str(m)],
+            r = subprocess.run([a.oracle, "mul_mat", buf, t, str(k), str(n), str(m)],
                                input=w + x[: k * m * 4], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, check=True)
-            with open(os.path.join(a.out, "mm_%s_%s_m%d.f32" % (t, buf, m)), "wb") as f:
+            with open(os.path.join(a.out, "mm_%s_%s_m%d.f32" % (t, part, m)), "wb") as f:
                 f.write(r.stdout)
+    if a.mm_only:
+        return
     lines = []
     for model in MODELS:
         for p in PROMPTS:

@@ -265,8 +265,10 @@ static void test_mm_q3_k(void **state)
  * fastest form this CPU runs and in the scalar definition; a pass's
  * tokens may round by their place in it (Q4_K's gemm for whole groups of
  * four), so whole passes are compared. F16: one token only (llamafile's
- * pass of several is not reproduced). */
-static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int max_m)
+ * pass of several is not reproduced). n_rows of w_<name>.bin's rows:
+ * fewer than MM_N, not a multiple of 8, is a matrix llama.cpp keeps out
+ * of CPU_REPACK. */
+static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int64_t n_rows, int max_m)
 {
 	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
 	char fn[64];
@@ -280,7 +282,7 @@ static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_
 	assert_non_null(qx);
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		q42_llamacpp_kernels kern;
-		assert_true(q42_llamacpp_select_variant(Q42_LLAMACPP_ZEN4, dtype, MM_N, k, Q42_LLAMACPP_MATMUL, isas[i],
+		assert_true(q42_llamacpp_select_variant(Q42_LLAMACPP_ZEN4, dtype, n_rows, k, Q42_LLAMACPP_MATMUL, isas[i],
 							&kern));
 		const size_t xrow = row_bytes(kern.vec_dot_type, k);
 		for (int r = 0; r < MM_M_MAX; r++)
@@ -288,12 +290,12 @@ static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_
 		for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0] && mm_ms[c] <= max_m; c++) {
 			const int m = mm_ms[c];
 			snprintf(fn, sizeof fn, "mm_%s_%s_m%d.f32", name, buf, m);
-			blob want = golden_in("zen4", fn, (size_t)m * MM_N * 4);
-			kern.rows(k, MM_N, w.data, wrow, m, qx, xrow, got, MM_N);
-			for (size_t e = 0; e < (size_t)m * MM_N; e++)
+			blob want = golden_in("zen4", fn, (size_t)m * (size_t)n_rows * 4);
+			kern.rows(k, n_rows, w.data, wrow, m, qx, xrow, got, (uint64_t)n_rows);
+			for (size_t e = 0; e < (size_t)m * (size_t)n_rows; e++)
 				expect_bits(fn, e, got[e], f32_at(want.data, e));
 			/* one token through vec_dot: the same bits as the rows form */
-			for (int n = 0; n < MM_N; n++) {
+			for (int64_t n = 0; n < n_rows; n++) {
 				float v;
 				kern.vec_dot(k, &v, w.data + (size_t)n * wrow, qx);
 				if (m == 1)
@@ -311,13 +313,16 @@ static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_
 static void test_zen4(void **state)
 {
 	(void)state;
-	check_zen4("q8_0", Q42_DTYPE_Q8_0, "cpu", MM_K, MM_M_MAX);
-	check_zen4("q4_0", Q42_DTYPE_Q4_0, "repack", MM_K, MM_M_MAX);
-	check_zen4("q4_1", Q42_DTYPE_Q4_1, "cpu", MM_K, MM_M_MAX);
-	check_zen4("q4_K", Q42_DTYPE_Q4_K, "repack", MM_K, MM_M_MAX);
-	check_zen4("q5_K", Q42_DTYPE_Q5_K, "cpu", MM_K, MM_M_MAX);
-	check_zen4("q6_K", Q42_DTYPE_Q6_K, "cpu", MM_K, MM_M_MAX);
-	check_zen4("f16", Q42_DTYPE_F16, "cpu", MM_K_F16, 1);
+	check_zen4("q8_0", Q42_DTYPE_Q8_0, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q4_0", Q42_DTYPE_Q4_0, "repack", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q4_1", Q42_DTYPE_Q4_1, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q4_K", Q42_DTYPE_Q4_K, "repack", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q5_K", Q42_DTYPE_Q5_K, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q6_K", Q42_DTYPE_Q6_K, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_zen4("f16", Q42_DTYPE_F16, "cpu", MM_K_F16, MM_N, 1);
+	check_zen4("iq4_xs", Q42_DTYPE_IQ4_XS, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_zen4("q4_0", Q42_DTYPE_Q4_0, "odd_cpu", MM_K, 60, MM_M_MAX);
+	check_zen4("q4_K", Q42_DTYPE_Q4_K, "odd_cpu", MM_K, 60, MM_M_MAX);
 }
 
 static void test_mm_f32_lanes(void **state)

@@ -407,7 +407,8 @@ static void test_rows_packed_q6_k(void **state)
 		check_packed(&r16_q6_k, k6[i][0], k6[i][1], k6[i][2]);
 }
 
-/* The zen4 variant's Q8_0 and Q5_K (ggml's x86 vec_dot, eight lanes): their
+/* The zen4 variant's Q8_0, Q5_K, and Q4_0, Q4_K and IQ4_XS in the plain
+ * buffer (ggml's x86 vec_dot, eight lanes; IQ4_XS's IQ panel): their
  * AVX2 and AVX-512 rows against the scalar definition, every shape of
  * check_rows (Q8_0 also long rows); its R16 form for any row count from 16 (no AMX constraint),
  * tails of rows, odd block counts and passes of one to many tokens. Its
@@ -428,6 +429,17 @@ static void test_zen4_simd(void **state)
 		check_packed(&r16_q4_k, k4[i][0], k4[i][1], k4[i][2]);
 		check_packed(&r16_q6_k, k4[i][0], k4[i][1], k4[i][2]);
 	}
+	/* the plain CPU buffer (place CPU: no CPU_REPACK) of Q4_0 (also the
+	 * AVX-512 two-rows form's tiles), Q4_K and IQ4_XS */
+	check_rows(Q42_DTYPE_Q4_0, Q42_LLAMACPP_CPU, 32);
+	check_two_rows(Q42_DTYPE_Q4_0);
+	check_rows(Q42_DTYPE_Q4_K, Q42_LLAMACPP_CPU, 256);
+	check_rows(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_CPU, 256);
+	/* IQ4_XS of a multiple of 8 rows: vec_dot below 8 tokens, the IQ
+	 * panel's rounding from 8 */
+	check_rows(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 256);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 256 * 3, 9, 8);
+	check_shape(Q42_DTYPE_IQ4_XS, Q42_LLAMACPP_MATMUL, 256 * 2, 17, 19);
 	g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
 }
 

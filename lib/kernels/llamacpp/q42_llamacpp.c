@@ -111,6 +111,15 @@ void q42_llamacpp_dot_q4_0(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
+/* hsum_float_8 of ggml's x86 code: lane l + lane l+4, then (0+2) + (1+3). */
+static float hsum_lanes8(const float lanes[8])
+{
+	float r[4];
+	for (int l = 0; l < 4; l++)
+		r[l] = lanes[l + 4] + lanes[l];
+	return (r[0] + r[2]) + (r[1] + r[3]);
+}
+
 /* IQ4_NL's exact block sum: each nibble's grid value times y */
 static int32_t iq4nl_block_sum(const uint8_t *a, const int8_t *y)
 {
@@ -190,6 +199,33 @@ void q42_llamacpp_dot_iq4_xs(int64_t n, float *out, const void *w, const void *x
 	*out = acc;
 }
 
+/* ggml_vec_dot_iq4_xs_q8_K of the x86 build (AVX2 code): per super-block
+ * eight int32 lanes, lane l the exact sum over the eight 32-value
+ * sub-blocks of the sub-block's scale times its values 4l..4l+3 . y (the
+ * low nibbles are values 0..15, the high ones 16..31); one fma per lane
+ * with d_w * d_x (d_x is f32: the product rounds); hsum_float_8. */
+void q42_llamacpp_dot_iq4_xs_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += IQ4_XS_BYTES, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float d = half_at(a) * q42_ldf32(b + Q8K_D);
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int ib = 0; ib < QK_K / 32; ib++) {
+				const uint8_t *qs = a + IQ4_XS_QS + 16 * ib;
+				int32_t t = 0;
+				for (int e = 4 * l; e < 4 * l + 4; e++)
+					t += q42_iq4nl_values[e < 16 ? qs[e] & 0xF : qs[e - 16] >> 4] * y[32 * ib + e];
+				s += q42_iq4xs_scale(a, ib) * t;
+			}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes);
+}
+
 void q42_llamacpp_dot_q8_0(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
@@ -221,15 +257,6 @@ void q42_llamacpp_dot_q4_1(int64_t n, float *out, const void *w, const void *x)
 	*out = acc;
 }
 
-/* hsum_float_8 of ggml's x86 code: lane l + lane l+4, then (0+2) + (1+3). */
-static float hsum_lanes8(const float lanes[8])
-{
-	float r[4];
-	for (int l = 0; l < 4; l++)
-		r[l] = lanes[l + 4] + lanes[l];
-	return (r[0] + r[2]) + (r[1] + r[3]);
-}
-
 /* ggml_vec_dot_q5_1_q8_1, ggml_vec_dot_q4_1_q8_1 and ggml_vec_dot_q5_0_q8_0,
  * AVX2 build (and llamafile's tinyBLAS for Q5_0, which rounds the same way
  * per output): eight float lanes, lane l taking the integer sum of
@@ -239,10 +266,11 @@ static float hsum_lanes8(const float lanes[8])
  * ((l + l+4), then (0+2) + (1+3)) and the min sum added. */
 static void dot_lanes8(int64_t n, float *out, const uint8_t *a, const uint8_t *b, enum lanes8_kind kind)
 {
-	const bool q50 = kind == L8_Q5_0, fifth = kind != L8_Q4_1;
-	const int bytes = q50 ? B_Q5_0 : fifth ? B_Q5_1 : B_Q4_1;
-	const int qh = q50 ? 2 : 4, qs = q50 ? 6 : fifth ? 8 : 4;
-	const int xbytes = q50 ? B_Q8_0 : B_Q8_1, xqs = q50 ? 2 : 4, offset = q50 ? 16 : 0;
+	/* Q5_0 and Q4_0 have no min; Q4_0 and Q4_1 no fifth bit */
+	const bool q40 = kind == L8_Q4_0, q50 = kind == L8_Q5_0 || q40, fifth = kind != L8_Q4_1 && !q40;
+	const int bytes = q40 ? B_Q4_0 : kind == L8_Q5_0 ? B_Q5_0 : fifth ? B_Q5_1 : B_Q4_1;
+	const int qh = q50 ? 2 : 4, qs = q40 ? 2 : kind == L8_Q5_0 ? 6 : fifth ? 8 : 4;
+	const int xbytes = q50 ? B_Q8_0 : B_Q8_1, xqs = q50 ? 2 : 4, offset = q40 ? 8 : q50 ? 16 : 0;
 	float lanes[8] = {0};
 	float summs = 0.0f;
 	for (int64_t i = 0; i < n / QK; i++, a += bytes, b += xbytes) {
@@ -277,6 +305,11 @@ void q42_llamacpp_dot_q4_1_cpu(int64_t n, float *out, const void *w, const void 
 void q42_llamacpp_dot_q5_0(int64_t n, float *out, const void *w, const void *x)
 {
 	dot_lanes8(n, out, w, x, L8_Q5_0);
+}
+
+void q42_llamacpp_dot_q4_0_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	dot_lanes8(n, out, w, x, L8_Q4_0);
 }
 
 /* 6-bit scale and min of sub-block j of a q4_K block (12 packed bytes). */
@@ -472,6 +505,44 @@ void q42_llamacpp_dot_q5_k_cpu(int64_t n, float *out, const void *w, const void 
 		}
 	}
 	*out = hsum_lanes8(lanes) + summs;
+}
+
+/* ggml_vec_dot_q4_K_q8_K of the x86 build (AVX2 code), for a matrix
+ * CPU_REPACK declines (rows not a multiple of 8): the scaled lanes as
+ * q42_llamacpp_dot_q5_k_cpu's without the fifth bit; the mins in four
+ * float lanes, lane i fma(-d_x * dmin_w, min_2i q8s_2i + min_2i+1
+ * q8s_2i+1, acc_m) (q8s_c the bsums of sub-block c), reduced as
+ * (0+2) + (1+3) and added to hsum_float_8 of the lanes. */
+void q42_llamacpp_dot_q4_k_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0}, acc_m[4] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += B_Q4_K, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float yd = q42_ldf32(b + Q8K_D);
+		const float d = yd * half_at(a + Q4K_D), dmin = -yd * half_at(a + Q4K_DMIN);
+		int sc[8], mn[8];
+		for (int c = 0; c < 8; c++)
+			k4_scale_min(c, a + Q4K_SCALES, &sc[c], &mn[c]);
+		for (int m = 0; m < 4; m++) {
+			const int32_t p = mn[2 * m] * (q8k_bsum(b, 4 * m) + q8k_bsum(b, 4 * m + 1)) +
+					  mn[2 * m + 1] * (q8k_bsum(b, 4 * m + 2) + q8k_bsum(b, 4 * m + 3));
+			acc_m[m] = fmaf(dmin, (float)p, acc_m[m]);
+		}
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int c = 0; c < 8; c++) {
+				int32_t t = 0;
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++) {
+					const uint8_t q = a[Q4K_QS + (e / 64) * 32 + e % 32];
+					t += ((e % 64) < 32 ? (q & 0xF) : (q >> 4)) * y[e];
+				}
+				s += sc[c] * t;
+			}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes) + ((acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]));
 }
 
 /* ggml_vec_dot_q6_K_q8_K of the x86 build (AVX2 code): per super-block
@@ -862,6 +933,17 @@ static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_strid
 SCALAR_ROWS(rows_tq2_0, q42_llamacpp_dot_tq2_0)
 SCALAR_ROWS(rows_q8_0_cpu, q42_llamacpp_dot_q8_0_cpu)
 SCALAR_ROWS(rows_q5_k_cpu, q42_llamacpp_dot_q5_k_cpu)
+SCALAR_ROWS(rows_iq4_xs_cpu, q42_llamacpp_dot_iq4_xs_cpu)
+/* IQ4_XS of a multiple of 8 rows: the IQ panel's rounding for a pass of
+ * Q42_LLAMACPP_IQP_MIN_BATCH tokens or more */
+static void rows_iq4_xs_panel(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
+			      const void *x, uint64_t x_stride, float *y, uint64_t y_stride)
+{
+	(n_tok >= Q42_LLAMACPP_IQP_MIN_BATCH ? rows_iq4_xs : rows_iq4_xs_cpu)(n, n_rows, w, w_stride, n_tok, x,
+									     x_stride, y, y_stride);
+}
+SCALAR_ROWS(rows_q4_0_cpu, q42_llamacpp_dot_q4_0_cpu)
+SCALAR_ROWS(rows_q4_k_cpu, q42_llamacpp_dot_q4_k_cpu)
 SCALAR_ROWS(rows_q6_k_cpu, q42_llamacpp_dot_q6_k_cpu)
 /* Q4_K in CPU_REPACK: as Q2_K, whole groups of four take the gemm order */
 static void rows_q4_k_repack(int64_t n, int64_t n_rows, const void *w, uint64_t w_stride, int64_t n_tok,
@@ -904,6 +986,10 @@ const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT] = {
 	[Q42_LROWS_Q4_K_REPACK] = rows_q4_k_repack,
 	[Q42_LROWS_Q5_K_CPU] = rows_q5_k_cpu,
 	[Q42_LROWS_Q6_K_CPU] = rows_q6_k_cpu,
+	[Q42_LROWS_IQ4_XS_CPU] = rows_iq4_xs_cpu,
+	[Q42_LROWS_Q4_0_CPU] = rows_q4_0_cpu,
+	[Q42_LROWS_Q4_K_CPU] = rows_q4_k_cpu,
+	[Q42_LROWS_IQ4_XS_PANEL] = rows_iq4_xs_panel,
 };
 
 /* One selection's fields; true, for the caller to return. */
@@ -940,11 +1026,11 @@ bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in,
 }
 
 /* Where the zen4 variant (AVX-512 without AMX) takes another path than
- * sapphirerapids would with no AMX buffer: Q8_0, Q5_K, Q6_K and F16 in the
- * plain CPU buffer, Q4_0 and Q4_K in CPU_REPACK when the rows are a
- * multiple of 8 (Q4_0's q4_0_8x8 rounds as the AMX buffer does). -1: the
- * type takes sapphirerapids' path for a matrix outside the AMX buffer
- * (Q4_1, IQ4_XS, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, TQ1_0, TQ2_0, BF16, F32:
+ * sapphirerapids would with no AMX buffer: Q8_0, Q5_K, Q6_K, IQ4_XS and
+ * F16 in the plain CPU buffer, Q4_0 and Q4_K in CPU_REPACK when the rows
+ * are a multiple of 8 (Q4_0's q4_0_8x8 rounds as the AMX buffer does),
+ * in the plain buffer otherwise. -1: the type takes sapphirerapids' path
+ * for a matrix outside the AMX buffer (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, TQ1_0, TQ2_0, BF16, F32:
  * checked against both variants); otherwise whether libq42 has the zen4
  * form. */
 static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_llamacpp_place place,
@@ -958,15 +1044,30 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 					      q42_llamacpp_rows_for(Q42_LROWS_Q8_0_CPU, use), ops->quantize_q8_0,
 					      Q42_DTYPE_Q8_0, "cpu-q8_0");
 	case Q42_DTYPE_Q4_0:
-		/* the plain buffer's vec_dot (other row counts) is not
-		 * reproduced: generic rounding there */
-		return repack && n_in % QK == 0 &&
-		       pick(out, q42_llamacpp_dot_q4_0, q42_llamacpp_rows_for(Q42_LROWS_Q4_0, use),
-			    ops->quantize_q8_0, Q42_DTYPE_Q8_0, "repack-q4_0");
+		/* other row counts (and a token embedding) stay in the plain
+		 * buffer: ggml's x86 vec_dot for one token, llamafile's
+		 * tinyBLAS for a pass, the same eight lanes */
+		return n_in % QK == 0 &&
+		       (repack ? pick(out, q42_llamacpp_dot_q4_0, q42_llamacpp_rows_for(Q42_LROWS_Q4_0, use),
+				      ops->quantize_q8_0, Q42_DTYPE_Q8_0, "repack-q4_0")
+			       : pick(out, q42_llamacpp_dot_q4_0_cpu, q42_llamacpp_rows_for(Q42_LROWS_Q4_0_CPU, use),
+				      ops->quantize_q8_0, Q42_DTYPE_Q8_0, "cpu-q4_0"));
 	case Q42_DTYPE_Q4_K:
-		return repack && n_in % QK_K == 0 &&
-		       pick(out, q42_llamacpp_dot_q4_k_repack, q42_llamacpp_rows_for(Q42_LROWS_Q4_K_REPACK, use),
-			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "repack-q4_K");
+		/* elsewhere ggml's x86 vec_dot for every pass (llamafile has
+		 * no k-quants on x86) */
+		return n_in % QK_K == 0 &&
+		       (repack ? pick(out, q42_llamacpp_dot_q4_k_repack, q42_llamacpp_rows_for(Q42_LROWS_Q4_K_REPACK, use),
+				      q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "repack-q4_K")
+			       : pick(out, q42_llamacpp_dot_q4_k_cpu, q42_llamacpp_rows_for(Q42_LROWS_Q4_K_CPU, use),
+				      q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-q4_K"));
+	case Q42_DTYPE_IQ4_XS:
+		/* the plain buffer (no AMX, no repack, no tinyBLAS form):
+		 * ggml's x86 vec_dot, or for a multiple of 8 rows the IQ
+		 * panel for passes of 8 tokens or more */
+		return n_in % QK_K == 0 &&
+		       pick(out, q42_llamacpp_dot_iq4_xs_cpu,
+			    q42_llamacpp_rows_for(repack ? Q42_LROWS_IQ4_XS_PANEL : Q42_LROWS_IQ4_XS_CPU, use),
+			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, repack ? "panel-iq4_xs" : "cpu-iq4_xs");
 	case Q42_DTYPE_Q5_K:
 	case Q42_DTYPE_Q6_K: {
 		const bool q5 = dtype == Q42_DTYPE_Q5_K;

@@ -17,9 +17,17 @@ enum q42_lrows {
 	Q42_LROWS_Q5_1, Q42_LROWS_Q5_K, Q42_LROWS_Q4_1, Q42_LROWS_Q4_1_CPU, Q42_LROWS_Q5_0, Q42_LROWS_TQ1_0,
 	Q42_LROWS_TQ2_0, Q42_LROWS_Q3_K, Q42_LROWS_Q2_K, Q42_LROWS_IQ4_NL, Q42_LROWS_IQ4_XS, Q42_LROWS_BF16,
 	Q42_LROWS_BF16_VD, Q42_LROWS_F32, Q42_LROWS_F32_VD,
-	/* the zen4 variant's own (scalar only so far) */
-	Q42_LROWS_Q8_0_CPU, Q42_LROWS_Q4_K_REPACK, Q42_LROWS_Q5_K_CPU, Q42_LROWS_Q6_K_CPU, Q42_LROWS_COUNT
+	/* the zen4 variant's own */
+	Q42_LROWS_Q8_0_CPU, Q42_LROWS_Q4_K_REPACK, Q42_LROWS_Q5_K_CPU, Q42_LROWS_Q6_K_CPU, Q42_LROWS_IQ4_XS_CPU,
+	Q42_LROWS_Q4_0_CPU, Q42_LROWS_Q4_K_CPU, Q42_LROWS_IQ4_XS_PANEL, Q42_LROWS_COUNT
 };
+
+/* The smallest pass llama.cpp's IQ panel (ggml-cpu/iqp.cpp) takes: an
+ * IQ4_XS matrix of a multiple of 8 rows in the plain CPU buffer is
+ * multiplied there, one fma per super-block of its exact sum with d_w *
+ * d_x -- the AMX buffer's rounding (q42_llamacpp_dot_iq4_xs) -- by passes
+ * of this many tokens or more, by ggml's vec_dot below. */
+enum { Q42_LLAMACPP_IQP_MIN_BATCH = 8 };
 
 /* The scalar row products, the definition of each slot
  * (llamacpp/q42_llamacpp.c). */

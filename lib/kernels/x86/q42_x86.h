@@ -131,6 +131,15 @@ void q42_llamacpp_rows_q8_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_q8_0_cpu_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* the zen4 variant's Q5_K (plain CPU buffer), AVX2 (also the AVX-512 table's) */
 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
+/* the zen4 variant's plain CPU buffer: IQ4_XS, and Q4_0 and Q4_K of a row
+ * count CPU_REPACK declines (AVX2 forms also in the AVX-512 table, but
+ * Q4_0's AVX-512 two-rows form) */
+void q42_llamacpp_rows_iq4_xs_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_iq4_xs_panel_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_iq4_xs_panel_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_q4_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_q4_0_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_q4_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* the zen4 variant's Q4_K (CPU_REPACK) in the R16 layout of Q4_K */
 void q42_llamacpp_rows_q4_k_repack_r16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* the zen4 variant's Q6_K (plain CPU buffer) in the R16 layout of Q6_K */

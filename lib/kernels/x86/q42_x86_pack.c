@@ -155,8 +155,17 @@ A5_INLINE __m512i r16_quants(__m512i nib, const uint8_t *m, int v)
 				    _mm512_set1_epi8(0x10));
 }
 
-/* Q5_0 / Q5_1 / Q8_0 (plain CPU buffer) block j of a group (fields at qs,
- * m, d; Q5_1's mins at mn) against T tokens, into the eight lane accumulators acc[t][0..7] and, for
+/* d_w * d_x of the sixteen rows (f16 scales at d) for each token's block j */
+A5_INLINE void r16_scales(int T, const uint8_t *d, int64_t j, const struct r16_tok *tab, __m512 dd[R16_T])
+{
+	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
+	UNROLL
+	for (int t = 0; t < T; t++)
+		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+}
+
+/* Q5_0 / Q5_1 block j of a group (fields at qs, m, d; Q5_1's mins at mn)
+ * against T tokens, into the eight lane accumulators acc[t][0..7] and, for
  * Q5_1, the min sum acc[t][8] (summs + m_w * s_x, the product exact). */
 A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_t *m, const uint8_t *d,
 			 const uint8_t *mn, int64_t j, const uint8_t *x, uint64_t x_stride, const struct r16_tok *tab,
@@ -166,22 +175,13 @@ A5_INLINE void r16_block(int T, enum r16_kind k, const uint8_t *qs, const uint8_
 	/* GF(2) affine matrices: bits 0..3 of each byte, and bits 4..7 moved
 	 * down */
 	const __m512i lo = _mm512_set1_epi64(0x0102040800000000LL), hi = _mm512_set1_epi64(0x1020408000000000LL);
-	const __m512i top = _mm512_set1_epi8((char)0x80);
-	const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)d));
 	__m512 dd[R16_T];
-	UNROLL
-	for (int t = 0; t < T; t++)
-		dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(tab->dx[t][j]));
+	r16_scales(T, d, j, tab, dd);
 	UNROLL
 	for (int l = 0; l < 4; l++) {
 		const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * l));
-		/* Q8_0: its bytes made unsigned by a flipped top bit, the
-		 * table's bias taking the 128 x lane sum back off */
-		const __m512i ql = k == R16_Q8_0_CPU ? _mm512_xor_si512(v, top)
-						     : r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), m, l);
-		const __m512i qh = k == R16_Q8_0_CPU
-					   ? _mm512_xor_si512(_mm512_loadu_si512((const void *)(qs + 64 * (l + 4))), top)
-					   : r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
+		const __m512i ql = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, lo, 0), m, l);
+		const __m512i qh = r16_quants(_mm512_gf2p8affine_epi64_epi8(v, hi, 0), m, l + 4);
 		UNROLL
 		for (int t = 0; t < T; t++) {
 			const uint8_t *ys =
@@ -249,6 +249,41 @@ A5_INLINE void r16_block_int(int T, enum r16_kind k, const uint8_t *qs, const ui
 	}
 }
 
+/* acc + the products of u's bytes with the four bytes at p (signed) in
+ * every dword: the broadcast folded into the instruction (compilers load it
+ * into a register of its own first) */
+A5_INLINE __m512i dpbusd_bcast(__m512i acc, __m512i u, const void *p)
+{
+	__asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)p));
+	return acc;
+}
+
+/* Q8_0 (plain CPU buffer) block j of a group against T tokens into the
+ * eight lane accumulators acc[t][0..7]: lane v of a row is the exact sum
+ * of its bytes 4v..4v+3 (the bytes made unsigned by a flipped top bit,
+ * the table's bias taking the 128 x lane sum back off), one fma per lane.
+ * Each lane's sum and fma are one VNNI step and one fma on sixteen rows;
+ * on Zen 4 both issue only to the same two pipes, so a block costs at
+ * least 16 of their cycles per token (docs/perf/arith.md has the
+ * measurement), against 8 for the AMX-order sum's one fma per row. */
+A5_INLINE void r16_block_q8cpu(int T, const uint8_t *qs, const uint8_t *d, int64_t j, const uint8_t *x,
+			       uint64_t x_stride, const struct r16_tok *tab, __m512 acc[R16_T][9])
+{
+	const __m512i top = _mm512_set1_epi8((char)0x80);
+	__m512 dd[R16_T];
+	r16_scales(T, d, j, tab, dd);
+	UNROLL
+	for (int v = 0; v < 8; v++) {
+		const __m512i q = _mm512_xor_si512(_mm512_loadu_si512((const void *)(qs + 64 * v)), top);
+		UNROLL
+		for (int t = 0; t < T; t++) {
+			const uint8_t *ys = x + (uint64_t)t * x_stride + (uint64_t)j * Q8_0_BYTES + Q8_0_QS;
+			const __m512i s = dpbusd_bcast(_mm512_set1_epi32(tab->bias[t][j][v]), q, ys + 4 * v);
+			acc[t][v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), dd[t], acc[t][v]);
+		}
+	}
+}
+
 /* Block j of any kind, in the pair at pb: the first (odd 0) or second
  * of a full pair (in 2), or a lone last block (in 1). Constant in and
  * odd fold the field offsets. */
@@ -257,7 +292,9 @@ A5_INLINE void r16_any(int T, enum r16_kind k, const uint8_t *pb, int in, int od
 {
 	const q42_r16_shape sh = r16_type_of(k).shape;
 	const uint8_t *qs = pb + q42_r16_at(sh, in, odd, -1), *d = pb + q42_r16_at(sh, in, odd, Q42_R16_F_D);
-	if (r16_lanes8(k)) {
+	if (k == R16_Q8_0_CPU) {
+		r16_block_q8cpu(T, qs, d, j, x, x_stride, tab, acc);
+	} else if (r16_lanes8(k)) {
 		r16_block(T, k, qs, pb + q42_r16_at(sh, in, odd, Q42_R16_F_M), d,
 			  pb + q42_r16_at(sh, in, odd, Q42_R16_F_MN), j, x, x_stride, tab, acc);
 	} else {

@@ -3,6 +3,7 @@
  * the ternary TQ1_0 / TQ2_0, as llama.cpp's x86 kernels round them.
  */
 #include "kernels/x86/q42_x86_internal.h"
+#include "kernels/llamacpp/q42_llamacpp_impl.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -1083,7 +1084,12 @@ A2_INLINE __m256i q5k_cpu_chunk(__m256i nib, __m256i hbits, int bit, __m256i y, 
 	return _mm256_madd_epi16(_mm256_set1_epi16(sc), _mm256_maddubs_epi16(q, y));
 }
 
-A2 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+/* The same for Q5_K (q5) and Q4_K (ggml_vec_dot_q4_K_q8_K, as
+ * q42_llamacpp_dot_q4_k_cpu defines it: no fifth bit; the mins in four
+ * float lanes, each one fma per super-block of an exact pair of min times
+ * bsum products, reduced as (0+2) + (1+3) at the end). The two blocks
+ * share their d, dmin, scales and quants offsets. */
+A2_INLINE void k_cpu_rows(Q42_LLAMACPP_ROWS_ARGS, bool q5)
 {
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
 	const int64_t nsb = n / Q42_QK_K;
@@ -1092,24 +1098,33 @@ A2 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
 			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
 			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
 			__m256 acc = _mm256_setzero_ps();
+			__m128 acc_m = _mm_setzero_ps();
 			float summs = 0.0f;
-			for (int64_t i = 0; i < nsb; i++, a += Q5_K_BYTES, b += Q8_K_BYTES) {
+			for (int64_t i = 0; i < nsb; i++, a += q5 ? Q5_K_BYTES : Q4_K_BYTES, b += Q8_K_BYTES) {
 				const float yd = q42_ldf32(b + Q8_K_D);
 				const float d = yd * _cvtsh_ss(q42_ld16(a + Q5_K_D));
 				const float dmin = -yd * _cvtsh_ss(q42_ld16(a + Q5_K_DMIN));
 				uint8_t sc[8], mn[8];
-				int32_t mins = 0;
+				int32_t pm[8];
 				for (int c = 0; c < 8; c++) {
 					q42_k4_scale_min(c, a + Q5_K_SCALES, &sc[c], &mn[c]);
-					mins += mn[c] * ((int16_t)q42_ld16(b + Q8_K_BSUMS + 4 * c) +
+					pm[c] = mn[c] * ((int16_t)q42_ld16(b + Q8_K_BSUMS + 4 * c) +
 							 (int16_t)q42_ld16(b + Q8_K_BSUMS + 4 * c + 2));
 				}
-				summs = fmaf(dmin, (float)mins, summs);
-				const __m256i hbits = _mm256_loadu_si256((const __m256i *)(const void *)(a + Q5_K_QH));
+				if (q5)
+					summs = fmaf(dmin, (float)(pm[0] + pm[1] + pm[2] + pm[3] + pm[4] + pm[5] + pm[6] + pm[7]),
+						     summs);
+				else
+					acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin),
+							     _mm_cvtepi32_ps(_mm_setr_epi32(pm[0] + pm[1], pm[2] + pm[3],
+											    pm[4] + pm[5], pm[6] + pm[7])),
+							     acc_m);
+				const uint8_t *qs = a + (q5 ? Q5_K_QS : Q4_K_QS);
+				const __m256i hbits =
+					q5 ? _mm256_loadu_si256((const __m256i *)(const void *)(a + Q5_K_QH)) : _mm256_setzero_si256();
 				__m256i sumi = _mm256_setzero_si256();
 				for (int j = 0; j < 4; j++) {
-					const __m256i qb =
-						_mm256_loadu_si256((const __m256i *)(const void *)(a + Q5_K_QS + 32 * j));
+					const __m256i qb = _mm256_loadu_si256((const __m256i *)(const void *)(qs + 32 * j));
 					const uint8_t *yq = b + Q8_K_QS + 64 * j;
 					const __m256i p0 = q5k_cpu_chunk(
 						_mm256_and_si256(qb, m4), hbits, 2 * j,
@@ -1121,8 +1136,72 @@ A2 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
 				}
 				acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
 			}
-			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc) + summs;
+			const __m128 h = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
+			y[(uint64_t)t * y_stride + (uint64_t)r] =
+				hsum_float8(acc) + (q5 ? summs : _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h))));
 		}
+}
+
+A2 void q42_llamacpp_rows_q5_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	k_cpu_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A2 void q42_llamacpp_rows_q4_k_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	k_cpu_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+/* ---- IQ4_XS, and Q4_K outside CPU_REPACK (the zen4 variant) ----------- */
+
+/* ggml_vec_dot_iq4_xs_q8_K of the x86 build, per row and token as
+ * q42_llamacpp_dot_iq4_xs_cpu defines it: a sub-block's 16 quant bytes
+ * give [its low nibbles' values | its high nibbles'], against its 32 y;
+ * signed products in int16 pairs (exact: at most 2 * 127 * 128), times
+ * the sub-block's scale into eight int32 lanes; one fma per lane and
+ * super-block; hsum_float_8. */
+A2 void q42_llamacpp_rows_iq4_xs_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	const __m128i values = _mm_loadu_si128((const __m128i *)(const void *)q42_iq4nl_values);
+	const __m128i m4 = _mm_set1_epi8(0x0F);
+	const int64_t nsb = n / Q42_QK_K;
+	for (int64_t r = 0; r < n_rows; r++)
+		for (int64_t t = 0; t < n_tok; t++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			const uint8_t *b = (const uint8_t *)x + (uint64_t)t * x_stride;
+			__m256 acc = _mm256_setzero_ps();
+			for (int64_t i = 0; i < nsb; i++, a += IQ4_XS_BYTES, b += Q8_K_BYTES) {
+				__m256i sumi = _mm256_setzero_si256();
+				for (int ib = 0; ib < Q42_QK_K / 32; ib++) {
+					const __m128i q4 = _mm_loadu_si128((const __m128i *)(const void *)(a + IQ4_XS_QS + 16 * ib));
+					const __m256i q = _mm256_setr_m128i(
+						_mm_shuffle_epi8(values, _mm_and_si128(q4, m4)),
+						_mm_shuffle_epi8(values, _mm_and_si128(_mm_srli_epi16(q4, 4), m4)));
+					const __m256i yv =
+						_mm256_loadu_si256((const __m256i *)(const void *)(b + Q8_K_QS + 32 * ib));
+					const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(yv, q));
+					sumi = _mm256_add_epi32(
+						sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((int16_t)q42_iq4xs_scale(a, ib))));
+				}
+				const float d = _cvtsh_ss(q42_ld16(a + IQ4_XS_D)) * q42_ldf32(b + Q8_K_D);
+				acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+			}
+			y[(uint64_t)t * y_stride + (uint64_t)r] = hsum_float8(acc);
+		}
+}
+
+/* IQ4_XS of a multiple of 8 rows (q42_llamacpp_impl.h): the AMX
+ * buffer's rounding for a pass the IQ panel takes, vec_dot's below */
+A2 void q42_llamacpp_rows_iq4_xs_panel_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	(n_tok >= Q42_LLAMACPP_IQP_MIN_BATCH ? q42_llamacpp_rows_iq4_xs_avx2 : q42_llamacpp_rows_iq4_xs_cpu_avx2)(
+		n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+}
+
+A5 void q42_llamacpp_rows_iq4_xs_panel_avx512(Q42_LLAMACPP_ROWS_ARGS)
+{
+	(n_tok >= Q42_LLAMACPP_IQP_MIN_BATCH ? q42_llamacpp_rows_iq4_xs_avx512 : q42_llamacpp_rows_iq4_xs_cpu_avx2)(
+		n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
 }
 
 #endif

@@ -539,6 +539,7 @@ static inline struct l8 l8_layout(enum lanes8_kind kind)
 	switch (kind) {
 	case L8_Q4_1: return (struct l8){Q4_1_BYTES, -1, Q4_1_QS, Q8_1_BYTES, Q8_1_QS, 0, true};
 	case L8_Q5_1: return (struct l8){Q5_1_BYTES, Q5_1_QH, Q5_1_QS, Q8_1_BYTES, Q8_1_QS, 0, true};
+	case L8_Q4_0: return (struct l8){Q4_0_BYTES, -1, Q4_0_QS, Q8_0_BYTES, Q8_0_QS, 8, false};
 	default: return (struct l8){Q5_0_BYTES, Q5_0_QH, Q5_0_QS, Q8_0_BYTES, Q8_0_QS, 16, false};
 	}
 }
@@ -548,7 +549,10 @@ static inline struct l8 l8_layout(enum lanes8_kind kind)
 static void lanes8_rows_scalar(Q42_LLAMACPP_ROWS_ARGS, enum lanes8_kind kind)
 {
 	void (*dot)(int64_t, float *, const void *, const void *) =
-		kind == L8_Q5_0 ? q42_llamacpp_dot_q5_0 : kind == L8_Q5_1 ? q42_llamacpp_dot_q5_1 : q42_llamacpp_dot_q4_1_cpu;
+		kind == L8_Q5_0	  ? q42_llamacpp_dot_q5_0
+		: kind == L8_Q5_1 ? q42_llamacpp_dot_q5_1
+		: kind == L8_Q4_0 ? q42_llamacpp_dot_q4_0_cpu
+				  : q42_llamacpp_dot_q4_1_cpu;
 	for (int64_t r = 0; r < n_rows; r++)
 		for (int64_t t = 0; t < n_tok; t++)
 			dot(n, &y[(uint64_t)t * y_stride + (uint64_t)r], (const uint8_t *)w + (uint64_t)r * w_stride,
@@ -661,6 +665,11 @@ A2 void q42_llamacpp_rows_q4_1_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
 A2 void q42_llamacpp_rows_q5_0_avx2(Q42_LLAMACPP_ROWS_ARGS)
 {
 	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q5_0);
+}
+
+A2 void q42_llamacpp_rows_q4_0_cpu_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	lanes8_rows_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_0);
 }
 
 /* -offset times each dword's byte sum of one activation block */
@@ -941,6 +950,11 @@ A5 void q42_llamacpp_rows_q5_1_avx512(Q42_LLAMACPP_ROWS_ARGS)
 A5 void q42_llamacpp_rows_q4_1_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS)
 {
 	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_1);
+}
+
+A5 void q42_llamacpp_rows_q4_0_cpu_avx512(Q42_LLAMACPP_ROWS_ARGS)
+{
+	two_rows(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, L8_Q4_0);
 }
 
 /* llama.cpp's Q4_1 (AMX buffer), two blocks per step as the Q5_0 kernel
