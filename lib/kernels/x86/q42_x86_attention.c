@@ -267,8 +267,7 @@ A5 void q42_llamacpp_dot_f32_vd_cols_avx512(int64_t n, int64_t n_cols, float *ou
 		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 		_mm512_set1_epi32((int32_t)col_stride));
 	for (int64_t c = 0; c < n_cols; c += 16) {
-		const __mmask16 m = n_cols - c >= 16 ? (__mmask16)0xFFFF
-						     : (__mmask16)((1u << (n_cols - c)) - 1u);
+		const __mmask16 m = tail_mask(n_cols - c);
 		const float *base = w + c * col_stride;
 		__m512 acc = _mm512_setzero_ps();
 		for (int64_t k = 0; k < n; k++) {
