@@ -240,6 +240,7 @@ static void test_colbert_fields(void **state)
 					      Q42_COLBERT_ATTEND);
 	assert_int_equal(hp.cb_skip_len, 6);
 	assert_memory_equal(hp.cb_skip, ",\0and\0", 6);
+	q42_gguf_free(&g);
 	assert_int_equal(t_compile(src, n, 0, true, &a, &na, &err), Q42_OK);
 	assert_int_equal(q42_p64_open(&p, a, na, "cb", &err), Q42_OK);
 	assert_string_equal(p.hparams.cb_query_prefix, "[q] ");
