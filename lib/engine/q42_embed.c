@@ -95,7 +95,7 @@ int q42_engine_embed(q42_engine *e, const int32_t *ids, uint32_t n, int32_t pool
 		 * vec_dot per dimension */
 		float *col = e->embd_tmp, *w = e->embd_tmp + n, *mean = e->ao;
 		void (*dot)(int64_t, float *, const void *, const void *) =
-			q42_arith_is_llama(e->arith) ? q42_llamacpp_dot_f32_vd
+			q42_arith_is_llama(e->arith) ? e->cops->dot_f32_vd
 						     : q42_kernels_get(Q42_DTYPE_F32, e->isa)->vec_dot;
 		for (uint32_t t = 0; t < n; t++)
 			w[t] = 1.0f / (float)n;

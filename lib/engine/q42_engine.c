@@ -1070,12 +1070,12 @@ static int open_backend(q42_engine *e, const q42_engine_opts *o, q42_err *err)
 static void att_f16_products(q42_engine *e)
 {
 	const q42_llamacpp_ops *c = e->cops;
-	const bool k_tb = e->hd_k % 16 == 0, v_tb = e->hd_v % 4 == 0;
-	e->att_kq_one = q42_llamacpp_dot_f16;
+	const bool k_tb = e->hd_k % c->tb_lanes == 0, v_tb = e->hd_v % 4 == 0;
+	e->att_kq_one = c->dot_f16;
 	/* whole 64-steps: the padded form is the same sum, sixteen rows
 	 * reduced at once */
 	e->att_kq_one_rows = e->hd_k % 64 == 0 ? c->dot_f16_pad_rows : c->dot_f16_rows;
-	e->att_kq = k_tb ? c->dot_f16_lanes : q42_llamacpp_dot_f16;
+	e->att_kq = k_tb ? c->dot_f16_lanes : c->dot_f16;
 	e->att_kq_rows = k_tb ? c->dot_f16_lanes_rows : e->att_kq_one_rows;
 	e->att_kqv_one = c->dot_f16_pad;
 	e->att_kqv_one_rows = c->dot_f16_pad_vrows;
@@ -1114,8 +1114,8 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
 	e->small_pages = o->small_pages;
-	if ((unsigned)e->arith > Q42_ARITH_AUTO) {
-		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, ggml or auto",
+	if ((unsigned)e->arith > Q42_ARITH_HASWELL) {
+		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, haswell, ggml or auto",
 				 (int)o->arith);
 		goto fail;
 	}
@@ -1164,7 +1164,7 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 	e->att_kq = e->att_kq_one = e->att_kqv = e->att_kqv_one = e->kvk->vec_dot;
 	/* the llama.cpp row ops in their fastest bit-identical form */
 	const bool llama = q42_arith_is_llama(e->arith);
-	e->cops = q42_llamacpp_ops_get(e->isa);
+	e->cops = q42_llamacpp_ops_get_variant(q42_arith_variant(e->arith), e->isa);
 	e->softmax = llama ? e->cops->softmax : q42_op_softmax;
 	e->swiglu = llama ? e->cops->swiglu : q42_op_swiglu;
 	e->conv_dot = llama ? e->cops->conv_dot : q42_op_conv_dot;
@@ -1174,7 +1174,7 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 		/* K rows are head_dim long, unpadded: ggml_vec_dot_f32 on that
 		 * length (the padded form only where they are whole 64-steps) */
 		const bool k_whole = e->hd_k % 64 == 0;
-		e->att_kq = e->att_kq_one = k_whole ? e->cops->dot_f32 : q42_llamacpp_dot_f32_vd;
+		e->att_kq = e->att_kq_one = k_whole ? e->cops->dot_f32 : e->cops->dot_f32_vd;
 		e->att_kq_rows = e->att_kq_one_rows = k_whole ? e->cops->dot_f32_rows : NULL;
 		e->att_kqv_one = e->cops->dot_f32;
 		e->att_kqv = e->cops->dot_f32_lanes;
@@ -1390,7 +1390,7 @@ bool q42_arith_from_name(const char *name, enum q42_arith *out)
 		     /* llama.cpp variants with zen4's bits (tests/golden/variants) */
 		     {"icelake", Q42_ARITH_ZEN4}, {"skylakex", Q42_ARITH_ZEN4},
 		     {"cascadelake", Q42_ARITH_ZEN4}, {"cannonlake", Q42_ARITH_ZEN4},
-		     {"cooperlake", Q42_ARITH_ZEN4}};
+		     {"cooperlake", Q42_ARITH_ZEN4}, {"haswell", Q42_ARITH_HASWELL}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0) {
 			*out = names[i].arith;
@@ -1403,14 +1403,18 @@ enum q42_arith q42_arith_resolve(enum q42_arith a)
 {
 	if (a != Q42_ARITH_AUTO)
 		return a;
-	return q42_llamacpp_variant_detect() == Q42_LLAMACPP_ZEN4 ? Q42_ARITH_ZEN4 : Q42_ARITH_LLAMACPP;
+	switch (q42_llamacpp_variant_detect()) {
+	case Q42_LLAMACPP_ZEN4: return Q42_ARITH_ZEN4;
+	case Q42_LLAMACPP_HASWELL: return Q42_ARITH_HASWELL;
+	default: return Q42_ARITH_LLAMACPP;
+	}
 }
 
 const char *q42_arith_name(enum q42_arith a)
 {
 	static const char *const names[] = {
 		[Q42_ARITH_LLAMACPP] = "llamacpp", [Q42_ARITH_GGML] = "ggml",
-		[Q42_ARITH_ZEN4] = "zen4", [Q42_ARITH_AUTO] = "auto"};
+		[Q42_ARITH_ZEN4] = "zen4", [Q42_ARITH_AUTO] = "auto", [Q42_ARITH_HASWELL] = "haswell"};
 	return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }

@@ -80,7 +80,9 @@ static inline bool q42_arith_is_llama(enum q42_arith a)
 
 static inline enum q42_llamacpp_variant q42_arith_variant(enum q42_arith a)
 {
-	return a == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_SAPPHIRERAPIDS;
+	return a == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4
+	       : a == Q42_ARITH_HASWELL ? Q42_LLAMACPP_HASWELL
+					: Q42_LLAMACPP_SAPPHIRERAPIDS;
 }
 
 /* The product a matrix uses, into w's dot, rows, vdt and aq (w's dtype, k,

@@ -204,12 +204,12 @@ static uint64_t pack_bytes(const q42_engine *e, const q42_lora_w *lw, uint64_t *
 	/* A whose one-token product is ggml_vec_dot_f32 on whole 64-steps:
 	 * the stepped rows' product (dot_f32_vrows) gives its bits */
 	*at = !embd && lw->a.dtype == Q42_DTYPE_F32 && lw->a.n_in % 64 == 0 &&
-	      lw->a.dot == q42_llamacpp_dot_f32_vd;
+	      lw->a.dot == e->cops->dot_f32_vd;
 	*a_bytes = embd ? 0
 		   : *at ? (uint64_t)(lw->a.n_out + Q42_LORA_A_ROWS - 1) / Q42_LORA_A_ROWS *
 				 Q42_LORA_A_ROWS * (uint64_t)lw->a.n_in * sizeof(float)
 			 : (lw->a.row_bytes * (uint64_t)lw->a.n_out + 63) / 64 * 64;
-	*bt = lw->b.dtype == Q42_DTYPE_F32 && lw->b.n_in < 64 && lw->b.dot == q42_llamacpp_dot_f32_vd &&
+	*bt = lw->b.dtype == Q42_DTYPE_F32 && lw->b.n_in < 64 && lw->b.dot == e->cops->dot_f32_vd &&
 	      e->cops->f32_t16_axpy != NULL;
 	return *a_bytes +
 	       (*bt ? (q42_llamacpp_f32_t16_floats(lw->b.n_in, lw->b.n_out) * sizeof(float) + 63) / 64 * 64 : 0);

@@ -712,15 +712,15 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
 	 * cache: its V product runs over the n_kv positions as they are, not
 	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
-	 * of its 16-steps, ggml_vec_dot_f32 on the true length otherwise */
+	 * of its steps, ggml_vec_dot_f32 on the true length otherwise */
 	if (e->arch->bidirectional && q42_arith_is_llama(e->arith) && e->kv_type == Q42_DTYPE_F32 &&
-	    n_kv % 16 != 0) {
+	    n_kv % e->cops->tb_lanes != 0) {
 		kqv_rows = NULL;
-		kqv = q42_llamacpp_dot_f32_vd;
+		kqv = e->cops->dot_f32_vd;
 	}
 	/* ... and its softmax row is as long as the sequence, not padded */
 	void (*softmax)(int64_t, float *, const float *) =
-		e->arch->bidirectional && q42_arith_is_llama(e->arith) ? q42_llamacpp_softmax_unpadded
+		e->arch->bidirectional && q42_arith_is_llama(e->arith) ? e->cops->softmax_unpadded
 								       : e->softmax;
 
 
@@ -757,7 +757,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	}
 	/* the leftover-only products of a pass shorter than one V block:
 	 * each dimension's positions are contiguous there, Q42_V_BLOCK apart */
-	if (kqv == q42_llamacpp_dot_f32_vd && n_kv < Q42_V_BLOCK && !e->fa) {
+	if (kqv == e->cops->dot_f32_vd && n_kv < Q42_V_BLOCK && !e->fa) {
 		e->cops->dot_f32_vd_cols(n_kv, e->hd_v, out,
 					 (const float *)(const void *)q42_engine_v_at(e, a->l, kvh, 0, 0),
 					 Q42_V_BLOCK, (const float *)pq);

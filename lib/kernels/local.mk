@@ -11,7 +11,7 @@ lib_libq42core_la_SOURCES += \
 	lib/kernels/ref/q42_ops.c \
 	lib/kernels/llamacpp/q42_llamacpp.c lib/kernels/llamacpp/q42_llamacpp_impl.h \
 	lib/kernels/llamacpp/q42_llamacpp_fa.c \
-	lib/kernels/llamacpp/q42_llamacpp_float.h \
+	lib/kernels/llamacpp/q42_llamacpp_float.h lib/kernels/llamacpp/q42_llamacpp_float8.h \
 	lib/kernels/x86/q42_x86.h lib/kernels/x86/q42_x86_target.h lib/kernels/x86/q42_x86_cpu.c \
 	lib/kernels/x86/q42_x86_generic.h lib/kernels/x86/q42_x86_generic_avx2.c \
 	lib/kernels/x86/q42_x86_generic_avx512.c \

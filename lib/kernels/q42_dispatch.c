@@ -293,6 +293,9 @@ q42_llamacpp_rows_fn q42_llamacpp_generic_rows(uint32_t dtype, enum q42_isa isa)
 #endif
 }
 
+/* The fields every AVX-512 build's table ends with. */
+#define SR_TAIL q42_llamacpp_dot_f32_vd, q42_llamacpp_dot_f16, q42_llamacpp_softmax_unpadded, 16u
+
 const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 {
 	static const q42_llamacpp_ops scalar = {
@@ -304,7 +307,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows, q42_llamacpp_softmax,
 		q42_llamacpp_swiglu, q42_op_geglu, q42_op_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy,
-		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols};
+		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols, SR_TAIL};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2: the quantizers and the attention products in 8-lane vectors,
 	 * the other row ops the scalar ones compiled with FMA
@@ -319,7 +322,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows_avx2, q42_llamacpp_softmax_fma,
 		q42_llamacpp_swiglu_fma, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy_avx2,
-		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2, q42_llamacpp_dot_f32_vd_cols};
+		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2, q42_llamacpp_dot_f32_vd_cols, SR_TAIL};
 	static const q42_llamacpp_ops avx512 = {
 		Q42_ISA_AVX512, q42_llamacpp_quantize_q8_0_avx512, q42_llamacpp_quantize_q8_1_avx512,
 		q42_llamacpp_quantize_f16_avx512,
@@ -333,7 +336,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_conv_dot, q42_llamacpp_rope_avx512,
 		q42_llamacpp_add_avx512, q42_llamacpp_rmsnorm_rows_avx512, q42_llamacpp_f32_t16_axpy_avx512,
 		q42_llamacpp_fa_one_avx512, q42_llamacpp_fa_tile_avx512,
-		q42_llamacpp_dot_f32_vd_cols_avx512};
+		q42_llamacpp_dot_f32_vd_cols_avx512, SR_TAIL};
 	switch (q42_isa_usable(isa)) {
 	case Q42_ISA_AVX512: return &avx512;
 	case Q42_ISA_AVX2: return &avx2;
@@ -345,6 +348,58 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 	return &scalar;
 }
 
+/* haswell's tables: each ISA's quantizers, RoPE, adds and norms (the
+ * same bits in every build) and flash attention (still the AVX-512
+ * build's), with the eight-lane float operations, plain (S empty) or
+ * compiled with FMA (S _fma). */
+#define HW_TABLE(ISA, Q, ROPE, ADD, RMS, FA, S)                                                          \
+	{                                                                                                \
+		ISA, q42_llamacpp_quantize_q8_0##Q, q42_llamacpp_quantize_q8_1##Q,                        \
+		q42_llamacpp_quantize_f16##Q, q42_llamacpp_hw_dot_f32##S, q42_llamacpp_hw_dot_f32_lanes##S, \
+		q42_llamacpp_hw_dot_f32_rows##S, q42_llamacpp_hw_dot_f32_lanes_rows##S,                   \
+		q42_llamacpp_hw_dot_f16_pad##S, q42_llamacpp_hw_dot_f16_lanes##S,                         \
+		q42_llamacpp_hw_dot_f16_pad_rows##S, q42_llamacpp_hw_dot_f16_lanes_rows##S,               \
+		q42_llamacpp_hw_dot_f16_rows##S, q42_llamacpp_hw_dot_f32_vrows##S,                        \
+		q42_llamacpp_hw_dot_f32_lanes_vrows##S, q42_llamacpp_hw_dot_f16_pad_vrows##S,             \
+		q42_llamacpp_hw_dot_f16_lanes_vrows##S, q42_llamacpp_hw_softmax##S,                       \
+		q42_llamacpp_hw_swiglu##S, q42_llamacpp_geglu, q42_llamacpp_conv_dot, ROPE, ADD, RMS,      \
+		q42_llamacpp_hw_f32_t16_axpy##S, q42_llamacpp_fa_one##FA, q42_llamacpp_fa_tile##FA,        \
+		q42_llamacpp_hw_dot_f32_vd_cols##S, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f16,   \
+		q42_llamacpp_hw_softmax_unpadded##S, 8u                                                  \
+	}
+
+const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant, enum q42_isa isa)
+{
+	if (variant != Q42_LLAMACPP_HASWELL)
+		return q42_llamacpp_ops_get(isa);
+	/* the scalar table keeps the generic GeGLU and convolution, as
+	 * q42_llamacpp_ops_get's does */
+	static const q42_llamacpp_ops scalar = {
+		Q42_ISA_SCALAR, q42_llamacpp_quantize_q8_0, q42_llamacpp_quantize_q8_1, q42_llamacpp_quantize_f16,
+		q42_llamacpp_hw_dot_f32, q42_llamacpp_hw_dot_f32_lanes, q42_llamacpp_hw_dot_f32_rows,
+		q42_llamacpp_hw_dot_f32_lanes_rows, q42_llamacpp_hw_dot_f16_pad, q42_llamacpp_hw_dot_f16_lanes,
+		q42_llamacpp_hw_dot_f16_pad_rows, q42_llamacpp_hw_dot_f16_lanes_rows, q42_llamacpp_hw_dot_f16_rows,
+		q42_llamacpp_hw_dot_f32_vrows, q42_llamacpp_hw_dot_f32_lanes_vrows, q42_llamacpp_hw_dot_f16_pad_vrows,
+		q42_llamacpp_hw_dot_f16_lanes_vrows, q42_llamacpp_hw_softmax, q42_llamacpp_hw_swiglu, q42_op_geglu,
+		q42_op_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows, q42_llamacpp_hw_f32_t16_axpy,
+		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_hw_dot_f32_vd_cols, q42_llamacpp_hw_dot_f32_vd,
+		q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_softmax_unpadded, 8u};
+#if defined(__x86_64__) || defined(__i386__)
+	static const q42_llamacpp_ops avx2 =
+		HW_TABLE(Q42_ISA_AVX2, _avx2, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows, _avx2, _fma);
+	static const q42_llamacpp_ops avx512 =
+		HW_TABLE(Q42_ISA_AVX512, _avx512, q42_llamacpp_rope_avx512, q42_llamacpp_add_avx512,
+			 q42_llamacpp_rmsnorm_rows_avx512, _avx512, _fma);
+	switch (q42_isa_usable(isa)) {
+	case Q42_ISA_AVX512: return &avx512;
+	case Q42_ISA_AVX2: return &avx2;
+	default: break;
+	}
+#endif
+	return &scalar;
+}
+#undef HW_TABLE
+
 enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
 {
 #if defined(Q42_HAVE_AMX)
@@ -353,11 +408,13 @@ enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 	/* llama.cpp's variants for AVX-512 without AMX (zen4, icelake,
-	 * skylakex, cascadelake, cannonlake, cooperlake) and for AVX2 (haswell)
-	 * round every quantized product as zen4 does (tests/golden/variants;
-	 * haswell's F16 products differ). */
-	if (q42_cpu_has_avx2())
+	 * skylakex, cascadelake, cannonlake, cooperlake) round as zen4 does
+	 * (tests/golden/variants); with AVX2 alone it loads haswell (or
+	 * alderlake, the same float code with AVX-VNNI integer sums) */
+	if (q42_cpu_has_avx512())
 		return Q42_LLAMACPP_ZEN4;
+	if (q42_cpu_has_avx2())
+		return Q42_LLAMACPP_HASWELL;
 #endif
 	return Q42_LLAMACPP_SAPPHIRERAPIDS;
 }

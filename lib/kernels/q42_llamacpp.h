@@ -92,13 +92,19 @@ Q42_API bool q42_llamacpp_select_isa(uint32_t dtype, int64_t n_out, int64_t n_in
 enum q42_llamacpp_variant {
 	Q42_LLAMACPP_SAPPHIRERAPIDS = 0,
 	Q42_LLAMACPP_ZEN4 = 1,
+	/* AVX2 without AVX-512 (llama.cpp's haswell build): zen4's quantized
+	 * products but Q2_K (no CPU_REPACK form there: ggml's x86 vec_dot);
+	 * F32, F16 and BF16 products, attention's products, softmax and
+	 * SwiGLU in eight lanes with the AVX2 build's vector exp
+	 * (q42_llamacpp_ops_get_variant) */
+	Q42_LLAMACPP_HASWELL = 2,
 };
 /* The variant whose rounding llama.cpp's own CPU variant choice gives on
  * this CPU, where libq42 has it: sapphirerapids with AMX; zen4 on every
- * other CPU with AVX2 (llama.cpp's zen4, icelake, skylakex, cascadelake,
- * cannonlake, cooperlake and haswell variants give zen4's bits for every
- * quantized product; haswell's F16 products differ); sapphirerapids on
- * CPUs without AVX2. */
+ * other CPU with AVX-512 (llama.cpp's zen4, icelake, skylakex,
+ * cascadelake, cannonlake and cooperlake variants give zen4's bits);
+ * haswell on CPUs with AVX2 and no AVX-512; sapphirerapids on CPUs
+ * without AVX2. */
 Q42_API enum q42_llamacpp_variant q42_llamacpp_variant_detect(void);
 Q42_API bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out,
 				       int64_t n_in, enum q42_llamacpp_place place, enum q42_isa isa,
@@ -298,8 +304,49 @@ typedef struct q42_llamacpp_ops {
 	q42_llamacpp_fa_tile_fn fa_tile;
 	/* q42_llamacpp_dot_f32_vd over many columns (q42_llamacpp_vd_cols_fn) */
 	q42_llamacpp_vd_cols_fn dot_f32_vd_cols;
+	/* ggml_vec_dot_f32 and ggml_vec_dot_f16 on a row's true length, and
+	 * the softmax of an unpadded row: the scalar definitions (the same
+	 * functions a matrix selection hands out) */
+	void (*dot_f32_vd)(int64_t n, float *out, const void *w, const void *x);
+	void (*dot_f16)(int64_t n, float *out, const void *w, const void *x);
+	void (*softmax_unpadded)(int64_t n, float *y, const float *x);
+	/* llamafile's tinyBLAS vector width: a row length it takes is a
+	 * multiple of this (16 in the AVX-512 builds, 8 in haswell's) */
+	uint32_t tb_lanes;
 } q42_llamacpp_ops;
+/* The AVX-512 builds' row operations (sapphirerapids and zen4). */
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);
+/* A variant's: haswell's sum in eight lanes (the q42_llamacpp_hw_
+ * functions below); its flash attention forms are still the AVX-512
+ * build's. */
+Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant,
+							     enum q42_isa isa);
+
+/* ---- the haswell build's float operations (AVX2, eight lanes) ----------
+ * The scalar definitions of q42_llamacpp_ops_get_variant's haswell table,
+ * each the AVX-512 function of the same name with eight-lane sums:
+ * ggml_vec_dot_f32 / _f16 in four 8-lane accumulators over 32-element
+ * steps (GGML_F32x8_REDUCE: halves added, two hadds), tinyBLAS<8> in
+ * eight lanes (hsum_float_8's order), BF16 widened to f32 (no
+ * VDPBF16PS), softmax and SwiGLU in 8-lane chunks with the AVX2 build's
+ * ggml_v_expf. */
+Q42_API void q42_llamacpp_hw_dot_f32(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_f32_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_f16_pad(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_f16_lanes(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_f16(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_f32_vd(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_bf16(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_hw_softmax(int64_t n, float *y, const float *x);
+Q42_API void q42_llamacpp_hw_softmax_unpadded(int64_t n, float *y, const float *x);
+Q42_API void q42_llamacpp_hw_swiglu(int64_t n, float *y, const float *x, const float *g);
+/* Q2_K against Q8_K in the plain CPU buffer (haswell has no CPU_REPACK
+ * form of it): ggml's x86 vec_dot, per super-block fma(-d_x * dmin_w,
+ * min_2l bsum_2l + min_2l+1 bsum_2l+1, lane l), then fma(d_x * d_w,
+ * lane l's scaled sums of elements 32c + 4l .. 32c + 4l + 3, lane l);
+ * hsum_float_8 at the end. */
+Q42_API void q42_llamacpp_dot_q2_k_cpu(int64_t n, float *out, const void *w, const void *x);
 
 /* Activation quantizer of llama.cpp's x86 build for Q8_0
  * (quantize_row_q8_0 with AVX): scale 127/amax, round half to even. */

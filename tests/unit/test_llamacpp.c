@@ -268,7 +268,8 @@ static void test_mm_q3_k(void **state)
  * pass of several is not reproduced). n_rows of w_<name>.bin's rows:
  * fewer than MM_N, not a multiple of 8, is a matrix llama.cpp keeps out
  * of CPU_REPACK. */
-static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int64_t n_rows, int max_m)
+static void check_variant(const char *dir, enum q42_llamacpp_variant variant, const char *name, uint32_t dtype,
+			  const char *buf, int64_t k, int64_t n_rows, int max_m)
 {
 	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
 	char fn[64];
@@ -282,15 +283,14 @@ static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_
 	assert_non_null(qx);
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		q42_llamacpp_kernels kern;
-		assert_true(q42_llamacpp_select_variant(Q42_LLAMACPP_ZEN4, dtype, n_rows, k, Q42_LLAMACPP_MATMUL, isas[i],
-							&kern));
+		assert_true(q42_llamacpp_select_variant(variant, dtype, n_rows, k, Q42_LLAMACPP_MATMUL, isas[i], &kern));
 		const size_t xrow = row_bytes(kern.vec_dot_type, k);
 		for (int r = 0; r < MM_M_MAX; r++)
 			kern.quantize((const float *)(x.data + (size_t)r * MM_K * 4), qx + (size_t)r * xrow, k);
 		for (size_t c = 0; c < sizeof mm_ms / sizeof mm_ms[0] && mm_ms[c] <= max_m; c++) {
 			const int m = mm_ms[c];
 			snprintf(fn, sizeof fn, "mm_%s_%s_m%d.f32", name, buf, m);
-			blob want = golden_in("zen4", fn, (size_t)m * (size_t)n_rows * 4);
+			blob want = golden_in(dir, fn, (size_t)m * (size_t)n_rows * 4);
 			kern.rows(k, n_rows, w.data, wrow, m, qx, xrow, got, (uint64_t)n_rows);
 			for (size_t e = 0; e < (size_t)m * (size_t)n_rows; e++)
 				expect_bits(fn, e, got[e], f32_at(want.data, e));
@@ -308,6 +308,11 @@ static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_
 	free(got);
 	free(w.data);
 	free(x.data);
+}
+
+static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int64_t n_rows, int max_m)
+{
+	check_variant("zen4", Q42_LLAMACPP_ZEN4, name, dtype, buf, k, n_rows, max_m);
 }
 
 static void test_zen4(void **state)
@@ -399,57 +404,66 @@ static void test_quantize_q8_1(void **state)
 	check_quantizer("q8_1", 36, q42_llamacpp_quantize_q8_1);
 }
 
-static void test_dot_f16(void **state)
+static void check_dot_f16(const char *dir, void (*dot)(int64_t, float *, const void *, const void *))
 {
-	(void)state;
 	static const int ns[] = {512, 100, 37};
 	size_t total = 0;
 	for (size_t c = 0; c < 3; c++)
 		total += (size_t)ns[c] * 4 + 4;
-	blob b = golden("dot_f16.bin", total);
+	blob b = golden_in(dir, "dot_f16.bin", total);
 	const uint8_t *p = b.data;
 	for (size_t c = 0; c < 3; c++) {
 		const int n = ns[c];
 		float got;
-		q42_llamacpp_dot_f16(n, &got, p, p + 2 * n);
+		dot(n, &got, p, p + 2 * n);
 		expect_bits("dot_f16", c, got, f32_at(p + 4 * n, 0));
 		p += 4 * n + 4;
 	}
 	free(b.data);
 }
 
-/* ggml_vec_dot_f32 on rows llama.cpp zero-pads; q42 sees only the values. */
-static void test_dot_f32(void **state)
+static void test_dot_f16(void **state)
 {
 	(void)state;
+	check_dot_f16("llamacpp", q42_llamacpp_dot_f16);
+}
+
+/* ggml_vec_dot_f32 on rows llama.cpp zero-pads; q42 sees only the values. */
+static void check_dot_f32(const char *dir, void (*dot)(int64_t, float *, const void *, const void *))
+{
 	static const int cases[][2] = {{64, 64}, {19, 256}, {100, 256}, {256, 256}};
 	size_t total = 0;
 	for (size_t c = 0; c < 4; c++)
 		total += (size_t)cases[c][1] * 8 + 4;
-	blob b = golden("dot_f32.bin", total);
+	blob b = golden_in(dir, "dot_f32.bin", total);
 	const uint8_t *p = b.data;
 	for (size_t c = 0; c < 4; c++) {
 		const int n = cases[c][0], npad = cases[c][1];
 		float got;
-		q42_llamacpp_dot_f32(n, &got, p, p + 4 * npad);
+		dot(n, &got, p, p + 4 * npad);
 		expect_bits("dot_f32", c, got, f32_at(p + 8 * npad, 0));
 		p += 8 * npad + 4;
 	}
 	free(b.data);
 }
 
-/* ggml_soft_max on rows whose tail is -inf (llama.cpp's padded, masked KV
- * positions); q42 is given the live part only, as the engine does. */
-static void test_softmax(void **state)
+static void test_dot_f32(void **state)
 {
 	(void)state;
+	check_dot_f32("llamacpp", q42_llamacpp_dot_f32);
+}
+
+/* ggml_soft_max on rows whose tail is -inf (llama.cpp's padded, masked KV
+ * positions); q42 is given the live part only, as the engine does. */
+static void check_softmax(const char *dir, void (*softmax)(int64_t, float *, const float *))
+{
 	static const int live[SM_ROWS] = {1, 19, 100, 255, 256, 37};
-	blob b = golden("soft_max.bin", 2 * SM_ROWS * SM_N * 4);
+	blob b = golden_in(dir, "soft_max.bin", 2 * SM_ROWS * SM_N * 4);
 	float y[SM_N];
 	for (int r = 0; r < SM_ROWS; r++) {
 		const float *x = (const float *)(b.data + (size_t)r * SM_N * 4);
 		const uint8_t *want = b.data + ((size_t)SM_ROWS + (size_t)r) * SM_N * 4;
-		q42_llamacpp_softmax(live[r], y, x);
+		softmax(live[r], y, x);
 		for (int i = 0; i < live[r]; i++)
 			expect_bits("soft_max", (size_t)(r * SM_N + i), y[i], f32_at(want, (size_t)i));
 		for (int i = live[r]; i < SM_N; i++)
@@ -458,16 +472,23 @@ static void test_softmax(void **state)
 	free(b.data);
 }
 
-static void check_swiglu(const char *fn, int n, int rows)
+static void test_softmax(void **state)
 {
-	blob b = golden(fn, 3 * (size_t)n * (size_t)rows * 4);
+	(void)state;
+	check_softmax("llamacpp", q42_llamacpp_softmax);
+}
+
+static void check_swiglu(const char *dir, void (*swiglu)(int64_t, float *, const float *, const float *),
+			 const char *fn, int n, int rows)
+{
+	blob b = golden_in(dir, fn, 3 * (size_t)n * (size_t)rows * 4);
 	float *y = malloc((size_t)n * 4);
 	assert_non_null(y);
 	for (int r = 0; r < rows; r++) {
 		const float *g = (const float *)(b.data + (size_t)r * (size_t)n * 4);
 		const float *u = (const float *)(b.data + ((size_t)rows + (size_t)r) * (size_t)n * 4);
 		const uint8_t *want = b.data + (2 * (size_t)rows + (size_t)r) * (size_t)n * 4;
-		q42_llamacpp_swiglu(n, y, g, u);
+		swiglu(n, y, g, u);
 		for (int i = 0; i < n; i++)
 			expect_bits(fn, (size_t)(r * n + i), y[i], f32_at(want, (size_t)i));
 	}
@@ -478,8 +499,75 @@ static void check_swiglu(const char *fn, int n, int rows)
 static void test_swiglu(void **state)
 {
 	(void)state;
-	check_swiglu("swiglu_512.bin", 512, 3);
-	check_swiglu("swiglu_100.bin", 100, 2);
+	check_swiglu("llamacpp", q42_llamacpp_swiglu, "swiglu_512.bin", 512, 3);
+	check_swiglu("llamacpp", q42_llamacpp_swiglu, "swiglu_100.bin", 100, 2);
+}
+
+/* f32 weights times f32 activations, a file carrying both: N rows of K,
+ * M rows of K, then the M x N results. */
+static void check_f32_file(const char *dir, enum q42_llamacpp_variant variant, const char *fn, int64_t k, int64_t n,
+			   int64_t m)
+{
+	const size_t nw = (size_t)(n * k), nx = (size_t)(m * k);
+	blob b = golden_in(dir, fn, (nw + nx + (size_t)(m * n)) * 4);
+	const float *w = (const float *)(const void *)b.data, *x = w + nw;
+	const uint8_t *want = b.data + (nw + nx) * 4;
+	float *got = malloc((size_t)(m * n) * sizeof *got);
+	assert_non_null(got);
+	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
+	for (size_t i = 0; i < 2; i++) {
+		q42_llamacpp_kernels kern;
+		assert_true(q42_llamacpp_select_variant(variant, Q42_DTYPE_F32, n, k, Q42_LLAMACPP_MATMUL, isas[i], &kern));
+		kern.rows(k, n, w, (uint64_t)k * 4, m, x, (uint64_t)k * 4, got, (uint64_t)n);
+		for (size_t e = 0; e < (size_t)(m * n); e++)
+			expect_bits(fn, e, got[e], f32_at(want, e));
+		/* a lone token: vec_dot */
+		float one;
+		kern.vec_dot(k, &one, w, x);
+		if (m == 1)
+			expect_bits(fn, 0, one, f32_at(want, 0));
+	}
+	free(got);
+	free(b.data);
+}
+
+/* llama.cpp's haswell build (tests/golden/haswell, from
+ * libggml-cpu-haswell.so): its F16, BF16 (in eight lanes, no VDPBF16PS)
+ * and Q2_K (plain buffer) products, F32 products on both sides of
+ * tinyBLAS<8>'s shape rule (200 and 24 values take it, 100 does not), and
+ * its row operations, in every form this CPU runs: the scalar
+ * definitions and the FMA builds of the variant's tables. */
+static void test_haswell(void **state)
+{
+	(void)state;
+	check_variant("haswell", Q42_LLAMACPP_HASWELL, "f16", Q42_DTYPE_F16, "cpu", MM_K_F16, MM_N, MM_M_MAX);
+	check_variant("haswell", Q42_LLAMACPP_HASWELL, "bf16", Q42_DTYPE_BF16, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_variant("haswell", Q42_LLAMACPP_HASWELL, "bf16_odd", Q42_DTYPE_BF16, "cpu", MM_K_BF16_ODD, MM_N,
+		      MM_M_MAX);
+	check_variant("haswell", Q42_LLAMACPP_HASWELL, "q2_K", Q42_DTYPE_Q2_K, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_cpu.bin", F32_K, F32_N, F32_M);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_odd_cpu.bin", F32_K_ODD, F32_N, F32_M_ODD);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k100.bin", 100, 8, 3);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k24.bin", 24, 8, 2);
+	const enum q42_isa isas[] = {Q42_ISA_SCALAR, Q42_ISA_AVX2, Q42_ISA_AVX512};
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+		const q42_llamacpp_ops *o = q42_llamacpp_ops_get_variant(Q42_LLAMACPP_HASWELL, isas[i]);
+		assert_int_equal(o->tb_lanes, 8);
+		check_dot_f16("haswell", o->dot_f16);
+		check_dot_f32("haswell", o->dot_f32);
+		check_softmax("haswell", o->softmax);
+		check_swiglu("haswell", o->swiglu, "swiglu_512.bin", 512, 3);
+		check_swiglu("haswell", o->swiglu, "swiglu_100.bin", 100, 2);
+	}
+	/* and the zen4 goldens are not haswell's: the tests can tell them
+	 * apart */
+	float got;
+	blob b = golden_in("haswell", "dot_f16.bin", (512 + 100 + 37) * 4 + 3 * 4);
+	q42_llamacpp_hw_dot_f16(512, &got, b.data, b.data + 1024);
+	expect_bits("dot_f16 haswell", 0, got, f32_at(b.data + 2048, 0));
+	q42_llamacpp_dot_f16(512, &got, b.data, b.data + 1024);
+	assert_int_not_equal(bits(got), bits(f32_at(b.data + 2048, 0)));
+	free(b.data);
 }
 
 /* ggml_rope_ext (no YaRN, base 10000) at positions 0..7; the cos/sin
@@ -534,7 +622,7 @@ int main(void)
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),
-		cmocka_unit_test(test_zen4),
+		cmocka_unit_test(test_zen4), cmocka_unit_test(test_haswell),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -634,6 +634,39 @@ void q42_llamacpp_dot_q3_k(int64_t n, float *out, const void *w, const void *x)
 	*out = hsum_lanes8(lanes);
 }
 
+/* ggml_vec_dot_q2_K_q8_K of the x86 build (AVX2 code): element 32c + p
+ * of each 128-element half (chunk c, position p) in lane p / 4 as its
+ * 2-bit value times y, each four-element sum times the scale of its
+ * 16-element sub-block; per super-block first the mins, lane l
+ * fma(-d_x * dmin_w, min_2l bsum_2l + min_2l+1 bsum_2l+1, lane), then
+ * fma(d_x * d_w, sum, lane); hsum_float_8 at the end. */
+void q42_llamacpp_dot_q2_k_cpu(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float lanes[8] = {0};
+	for (int64_t i = 0; i < n / QK_K; i++, a += Q2_K_BYTES, b += B_Q8_K) {
+		const int8_t *y = (const int8_t *)(b + Q8K_QS);
+		const float yd = q42_ldf32(b + Q8K_D);
+		const float d = yd * half_at(a + Q2_K_D), dmin = -yd * half_at(a + Q2_K_DMIN);
+		for (int l = 0; l < 8; l++) {
+			const int32_t p = (a[Q2_K_SCALES + 2 * l] >> 4) * q8k_bsum(b, 2 * l) +
+					  (a[Q2_K_SCALES + 2 * l + 1] >> 4) * q8k_bsum(b, 2 * l + 1);
+			lanes[l] = fmaf(dmin, (float)p, lanes[l]);
+		}
+		for (int l = 0; l < 8; l++) {
+			int32_t s = 0;
+			for (int c = 0; c < 8; c++) {
+				int32_t t = 0;
+				for (int e = 32 * c + 4 * l; e < 32 * c + 4 * l + 4; e++)
+					t += (a[Q2_K_QS + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32)) & 3) * y[e];
+				s += (a[Q2_K_SCALES + (32 * c + 4 * l) / 16] & 0x0F) * t;
+			}
+			lanes[l] = fmaf(d, (float)s, lanes[l]);
+		}
+	}
+	*out = hsum_lanes8(lanes);
+}
+
 /* ggml_vec_dot_tq1_0_q8_K and ggml_vec_dot_tq2_0_q8_K of the x86 build
  * (AVX2 code; llama.cpp has no other form of them): per super-block
  * eight int32 lanes, element 32c + p (chunk c = 0..7, position p) in lane
@@ -678,30 +711,14 @@ void q42_llamacpp_dot_tq2_0(int64_t n, float *out, const void *w, const void *x)
 #define CF_ATTR
 #define CF_STATIC static
 #include "kernels/llamacpp/q42_llamacpp_float.h"
+/* and haswell's (llamacpp/q42_llamacpp_float8.h) */
+#define CF8(name) q42_llamacpp_hw_##name
+#include "kernels/llamacpp/q42_llamacpp_float8.h"
 
-/* ggml_vec_soft_max_f32 + soft_max's normalisation on a row of exactly n
- * (an encoder's, which has no cache to pad it): whole 16-lane chunks as
- * in q42_llamacpp_softmax, the n % 16 left with expf, each added to the
- * double sum on its own. */
+/* The AVX-512 build's softmax of an unpadded row: 16-lane chunks. */
 void q42_llamacpp_softmax_unpadded(int64_t n, float *y, const float *x)
 {
-	const int64_t nv = n - n % 16;
-	float max = -INFINITY;
-	for (int64_t i = 0; i < n; i++)
-		max = max > x[i] ? max : x[i];
-	double sum = 0.0;
-	for (int64_t i = 0; i < nv; i += 16) {
-		for (int l = 0; l < 16; l++)
-			y[i + l] = cf_v_expf(x[i + l] - max);
-		sum += (double)cf_reduce16(y + i);
-	}
-	for (int64_t i = nv; i < n; i++) {
-		y[i] = expf(x[i] - max);
-		sum += (double)y[i];
-	}
-	const float inv = (float)(1.0 / sum);
-	for (int64_t i = 0; i < n; i++)
-		y[i] *= inv;
+	cf_softmax_exact(n, y, x, 16, cf_v_expf, cf_reduce16);
 }
 
 void q42_llamacpp_dot_f16_f32(int64_t n, float *out, const void *w, const void *x)
@@ -931,6 +948,15 @@ static void rows_q2_k(int64_t n, int64_t n_rows, const void *w, uint64_t w_strid
 				(const uint8_t *)x + (uint64_t)t * x_stride, t < n_tok / 4 * 4);
 }
 SCALAR_ROWS(rows_tq2_0, q42_llamacpp_dot_tq2_0)
+/* haswell's: Q2_K in the plain buffer, and the float weights with
+ * tinyBLAS<8> for a pass of a shape it takes */
+SCALAR_ROWS(rows_q2_k_cpu, q42_llamacpp_dot_q2_k_cpu)
+PASS_ROWS(rows_hw_f16, q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_dot_f16_lanes)
+SCALAR_ROWS(rows_hw_f16_vd, q42_llamacpp_hw_dot_f16)
+PASS_ROWS(rows_hw_bf16, q42_llamacpp_hw_dot_bf16, q42_llamacpp_hw_dot_bf16_tb)
+SCALAR_ROWS(rows_hw_bf16_vd, q42_llamacpp_hw_dot_bf16)
+PASS_ROWS(rows_hw_f32, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f32_lanes)
+SCALAR_ROWS(rows_hw_f32_vd, q42_llamacpp_hw_dot_f32_vd)
 SCALAR_ROWS(rows_q8_0_cpu, q42_llamacpp_dot_q8_0_cpu)
 SCALAR_ROWS(rows_q5_k_cpu, q42_llamacpp_dot_q5_k_cpu)
 SCALAR_ROWS(rows_iq4_xs_cpu, q42_llamacpp_dot_iq4_xs_cpu)
@@ -990,6 +1016,13 @@ const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT] = {
 	[Q42_LROWS_Q4_0_CPU] = rows_q4_0_cpu,
 	[Q42_LROWS_Q4_K_CPU] = rows_q4_k_cpu,
 	[Q42_LROWS_IQ4_XS_PANEL] = rows_iq4_xs_panel,
+	[Q42_LROWS_Q2_K_CPU] = rows_q2_k_cpu,
+	[Q42_LROWS_HW_F16] = rows_hw_f16,
+	[Q42_LROWS_HW_F16_VD] = rows_hw_f16_vd,
+	[Q42_LROWS_HW_BF16] = rows_hw_bf16,
+	[Q42_LROWS_HW_BF16_VD] = rows_hw_bf16_vd,
+	[Q42_LROWS_HW_F32] = rows_hw_f32,
+	[Q42_LROWS_HW_F32_VD] = rows_hw_f32_vd,
 };
 
 /* One selection's fields; true, for the caller to return. */
@@ -1086,6 +1119,39 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 	}
 }
 
+/* Where the haswell variant (AVX2, no AVX-512) takes another path than
+ * zen4: Q2_K in the plain CPU buffer (CPU_REPACK's q2_K_8x8 wants
+ * AVX-512), and F32, F16 and BF16 in eight lanes: ggml's vec_dot for a
+ * lone token and shapes llamafile declines, tinyBLAS<8> for the tokens
+ * of a pass of 4 rows and 8 values or multiples (F16 included, which
+ * zen4 keeps in vec_dot). -1: zen4's path (checked against llama.cpp's
+ * haswell build for every type, tests/golden/haswell). */
+static int select_haswell(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_isa use, q42_llamacpp_kernels *out)
+{
+	const bool tb = n_out % 4 == 0 && n_in % 8 == 0;
+	switch (dtype) {
+	case Q42_DTYPE_Q2_K:
+		return n_in % QK_K == 0 && pick(out, q42_llamacpp_dot_q2_k_cpu,
+					       q42_llamacpp_rows_for(Q42_LROWS_Q2_K_CPU, use),
+					       q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, "cpu-q2_K");
+	case Q42_DTYPE_F32:
+		return pick(out, q42_llamacpp_hw_dot_f32_vd,
+			    q42_llamacpp_rows_for(tb ? Q42_LROWS_HW_F32 : Q42_LROWS_HW_F32_VD, use), NULL,
+			    Q42_DTYPE_F32, tb ? "avx2-f32" : "avx2-f32-vec");
+	case Q42_DTYPE_F16:
+		return pick(out, q42_llamacpp_hw_dot_f16,
+			    q42_llamacpp_rows_for(tb ? Q42_LROWS_HW_F16 : Q42_LROWS_HW_F16_VD, use),
+			    q42_llamacpp_ops_get(use)->quantize_f16, Q42_DTYPE_F16, tb ? "avx2-f16" : "avx2-f16-vec");
+	case Q42_DTYPE_BF16:
+		return pick(out, q42_llamacpp_hw_dot_bf16,
+			    q42_llamacpp_rows_for(tb ? Q42_LROWS_HW_BF16 : Q42_LROWS_HW_BF16_VD, use),
+			    q42_kernels_get(Q42_DTYPE_BF16, Q42_ISA_SCALAR)->quantize, Q42_DTYPE_BF16,
+			    tb ? "avx2-bf16" : "avx2-bf16-vec");
+	default:
+		return -1;
+	}
+}
+
 bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out, int64_t n_in,
 			       enum q42_llamacpp_place place, enum q42_isa isa, q42_llamacpp_kernels *out)
 {
@@ -1095,7 +1161,12 @@ bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dty
 	const enum q42_isa use = q42_isa_usable(isa);
 	const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(use);
 	memset(out, 0, sizeof *out);
-	if (variant == Q42_LLAMACPP_ZEN4) {
+	if (variant == Q42_LLAMACPP_HASWELL) {
+		const int h = select_haswell(dtype, n_out, n_in, use, out);
+		if (h >= 0)
+			return h == 1;
+	}
+	if (variant == Q42_LLAMACPP_ZEN4 || variant == Q42_LLAMACPP_HASWELL) {
 		const int z = select_zen4(dtype, n_out, n_in, place, use, out);
 		if (z >= 0)
 			return z == 1;

@@ -138,6 +138,32 @@ CF_STATIC float cf_v_expf(float x)
 	return ldexpf(j, (int)n);
 }
 
+/* ggml_vec_soft_max_f32 + soft_max's normalisation on a row of exactly n
+ * (an encoder's, which has no cache to pad it), for a build of w-lane
+ * vectors: whole chunks through its vector exp, each chunk's sum reduced
+ * and added in double, the n % w left with expf and added one by one. */
+CF_STATIC void cf_softmax_exact(int64_t n, float *y, const float *x, int w, float (*vexp)(float),
+				float (*reduce)(const float *))
+{
+	const int64_t nv = n - n % w;
+	float max = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		max = max > x[i] ? max : x[i];
+	double sum = 0.0;
+	for (int64_t i = 0; i < nv; i += w) {
+		for (int l = 0; l < w; l++)
+			y[i + l] = vexp(x[i + l] - max);
+		sum += (double)reduce(y + i);
+	}
+	for (int64_t i = nv; i < n; i++) {
+		y[i] = expf(x[i] - max);
+		sum += (double)y[i];
+	}
+	const float inv = (float)(1.0 / sum);
+	for (int64_t i = 0; i < n; i++)
+		y[i] *= inv;
+}
+
 /* ggml_vec_soft_max_f32 + the normalisation of ggml's soft_max, over a row
  * llama.cpp pads with -inf to a multiple of 16: whole 16-lane chunks, each
  * chunk's sum reduced as _mm512_reduce_add_ps and added in double. */

@@ -19,7 +19,10 @@ enum q42_lrows {
 	Q42_LROWS_BF16_VD, Q42_LROWS_F32, Q42_LROWS_F32_VD,
 	/* the zen4 variant's own */
 	Q42_LROWS_Q8_0_CPU, Q42_LROWS_Q4_K_REPACK, Q42_LROWS_Q5_K_CPU, Q42_LROWS_Q6_K_CPU, Q42_LROWS_IQ4_XS_CPU,
-	Q42_LROWS_Q4_0_CPU, Q42_LROWS_Q4_K_CPU, Q42_LROWS_IQ4_XS_PANEL, Q42_LROWS_COUNT
+	Q42_LROWS_Q4_0_CPU, Q42_LROWS_Q4_K_CPU, Q42_LROWS_IQ4_XS_PANEL,
+	/* the haswell variant's own */
+	Q42_LROWS_Q2_K_CPU, Q42_LROWS_HW_F16, Q42_LROWS_HW_F16_VD, Q42_LROWS_HW_BF16, Q42_LROWS_HW_BF16_VD,
+	Q42_LROWS_HW_F32, Q42_LROWS_HW_F32_VD, Q42_LROWS_COUNT
 };
 
 /* The smallest pass llama.cpp's IQ panel (ggml-cpu/iqp.cpp) takes: an
@@ -37,6 +40,47 @@ extern const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT];
  * q42_isa_usable() returned (q42_dispatch.c); the scalar one where isa has
  * no form of the slot. */
 q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa isa);
+
+/* The rest of the haswell float operations
+ * (llamacpp/q42_llamacpp_float8.h): the row forms of the products, and
+ * with _fma the same compiled with FMA (x86/q42_x86_rowops.c). */
+#define Q42_HW_FLOAT_DECLS(S)                                                                            \
+	void q42_llamacpp_hw_dot_f32_rows##S(int64_t n, int64_t n_rows, float *out, const void *w,       \
+					     uint64_t w_stride, const void *x);                          \
+	void q42_llamacpp_hw_dot_f32_lanes_rows##S(int64_t n, int64_t n_rows, float *out, const void *w, \
+						   uint64_t w_stride, const void *x);                    \
+	void q42_llamacpp_hw_dot_f16_pad_rows##S(int64_t n, int64_t n_rows, float *out, const void *w,   \
+						 uint64_t w_stride, const void *x);                      \
+	void q42_llamacpp_hw_dot_f16_lanes_rows##S(int64_t n, int64_t n_rows, float *out, const void *w, \
+						   uint64_t w_stride, const void *x);                    \
+	void q42_llamacpp_hw_dot_f16_rows##S(int64_t n, int64_t n_rows, float *out, const void *w,       \
+					     uint64_t w_stride, const void *x);                          \
+	void q42_llamacpp_hw_dot_f32_vrows##S(int64_t n, int64_t n_rows, float *out, const void *w,      \
+					      const q42_llamacpp_vlayout *lay, const void *x);           \
+	void q42_llamacpp_hw_dot_f32_lanes_vrows##S(int64_t n, int64_t n_rows, float *out, const void *w,\
+						    const q42_llamacpp_vlayout *lay, const void *x);     \
+	void q42_llamacpp_hw_dot_f16_pad_vrows##S(int64_t n, int64_t n_rows, float *out, const void *w,  \
+						  const q42_llamacpp_vlayout *lay, const void *x);       \
+	void q42_llamacpp_hw_dot_f16_lanes_vrows##S(int64_t n, int64_t n_rows, float *out, const void *w,\
+						    const q42_llamacpp_vlayout *lay, const void *x);     \
+	void q42_llamacpp_hw_dot_f32_vd_cols##S(int64_t n, int64_t n_cols, float *out, const float *w,   \
+						int64_t col_stride, const float *x);                     \
+	void q42_llamacpp_hw_f32_t16_axpy##S(int64_t n, int64_t n_rows, const float *wp, const float *x, \
+					     float scale, float *y);
+Q42_HW_FLOAT_DECLS()
+Q42_HW_FLOAT_DECLS(_fma)
+void q42_llamacpp_hw_dot_f32_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_f32_lanes_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_f16_pad_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_f16_lanes_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_f16_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_f32_vd_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_bf16_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_dot_bf16_tb_fma(int64_t n, float *out, const void *w, const void *x);
+void q42_llamacpp_hw_softmax_fma(int64_t n, float *y, const float *x);
+void q42_llamacpp_hw_softmax_unpadded_fma(int64_t n, float *y, const float *x);
+void q42_llamacpp_hw_swiglu_fma(int64_t n, float *y, const float *x, const float *g);
+#undef Q42_HW_FLOAT_DECLS
 
 /* ggml_v_expf and _mm512_reduce_add_ps of the AVX-512 build, one lane
  * (llamacpp/q42_llamacpp_float.h), for the flash attention reference. */

@@ -4,6 +4,7 @@
  * off.
  */
 #include "kernels/x86/q42_x86_internal.h"
+#include "kernels/llamacpp/q42_llamacpp_impl.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -156,6 +157,9 @@ A5 void q42_llamacpp_rope_avx512(int64_t n_rot, float *x, const float *cache, bo
 #define CF_STATIC A2_INLINE
 #define CF_NO_DOTS /* the AVX2 dots above */
 #include "kernels/llamacpp/q42_llamacpp_float.h"
+/* and the haswell build's eight-lane ones */
+#define CF8(name) q42_llamacpp_hw_##name##_fma
+#include "kernels/llamacpp/q42_llamacpp_float8.h"
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
