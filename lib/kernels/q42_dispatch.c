@@ -410,8 +410,11 @@ enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
 	/* llama.cpp's variants for AVX-512 without AMX (zen4, icelake,
 	 * skylakex, cascadelake, cannonlake, cooperlake) round as zen4 does
 	 * (tests/golden/variants); with AVX2 alone it loads haswell (or
-	 * alderlake, the same float code with AVX-VNNI integer sums) */
-	if (q42_cpu_has_avx512())
+	 * alderlake, the same float code with AVX-VNNI integer sums); its
+	 * AVX-512 builds need AVX512F and the rest of Skylake-X's set, which
+	 * every CPU with AVX512F has */
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
 		return Q42_LLAMACPP_ZEN4;
 	if (q42_cpu_has_avx2())
 		return Q42_LLAMACPP_HASWELL;

@@ -6,7 +6,8 @@
 # --arith portable gives the same bytes at every ISA level and thread
 # count; auto names the mode it chose. llama.cpp's other AVX-512 variants
 # without AMX compute zen4's bits (tests/golden/variants), and their names
-# select it.
+# select it. --arith haswell gives the logits of llama.cpp's AVX2 variant
+# (libggml-cpu-haswell.so, tests/golden/haswell/logits.tsv) bit for bit.
 #
 # Expected ids: tests/golden/zen4/gen.tsv (llamapeer on an AMD EPYC guest
 # that loads the zen4 variant; tests/golden/zen4/README). q42run stops at
@@ -66,7 +67,7 @@ check_ids() {
 	[[ $output == *'"arith":"llamacpp"'* ]]
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --arith zen5
 	[ "$status" -eq 2 ]
-	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, cooperlake or ggml"* ]]
+	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, cooperlake, haswell or ggml"* ]]
 }
 
 # The same ids and logits bytes at every ISA level this CPU runs and for 1
@@ -95,13 +96,14 @@ check_ids() {
 	done
 }
 
-@test "--arith auto (the default) names the mode it chose: llamacpp with AMX, zen4 on other CPUs with AVX2" {
+@test "--arith auto (the default) names the mode it chose: llamacpp with AMX, zen4 with AVX-512, haswell with AVX2 alone" {
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 2 --record
 	[ "$status" -eq 0 ]
 	mode=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["engine"]["arith"])' "$output")
 	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 	want=llamacpp
-	[[ $flags == *" avx2 "* ]] && want=zen4
+	[[ $flags == *" avx2 "* ]] && want=haswell
+	[[ $flags == *" avx512f "* ]] && want=zen4
 	[[ $flags == *" amx_int8 "* ]] && want=llamacpp
 	[ "$mode" = "$want" ]
 }
@@ -120,4 +122,36 @@ check_ids() {
 	run sha256sum -c ../variants/haswell.sha256
 	[ "$(grep -c ': OK$' <<<"$output")" -eq 19 ]
 	[ "$(grep -v ': OK$' <<<"$output" | grep -c '^mm_f16_')" -eq 3 ]
+}
+
+# check_logits MODEL PROMPT IDS WANT [OPTION...]: q42run's logits of IDS
+# (space-separated) equal WANT's strings (llama.cpp prints 9 digits, which
+# tell every float apart)
+check_logits() {
+	local model=$1 prompt=$2 ids=$3 want=$4 f
+	shift 4
+	f="$TM/$model"
+	[ -f "$f" ] || f="$Q42_SRCDIR/../shared/models/$model"
+	run "$Q42RUN" -m "$f" -p "$prompt" --logits-for "${ids// /,}" "$@"
+	[ "$status" -eq 0 ] || { echo "$model: exit $status: $output"; return 1; }
+	got=$(cut -f2 <<<"$output" | tr '\n' ' ')
+	[ "$got" = "$want " ] || { echo "$model | $prompt | $*: q42 $got, llama.cpp $want"; return 1; }
+}
+
+@test "--arith haswell: llama.cpp haswell's logits bit for bit (F16, BF16, Q2_K, head width 24, experts, convolution), at every ISA level" {
+	local n=0
+	while IFS=$'\t' read -r model prompt ids want; do
+		for isa in scalar avx2 avx512; do
+			grep -q ' avx512f ' <<<" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) " || [ $isa != avx512 ] || continue
+			check_logits "$model" "$prompt" "$ids" "$want" --arith haswell --isa $isa
+		done
+		n=$((n + 1))
+	done <"$G/haswell/logits.tsv"
+	[ "$n" -eq 24 ]
+	# the zen4 arithmetic does not give them: the check can fail
+	IFS=$'\t' read -r model prompt ids want < <(grep -m1 '^e256-llama-tied-f16' "$G/haswell/logits.tsv")
+	! check_logits "$model" "$prompt" "$ids" "$want" --arith zen4
+	run "$Q42RUN" -m "$TM/e256-llama-tied-f16.gguf" -p "Once upon a time" -n 4 --arith haswell --record
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"arith":"haswell"'* ]]
 }

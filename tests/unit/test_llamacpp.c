@@ -549,6 +549,8 @@ static void test_haswell(void **state)
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_odd_cpu.bin", F32_K_ODD, F32_N, F32_M_ODD);
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k100.bin", 100, 8, 3);
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k24.bin", 24, 8, 2);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k64_m1.bin", 64, 8, 1);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k100_m1.bin", 100, 8, 1);
 	const enum q42_isa isas[] = {Q42_ISA_SCALAR, Q42_ISA_AVX2, Q42_ISA_AVX512};
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		const q42_llamacpp_ops *o = q42_llamacpp_ops_get_variant(Q42_LLAMACPP_HASWELL, isas[i]);
