@@ -1114,8 +1114,8 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 	e->isa = o->isa == Q42_ISA_BEST ? q42_isa_detect() : o->isa;
 	e->arith = o->arith;
 	e->small_pages = o->small_pages;
-	if ((unsigned)e->arith > Q42_ARITH_HASWELL) {
-		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, haswell, ggml or auto",
+	if ((unsigned)e->arith > Q42_ARITH_ICELAKE) {
+		rc = q42_err_set(err, Q42_EARG, "arithmetic %d: expected llamacpp, zen4, icelake, haswell, ggml or auto",
 				 (int)o->arith);
 		goto fail;
 	}
@@ -1387,10 +1387,12 @@ bool q42_arith_from_name(const char *name, enum q42_arith *out)
 		enum q42_arith arith;
 	} names[] = {{"auto", Q42_ARITH_AUTO}, {"portable", Q42_ARITH_LLAMACPP}, {"llamacpp", Q42_ARITH_LLAMACPP},
 		     {"sapphirerapids", Q42_ARITH_LLAMACPP}, {"zen4", Q42_ARITH_ZEN4}, {"ggml", Q42_ARITH_GGML},
-		     /* llama.cpp variants with zen4's bits (tests/golden/variants) */
-		     {"icelake", Q42_ARITH_ZEN4}, {"skylakex", Q42_ARITH_ZEN4},
-		     {"cascadelake", Q42_ARITH_ZEN4}, {"cannonlake", Q42_ARITH_ZEN4},
-		     {"cooperlake", Q42_ARITH_ZEN4}, {"haswell", Q42_ARITH_HASWELL}};
+		     /* llama.cpp's other x86 variants: cooperlake has zen4's bits,
+		      * skylakex, cascadelake and cannonlake icelake's
+		      * (tests/golden/variants) */
+		     {"cooperlake", Q42_ARITH_ZEN4}, {"icelake", Q42_ARITH_ICELAKE}, {"skylakex", Q42_ARITH_ICELAKE},
+		     {"cascadelake", Q42_ARITH_ICELAKE}, {"cannonlake", Q42_ARITH_ICELAKE},
+		     {"haswell", Q42_ARITH_HASWELL}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0) {
 			*out = names[i].arith;
@@ -1406,6 +1408,7 @@ enum q42_arith q42_arith_resolve(enum q42_arith a)
 	switch (q42_llamacpp_variant_detect()) {
 	case Q42_LLAMACPP_ZEN4: return Q42_ARITH_ZEN4;
 	case Q42_LLAMACPP_HASWELL: return Q42_ARITH_HASWELL;
+	case Q42_LLAMACPP_ICELAKE: return Q42_ARITH_ICELAKE;
 	default: return Q42_ARITH_LLAMACPP;
 	}
 }
@@ -1414,7 +1417,8 @@ const char *q42_arith_name(enum q42_arith a)
 {
 	static const char *const names[] = {
 		[Q42_ARITH_LLAMACPP] = "llamacpp", [Q42_ARITH_GGML] = "ggml",
-		[Q42_ARITH_ZEN4] = "zen4", [Q42_ARITH_AUTO] = "auto", [Q42_ARITH_HASWELL] = "haswell"};
+		[Q42_ARITH_ZEN4] = "zen4", [Q42_ARITH_AUTO] = "auto", [Q42_ARITH_HASWELL] = "haswell",
+		[Q42_ARITH_ICELAKE] = "icelake"};
 	return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "unknown";
 }
 const q42_arch *q42_engine_arch(const q42_engine *e) { return e->arch; }

@@ -48,6 +48,10 @@ enum q42_arith {
 	 * variant): zen4's quantized products but Q2_K, eight-lane float
 	 * sums (Q42_LLAMACPP_HASWELL) */
 	Q42_ARITH_HASWELL = 4,
+	/* as llama.cpp runs on an AVX-512 CPU without AVX512-BF16 (its
+	 * icelake, skylakex, cascadelake and cannonlake variants): zen4's
+	 * but BF16 (Q42_LLAMACPP_ICELAKE) */
+	Q42_ARITH_ICELAKE = 5,
 };
 
 /* A LoRA adapter applied at run time, as llama.cpp applies it: every
@@ -73,7 +77,7 @@ typedef struct q42_engine_opts {
 	uint32_t kv_type;   /* Q42_DTYPE_F32 (default, also for 0), Q42_DTYPE_F16 or Q42_DTYPE_Q8_0 (with flash_attn) */
 	enum q42_flash_attn flash_attn;
 	enum q42_isa isa;   /* Q42_ISA_BEST, or a specific table (Q42_ISA_SCALAR...) */
-	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0), _ZEN4, _HASWELL or _GGML */
+	enum q42_arith arith; /* Q42_ARITH_LLAMACPP (default, 0), _ZEN4, _ICELAKE, _HASWELL or _GGML */
 	enum q42_backend backend; /* Q42_BACKEND_CPU (default, 0), VULKAN or AUTO */
 	int32_t device;     /* Vulkan device index; only read when backend != CPU; -1 = choose */
 	/* the backend that runs backend VULKAN or AUTO (e.g. q42_vk_backend(),
@@ -202,14 +206,15 @@ Q42_API enum q42_isa q42_engine_isa(const q42_engine *e);
 Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);
 /* The mode a command line names: auto, portable, llamacpp, sapphirerapids
- * (the last three are Q42_ARITH_LLAMACPP), zen4 (and the AVX-512
- * variants with its bits), haswell or ggml; false for any other name.
+ * (the last three are Q42_ARITH_LLAMACPP), zen4 (also cooperlake),
+ * icelake (also skylakex, cascadelake, cannonlake), haswell or ggml;
+ * false for any other name.
  * Q42_ARITH_NAMES lists them for messages. */
 #define Q42_ARITH_NAMES                                                                         \
 	"auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, "  \
 	"cooperlake, haswell or ggml"
 Q42_API bool q42_arith_from_name(const char *name, enum q42_arith *out);
-/* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP, ZEN4 or HASWELL,
+/* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP, ZEN4, ICELAKE or HASWELL,
  * q42_llamacpp_variant_detect); any other mode as it is. */
 Q42_API enum q42_arith q42_arith_resolve(enum q42_arith a);
 /* The backend the engine actually runs on (never AUTO) and, for Vulkan,

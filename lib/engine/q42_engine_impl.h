@@ -82,6 +82,7 @@ static inline enum q42_llamacpp_variant q42_arith_variant(enum q42_arith a)
 {
 	return a == Q42_ARITH_ZEN4 ? Q42_LLAMACPP_ZEN4
 	       : a == Q42_ARITH_HASWELL ? Q42_LLAMACPP_HASWELL
+	       : a == Q42_ARITH_ICELAKE ? Q42_LLAMACPP_ICELAKE
 					: Q42_LLAMACPP_SAPPHIRERAPIDS;
 }
 

@@ -1097,6 +1097,29 @@ static void op_post_norm(q42_engine *e, const q42_weight *norm, float *out, floa
 		       out + (uint64_t)t * e->n_embd);
 }
 
+/* llama.cpp runs the last layer's output projection (attention's, and
+ * lfm2's short convolution's) over every token of the pass and keeps the
+ * wanted row after it (ggml_get_rows follows build_attn). Some types
+ * round a product by the pass's size or a token's place in it (F32, BF16
+ * and IQ4_NL by tinyBLAS from 2 tokens, Q2_K and Q4_K by whole groups of
+ * four, IQ4_XS by the panel from 8), so one kept row of an n-token pass
+ * runs as the last of pass_form(n) copies of itself: the same place in a
+ * pass as the last of n tokens. */
+static uint32_t pass_form(uint32_t n, uint32_t keep)
+{
+	return keep != 1 || n < 2 ? keep : n <= 11 ? n : 8 + n % 4;
+}
+
+/* After a product of `form` copies into y, its last row is the kept one:
+ * moved to row 0, and added to res (the residual) when res. */
+static void kept_row(q42_engine *e, uint32_t form, float *y, float *res)
+{
+	const uint64_t E = e->n_embd;
+	memmove(y, y + (uint64_t)(form - 1) * E, E * sizeof *y);
+	if (res != NULL)
+		e->add((int64_t)E, res, res, y);
+}
+
 /* Jobs per block: q, k and v together; attention; the output projection
  * with the residual add; gate and up with SwiGLU; down with the residual
  * add. A pass of one token runs everything else on the caller; a longer
@@ -1108,8 +1131,9 @@ static void op_post_norm(q42_engine *e, const q42_weight *norm, float *out, floa
  * layer runs attention, its output projection and the FFN for the row
  * whose logits are wanted only, or for none (a prompt chunk before the
  * last), as llama.cpp does with its output ids. The kept row's bits do not
- * change: attention still rounds as in a pass of n tokens, and every
- * matrix product element is one dot product whatever the token count. */
+ * change: attention still rounds as in a pass of n tokens, the output
+ * projection too (pass_form), and the FFN runs on that row alone in
+ * llama.cpp as well. */
 static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 {
 	const q42_weight *W = e->layers[l].w;
@@ -1145,12 +1169,19 @@ static void block_attention(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep
 		op_rope_store(e, l, n);
 	op_attention(e, l, n, n - keep);
 	phase_end(e, Q42_PHASE_ATTENTION, t0);
-	op_prepare(e, NULL, e->att + (uint64_t)(n - keep) * e->n_head * e->hd_v, NULL, &out, 1, keep);
+	const uint32_t form = pass_form(n, keep);
+	const uint64_t row = (uint64_t)e->n_head * e->hd_v;
+	float *src = e->att + (uint64_t)(n - form) * row;
+	for (uint32_t t = 0; t + keep < form; t++) /* copies before the kept row */
+		memcpy(src + t * row, e->att + (uint64_t)(n - 1) * row, row * sizeof *src);
+	op_prepare(e, NULL, src, NULL, &out, 1, form);
 	memset(&m, 0, sizeof m);
 	float *res = e->x + (uint64_t)(n - keep) * e->n_embd;
-	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, post->data != NULL ? NULL : res);
-	m.n_tok = keep;
+	mm_add(&m, out, &W[Q42_W_ATTN_OUT_B], e->ao, post->data != NULL || form != keep ? NULL : res);
+	m.n_tok = form;
 	mm_run(e, &m);
+	if (form != keep)
+		kept_row(e, form, e->ao, post->data != NULL ? NULL : res);
 	if (post->data != NULL)
 		op_post_norm(e, post, e->ao, res, keep);
 	op_layer_norm(e, &W[Q42_W_ATTN_OUT_NORM], &W[Q42_W_ATTN_OUT_NORM_B], res, keep);
@@ -1197,11 +1228,17 @@ static void block_conv(q42_engine *e, uint32_t l, uint32_t n, uint32_t keep)
 			y[d] = c[d] * e->conv_dot((int64_t)L, win, kern + d * L);
 		}
 	}
-	op_prepare(e, NULL, e->xb, NULL, &out, 1, keep);
+	const uint32_t form = pass_form(n, keep);
+	for (uint32_t t = keep; t < form; t++) /* copies after the kept row */
+		memcpy(e->xb + t * E, e->xb, E * sizeof *e->xb);
+	op_prepare(e, NULL, e->xb, NULL, &out, 1, form);
 	memset(&m, 0, sizeof m);
-	mm_add(&m, out, &none, e->ao, e->x + (uint64_t)(n - keep) * E);
-	m.n_tok = keep;
+	float *res = e->x + (uint64_t)(n - keep) * E;
+	mm_add(&m, out, &none, e->ao, form != keep ? NULL : res);
+	m.n_tok = form;
 	mm_run(e, &m);
+	if (form != keep)
+		kept_row(e, form, e->ao, res);
 }
 
 /* The FFN of the n token rows from x on (rows of e->x). */

@@ -305,7 +305,8 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_pad_rows, q42_llamacpp_dot_f16_lanes_rows, q42_llamacpp_dot_f16_rows,
 		q42_llamacpp_dot_f32_vrows, q42_llamacpp_dot_f32_lanes_vrows, q42_llamacpp_dot_f16_pad_vrows,
 		q42_llamacpp_dot_f16_lanes_vrows, q42_llamacpp_softmax,
-		q42_llamacpp_swiglu, q42_op_geglu, q42_op_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows,
+		q42_llamacpp_swiglu, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope, q42_op_add,
+		q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy,
 		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols, SR_TAIL};
 #if defined(__x86_64__) || defined(__i386__)
@@ -372,16 +373,14 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant v
 {
 	if (variant != Q42_LLAMACPP_HASWELL)
 		return q42_llamacpp_ops_get(isa);
-	/* the scalar table keeps the generic GeGLU and convolution, as
-	 * q42_llamacpp_ops_get's does */
 	static const q42_llamacpp_ops scalar = {
 		Q42_ISA_SCALAR, q42_llamacpp_quantize_q8_0, q42_llamacpp_quantize_q8_1, q42_llamacpp_quantize_f16,
 		q42_llamacpp_hw_dot_f32, q42_llamacpp_hw_dot_f32_lanes, q42_llamacpp_hw_dot_f32_rows,
 		q42_llamacpp_hw_dot_f32_lanes_rows, q42_llamacpp_hw_dot_f16_pad, q42_llamacpp_hw_dot_f16_lanes,
 		q42_llamacpp_hw_dot_f16_pad_rows, q42_llamacpp_hw_dot_f16_lanes_rows, q42_llamacpp_hw_dot_f16_rows,
 		q42_llamacpp_hw_dot_f32_vrows, q42_llamacpp_hw_dot_f32_lanes_vrows, q42_llamacpp_hw_dot_f16_pad_vrows,
-		q42_llamacpp_hw_dot_f16_lanes_vrows, q42_llamacpp_hw_softmax, q42_llamacpp_hw_swiglu, q42_op_geglu,
-		q42_op_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows, q42_llamacpp_hw_f32_t16_axpy,
+		q42_llamacpp_hw_dot_f16_lanes_vrows, q42_llamacpp_hw_softmax, q42_llamacpp_hw_swiglu, q42_llamacpp_geglu,
+		q42_llamacpp_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows, q42_llamacpp_hw_f32_t16_axpy,
 		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_hw_dot_f32_vd_cols, q42_llamacpp_hw_dot_f32_vd,
 		q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_softmax_unpadded, 8u};
 #if defined(__x86_64__) || defined(__i386__)
@@ -415,7 +414,7 @@ enum q42_llamacpp_variant q42_llamacpp_variant_detect(void)
 	 * every CPU with AVX512F has */
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f"))
-		return Q42_LLAMACPP_ZEN4;
+		return __builtin_cpu_supports("avx512bf16") ? Q42_LLAMACPP_ZEN4 : Q42_LLAMACPP_ICELAKE;
 	if (q42_cpu_has_avx2())
 		return Q42_LLAMACPP_HASWELL;
 #endif

@@ -98,13 +98,17 @@ enum q42_llamacpp_variant {
 	 * SwiGLU in eight lanes with the AVX2 build's vector exp
 	 * (q42_llamacpp_ops_get_variant) */
 	Q42_LLAMACPP_HASWELL = 2,
+	/* AVX-512 without AVX512-BF16 (llama.cpp's icelake, skylakex,
+	 * cascadelake and cannonlake builds): zen4's, but BF16 widened to f32
+	 * in 16 lanes instead of VDPBF16PS */
+	Q42_LLAMACPP_ICELAKE = 3,
 };
 /* The variant whose rounding llama.cpp's own CPU variant choice gives on
  * this CPU, where libq42 has it: sapphirerapids with AMX; zen4 on every
- * other CPU with AVX-512 (llama.cpp's zen4, icelake, skylakex,
- * cascadelake, cannonlake and cooperlake variants give zen4's bits);
- * haswell on CPUs with AVX2 and no AVX-512; sapphirerapids on CPUs
- * without AVX2. */
+ * other CPU with AVX-512 and AVX512-BF16 (llama.cpp's zen4 and cooperlake
+ * variants), icelake on those without AVX512-BF16 (its icelake,
+ * skylakex, cascadelake and cannonlake variants); haswell on CPUs with
+ * AVX2 and no AVX-512; sapphirerapids on CPUs without AVX2. */
 Q42_API enum q42_llamacpp_variant q42_llamacpp_variant_detect(void);
 Q42_API bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dtype, int64_t n_out,
 				       int64_t n_in, enum q42_llamacpp_place place, enum q42_isa isa,
@@ -286,9 +290,10 @@ typedef struct q42_llamacpp_ops {
 	q42_llamacpp_vdots_fn dot_f16_lanes_vrows;
 	void (*softmax)(int64_t n, float *y, const float *x);
 	void (*swiglu)(int64_t n, float *y, const float *x, const float *g);
-	/* q42_op_geglu where the build has no FMA, else q42_llamacpp_geglu */
+	/* q42_llamacpp_geglu in every table (its fmaf is exact in scalar C
+	 * too, so every ISA gives the same bits) */
 	void (*geglu)(int64_t n, float *y, const float *x, const float *g);
-	/* q42_op_conv_dot where the build has no FMA, else q42_llamacpp_conv_dot */
+	/* q42_llamacpp_conv_dot in every table, likewise */
 	float (*conv_dot)(int64_t n, const float *s, const float *c);
 	void (*rope)(int64_t n_rot, float *x, const float *cache, bool neox);
 	/* y = a + b elementwise (y may be a or b): exact, so the same in
@@ -450,6 +455,14 @@ Q42_API void q42_llamacpp_dot_f16(int64_t n, float *out, const void *w, const vo
  * multiple of 4 rows. */
 Q42_API void q42_llamacpp_dot_bf16(int64_t n, float *out, const void *w, const void *x);
 Q42_API void q42_llamacpp_dot_bf16_tb(int64_t n, float *out, const void *w, const void *x);
+/* The same in the AVX-512 builds without AVX512-BF16 (the icelake
+ * variant): values widened to f32 (no flushing), ggml_vec_dot_bf16 in two
+ * 16-lane accumulators over 32-element steps (elements 0..15 and 16..31;
+ * each product exact, so mul then add is one fma), each reduced and added
+ * in double, the n % 32 left in double; tinyBLAS<16> (n a multiple of
+ * 16) in one accumulator, element k in lane k % 16, reduced. */
+Q42_API void q42_llamacpp_dot_bf16_wide(int64_t n, float *out, const void *w, const void *x);
+Q42_API void q42_llamacpp_dot_bf16_wide_tb(int64_t n, float *out, const void *w, const void *x);
 
 /* Attention with an f32 KV cache. llama.cpp computes K.q with
  * ggml_vec_dot_f32 (q is a permuted, non-contiguous view, so llamafile is

@@ -6,8 +6,10 @@
 # --arith portable gives the same bytes at every ISA level and thread
 # count; auto names the mode it chose. llama.cpp's other AVX-512 variants
 # without AMX compute zen4's bits (tests/golden/variants), and their names
-# select it. --arith haswell gives the logits of llama.cpp's AVX2 variant
-# (libggml-cpu-haswell.so, tests/golden/haswell/logits.tsv) bit for bit.
+# select it. --arith zen4 and --arith haswell give the top logits of
+# llama.cpp's zen4 and AVX2 variants (tests/golden/{zen4,haswell}/
+# logits.tsv: every generating model of tests/models and ../shared/models,
+# three prompts) bit for bit.
 #
 # Expected ids: tests/golden/zen4/gen.tsv (llamapeer on an AMD EPYC guest
 # that loads the zen4 variant; tests/golden/zen4/README). q42run stops at
@@ -96,14 +98,15 @@ check_ids() {
 	done
 }
 
-@test "--arith auto (the default) names the mode it chose: llamacpp with AMX, zen4 with AVX-512, haswell with AVX2 alone" {
+@test "--arith auto (the default) names the mode it chose: llamacpp with AMX, zen4 or icelake with AVX-512, haswell with AVX2 alone" {
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 2 --record
 	[ "$status" -eq 0 ]
 	mode=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["engine"]["arith"])' "$output")
 	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 	want=llamacpp
 	[[ $flags == *" avx2 "* ]] && want=haswell
-	[[ $flags == *" avx512f "* ]] && want=zen4
+	[[ $flags == *" avx512f "* ]] && want=icelake
+	[[ $flags == *" avx512f "* && $flags == *" avx512_bf16 "* ]] && want=zen4
 	[[ $flags == *" amx_int8 "* ]] && want=llamacpp
 	[ "$mode" = "$want" ]
 }
@@ -112,16 +115,30 @@ check_ids() {
 	cd "$G/zen4"
 	for v in icelake skylakex cascadelake cannonlake cooperlake; do
 		run sha256sum -c "../variants/$v.sha256"
-		[ "$status" -eq 0 ]
-		[ "$(grep -c ': OK$' <<<"$output")" -eq 22 ]
+		# every product and generation; the logits too with AVX512-BF16
+		# (cooperlake), all but the BF16 model's without it
+		if [ "$v" = cooperlake ]; then
+			[ "$status" -eq 0 ]
+			[ "$(grep -c ': OK$' <<<"$output")" -eq 35 ]
+		else
+			[ "$(grep -c ': OK$' <<<"$output")" -eq 34 ]
+			[ "$(grep -c '^logits.tsv: FAILED' <<<"$output")" -eq 1 ]
+		fi
 		run "$Q42RUN" -m "$TM/e256-llama-q4_k_m.gguf" -p "Once upon a time" -n 8 --arith "$v" --record
 		[ "$status" -eq 0 ]
-		[[ "$output" == *'"arith":"zen4"'* ]]
+		if [ "$v" = cooperlake ]; then
+			[[ "$output" == *'"arith":"zen4"'* ]]
+		else
+			[[ "$output" == *'"arith":"icelake"'* ]]
+		fi
 	done
-	# haswell (AVX2): every quantized product and generation, not F16's
+	# the icelake builds' logits are their own golden's
+	[ "$(sed -n '$p' ../variants/icelake.sha256 | cut -d' ' -f1)" = "$(sha256sum <../icelake/logits.tsv | cut -d' ' -f1)" ]
+	# haswell (AVX2): every quantized product and generation, not the F16
+	# and F32 products nor the logits (its own mode)
 	run sha256sum -c ../variants/haswell.sha256
-	[ "$(grep -c ': OK$' <<<"$output")" -eq 19 ]
-	[ "$(grep -v ': OK$' <<<"$output" | grep -c '^mm_f16_')" -eq 3 ]
+	[ "$(grep -c ': OK$' <<<"$output")" -eq 28 ]
+	[ "$(grep -v ': OK$' <<<"$output" | grep -c '^mm_f16_\|^mm_f32_\|^logits')" -eq 7 ]
 }
 
 # check_logits MODEL PROMPT IDS WANT [OPTION...]: q42run's logits of IDS
@@ -138,16 +155,36 @@ check_logits() {
 	[ "$got" = "$want " ] || { echo "$model | $prompt | $*: q42 $got, llama.cpp $want"; return 1; }
 }
 
-@test "--arith haswell: llama.cpp haswell's logits bit for bit (F16, BF16, Q2_K, head width 24, experts, convolution), at every ISA level" {
-	local n=0
+# check_variant MODE: every row of tests/golden/MODE/logits.tsv under
+# --arith MODE at the best ISA, and its first prompt's rows under --isa
+# scalar and avx2 too
+check_variant() {
+	local mode=$1 n=0 first
+	first=$(head -1 "$G/$mode/logits.tsv" | cut -f2)
 	while IFS=$'\t' read -r model prompt ids want; do
-		for isa in scalar avx2 avx512; do
-			grep -q ' avx512f ' <<<" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) " || [ $isa != avx512 ] || continue
-			check_logits "$model" "$prompt" "$ids" "$want" --arith haswell --isa $isa
-		done
+		check_logits "$model" "$prompt" "$ids" "$want" --arith "$mode"
+		if [ "$prompt" = "$first" ]; then
+			check_logits "$model" "$prompt" "$ids" "$want" --arith "$mode" --isa scalar
+			check_logits "$model" "$prompt" "$ids" "$want" --arith "$mode" --isa avx2
+		fi
 		n=$((n + 1))
-	done <"$G/haswell/logits.tsv"
-	[ "$n" -eq 24 ]
+	done <"$G/$mode/logits.tsv"
+	[ "$n" -eq 111 ]
+}
+
+@test "--arith zen4: llama.cpp zen4's top logits bit for bit on every generating model, three prompts" {
+	check_variant zen4
+}
+
+@test "--arith icelake: llama.cpp icelake's top logits bit for bit on every generating model, three prompts" {
+	check_variant icelake
+	run "$Q42RUN" -m "$TM/e256-llama-tied-bf16.gguf" -p "Once upon a time" -n 4 --arith skylakex --record
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"arith":"icelake"'* ]]
+}
+
+@test "--arith haswell: llama.cpp haswell's top logits bit for bit on every generating model, three prompts" {
+	check_variant haswell
 	# the zen4 arithmetic does not give them: the check can fail
 	IFS=$'\t' read -r model prompt ids want < <(grep -m1 '^e256-llama-tied-f16' "$G/haswell/logits.tsv")
 	! check_logits "$model" "$prompt" "$ids" "$want" --arith zen4

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
-"""gen_haswell_golden.py -- write tests/golden/haswell/ for
-tests/unit/test_llamacpp.c and tests/bats/arith.bats.
+"""gen_haswell_golden.py -- write tests/golden/haswell/ (and, with --variant
+icelake, tests/golden/icelake/) for tests/unit/test_llamacpp.c and
+tests/bats/arith.bats.
 
 Run by a developer, never by `make check`. Every expected value comes from
 llama.cpp itself as it runs on a CPU with AVX2 and no AVX-512, i.e. the
 prebuilt libggml-cpu-haswell.so of node-llama-cpp 3.21.1 (llama.cpp
-v0.4.0): matrix products and row operations through
+v0.4.0), or on an AVX-512 CPU without AVX512-BF16, its
+libggml-cpu-icelake.so, for which only the BF16 products and the logits
+are written (its other products are zen4's: tests/golden/variants): matrix products and row operations through
 tests/tools/llamacpp_oracle.c linked with that variant, on the inputs of
 tests/golden/llamacpp (copied into each file that carries its inputs),
-and logits through llamapeer with GGML_BACKEND_DIR naming a folder that
+and logits (tests/tools/golden_logits.py) through llamapeer with GGML_BACKEND_DIR naming a folder that
 holds only that variant (`LLAMAPEER_VERBOSE=1 llamapeer info` names it).
 The commands are in tests/golden/haswell/README.
 
@@ -19,6 +22,8 @@ Usage (from the repository root):
 import argparse
 import os
 import subprocess
+
+import golden_logits
 
 SRC = "tests/golden/llamacpp"
 MM_N, MM_MS = 64, (1, 4, 19)
@@ -33,20 +38,8 @@ PRODUCTS = (("f16", "cpu", 256, "w_f16.bin", "f16_cpu"), ("bf16", "cpu", 512, "w
 # are whole 8-steps (tinyBLAS<8> takes them, the AVX-512 builds' 16-lane
 # form does not), 100 is not
 F32 = (("mm_f32_cpu.bin", 256, 8, 2), ("mm_f32_odd_cpu.bin", 200, 8, 3), ("mm_f32_k100.bin", 100, 8, 3),
-       ("mm_f32_k24.bin", 24, 8, 2), ("mm_f32_k64_m1.bin", 64, 8, 1), ("mm_f32_k100_m1.bin", 100, 8, 1))
-# models whose logits q42's zen4 mode gives bit for bit against the zen4
-# build, each exercising another path: F16, BF16 and Q2_K matrices,
-# attention of head width 24, experts, the short convolution. Not here:
-# the F32 models (tiny-qwen3-f32, a64-gemma3-swa-f32 equal the zen4 build
-# under --arith zen4 but differ from the haswell build in their last bits
-# under --arith haswell, for a cause not found yet)
-MODELS = ("tests/models/e256-llama-tied-f16.gguf", "tests/models/e256-llama-tied-bf16.gguf",
-          "tests/models/e256-llama-q2_k.gguf", "tests/models/e256-llama-q8_0.gguf",
-          "tests/models/e256-qwen2-q8_0.gguf", "tests/models/a64-qwen3-hd24-q8_0.gguf",
-          "tests/models/a64-lfm2-q8_0.gguf", "tests/models/a256-lfm2moe-q6_k.gguf")
-PROMPTS = ("Once upon a time", "Sara had a cat named Tom. The cat",
-           "Once upon a time there was a little girl named Lily who loved to play outside in the park")
-TOP = 8
+       ("mm_f32_k24.bin", 24, 8, 2), ("mm_f32_k64_m1.bin", 64, 8, 1), ("mm_f32_k100_m1.bin", 100, 8, 1),
+       ("mm_f32_k7_m1.bin", 7, 8, 1), ("mm_f32_k45.bin", 45, 8, 3))
 
 
 def read(name):
@@ -63,7 +56,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--llamapeer", required=True)
-    ap.add_argument("--backend-dir", required=True, help="a folder holding only libggml-cpu-haswell.so")
+    ap.add_argument("--backend-dir", required=True, help="a folder holding only libggml-cpu-VARIANT.so")
+    ap.add_argument("--variant", default="haswell", choices=("haswell", "icelake"))
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -75,10 +69,20 @@ def main():
 
     x = read("x.f32")
     for t, buf, k, wfile, part in PRODUCTS:
+        if a.variant == "icelake" and t != "bf16":
+            continue
         w = read(wfile)
         for m in MM_MS:
             xs = b"".join(x[r * 512 * 4: r * 512 * 4 + k * 4] for r in range(m))
             put("mm_%s_m%d.f32" % (part, m), oracle(a.oracle, ["mul_mat", buf, t, k, MM_N, m], w + xs))
+    env = dict(os.environ, GGML_BACKEND_DIR=a.backend_dir)
+    info = subprocess.run([a.llamapeer, "info", golden_logits.MODELS[0]], env=dict(env, LLAMAPEER_VERBOSE="1"),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    if a.variant not in info:
+        raise SystemExit("llamapeer did not load the %s variant:\n%s" % (a.variant, info))
+    golden_logits.write(os.path.join(a.out, "logits.tsv"), a.llamapeer, env)
+    if a.variant == "icelake":
+        return
     # f32 weights and activations from x.f32's values (its 19 x 512 floats)
     for name, k, n, m in F32:
         if name in ("mm_f32_cpu.bin", "mm_f32_odd_cpu.bin"):
@@ -111,20 +115,6 @@ def main():
         gu = src[: 2 * n * rows * 4]
         put("swiglu_%d.bin" % n, gu, oracle(a.oracle, ["swiglu", n, rows], gu))
 
-    env = dict(os.environ, GGML_BACKEND_DIR=a.backend_dir)
-    info = subprocess.run([a.llamapeer, "info", MODELS[0]], env=dict(env, LLAMAPEER_VERBOSE="1"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    if "haswell" not in info:
-        raise SystemExit("llamapeer did not load the haswell variant:\n" + info)
-    with open(os.path.join(a.out, "logits.tsv"), "w") as f:
-        for model in MODELS:
-            for prompt in PROMPTS:
-                r = subprocess.run([a.llamapeer, "logits", model, prompt, "--top", str(TOP), "--threads", "1",
-                                    "--fa", "off", "--kv", "f32"], env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True, check=True)
-                pairs = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
-                f.write("%s\t%s\t%s\t%s\n" % (os.path.basename(model), prompt, " ".join(q[0] for q in pairs),
-                                              " ".join(q[1] for q in pairs)))
 
 
 if __name__ == "__main__":

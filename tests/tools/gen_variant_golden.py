@@ -7,7 +7,7 @@ Run by a developer, never by `make check`. For each variant it runs the
 same matrix products as gen_zen4_golden.py through
 tests/tools/llamacpp_oracle.c linked with that variant's
 libggml-cpu-VARIANT.so (node-llama-cpp 3.21.1, llama.cpp v0.4.0), and the
-same 32-token greedy generations through llamapeer with GGML_BACKEND_DIR
+same 32-token greedy generations and top logits (golden_logits.py) through llamapeer with GGML_BACKEND_DIR
 naming a folder that holds only that variant. A variant runs only on a
 CPU with its instructions (alderlake needs AVX-VNNI, sapphirerapids AMX).
 tests/bats/arith.bats compares the digests with tests/golden/zen4, so a
@@ -24,7 +24,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_zen4_golden import MM_MS, MM_N, MODELS, PRODUCTS, PROMPTS, SRC  # noqa: E402
+from gen_zen4_golden import F32, MM_MS, MM_N, MODELS, PRODUCTS, PROMPTS, SRC  # noqa: E402
+import golden_logits  # noqa: E402
 
 
 def main():
@@ -49,15 +50,20 @@ def main():
         if not os.path.exists(so):
             os.symlink(os.path.join(lib, "libggml-cpu-%s.so" % v), so)
         lines = []
-        for t, buf, k in PRODUCTS:
+        for t, buf, k, n, part in PRODUCTS:
             with open(os.path.join(SRC, "w_%s.bin" % t), "rb") as f:
                 w = f.read()
+            w = w[: len(w) // MM_N * n]
             for m in MM_MS:
-                r = subprocess.run([oracle, "mul_mat", buf, t, str(k), str(MM_N), str(m)],
-                                   input=w + x[: k * m * 4], stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, check=True)
-                lines.append("%s  mm_%s_%s_m%d.f32\n" % (hashlib.sha256(r.stdout).hexdigest(),
-                                                         t, buf, m))
+                r = subprocess.run([oracle, "mul_mat", buf, t, str(k), str(n), str(m)],
+                                   input=w + b"".join(x[i * 512 * 4: i * 512 * 4 + k * 4] for i in range(m)),
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+                lines.append("%s  mm_%s_%s_m%d.f32\n" % (hashlib.sha256(r.stdout).hexdigest(), t, part, m))
+        for name, k, n, m in F32:
+            w, xs = x[: n * k * 4], x[n * k * 4: (n * k + m * k) * 4]
+            r = subprocess.run([oracle, "mul_mat", "cpu", "f32", str(k), str(n), str(m)], input=w + xs,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+            lines.append("%s  %s\n" % (hashlib.sha256(w + xs + r.stdout).hexdigest(), name))
         gen = []
         env = dict(os.environ, GGML_BACKEND_DIR=vdir)
         for model in MODELS:
@@ -69,6 +75,9 @@ def main():
                 out = [l[5:].decode() for l in r.stdout.splitlines() if l.startswith(b"out: ")][0]
                 gen.append("%s.gguf\t%s\t%s\n" % (model, p, out))
         lines.append("%s  gen.tsv\n" % hashlib.sha256("".join(gen).encode()).hexdigest())
+        golden_logits.write("/tmp/logits-%s.tsv" % v, os.path.join(a.peer, "bin/llamapeer"), env)
+        with open("/tmp/logits-%s.tsv" % v, "rb") as f:
+            lines.append("%s  logits.tsv\n" % hashlib.sha256(f.read()).hexdigest())
         with open(os.path.join(a.out, "%s.sha256" % v), "w") as f:
             f.writelines(lines)
 

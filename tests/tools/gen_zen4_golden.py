@@ -19,6 +19,8 @@ import argparse
 import os
 import subprocess
 
+import golden_logits
+
 SRC = "tests/golden/llamacpp"
 MM_N, MM_MS = 64, (1, 4, 19)
 # (type, llama.cpp buffer on zen4, row length, rows, file name part): the
@@ -29,6 +31,12 @@ PRODUCTS = (("q8_0", "cpu", 512, MM_N, "cpu"), ("q4_0", "repack", 512, MM_N, "re
             ("q5_K", "cpu", 512, MM_N, "cpu"), ("q6_K", "cpu", 512, MM_N, "cpu"),
             ("f16", "cpu", 256, MM_N, "cpu"), ("iq4_xs", "cpu", 512, MM_N, "cpu"),
             ("q4_0", "cpu", 512, 60, "odd_cpu"), ("q4_K", "cpu", 512, 60, "odd_cpu"))
+# f32 products that carry their inputs (the first values of x.f32: N rows
+# of K, then M rows of K, then the M x N results): ggml_vec_dot_f32's
+# leftovers past its 64-steps, vectorised products added in order and
+# the last K % 8 fused (172: 44 leftovers; 13: all of them; 100 with 3
+# tokens: vec_dot, tinyBLAS declines 100 values)
+F32 = (("mm_f32_k172_cpu.bin", 172, 8, 1), ("mm_f32_k13_cpu.bin", 13, 8, 1), ("mm_f32_k100_cpu.bin", 100, 8, 3))
 MODELS = ("e256-llama-q8_0", "e256-llama-q4_0", "e256-llama-q4_k_m", "e256-llama-q6_k",
           "e256-llama-q5_0", "e256-llama-q5_1", "e256-llama-iq4_nl", "e256-llama-q2_k",
           "e256-llama-q3_k", "e256-llama-tq1_0", "e256-llama-tq2_0", "e256-llama-tied-f16",
@@ -53,10 +61,17 @@ def main():
         w = w[: len(w) // MM_N * n]
         for m in MM_MS:
             r = subprocess.run([a.oracle, "mul_mat", buf, t, str(k), str(n), str(m)],
-                               input=w + x[: k * m * 4], stdout=subprocess.PIPE,
+                               input=w + b"".join(x[r * 512 * 4: r * 512 * 4 + k * 4] for r in range(m)),
+                               stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, check=True)
             with open(os.path.join(a.out, "mm_%s_%s_m%d.f32" % (t, part, m)), "wb") as f:
                 f.write(r.stdout)
+    for name, k, n, m in F32:
+        w, xs = x[: n * k * 4], x[n * k * 4: (n * k + m * k) * 4]
+        r = subprocess.run([a.oracle, "mul_mat", "cpu", "f32", str(k), str(n), str(m)], input=w + xs,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+        with open(os.path.join(a.out, name), "wb") as f:
+            f.write(w + xs + r.stdout)
     if a.mm_only:
         return
     lines = []
@@ -69,6 +84,7 @@ def main():
             lines.append("%s.gguf\t%s\t%s\n" % (model, p, out))
     with open(os.path.join(a.out, "gen.tsv"), "w") as f:
         f.writelines(lines)
+    golden_logits.write(os.path.join(a.out, "logits.tsv"), a.llamapeer)
 
 
 if __name__ == "__main__":

@@ -310,6 +310,34 @@ static void check_variant(const char *dir, enum q42_llamacpp_variant variant, co
 	free(x.data);
 }
 
+/* f32 weights times f32 activations, a file carrying both: N rows of K,
+ * M rows of K, then the M x N results. */
+static void check_f32_file(const char *dir, enum q42_llamacpp_variant variant, const char *fn, int64_t k, int64_t n,
+			   int64_t m)
+{
+	const size_t nw = (size_t)(n * k), nx = (size_t)(m * k);
+	blob b = golden_in(dir, fn, (nw + nx + (size_t)(m * n)) * 4);
+	const float *w = (const float *)(const void *)b.data, *x = w + nw;
+	const uint8_t *want = b.data + (nw + nx) * 4;
+	float *got = malloc((size_t)(m * n) * sizeof *got);
+	assert_non_null(got);
+	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
+	for (size_t i = 0; i < 2; i++) {
+		q42_llamacpp_kernels kern;
+		assert_true(q42_llamacpp_select_variant(variant, Q42_DTYPE_F32, n, k, Q42_LLAMACPP_MATMUL, isas[i], &kern));
+		kern.rows(k, n, w, (uint64_t)k * 4, m, x, (uint64_t)k * 4, got, (uint64_t)n);
+		for (size_t e = 0; e < (size_t)(m * n); e++)
+			expect_bits(fn, e, got[e], f32_at(want, e));
+		/* a lone token: vec_dot */
+		float one;
+		kern.vec_dot(k, &one, w, x);
+		if (m == 1)
+			expect_bits(fn, 0, one, f32_at(want, 0));
+	}
+	free(got);
+	free(b.data);
+}
+
 static void check_zen4(const char *name, uint32_t dtype, const char *buf, int64_t k, int64_t n_rows, int max_m)
 {
 	check_variant("zen4", Q42_LLAMACPP_ZEN4, name, dtype, buf, k, n_rows, max_m);
@@ -324,10 +352,19 @@ static void test_zen4(void **state)
 	check_zen4("q4_K", Q42_DTYPE_Q4_K, "repack", MM_K, MM_N, MM_M_MAX);
 	check_zen4("q5_K", Q42_DTYPE_Q5_K, "cpu", MM_K, MM_N, MM_M_MAX);
 	check_zen4("q6_K", Q42_DTYPE_Q6_K, "cpu", MM_K, MM_N, MM_M_MAX);
-	check_zen4("f16", Q42_DTYPE_F16, "cpu", MM_K_F16, MM_N, 1);
+	check_zen4("f16", Q42_DTYPE_F16, "cpu", MM_K_F16, MM_N, MM_M_MAX);
 	check_zen4("iq4_xs", Q42_DTYPE_IQ4_XS, "cpu", MM_K, MM_N, MM_M_MAX);
 	check_zen4("q4_0", Q42_DTYPE_Q4_0, "odd_cpu", MM_K, 60, MM_M_MAX);
 	check_zen4("q4_K", Q42_DTYPE_Q4_K, "odd_cpu", MM_K, 60, MM_M_MAX);
+	/* ggml_vec_dot_f32's leftovers, whose last K % 8 products are fused;
+	 * sapphirerapids' ggml_vec_dot_f32 is the same code (its disassembly
+	 * equals zen4's), and this CPU cannot run that library */
+	static const int64_t f32s[][3] = {{172, 8, 1}, {13, 8, 1}, {100, 8, 3}};
+	static const char *const f32n[] = {"mm_f32_k172_cpu.bin", "mm_f32_k13_cpu.bin", "mm_f32_k100_cpu.bin"};
+	for (size_t i = 0; i < 3; i++) {
+		check_f32_file("zen4", Q42_LLAMACPP_ZEN4, f32n[i], f32s[i][0], f32s[i][1], f32s[i][2]);
+		check_f32_file("zen4", Q42_LLAMACPP_SAPPHIRERAPIDS, f32n[i], f32s[i][0], f32s[i][1], f32s[i][2]);
+	}
 }
 
 static void test_mm_f32_lanes(void **state)
@@ -503,34 +540,6 @@ static void test_swiglu(void **state)
 	check_swiglu("llamacpp", q42_llamacpp_swiglu, "swiglu_100.bin", 100, 2);
 }
 
-/* f32 weights times f32 activations, a file carrying both: N rows of K,
- * M rows of K, then the M x N results. */
-static void check_f32_file(const char *dir, enum q42_llamacpp_variant variant, const char *fn, int64_t k, int64_t n,
-			   int64_t m)
-{
-	const size_t nw = (size_t)(n * k), nx = (size_t)(m * k);
-	blob b = golden_in(dir, fn, (nw + nx + (size_t)(m * n)) * 4);
-	const float *w = (const float *)(const void *)b.data, *x = w + nw;
-	const uint8_t *want = b.data + (nw + nx) * 4;
-	float *got = malloc((size_t)(m * n) * sizeof *got);
-	assert_non_null(got);
-	const enum q42_isa isas[] = {Q42_ISA_BEST, Q42_ISA_SCALAR};
-	for (size_t i = 0; i < 2; i++) {
-		q42_llamacpp_kernels kern;
-		assert_true(q42_llamacpp_select_variant(variant, Q42_DTYPE_F32, n, k, Q42_LLAMACPP_MATMUL, isas[i], &kern));
-		kern.rows(k, n, w, (uint64_t)k * 4, m, x, (uint64_t)k * 4, got, (uint64_t)n);
-		for (size_t e = 0; e < (size_t)(m * n); e++)
-			expect_bits(fn, e, got[e], f32_at(want, e));
-		/* a lone token: vec_dot */
-		float one;
-		kern.vec_dot(k, &one, w, x);
-		if (m == 1)
-			expect_bits(fn, 0, one, f32_at(want, 0));
-	}
-	free(got);
-	free(b.data);
-}
-
 /* llama.cpp's haswell build (tests/golden/haswell, from
  * libggml-cpu-haswell.so): its F16, BF16 (in eight lanes, no VDPBF16PS)
  * and Q2_K (plain buffer) products, F32 products on both sides of
@@ -551,6 +560,8 @@ static void test_haswell(void **state)
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k24.bin", 24, 8, 2);
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k64_m1.bin", 64, 8, 1);
 	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k100_m1.bin", 100, 8, 1);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k7_m1.bin", 7, 8, 1);
+	check_f32_file("haswell", Q42_LLAMACPP_HASWELL, "mm_f32_k45.bin", 45, 8, 3);
 	const enum q42_isa isas[] = {Q42_ISA_SCALAR, Q42_ISA_AVX2, Q42_ISA_AVX512};
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		const q42_llamacpp_ops *o = q42_llamacpp_ops_get_variant(Q42_LLAMACPP_HASWELL, isas[i]);
@@ -607,6 +618,23 @@ static void test_rope(void **state)
 	check_rope("rope_neox.bin", true);
 }
 
+/* llama.cpp's icelake build (tests/golden/icelake, from
+ * libggml-cpu-icelake.so, which skylakex, cascadelake and cannonlake
+ * equal): AVX-512 without VDPBF16PS, so BF16 widened in 16 lanes; its
+ * other products are zen4's (tests/golden/variants). */
+static void test_icelake(void **state)
+{
+	(void)state;
+	check_variant("icelake", Q42_LLAMACPP_ICELAKE, "bf16", Q42_DTYPE_BF16, "cpu", MM_K, MM_N, MM_M_MAX);
+	check_variant("icelake", Q42_LLAMACPP_ICELAKE, "bf16_odd", Q42_DTYPE_BF16, "cpu", MM_K_BF16_ODD, MM_N,
+		      MM_M_MAX);
+	/* and zen4's are not: the test can fail */
+	q42_llamacpp_kernels z;
+	assert_true(q42_llamacpp_select_variant(Q42_LLAMACPP_ZEN4, Q42_DTYPE_BF16, MM_N, MM_K, Q42_LLAMACPP_MATMUL,
+						Q42_ISA_SCALAR, &z));
+	assert_ptr_not_equal(z.vec_dot, q42_llamacpp_dot_bf16_wide);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,7 +652,7 @@ int main(void)
 		cmocka_unit_test(test_quantize_q8_0), cmocka_unit_test(test_dot_f16),
 		cmocka_unit_test(test_dot_f32),	  cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_swiglu),	  cmocka_unit_test(test_rope),
-		cmocka_unit_test(test_zen4), cmocka_unit_test(test_haswell),
+		cmocka_unit_test(test_zen4), cmocka_unit_test(test_haswell), cmocka_unit_test(test_icelake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

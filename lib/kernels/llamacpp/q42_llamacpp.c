@@ -761,18 +761,16 @@ void q42_llamacpp_dot_f16(int64_t n, float *out, const void *w, const void *x)
 }
 
 /* ggml_vec_dot_f32 on a row of its true length: the whole 64-steps as
- * q42_llamacpp_dot_f32 sums them, then each leftover product rounded and
- * added to that float sum (the build does not fuse sumf += x * y: the
- * oracle golden mm_f32_odd_cpu tells the two apart). */
+ * q42_llamacpp_dot_f32 sums them, then the leftovers as the build
+ * compiles its loop (cf_leftovers: rounded products added in order, the
+ * last n % 8 of them fused; the oracle goldens mm_f32_odd_cpu and
+ * zen4's mm_f32_k172_cpu tell the forms apart). */
 void q42_llamacpp_dot_f32_vd(int64_t n, float *out, const void *w, const void *x)
 {
-	const float *a = w, *b = x;
 	const int64_t np = n & ~(int64_t)63;
 	float s;
 	q42_llamacpp_dot_f32(np, &s, w, x);
-	for (int64_t i = np; i < n; i++)
-		s = s + a[i] * b[i];
-	*out = s;
+	*out = cf_leftovers(s, w, x, np, n, 8);
 }
 
 void q42_llamacpp_dot_f32_vd_cols(int64_t n, int64_t n_cols, float *out, const float *w,
@@ -809,7 +807,7 @@ void q42_llamacpp_f32_t16_axpy(int64_t n, int64_t n_rows, const float *wp, const
 		const float *g = wp + (uint64_t)(r / 16 * 16 * n + r % 16);
 		float s = 0.0f;
 		for (int64_t k = 0; k < n; k++)
-			s = s + g[16 * k] * x[k];
+			s = k < n - n % 8 ? s + g[16 * k] * x[k] : fmaf(g[16 * k], x[k], s);
 		const float f = s * scale;
 		y[r] = y[r] + f;
 	}
@@ -886,6 +884,31 @@ void q42_llamacpp_dot_bf16_tb(int64_t n, float *out, const void *w, const void *
 	*out = cf_reduce16(c);
 }
 
+void q42_llamacpp_dot_bf16_wide(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float c[2][16] = {{0}};
+	int64_t i = 0;
+	for (; i + 32 <= n; i += 32)
+		for (int h = 0; h < 2; h++)
+			for (int l = 0; l < 16; l++)
+				c[h][l] = fmaf(cf8_bf16(a, i + 16 * h + l), cf8_bf16(b, i + 16 * h + l), c[h][l]);
+	double sum = (double)cf_reduce16(c[0]);
+	sum += (double)cf_reduce16(c[1]);
+	for (; i < n; i++)
+		sum += (double)(cf8_bf16(a, i) * cf8_bf16(b, i));
+	*out = (float)sum;
+}
+
+void q42_llamacpp_dot_bf16_wide_tb(int64_t n, float *out, const void *w, const void *x)
+{
+	const uint8_t *a = w, *b = x;
+	float c[16] = {0};
+	for (int64_t k = 0; k < n; k++)
+		c[k % 16] = fmaf(cf8_bf16(a, k), cf8_bf16(b, k), c[k % 16]);
+	*out = cf_reduce16(c);
+}
+
 /* ---- many rows ---------------------------------------------------------- */
 
 /* The scalar row products: vec_dot per element (the definition). */
@@ -957,6 +980,11 @@ PASS_ROWS(rows_hw_bf16, q42_llamacpp_hw_dot_bf16, q42_llamacpp_hw_dot_bf16_tb)
 SCALAR_ROWS(rows_hw_bf16_vd, q42_llamacpp_hw_dot_bf16)
 PASS_ROWS(rows_hw_f32, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f32_lanes)
 SCALAR_ROWS(rows_hw_f32_vd, q42_llamacpp_hw_dot_f32_vd)
+/* zen4's F16: tinyBLAS<16> for a pass of a shape it takes */
+PASS_ROWS(rows_f16_tb, q42_llamacpp_dot_f16, q42_llamacpp_dot_f16_lanes)
+/* icelake's BF16 likewise */
+PASS_ROWS(rows_bf16_wide, q42_llamacpp_dot_bf16_wide, q42_llamacpp_dot_bf16_wide_tb)
+SCALAR_ROWS(rows_bf16_wide_vd, q42_llamacpp_dot_bf16_wide)
 SCALAR_ROWS(rows_q8_0_cpu, q42_llamacpp_dot_q8_0_cpu)
 SCALAR_ROWS(rows_q5_k_cpu, q42_llamacpp_dot_q5_k_cpu)
 SCALAR_ROWS(rows_iq4_xs_cpu, q42_llamacpp_dot_iq4_xs_cpu)
@@ -1023,6 +1051,9 @@ const q42_llamacpp_rows_fn q42_llamacpp_scalar_rows[Q42_LROWS_COUNT] = {
 	[Q42_LROWS_HW_BF16_VD] = rows_hw_bf16_vd,
 	[Q42_LROWS_HW_F32] = rows_hw_f32,
 	[Q42_LROWS_HW_F32_VD] = rows_hw_f32_vd,
+	[Q42_LROWS_F16_TB] = rows_f16_tb,
+	[Q42_LROWS_BF16_WIDE] = rows_bf16_wide,
+	[Q42_LROWS_BF16_WIDE_VD] = rows_bf16_wide_vd,
 };
 
 /* One selection's fields; true, for the caller to return. */
@@ -1109,11 +1140,14 @@ static int select_zen4(uint32_t dtype, int64_t n_out, int64_t n_in, enum q42_lla
 			    q42_llamacpp_rows_for(q5 ? Q42_LROWS_Q5_K_CPU : Q42_LROWS_Q6_K_CPU, use),
 			    q8k_kernels(use)->quantize, Q42_DTYPE_Q8_K, q5 ? "cpu-q5_K" : "cpu-q6_K");
 	}
-	case Q42_DTYPE_F16:
-		/* ggml_vec_dot_f16 for one token; llamafile's pass of several
-		 * is not reproduced yet (this rounds as vec_dot there too) */
-		return n_in % 16 == 0 && pick(out, q42_llamacpp_dot_f16, q42_llamacpp_rows_for(Q42_LROWS_F16, use),
-					      ops->quantize_f16, Q42_DTYPE_F16, "cpu-f16");
+	case Q42_DTYPE_F16: {
+		/* ggml_vec_dot_f16 for one token and shapes llamafile
+		 * declines, its tinyBLAS<16> (f16 x f16, 16 lanes) for the
+		 * tokens of a pass of 4 rows of 16 values or multiples */
+		const bool tb = n_out % 4 == 0 && n_in % 16 == 0;
+		return pick(out, q42_llamacpp_dot_f16, q42_llamacpp_rows_for(tb ? Q42_LROWS_F16_TB : Q42_LROWS_F16, use),
+			    ops->quantize_f16, Q42_DTYPE_F16, tb ? "cpu-f16" : "cpu-f16-vec");
+	}
 	default:
 		return -1;
 	}
@@ -1166,7 +1200,16 @@ bool q42_llamacpp_select_variant(enum q42_llamacpp_variant variant, uint32_t dty
 		if (h >= 0)
 			return h == 1;
 	}
-	if (variant == Q42_LLAMACPP_ZEN4 || variant == Q42_LLAMACPP_HASWELL) {
+	if (variant == Q42_LLAMACPP_ICELAKE && dtype == Q42_DTYPE_BF16) {
+		/* without VDPBF16PS: widened, tinyBLAS<16> where it takes
+		 * the shape */
+		const bool tb = n_out % 4 == 0 && n_in % 16 == 0;
+		return pick(out, q42_llamacpp_dot_bf16_wide,
+			    q42_llamacpp_rows_for(tb ? Q42_LROWS_BF16_WIDE : Q42_LROWS_BF16_WIDE_VD, use),
+			    q42_kernels_get(Q42_DTYPE_BF16, Q42_ISA_SCALAR)->quantize, Q42_DTYPE_BF16,
+			    tb ? "avx512-bf16-wide" : "avx512-bf16-wide-vec");
+	}
+	if (variant != Q42_LLAMACPP_SAPPHIRERAPIDS) {
 		const int z = select_zen4(dtype, n_out, n_in, place, use, out);
 		if (z >= 0)
 			return z == 1;

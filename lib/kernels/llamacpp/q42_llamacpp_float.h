@@ -46,6 +46,22 @@ CF_STATIC float cf_at_step(const void *p, int64_t k, const q42_llamacpp_vlayout 
 	return cf_at((const uint8_t *)p + s / lay->per * lay->chunk + s % lay->per * lay->step, k % 64, f16);
 }
 
+/* ggml_vec_dot_f32's leftover loop (elements i0..n-1 after its whole
+ * steps) as llama.cpp's x86 builds compile it: vectorised in chunks of
+ * `chunk` products and smaller, each product rounded and added to the sum
+ * in order, then the last (n - i0) % chunk elements as scalar fused
+ * multiply-adds (read in ggml_vec_dot_f32 of libggml-cpu-zen4.so and
+ * -sapphirerapids.so: chunk 8; of -haswell.so: chunk 4). */
+CF_STATIC float cf_leftovers(float s, const float *a, const float *b, int64_t i0, int64_t n, int64_t chunk)
+{
+	const int64_t nu = n - (n - i0) % chunk;
+	for (int64_t i = i0; i < nu; i++)
+		s = s + a[i] * b[i];
+	for (int64_t i = nu; i < n; i++)
+		s = fmaf(a[i], b[i], s);
+	return s;
+}
+
 /* Contiguous rows as stepped ones: one step per chunk, chunks 64
  * elements' bytes apart. */
 CF_STATIC q42_llamacpp_vlayout cf_contiguous(uint64_t stride, bool f16)

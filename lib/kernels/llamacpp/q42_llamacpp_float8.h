@@ -115,16 +115,13 @@ CF_ATTR void CF8(dot_f16_rows)(int64_t n, int64_t n_rows, float *out, const void
 }
 
 /* ggml_vec_dot_f32 on a row of its true length: the whole 32-steps, then
- * each leftover product rounded and added to that float sum. */
+ * the leftovers as this build compiles its loop (rounded products added
+ * in order, the last n % 4 fused). */
 CF_ATTR void CF8(dot_f32_vd)(int64_t n, float *out, const void *w, const void *x)
 {
-	const float *a = w, *b = x;
 	const int64_t np = n & ~(int64_t)31;
 	const q42_llamacpp_vlayout lay = cf_contiguous(0, false);
-	float s = cf8_dot_steps(np, w, &lay, x, false);
-	for (int64_t i = np; i < n; i++)
-		s = s + a[i] * b[i];
-	*out = s;
+	*out = cf_leftovers(cf8_dot_steps(np, w, &lay, x, false), w, x, np, n, 4);
 }
 
 CF_ATTR void CF8(dot_f32_vd_cols)(int64_t n, int64_t n_cols, float *out, const float *w, int64_t col_stride,

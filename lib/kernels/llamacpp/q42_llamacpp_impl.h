@@ -22,7 +22,11 @@ enum q42_lrows {
 	Q42_LROWS_Q4_0_CPU, Q42_LROWS_Q4_K_CPU, Q42_LROWS_IQ4_XS_PANEL,
 	/* the haswell variant's own */
 	Q42_LROWS_Q2_K_CPU, Q42_LROWS_HW_F16, Q42_LROWS_HW_F16_VD, Q42_LROWS_HW_BF16, Q42_LROWS_HW_BF16_VD,
-	Q42_LROWS_HW_F32, Q42_LROWS_HW_F32_VD, Q42_LROWS_COUNT
+	Q42_LROWS_HW_F32, Q42_LROWS_HW_F32_VD,
+	/* zen4's F16 of a shape llamafile takes */
+	Q42_LROWS_F16_TB,
+	/* icelake's BF16 */
+	Q42_LROWS_BF16_WIDE, Q42_LROWS_BF16_WIDE_VD, Q42_LROWS_COUNT
 };
 
 /* The smallest pass llama.cpp's IQ panel (ggml-cpu/iqp.cpp) takes: an

@@ -253,8 +253,8 @@ DOTS_AVX2(q42_llamacpp_dot_f16_lanes_avx2, q42_llamacpp_dot_f16_lanes_rows_avx2,
 
 /* q42_llamacpp_dot_f32_vd_cols: sixteen columns a vector, element k of
  * each gathered, each product rounded, then added in k order to a sum
- * from 0 (the scalar leftover loop's order; the file's pragma forbids
- * fusing the two). Columns of 64 or more elements keep the scalar form
+ * from 0, the last n % 8 fused (the scalar leftover loop's order; the
+ * file's pragma forbids fusing the others). Columns of 64 or more elements keep the scalar form
  * (their whole 64-steps are summed first). */
 A5 void q42_llamacpp_dot_f32_vd_cols_avx512(int64_t n, int64_t n_cols, float *out, const float *w,
 					    int64_t col_stride, const float *x)
@@ -272,7 +272,8 @@ A5 void q42_llamacpp_dot_f32_vd_cols_avx512(int64_t n, int64_t n_cols, float *ou
 		__m512 acc = _mm512_setzero_ps();
 		for (int64_t k = 0; k < n; k++) {
 			const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, base + k, 4);
-			acc = _mm512_add_ps(acc, _mm512_mul_ps(v, _mm512_set1_ps(x[k])));
+			acc = k < n - n % 8 ? _mm512_add_ps(acc, _mm512_mul_ps(v, _mm512_set1_ps(x[k])))
+					    : _mm512_fmadd_ps(v, _mm512_set1_ps(x[k]), acc);
 		}
 		_mm512_mask_storeu_ps(out + c, m, acc);
 	}

@@ -497,9 +497,10 @@ A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, co
 /* ---- F32 weights -------------------------------------------------------- */
 
 /* The leftovers (elements np..n-1) of 16 or 8 rows at once, one row per
- * lane, each lane's product then sum rounded as the scalar loop below
- * rounds them (the lanes never mix): short rows, such as a LoRA adapter's
- * B of rank 16, are all leftovers. Returns the rows done. */
+ * lane, each lane rounded as the scalar loop below rounds it (the lanes
+ * never mix): products then sums, the last (n - np) % 8 fused. Short
+ * rows, such as a LoRA adapter's B of rank 16, are all leftovers.
+ * Returns the rows done. */
 A5 static int64_t f32_vd_tail16_avx512(int64_t np, int64_t n, int64_t n_rows, const uint8_t *w,
 				       uint64_t w_stride, const float *x, float *y)
 {
@@ -508,12 +509,15 @@ A5 static int64_t f32_vd_tail16_avx512(int64_t np, int64_t n, int64_t n_rows, co
 		return 0;
 	const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 					       _mm512_set1_epi32((int)w_stride));
+	const int64_t nu = n - (n - np) % 8;
 	for (; r + 16 <= n_rows; r += 16) {
 		const uint8_t *base = w + (uint64_t)r * w_stride;
 		__m512 acc = _mm512_loadu_ps(y + r);
-		for (int64_t i = np; i < n; i++)
+		for (int64_t i = np; i < nu; i++)
 			acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_i32gather_ps(idx, base + 4 * i, 1),
 							       _mm512_set1_ps(x[i])));
+		for (int64_t i = nu; i < n; i++)
+			acc = _mm512_fmadd_ps(_mm512_i32gather_ps(idx, base + 4 * i, 1), _mm512_set1_ps(x[i]), acc);
 		_mm512_storeu_ps(y + r, acc);
 	}
 	return r;
@@ -527,12 +531,16 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
 		return 0;
 	const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
 					       _mm256_set1_epi32((int)w_stride));
+	const int64_t nu = n - (n - np) % 8;
 	for (; r + 8 <= n_rows; r += 8) {
 		const uint8_t *base = w + (uint64_t)r * w_stride;
 		__m256 acc = _mm256_loadu_ps(y + r);
-		for (int64_t i = np; i < n; i++)
+		for (int64_t i = np; i < nu; i++)
 			acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_i32gather_ps((const float *)(const void *)(base + 4 * i), idx, 1),
 							       _mm256_set1_ps(x[i])));
+		for (int64_t i = nu; i < n; i++)
+			acc = _mm256_fmadd_ps(_mm256_i32gather_ps((const float *)(const void *)(base + 4 * i), idx, 1),
+					      _mm256_set1_ps(x[i]), acc);
 		_mm256_storeu_ps(y + r, acc);
 	}
 	return r;
@@ -554,8 +562,11 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
 			const float *a = (const float *)(const void *)(w + (uint64_t)r * w_stride); \
 			float s = y[r];                                                           \
 			for (int64_t i = np; i < n; i++)                                          \
-				s = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(s),                       \
-							     _mm_mul_ss(_mm_set_ss(a[i]), _mm_set_ss(x[i])))); \
+				s = _mm_cvtss_f32(i < n - (n - np) % 8                            \
+							  ? _mm_add_ss(_mm_set_ss(s), _mm_mul_ss(_mm_set_ss(a[i]), \
+												 _mm_set_ss(x[i]))) \
+							  : _mm_fmadd_ss(_mm_set_ss(a[i]), _mm_set_ss(x[i]), \
+									 _mm_set_ss(s)));          \
 			y[r] = s;                                                                 \
 		}                                                                                 \
 	}                                                                                         \
@@ -593,8 +604,10 @@ A5 void q42_llamacpp_f32_t16_axpy_avx512(int64_t n, int64_t n_rows, const float 
 	for (int64_t r = 0; r < n_rows; r += 16, wp += 16 * n) {
 		const __mmask16 m = tail_mask(n_rows - r);
 		__m512 s = _mm512_setzero_ps();
-		for (int64_t k = 0; k < n; k++)
+		for (int64_t k = 0; k < n - n % 8; k++)
 			s = _mm512_add_ps(s, _mm512_mul_ps(_mm512_loadu_ps(wp + 16 * k), _mm512_set1_ps(x[k])));
+		for (int64_t k = n - n % 8; k < n; k++)
+			s = _mm512_fmadd_ps(_mm512_loadu_ps(wp + 16 * k), _mm512_set1_ps(x[k]), s);
 		_mm512_mask_storeu_ps(y + r, m,
 				      _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + r), _mm512_mul_ps(s, sc)));
 	}
@@ -608,9 +621,11 @@ A2 void q42_llamacpp_f32_t16_axpy_avx2(int64_t n, int64_t n_rows, const float *w
 		for (int64_t h = 0; h < 2 && r + 8 * h < n_rows; h++) {
 			const int64_t left = n_rows - r - 8 * h;
 			__m256 s = _mm256_setzero_ps();
-			for (int64_t k = 0; k < n; k++)
+			for (int64_t k = 0; k < n - n % 8; k++)
 				s = _mm256_add_ps(s, _mm256_mul_ps(_mm256_loadu_ps(wp + 16 * k + 8 * h),
 								   _mm256_set1_ps(x[k])));
+			for (int64_t k = n - n % 8; k < n; k++)
+				s = _mm256_fmadd_ps(_mm256_loadu_ps(wp + 16 * k + 8 * h), _mm256_set1_ps(x[k]), s);
 			s = _mm256_mul_ps(s, sc);
 			if (left >= 8) {
 				float *yr = y + r + 8 * h;
