@@ -1375,7 +1375,10 @@ uint32_t q42_engine_kv_type(const q42_engine *e) { return e->kv_type; }
 bool q42_engine_flash_attn(const q42_engine *e) { return e->fa; }
 uint32_t q42_engine_flash_tile(const q42_engine *e)
 {
-	return e->fa && e->kv_type == Q42_DTYPE_F16 && e->hd_v % 16 == 0 ? Q42_FA_TILE : 0;
+	/* llama.cpp tiles where head_dim_v is a whole number of its f32
+	 * vectors (GGML_F32_EPR: 16 in the AVX-512 builds, 8 in haswell's,
+	 * tinyBLAS's width) */
+	return e->fa && e->kv_type == Q42_DTYPE_F16 && e->hd_v % e->cops->tb_lanes == 0 ? Q42_FA_TILE : 0;
 }
 enum q42_isa q42_engine_isa(const q42_engine *e) { return e->isa; }
 enum q42_arith q42_engine_arith(const q42_engine *e) { return e->arith; }

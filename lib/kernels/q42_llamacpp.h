@@ -224,6 +224,17 @@ Q42_API void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const 
 				uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
 				const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
 Q42_API uint64_t q42_llamacpp_fa_tile_work(const q42_llamacpp_fa *fa);
+/* The two forms as llama.cpp's haswell build computes them: the
+ * one-at-a-time form's scores with its eight-lane ggml_vec_dot_f16
+ * (q42_llamacpp_hw_dot_f16), the tiled form's weights in 8-lane chunks of
+ * its vector exp, each chunk's sum hsum_float_8'd into double
+ * (ggml_vec_soft_max_f32 of that build); every other step as above. */
+Q42_API void q42_llamacpp_hw_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				  const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				  int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+Q42_API void q42_llamacpp_hw_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				   uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				   const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
 /* Row r of the tiled form's output: acc[.][r] / s[r] (zero when s[r] is
  * 0) into out (dv f32). */
 Q42_API void q42_llamacpp_fa_tile_end(const q42_llamacpp_fa *fa, int64_t r, const float *s, const float *acc,
@@ -322,8 +333,7 @@ typedef struct q42_llamacpp_ops {
 /* The AVX-512 builds' row operations (sapphirerapids and zen4). */
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);
 /* A variant's: haswell's sum in eight lanes (the q42_llamacpp_hw_
- * functions below); its flash attention forms are still the AVX-512
- * build's. */
+ * functions below), its flash attention too. */
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant,
 							     enum q42_isa isa);
 

@@ -143,13 +143,17 @@ check_ids() {
 
 # check_logits MODEL PROMPT IDS WANT [OPTION...]: q42run's logits of IDS
 # (space-separated) equal WANT's strings (llama.cpp prints 9 digits, which
-# tell every float apart)
+# tell every float apart); a PROMPT of @FILE is read from FILE
 check_logits() {
 	local model=$1 prompt=$2 ids=$3 want=$4 f
 	shift 4
 	f="$TM/$model"
 	[ -f "$f" ] || f="$Q42_SRCDIR/../shared/models/$model"
-	run "$Q42RUN" -m "$f" -p "$prompt" --logits-for "${ids// /,}" "$@"
+	if [ "${prompt:0:1}" = @ ]; then
+		run "$Q42RUN" -m "$f" -f "${prompt:1}" --logits-for "${ids// /,}" "$@"
+	else
+		run "$Q42RUN" -m "$f" -p "$prompt" --logits-for "${ids// /,}" "$@"
+	fi
 	[ "$status" -eq 0 ] || { echo "$model: exit $status: $output"; return 1; }
 	got=$(cut -f2 <<<"$output" | tr '\n' ' ')
 	[ "$got" = "$want " ] || { echo "$model | $prompt | $*: q42 $got, llama.cpp $want"; return 1; }
@@ -191,4 +195,27 @@ check_variant() {
 	run "$Q42RUN" -m "$TM/e256-llama-tied-f16.gguf" -p "Once upon a time" -n 4 --arith haswell --record
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"arith":"haswell"'* ]]
+}
+
+# check_fa MODE: tests/golden/MODE/fa_logits.tsv (llama.cpp with flash
+# attention on and its f16 cache) under --arith MODE --flash-attn on:
+# the one-at-a-time form (a short prompt) and the tiled one (1,772 tokens
+# in passes of 512)
+check_fa() {
+	local mode=$1 n=0 prompt
+	while IFS=$'\t' read -r model label ids want; do
+		prompt="Once upon a time"
+		[ "$label" = long ] && prompt="@$G/fa/long.txt"
+		check_logits "$model" "$prompt" "$ids" "$want" --arith "$mode" --flash-attn on
+		n=$((n + 1))
+	done <"$G/$mode/fa_logits.tsv"
+	[ "$n" -eq 16 ]
+}
+
+@test "--arith zen4 and haswell --flash-attn on: llama.cpp's top logits bit for bit, both forms, head widths 8 to 64" {
+	check_fa zen4
+	check_fa haswell
+	# haswell's forms under --isa avx2 too (the AVX-512 CPU's table runs them)
+	IFS=$'\t' read -r model label ids want < <(grep -m1 $'\tlong\t' "$G/haswell/fa_logits.tsv")
+	check_logits "$model" "@$G/fa/long.txt" "$ids" "$want" --arith haswell --flash-attn on --isa avx2
 }

@@ -81,6 +81,7 @@ def main():
     if a.variant not in info:
         raise SystemExit("llamapeer did not load the %s variant:\n%s" % (a.variant, info))
     golden_logits.write(os.path.join(a.out, "logits.tsv"), a.llamapeer, env)
+    golden_logits.write_fa(os.path.join(a.out, "fa_logits.tsv"), a.llamapeer, env)
     if a.variant == "icelake":
         return
     # f32 weights and activations from x.f32's values (its 19 x 512 floats)

@@ -85,6 +85,7 @@ def main():
     with open(os.path.join(a.out, "gen.tsv"), "w") as f:
         f.writelines(lines)
     golden_logits.write(os.path.join(a.out, "logits.tsv"), a.llamapeer)
+    golden_logits.write_fa(os.path.join(a.out, "fa_logits.tsv"), a.llamapeer)
 
 
 if __name__ == "__main__":

@@ -38,3 +38,26 @@ def write(path, llamapeer, env=None):
                 pairs = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
                 f.write("%s\t%s\t%s\t%s\n" % (os.path.basename(model), prompt, " ".join(q[0] for q in pairs),
                                               " ".join(q[1] for q in pairs)))
+
+
+# flash attention (--fa on, llama.cpp's default f16 cache): its two forms,
+# one position at a time (a short prompt) and in 64 x 64 tiles (the 1,772
+# tokens of tests/golden/fa/long.txt, in passes of 512), over head widths
+# 8 to 64
+FA_MODELS = ["tests/models/%s.gguf" % m for m in (
+    "e256-llama-q8_0", "e256-llama-q4_k_m", "e256-llama-tied-f16", "a64-qwen3-hd24-q8_0", "a64-gemma3-swa-f32",
+    "a64-lfm2-q8_0")] + ["../shared/models/%s.gguf" % m for m in ("stories260K", "tiny-qwen3-f32")]
+
+
+def write_fa(path, llamapeer, env=None):
+    with open("tests/golden/fa/long.txt") as f:
+        long_text = f.read()
+    with open(path, "w") as f:
+        for model in FA_MODELS:
+            for label, prompt in (("short", PROMPTS[0]), ("long", long_text)):
+                r = subprocess.run([llamapeer, "logits", model, prompt, "--top", str(TOP), "--threads", "1",
+                                    "--fa", "on"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   text=True, check=True)
+                pairs = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
+                f.write("%s\t%s\t%s\t%s\n" % (os.path.basename(model), label, " ".join(q[0] for q in pairs),
+                                              " ".join(q[1] for q in pairs)))

@@ -66,8 +66,8 @@ static uint8_t *kv_rows(uint32_t t, int64_t n, int64_t d, float s)
 	return p;
 }
 
-static void check_one(const q42_llamacpp_ops *ops, uint32_t t, int64_t dk, int64_t dv, int64_t n_q, int64_t n,
-		      float s)
+static void check_one(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *ops, uint32_t t, int64_t dk,
+		      int64_t dv, int64_t n_q, int64_t n, float s)
 {
 	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk), t};
 	const uint64_t kb = t == Q42_DTYPE_F16 ? (uint64_t)dk * 2 : (uint64_t)dk / 32 * 34;
@@ -85,7 +85,7 @@ static void check_one(const q42_llamacpp_ops *ops, uint32_t t, int64_t dk, int64
 		}
 	}
 	/* the scalar definition in one call; the SIMD form in runs of 1..40 */
-	q42_llamacpp_fa_one(&fa, n_q, q, kb, k, kb, v, vb, n, m[0], sum[0], acc[0], ab);
+	ref->fa_one(&fa, n_q, q, kb, k, kb, v, vb, n, m[0], sum[0], acc[0], ab);
 	for (int64_t i = 0; i < n;) {
 		int64_t run = 1 + (int64_t)(rnd() % 40);
 		if (run > n - i)
@@ -116,17 +116,20 @@ static void check_one(const q42_llamacpp_ops *ops, uint32_t t, int64_t dk, int64
 	free(acc[1]);
 }
 
-static void one_dims(uint32_t t, const int64_t (*dims)[2], size_t n_dims)
+/* Each SIMD form of a variant's one-at-a-time form against its scalar
+ * definition (the zen4 build's, or haswell's eight-lane one). */
+static void one_dims(enum q42_llamacpp_variant variant, uint32_t t, const int64_t (*dims)[2], size_t n_dims)
 {
+	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get_variant(variant, Q42_ISA_SCALAR);
 	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
 		if (!isa_ok(isas[i]))
 			continue;
-		const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(isas[i]);
+		const q42_llamacpp_ops *ops = q42_llamacpp_ops_get_variant(variant, isas[i]);
 		for (size_t d = 0; d < n_dims; d++)
 			for (int64_t n_q = 1; n_q <= 5; n_q += 2) {
-				check_one(ops, t, dims[d][0], dims[d][1], n_q, 1, 1.0f);
-				check_one(ops, t, dims[d][0], dims[d][1], n_q, 257, 1.0f);
-				check_one(ops, t, dims[d][0], dims[d][1], n_q, 300, 8.0f);
+				check_one(ref, ops, t, dims[d][0], dims[d][1], n_q, 1, 1.0f);
+				check_one(ref, ops, t, dims[d][0], dims[d][1], n_q, 257, 1.0f);
+				check_one(ref, ops, t, dims[d][0], dims[d][1], n_q, 300, 8.0f);
 			}
 	}
 }
@@ -135,14 +138,16 @@ static void test_one(void **state)
 {
 	(void)state;
 	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {16, 16}, {24, 24}, {64, 40}, {256, 256}};
-	one_dims(Q42_DTYPE_F16, dims, sizeof dims / sizeof dims[0]);
+	one_dims(Q42_LLAMACPP_ZEN4, Q42_DTYPE_F16, dims, sizeof dims / sizeof dims[0]);
+	one_dims(Q42_LLAMACPP_HASWELL, Q42_DTYPE_F16, dims, sizeof dims / sizeof dims[0]);
 }
 
 static void test_one_q8(void **state)
 {
 	(void)state;
 	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {96, 64}, {64, 160}, {256, 256}};
-	one_dims(Q42_DTYPE_Q8_0, dims, sizeof dims / sizeof dims[0]);
+	one_dims(Q42_LLAMACPP_ZEN4, Q42_DTYPE_Q8_0, dims, sizeof dims / sizeof dims[0]);
+	one_dims(Q42_LLAMACPP_HASWELL, Q42_DTYPE_Q8_0, dims, sizeof dims / sizeof dims[0]);
 }
 
 /* The rotation is the orthonormal Sylvester-Hadamard matrix's product
@@ -216,8 +221,8 @@ static void run_tiles(const q42_llamacpp_ops *ops, const q42_llamacpp_fa *fa, in
 	free(st.acc);
 }
 
-static void check_tile(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int64_t n_q, int64_t last_kv,
-		       float s)
+static void check_tile(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *ops, int64_t dk, int64_t dv,
+		       int64_t n_q, int64_t last_kv, float s)
 {
 	enum { TILES = 3 };
 	const q42_llamacpp_fa fa = {dk, dv, 1.0f / sqrtf((float)dk), Q42_DTYPE_F16};
@@ -239,7 +244,7 @@ static void check_tile(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int6
 	}
 	float *want = test_alloc((size_t)(n_q * dv) * sizeof(float));
 	float *got = test_alloc((size_t)(n_q * dv) * sizeof(float));
-	run_tiles(q42_llamacpp_ops_get(Q42_ISA_SCALAR), &fa, n_q, qrows, k, v, TILES, last_kv, lo, hi, want);
+	run_tiles(ref, &fa, n_q, qrows, k, v, TILES, last_kv, lo, hi, want);
 	run_tiles(ops, &fa, n_q, qrows, k, v, TILES, last_kv, lo, hi, got);
 	for (int64_t i = 0; i < n_q * dv; i++)
 		if (bits(want[i]) != bits(got[i]))
@@ -268,18 +273,26 @@ static void check_tile(const q42_llamacpp_ops *ops, int64_t dk, int64_t dv, int6
 static void test_tile(void **state)
 {
 	(void)state;
-	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {16, 16}, {64, 48}, {80, 80}};
-	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-		if (!isa_ok(isas[i]))
-			continue;
-		const q42_llamacpp_ops *ops = q42_llamacpp_ops_get(isas[i]);
-		for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
-			check_tile(ops, dims[d][0], dims[d][1], T, T, 1.0f);
-			check_tile(ops, dims[d][0], dims[d][1], 17, 37, 4.0f);
-			check_tile(ops, dims[d][0], dims[d][1], 3, 1, 1.0f);
-			/* scores far apart: weights that are subnormal, and that
-			 * underflow to zero inside and past ggml_v_expf's range */
-			check_tile(ops, dims[d][0], dims[d][1], 29, T, 16.0f);
+	/* haswell tiles head widths of whole 8-lane vectors too */
+	static const int64_t dims[][2] = {{64, 64}, {128, 128}, {32, 32}, {16, 16}, {64, 48}, {80, 80}, {24, 24}, {8, 8}};
+	static const enum q42_llamacpp_variant variants[] = {Q42_LLAMACPP_ZEN4, Q42_LLAMACPP_HASWELL};
+	for (size_t vi = 0; vi < 2; vi++) {
+		const q42_llamacpp_ops *ref = q42_llamacpp_ops_get_variant(variants[vi], Q42_ISA_SCALAR);
+		for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+			if (!isa_ok(isas[i]))
+				continue;
+			const q42_llamacpp_ops *ops = q42_llamacpp_ops_get_variant(variants[vi], isas[i]);
+			for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+				if (dims[d][1] % ops->tb_lanes != 0)
+					continue;
+				check_tile(ref, ops, dims[d][0], dims[d][1], T, T, 1.0f);
+				check_tile(ref, ops, dims[d][0], dims[d][1], 17, 37, 4.0f);
+				check_tile(ref, ops, dims[d][0], dims[d][1], 3, 1, 1.0f);
+				/* scores far apart: weights that are subnormal, and
+				 * that underflow to zero inside and past ggml_v_expf's
+				 * range */
+				check_tile(ref, ops, dims[d][0], dims[d][1], 29, T, 16.0f);
+			}
 		}
 	}
 }

@@ -1370,3 +1370,13 @@ float q42_llamacpp_reduce16(const float v[16])
 {
 	return cf_reduce16(v);
 }
+
+float q42_llamacpp_hw_v_expf(float x)
+{
+	return cf8_v_expf(x);
+}
+
+float q42_llamacpp_hsum8(const float v[8])
+{
+	return cf8_hsum(v);
+}

@@ -4,9 +4,10 @@
  * forms (x86/q42_x86_fa.c) are tested against these.
  *
  * Built with contraction off: every fused step is an explicit fmaf. Where
- * ggml's C leaves a * b + c to its compiler (the scalar tails of
- * ggml_vec_mad_f16 and ggml_vec_mad_f32, the running sum S = S * ms + vs),
- * llama.cpp's x86 build fuses it, and so does this file.
+ * ggml's C leaves a * b + c to its compiler, llama.cpp's x86 builds fuse
+ * the scalar tails of ggml_vec_mad_f16 and ggml_vec_mad_f32, and so does
+ * this file, but not the running sum S = S * ms + vs (a product, then a
+ * sum: stories260K's logits tell the two apart).
  */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -72,9 +73,12 @@ uint64_t q42_llamacpp_fa_acc_bytes(const q42_llamacpp_fa *fa)
 	return (uint64_t)fa->dv * (fa->kv_type == Q42_DTYPE_Q8_0 ? sizeof(float) : 2u);
 }
 
-void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
-			 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
-			 float *m, float *s, void *acc, uint64_t acc_stride)
+/* The one-at-a-time form with dot_f16 as the build's ggml_vec_dot_f16
+ * (the only step whose bits depend on the build's vector width). */
+static void fa_one_with(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+			const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+			float *m, float *s, void *acc, uint64_t acc_stride,
+			void (*dot_f16)(int64_t, float *, const void *, const void *))
 {
 	for (int64_t i = 0; i < n; i++) {
 		const uint8_t *kr = k + (uint64_t)i * k_stride, *vr = v + (uint64_t)i * v_stride;
@@ -85,7 +89,7 @@ void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, 
 			if (fa->kv_type == Q42_DTYPE_Q8_0)
 				q42_llamacpp_dot_q8_0_cpu(fa->dk, &sc, kr, qh);
 			else
-				q42_llamacpp_dot_f16(fa->dk, &sc, kr, qh);
+				dot_f16(fa->dk, &sc, kr, qh);
 			sc = sc * fa->scale;
 			if (sc > m[h]) {
 				ms = expf(m[h] - sc);
@@ -95,9 +99,23 @@ void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, 
 				vs = expf(sc - m[h]);
 			}
 			acc_mad(fa, a, vr, vs);
-			s[h] = fmaf(s[h], ms, vs);
+			s[h] = s[h] * ms + vs;
 		}
 	}
+}
+
+void q42_llamacpp_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+			 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+			 float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	fa_one_with(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride, q42_llamacpp_dot_f16);
+}
+
+void q42_llamacpp_hw_fa_one(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+			    const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+			    float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	fa_one_with(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride, q42_llamacpp_hw_dot_f16);
 }
 
 void q42_llamacpp_fa_one_end(const q42_llamacpp_fa *fa, float s, const void *acc, float *out)
@@ -113,12 +131,15 @@ uint64_t q42_llamacpp_fa_tile_work(const q42_llamacpp_fa *fa)
 	return (uint64_t)Q42_FA_TILE * (uint64_t)(fa->dk + fa->dv + Q42_FA_TILE);
 }
 
-void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
-			  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo,
-			  const int32_t *hi, float *m, float *s, float *acc, float *work)
+/* The tiled form; hw: the haswell build's ggml_vec_soft_max_f32 (8-lane
+ * chunks of its own vector exp, hsum_float_8) instead of the AVX-512
+ * build's (16 lanes, _mm512_reduce_add_ps). */
+static void fa_tile_with(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+			 uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo,
+			 const int32_t *hi, float *m, float *s, float *acc, bool hw)
 {
 	enum { T = Q42_FA_TILE };
-	(void)work;
+	const int w = hw ? 8 : 16;
 	for (int64_t r = 0; r < n_q; r++) {
 		float p[T], tmax = -INFINITY;
 		for (int64_t j = 0; j < T; j++) {
@@ -144,11 +165,11 @@ void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *q
 		}
 		m[r] = mnew;
 		double sum = 0.0;
-		for (int64_t c = 0; c < T; c += 16) {
+		for (int64_t c = 0; c < T; c += w) {
 			float e[16];
-			for (int l = 0; l < 16; l++)
-				e[l] = p[c + l] = q42_llamacpp_v_expf(p[c + l] - mnew);
-			sum += (double)q42_llamacpp_reduce16(e);
+			for (int l = 0; l < w; l++)
+				e[l] = p[c + l] = hw ? q42_llamacpp_hw_v_expf(p[c + l] - mnew) : q42_llamacpp_v_expf(p[c + l] - mnew);
+			sum += (double)(hw ? q42_llamacpp_hsum8(e) : q42_llamacpp_reduce16(e));
 		}
 		s[r] = (float)((double)s[r] + sum);
 		for (int64_t d = 0; d < fa->dv; d++) {
@@ -158,6 +179,22 @@ void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *q
 			acc[d * T + r] = a;
 		}
 	}
+}
+
+void q42_llamacpp_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+			  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo,
+			  const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	(void)work;
+	fa_tile_with(fa, n_q, qt, k, k_stride, v, v_stride, n_kv, lo, hi, m, s, acc, false);
+}
+
+void q42_llamacpp_hw_fa_tile(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+			     uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo,
+			     const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	(void)work;
+	fa_tile_with(fa, n_q, qt, k, k_stride, v, v_stride, n_kv, lo, hi, m, s, acc, true);
 }
 
 void q42_llamacpp_fa_tile_end(const q42_llamacpp_fa *fa, int64_t r, const float *s, const float *acc,

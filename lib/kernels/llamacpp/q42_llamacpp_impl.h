@@ -90,5 +90,8 @@ void q42_llamacpp_hw_swiglu_fma(int64_t n, float *y, const float *x, const float
  * (llamacpp/q42_llamacpp_float.h), for the flash attention reference. */
 float q42_llamacpp_v_expf(float x);
 float q42_llamacpp_reduce16(const float v[16]);
+/* and the haswell build's (llamacpp/q42_llamacpp_float8.h) */
+float q42_llamacpp_hw_v_expf(float x);
+float q42_llamacpp_hsum8(const float v[8]);
 
 #endif

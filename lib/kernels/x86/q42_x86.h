@@ -237,6 +237,12 @@ void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void
 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
 			       uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
 			       const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
+void q42_llamacpp_hw_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride,
+				 int64_t n, float *m, float *s, void *acc, uint64_t acc_stride);
+void q42_llamacpp_hw_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				  const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);
 void q42_llamacpp_fa_tile_avx512(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
 				 uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
 				 const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work);

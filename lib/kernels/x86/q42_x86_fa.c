@@ -131,7 +131,7 @@ A5_INLINE void chains(const bool Q8, const int NV, const int NQ, int64_t n_q, in
 			UNROLL
 			for (int j = 0; j < NV; j++)
 				r[h][j] = acc_round(Q8, _mm512_fmadd_ps(vf[j], vsv, r[h][j]));
-			s[h] = fmaf(s[h], ms, vs);
+			s[h] = s[h] * ms + vs;
 		}
 	}
 	UNROLL
@@ -175,7 +175,7 @@ A5_INLINE void accumulate(bool q8, int nv, int64_t n_q, int nb, const uint8_t *v
 					af[h][j] = acc_round(q8, _mm512_mul_ps(af[h][j], _mm512_set1_ps(ms)));
 			for (int j = 0; j < nv; j++)
 				af[h][j] = acc_round(q8, _mm512_fmadd_ps(vf[j], _mm512_set1_ps(vs), af[h][j]));
-			s[h] = fmaf(s[h], ms, vs);
+			s[h] = s[h] * ms + vs;
 		}
 	}
 }
@@ -543,18 +543,50 @@ A2_INLINE __m256 v_expf8(__m256 x)
 	return _mm256_blendv_ps(e, _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_setzero_ps(), neg), big);
 }
 
+/* ggml_v_expf of the haswell build (AVX2 + FMA), lane for lane: 2^n as
+ * z's bits, k + j k in range, two scales past |n| > 126, 0 or infinity
+ * past 192. */
+A2_INLINE __m256 v_expf8_hw(__m256 x)
+{
+	const __m256 r = _mm256_set1_ps(0x1.8p23f);
+	const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+	const __m256 n = _mm256_sub_ps(z, r);
+	const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+					  _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+	const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+	const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+	const __m256 absn = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+	const __m256 c = _mm256_cmp_ps(absn, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+	const __m256 u = _mm256_mul_ps(b, b);
+	const __m256 j = _mm256_fmadd_ps(
+		_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+				_mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+		u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+	const __m256 in = _mm256_fmadd_ps(k, j, k);
+	if (!_mm256_movemask_ps(c))
+		return in;
+	const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+					   _mm256_set1_epi32((int32_t)0x82000000u));
+	const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+	const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+	const __m256 d = _mm256_cmp_ps(absn, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+	const __m256 mid = _mm256_blendv_ps(in, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), c);
+	return _mm256_blendv_ps(mid, _mm256_mul_ps(s1, s1), d);
+}
+
 /* The one-at-a-time form in eight lanes: scores of sixteen positions,
  * the steps of the max in order, then each head's accumulator chain over
  * them in registers (a head at a time: sixteen registers hold no more). */
-A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
-				 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
-				 float *m, float *s, void *acc, uint64_t acc_stride)
+A2_INLINE void fa_one8(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride, const uint8_t *k,
+		       uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n, float *m, float *s, void *acc,
+		       uint64_t acc_stride, bool hw)
 {
 	enum { MAX_V = ONE_MAX_D / 8, MAX_B = ONE_MAX_D / 32 };
 	const bool q8 = fa->kv_type == Q42_DTYPE_Q8_0;
-	if ((q8 ? fa->dk % 32 != 0 : fa->dk % 64 != 0) || fa->dv % (q8 ? 32 : 8) != 0 || fa->dk > ONE_MAX_D ||
+	if ((q8 || hw ? fa->dk % 32 != 0 : fa->dk % 64 != 0) || fa->dv % (q8 ? 32 : 8) != 0 || fa->dk > ONE_MAX_D ||
 	    fa->dv > ONE_MAX_D || n_q > ONE_MAX_Q) {
-		q42_llamacpp_fa_one(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride);
+		(hw ? q42_llamacpp_hw_fa_one : q42_llamacpp_fa_one)(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n,
+								    m, s, acc, acc_stride);
 		return;
 	}
 	const int nk = (int)(fa->dk / 8), nkb = (int)(fa->dk / 32), nv = (int)(fa->dv / 8);
@@ -604,6 +636,21 @@ A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const v
 					float l[8];
 					_mm256_storeu_ps(l, lanes);
 					dot = ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
+				} else if (hw) {
+					/* the haswell build's ggml_vec_dot_f16: four
+					 * eight-lane accumulators over 32-value steps */
+					__m256 a[4];
+					UNROLL
+					for (int c = 0; c < 4; c++)
+						a[c] = _mm256_setzero_ps();
+					for (int j = 0; j < nk; j += 4)
+						UNROLL
+						for (int c = 0; c < 4; c++)
+							a[c] = _mm256_fmadd_ps(ld8_f16(kr + 16 * (j + c)), qf[h][j + c], a[c]);
+					const __m256 f = _mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3]));
+					float l[8];
+					_mm256_storeu_ps(l, f);
+					dot = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
 				} else {
 					/* ggml_vec_dot_f16's four sixteen-lane accumulators */
 					__m256 a[8];
@@ -644,7 +691,7 @@ A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const v
 					if (!q8)
 						r[j] = round8_f16(r[j]);
 				}
-				s[h] = fmaf(s[h], ms, vs);
+				s[h] = s[h] * ms + vs;
 			}
 			for (int j = 0; j < nv; j++)
 				if (q8)
@@ -654,6 +701,20 @@ A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const v
 							 _mm256_cvtps_ph(r[j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 		}
 	}
+}
+
+A2 void q42_llamacpp_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				 const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+				 float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	fa_one8(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride, false);
+}
+
+A2 void q42_llamacpp_hw_fa_one_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, uint64_t q_stride,
+				    const uint8_t *k, uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n,
+				    float *m, float *s, void *acc, uint64_t acc_stride)
+{
+	fa_one8(fa, n_q, q, q_stride, k, k_stride, v, v_stride, n, m, s, acc, acc_stride, true);
 }
 
 /* Rows n (f16, stride bytes apart) of d values into f32 rows of d. */
@@ -689,9 +750,9 @@ A2_INLINE acc8 rank1_8(acc8 r, const float *x, int64_t xs, const float *rows, in
 
 /* The tiled form in eight lanes: the AVX-512 form's steps, a position (or
  * a dimension) at a time. */
-A2 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
-				  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
-				  const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work)
+A2_INLINE void fa_tile8(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k, uint64_t k_stride,
+			const uint8_t *v, uint64_t v_stride, int64_t n_kv, const int32_t *lo, const int32_t *hi, float *m,
+			float *s, float *acc, float *work, bool hw)
 {
 	enum { TC = T / 8 };
 	const int64_t dk = fa->dk, dv = fa->dv;
@@ -754,10 +815,29 @@ A2 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const 
 		_mm256_storeu_ps(s + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(s + 8 * c), ms));
 	}
 	/* weights, and their sums: each 16 positions reduced as
-	 * _mm512_reduce_add_ps, lane-wise, then added in double */
+	 * _mm512_reduce_add_ps, lane-wise, then added in double (haswell:
+	 * each 8 as hsum_float_8, with its own exp) */
 	for (int c = 0; c < TC; c++) {
 		__m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
-		for (int64_t j0 = 0; j0 < T; j0 += 16) {
+		for (int64_t j0 = 0; hw && j0 < T; j0 += 8) {
+			__m256 e[8];
+			for (int u = 0; u < 8; u++) {
+				const int64_t j = j0 + u;
+				if (j >= n_kv) {
+					e[u] = _mm256_setzero_ps();
+					continue;
+				}
+				const __m256 sc = _mm256_loadu_ps(p + j * T + 8 * c);
+				e[u] = _mm256_and_ps(live[c], v_expf8_hw(_mm256_sub_ps(sc, mnew[c])));
+				_mm256_storeu_ps(p + j * T + 8 * c, e[u]);
+			}
+			for (int u = 0; u < 4; u++)
+				e[u] = _mm256_add_ps(e[u], e[u + 4]);
+			const __m256 t = _mm256_add_ps(_mm256_add_ps(e[0], e[2]), _mm256_add_ps(e[1], e[3]));
+			sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
+			sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
+		}
+		for (int64_t j0 = 0; !hw && j0 < T; j0 += 16) {
 			__m256 e[16];
 			for (int u = 0; u < 16; u++) {
 				const int64_t j = j0 + u;
@@ -798,6 +878,20 @@ A2 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const 
 		for (int c = 0; c < TC; c++)
 			_mm256_storeu_ps(cd + 8 * c, a.a[c]);
 	}
+}
+
+A2 void q42_llamacpp_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				  uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				  const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	fa_tile8(fa, n_q, qt, k, k_stride, v, v_stride, n_kv, lo, hi, m, s, acc, work, false);
+}
+
+A2 void q42_llamacpp_hw_fa_tile_avx2(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt, const uint8_t *k,
+				     uint64_t k_stride, const uint8_t *v, uint64_t v_stride, int64_t n_kv,
+				     const int32_t *lo, const int32_t *hi, float *m, float *s, float *acc, float *work)
+{
+	fa_tile8(fa, n_q, qt, k, k_stride, v, v_stride, n_kv, lo, hi, m, s, acc, work, true);
 }
 
 #endif
