@@ -151,6 +151,8 @@ void q42_llamacpp_rows_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f32_vd_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f16_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_f16_tb_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_f16_tb_avx2(Q42_LLAMACPP_ROWS_ARGS);
 
 /* Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 of the AMX buffer's arithmetic, in
  * the R16 layout (q42_pack.h): the products of q42_llamacpp_rows_q5_0_avx512

@@ -494,6 +494,24 @@ A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, co
 }
 
 
+/* zen4's F16 weights (slot Q42_LROWS_F16_TB): ggml_vec_dot_f16 for a lone
+ * token, llamafile's tinyBLAS<16> on f16 activations for each token of a
+ * longer pass (the f16 lanes product attention uses) */
+#define F16_TB_ROWS(SUFFIX, ATTR)                                                                 \
+	ATTR void q42_llamacpp_rows_f16_tb_##SUFFIX(Q42_LLAMACPP_ROWS_ARGS)                         \
+	{                                                                                         \
+		if (n_tok == 1) {                                                                 \
+			q42_llamacpp_rows_f16_##SUFFIX(n, n_rows, w, w_stride, 1, x, x_stride, y, y_stride); \
+			return;                                                                   \
+		}                                                                                 \
+		for (int64_t t = 0; t < n_tok; t++)                                               \
+			q42_llamacpp_dot_f16_lanes_rows_##SUFFIX(n, n_rows, y + (uint64_t)t * y_stride, w, \
+							       w_stride,                          \
+							       (const uint8_t *)x + (uint64_t)t * x_stride); \
+	}
+F16_TB_ROWS(avx512, A5)
+F16_TB_ROWS(avx2, A2)
+
 /* ---- F32 weights -------------------------------------------------------- */
 
 /* The leftovers (elements np..n-1) of 16 or 8 rows at once, one row per
