@@ -349,24 +349,24 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 	return &scalar;
 }
 
-/* haswell's tables: each ISA's quantizers, RoPE, adds and norms (the
- * same bits in every build), with the eight-lane float operations, plain
- * (S empty) or compiled with FMA (S _fma), and flash attention in eight
- * lanes (the AVX2 forms on AVX-512 CPUs too). */
-#define HW_TABLE(ISA, Q, ROPE, ADD, RMS, S)                                                          \
+/* haswell's SIMD tables: each ISA's quantizers, RoPE, adds and norms
+ * (the same bits in every build), with the eight-lane float operations in
+ * AVX2 (on AVX-512 CPUs too: eight lanes are the arithmetic), the rarer
+ * ones the scalar definitions compiled with FMA. */
+#define HW_TABLE(ISA, Q, ROPE, ADD, RMS)                                                                 \
 	{                                                                                                \
 		ISA, q42_llamacpp_quantize_q8_0##Q, q42_llamacpp_quantize_q8_1##Q,                        \
-		q42_llamacpp_quantize_f16##Q, q42_llamacpp_hw_dot_f32##S, q42_llamacpp_hw_dot_f32_lanes##S, \
-		q42_llamacpp_hw_dot_f32_rows##S, q42_llamacpp_hw_dot_f32_lanes_rows##S,                   \
-		q42_llamacpp_hw_dot_f16_pad##S, q42_llamacpp_hw_dot_f16_lanes##S,                         \
-		q42_llamacpp_hw_dot_f16_pad_rows##S, q42_llamacpp_hw_dot_f16_lanes_rows##S,               \
-		q42_llamacpp_hw_dot_f16_rows##S, q42_llamacpp_hw_dot_f32_vrows##S,                        \
-		q42_llamacpp_hw_dot_f32_lanes_vrows##S, q42_llamacpp_hw_dot_f16_pad_vrows##S,             \
-		q42_llamacpp_hw_dot_f16_lanes_vrows##S, q42_llamacpp_hw_softmax##S,                       \
-		q42_llamacpp_hw_swiglu##S, q42_llamacpp_geglu, q42_llamacpp_conv_dot, ROPE, ADD, RMS,      \
-		q42_llamacpp_hw_f32_t16_axpy##S, q42_llamacpp_hw_fa_one_avx2, q42_llamacpp_hw_fa_tile_avx2, \
-		q42_llamacpp_hw_dot_f32_vd_cols##S, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f16,   \
-		q42_llamacpp_hw_softmax_unpadded##S, 8u                                                  \
+		q42_llamacpp_quantize_f16##Q, q42_llamacpp_hw_dot_f32_avx2, q42_llamacpp_hw_dot_f32_lanes_avx2, \
+		q42_llamacpp_hw_dot_f32_rows_avx2, q42_llamacpp_hw_dot_f32_lanes_rows_avx2,               \
+		q42_llamacpp_hw_dot_f16_pad_avx2, q42_llamacpp_hw_dot_f16_lanes_avx2,                     \
+		q42_llamacpp_hw_dot_f16_pad_rows_avx2, q42_llamacpp_hw_dot_f16_lanes_rows_avx2,           \
+		q42_llamacpp_hw_dot_f16_rows_fma, q42_llamacpp_hw_dot_f32_vrows_avx2,                     \
+		q42_llamacpp_hw_dot_f32_lanes_vrows_avx2, q42_llamacpp_hw_dot_f16_pad_vrows_avx2,         \
+		q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, q42_llamacpp_hw_softmax_avx2,                   \
+		q42_llamacpp_hw_swiglu_avx2, q42_llamacpp_geglu, q42_llamacpp_conv_dot, ROPE, ADD, RMS,    \
+		q42_llamacpp_hw_f32_t16_axpy_fma, q42_llamacpp_hw_fa_one_avx2, q42_llamacpp_hw_fa_tile_avx2, \
+		q42_llamacpp_hw_dot_f32_vd_cols_fma, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f16,  \
+		q42_llamacpp_hw_softmax_unpadded_fma, 8u                                                 \
 	}
 
 const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant, enum q42_isa isa)
@@ -385,10 +385,10 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant v
 		q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_softmax_unpadded, 8u};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_llamacpp_ops avx2 =
-		HW_TABLE(Q42_ISA_AVX2, _avx2, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows, _fma);
+		HW_TABLE(Q42_ISA_AVX2, _avx2, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows);
 	static const q42_llamacpp_ops avx512 =
 		HW_TABLE(Q42_ISA_AVX512, _avx512, q42_llamacpp_rope_avx512, q42_llamacpp_add_avx512,
-			 q42_llamacpp_rmsnorm_rows_avx512, _fma);
+			 q42_llamacpp_rmsnorm_rows_avx512);
 	switch (q42_isa_usable(isa)) {
 	case Q42_ISA_AVX512: return &avx512;
 	case Q42_ISA_AVX2: return &avx2;

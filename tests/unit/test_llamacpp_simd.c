@@ -663,7 +663,8 @@ static void check_f(const char *what, enum q42_isa isa, int64_t n, const float *
  * (groups of sixteen and of four and a rest), rows apart by more than n;
  * f32 rows, then the same values rounded to f16 (x too) for the f16
  * cache's products. */
-static void check_dots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, const float *x)
+static void check_dots(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n,
+		       const float *x)
 {
 	enum { ROWS = 37, PAD = 5 };
 	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
@@ -684,11 +685,11 @@ static void check_dots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, c
 		const void *w, *x;
 		size_t elem;
 	} c[] = {
-		{"dot_f32_rows", q42_llamacpp_dot_f32, o->dot_f32_rows, w, x, 4},
-		{"dot_f32_lanes_rows", q42_llamacpp_dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
-		{"dot_f16_pad_rows", q42_llamacpp_dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
-		{"dot_f16_lanes_rows", q42_llamacpp_dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
-		{"dot_f16_rows", q42_llamacpp_dot_f16, o->dot_f16_rows, w16, x16, 2},
+		{"dot_f32_rows", ref->dot_f32, o->dot_f32_rows, w, x, 4},
+		{"dot_f32_lanes_rows", ref->dot_f32_lanes, o->dot_f32_lanes_rows, w, x, 4},
+		{"dot_f16_pad_rows", ref->dot_f16_pad, o->dot_f16_pad_rows, w16, x16, 2},
+		{"dot_f16_lanes_rows", ref->dot_f16_lanes, o->dot_f16_lanes_rows, w16, x16, 2},
+		{"dot_f16_rows", ref->dot_f16, o->dot_f16_rows, w16, x16, 2},
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
@@ -707,7 +708,8 @@ static void check_dots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, c
  * apart by more than the rows' run, in chunks of two steps) against the
  * one-row scalar products on the same rows laid out contiguously: 0 to 37
  * rows, f32 and f16; elements the rows do not cover are NaN. */
-static void check_vdots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, const float *x)
+static void check_vdots(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n,
+			const float *x)
 {
 	enum { ROWS = 37 };
 	typedef void (*dot_fn)(int64_t, float *, const void *, const void *);
@@ -745,10 +747,10 @@ static void check_vdots(const q42_llamacpp_ops *o, enum q42_isa isa, int64_t n, 
 		const void *w, *v, *x;
 		size_t elem;
 	} c[] = {
-		{"dot_f32_vrows", q42_llamacpp_dot_f32, o->dot_f32_vrows, w, v, x, 4},
-		{"dot_f32_lanes_vrows", q42_llamacpp_dot_f32_lanes, o->dot_f32_lanes_vrows, w, v, x, 4},
-		{"dot_f16_pad_vrows", q42_llamacpp_dot_f16_pad, o->dot_f16_pad_vrows, w16, v16, x16, 2},
-		{"dot_f16_lanes_vrows", q42_llamacpp_dot_f16_lanes, o->dot_f16_lanes_vrows, w16, v16, x16, 2},
+		{"dot_f32_vrows", ref->dot_f32, o->dot_f32_vrows, w, v, x, 4},
+		{"dot_f32_lanes_vrows", ref->dot_f32_lanes, o->dot_f32_lanes_vrows, w, v, x, 4},
+		{"dot_f16_pad_vrows", ref->dot_f16_pad, o->dot_f16_pad_vrows, w16, v16, x16, 2},
+		{"dot_f16_lanes_vrows", ref->dot_f16_lanes, o->dot_f16_lanes_vrows, w16, v16, x16, 2},
 	};
 	for (int64_t rows = 0; rows <= ROWS; rows++)
 		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
@@ -845,14 +847,19 @@ static void test_vd_cols(void **state)
 		}
 }
 
+/* Every SIMD table's row operations against its variant's scalar one:
+ * the AVX-512 builds' (sapphirerapids, zen4) and haswell's eight-lane
+ * ones. */
 static void test_row_ops(void **state)
 {
 	(void)state;
 	enum { NMAX = 300 };
-	const q42_llamacpp_ops *ref = q42_llamacpp_ops_get(Q42_ISA_SCALAR);
 	float a[NMAX], b[NMAX], c[NMAX], y0[NMAX], y1[NMAX];
-	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
-		const q42_llamacpp_ops *o = q42_llamacpp_ops_get(simd_isas[i]);
+	for (size_t vi = 0; vi < 2 * sizeof simd_isas / sizeof simd_isas[0]; vi++) {
+		const enum q42_llamacpp_variant variant = vi % 2 ? Q42_LLAMACPP_HASWELL : Q42_LLAMACPP_SAPPHIRERAPIDS;
+		const size_t i = vi / 2;
+		const q42_llamacpp_ops *ref = q42_llamacpp_ops_get_variant(variant, Q42_ISA_SCALAR);
+		const q42_llamacpp_ops *o = q42_llamacpp_ops_get_variant(variant, simd_isas[i]);
 		const enum q42_isa isa = simd_isas[i];
 		if (!isa_ok(isa))
 			continue;
@@ -877,9 +884,9 @@ static void test_row_ops(void **state)
 				o->dot_f16_lanes(n, &r1, a16, b16);
 				check_f("dot_f16_lanes", isa, n, &r1, &r0, 1);
 			}
-			check_dots(o, isa, n, b);
-			check_vdots(o, isa, n, b);
-			check_vdots(ref, Q42_ISA_SCALAR, n, b);
+			check_dots(ref, o, isa, n, b);
+			check_vdots(ref, o, isa, n, b);
+			check_vdots(ref, ref, Q42_ISA_SCALAR, n, b);
 
 			/* scores down to far below the max: exp underflows into
 			 * subnormals and zero; -inf is the causal mask */

@@ -7,7 +7,9 @@
  * FMA enabled in x86/q42_x86_rowops.c, where each fmaf is one instruction.
  *
  * Before including, define CF8(name) (the function name for name); CF_ATTR
- * and CF_STATIC as for q42_llamacpp_float.h.
+ * and CF_STATIC as for q42_llamacpp_float.h. With CF8_NO_DOTS defined only
+ * the rarer operations are built (the FMA build: x86 has its own forms of
+ * the products, softmax and SwiGLU).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -89,10 +91,12 @@ CF_STATIC float cf8_dot_lanes(int64_t n, const void *w, const q42_llamacpp_vlayo
 		const q42_llamacpp_vlayout lay = cf_contiguous(w_stride, F16);                      \
 		CF8(NAME##_vrows)(n, n_rows, out, w, &lay, x);                                    \
 	}
+#ifndef CF8_NO_DOTS
 CF8_DOTS(dot_f32, cf8_dot_steps, false)
 CF8_DOTS(dot_f32_lanes, cf8_dot_lanes, false)
 CF8_DOTS(dot_f16_pad, cf8_dot_steps, true)
 CF8_DOTS(dot_f16_lanes, cf8_dot_lanes, true)
+#endif
 #undef CF8_DOTS
 
 /* ggml_vec_dot_f16 on a row of its true length: the whole 32-steps as
@@ -160,6 +164,7 @@ CF_STATIC float cf8_bf16(const uint8_t *p, int64_t k)
 	return q42_bf16_to_f32(q42_ld16(p + 2 * k));
 }
 
+#ifndef CF8_NO_DOTS
 CF_ATTR void CF8(dot_bf16)(int64_t n, float *out, const void *w, const void *x)
 {
 	const uint8_t *a = w, *b = x;
@@ -185,6 +190,8 @@ CF_ATTR void CF8(dot_bf16_tb)(int64_t n, float *out, const void *w, const void *
 		lanes[k % 8] = fmaf(cf8_bf16(a, k), cf8_bf16(b, k), lanes[k % 8]);
 	*out = cf8_hsum(lanes);
 }
+
+#endif
 
 /* ---- float ops --------------------------------------------------------- */
 
@@ -226,6 +233,7 @@ CF_STATIC float cf8_v_expf(float x)
 	return fmaf(s2, j, s2) * s1;
 }
 
+#ifndef CF8_NO_DOTS
 /* ggml_vec_soft_max_f32 of the AVX2 build + soft_max's normalisation,
  * over a row llama.cpp pads with -inf to a multiple of 16: whole 8-lane
  * chunks, each chunk's sum hsum'd and added in double. */
@@ -246,6 +254,8 @@ CF_ATTR void CF8(softmax)(int64_t n, float *y, const float *x)
 		y[i] *= inv;
 }
 
+#endif
+
 /* The same on a row of exactly n (an encoder's): the n % 8 after the whole
  * chunks with expf, added one by one. */
 CF_ATTR void CF8(softmax_unpadded)(int64_t n, float *y, const float *x)
@@ -253,6 +263,7 @@ CF_ATTR void CF8(softmax_unpadded)(int64_t n, float *y, const float *x)
 	cf_softmax_exact(n, y, x, 8, cf8_v_expf, cf8_hsum);
 }
 
+#ifndef CF8_NO_DOTS
 /* ggml_vec_swiglu_f32 of the AVX2 build: x / (1 + v_expf(0 - x)) * g in
  * 8-element chunks, ggml's scalar SiLU (expf) for the rest. */
 CF_ATTR void CF8(swiglu)(int64_t n, float *y, const float *x, const float *g)
@@ -263,3 +274,4 @@ CF_ATTR void CF8(swiglu)(int64_t n, float *y, const float *x, const float *g)
 	for (int64_t i = nv; i < n; i++)
 		y[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
 }
+#endif

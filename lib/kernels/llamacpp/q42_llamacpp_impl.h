@@ -47,7 +47,7 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 
 /* The rest of the haswell float operations
  * (llamacpp/q42_llamacpp_float8.h): the row forms of the products, and
- * with _fma the same compiled with FMA (x86/q42_x86_rowops.c). */
+ * the rarer ones compiled with FMA (x86/q42_x86_rowops.c). */
 #define Q42_HW_FLOAT_DECLS(S)                                                                            \
 	void q42_llamacpp_hw_dot_f32_rows##S(int64_t n, int64_t n_rows, float *out, const void *w,       \
 					     uint64_t w_stride, const void *x);                          \
@@ -72,18 +72,16 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 	void q42_llamacpp_hw_f32_t16_axpy##S(int64_t n, int64_t n_rows, const float *wp, const float *x, \
 					     float scale, float *y);
 Q42_HW_FLOAT_DECLS()
-Q42_HW_FLOAT_DECLS(_fma)
-void q42_llamacpp_hw_dot_f32_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_dot_f32_lanes_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_dot_f16_pad_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_dot_f16_lanes_fma(int64_t n, float *out, const void *w, const void *x);
+/* the FMA build's (the rest have AVX2 forms) */
 void q42_llamacpp_hw_dot_f16_fma(int64_t n, float *out, const void *w, const void *x);
 void q42_llamacpp_hw_dot_f32_vd_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_dot_bf16_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_dot_bf16_tb_fma(int64_t n, float *out, const void *w, const void *x);
-void q42_llamacpp_hw_softmax_fma(int64_t n, float *y, const float *x);
+void q42_llamacpp_hw_dot_f16_rows_fma(int64_t n, int64_t n_rows, float *out, const void *w, uint64_t w_stride,
+				      const void *x);
+void q42_llamacpp_hw_dot_f32_vd_cols_fma(int64_t n, int64_t n_cols, float *out, const float *w, int64_t col_stride,
+					 const float *x);
+void q42_llamacpp_hw_f32_t16_axpy_fma(int64_t n, int64_t n_rows, const float *wp, const float *x, float scale,
+				      float *y);
 void q42_llamacpp_hw_softmax_unpadded_fma(int64_t n, float *y, const float *x);
-void q42_llamacpp_hw_swiglu_fma(int64_t n, float *y, const float *x, const float *g);
 #undef Q42_HW_FLOAT_DECLS
 
 /* ggml_v_expf and _mm512_reduce_add_ps of the AVX-512 build, one lane

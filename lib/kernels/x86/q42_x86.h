@@ -153,6 +153,21 @@ void q42_llamacpp_rows_f32_vd_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f16_tb_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_f16_tb_avx2(Q42_LLAMACPP_ROWS_ARGS);
+/* the haswell build's attention products, softmax and SwiGLU in AVX2
+ * (x86/q42_x86_attention.c, x86/q42_x86_rowops.c) */
+#define Q42_HW_AVX2_DOTS(NAME)                                                                          \
+	void q42_llamacpp_hw_##NAME##_avx2(int64_t n, float *out, const void *w, const void *x);        \
+	void q42_llamacpp_hw_##NAME##_rows_avx2(int64_t n, int64_t n_rows, float *out, const void *w,  \
+						 uint64_t w_stride, const void *x);                    \
+	void q42_llamacpp_hw_##NAME##_vrows_avx2(int64_t n, int64_t n_rows, float *out, const void *w, \
+						  const q42_llamacpp_vlayout *lay, const void *x);
+Q42_HW_AVX2_DOTS(dot_f32)
+Q42_HW_AVX2_DOTS(dot_f32_lanes)
+Q42_HW_AVX2_DOTS(dot_f16_pad)
+Q42_HW_AVX2_DOTS(dot_f16_lanes)
+#undef Q42_HW_AVX2_DOTS
+void q42_llamacpp_hw_softmax_avx2(int64_t n, float *y, const float *x);
+void q42_llamacpp_hw_swiglu_avx2(int64_t n, float *y, const float *x, const float *g);
 
 /* Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 of the AMX buffer's arithmetic, in
  * the R16 layout (q42_pack.h): the products of q42_llamacpp_rows_q5_0_avx512

@@ -168,8 +168,11 @@ A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, bool h, int64_t left)
 	return _mm256_maskload_ps((const float *)p + k, m);
 }
 
+/* hw: the haswell build's sums instead, four 8-lane accumulators over
+ * 32-element steps (ACC 4: element k in accumulator (k % 32) / 8) or one
+ * (ACC 1), in slot 0 of f */
 A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2], const void *const *a,
-			      const q42_llamacpp_vlayout *lay, const void *b)
+			      const q42_llamacpp_vlayout *lay, const void *b, bool hw)
 {
 	__m256 s[4][4][2];
 	UNROLL
@@ -186,10 +189,11 @@ A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2],
 			UNROLL
 			for (int e = 0; e < 2; e++) {
 				const __m256 x = ld_row8(b, k + 16 * j + 8 * e, h);
+				const int ai = hw ? (ACC == 1 ? 0 : (2 * j + e) % 4) : j % ACC, sl = hw ? 0 : e;
 				UNROLL
 				for (int i = 0; i < R; i++)
-					s[i][j % ACC][e] = _mm256_fmadd_ps(
-						ld_row8((const uint8_t *)a[i] + o, 16 * j + 8 * e, h), x, s[i][j % ACC][e]);
+					s[i][ai][sl] = _mm256_fmadd_ps(
+						ld_row8((const uint8_t *)a[i] + o, 16 * j + 8 * e, h), x, s[i][ai][sl]);
 			}
 		if (++si == lay->per) {
 			si = 0;
@@ -206,11 +210,12 @@ A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2],
 				continue;
 			const bool full = left >= 8;
 			const __m256 x = full ? ld_row8(b, k + at, h) : ld_row8_part(b, k + at, h, left);
+			const int ai = hw ? (ACC == 1 ? 0 : (2 * j + e) % 4) : j % ACC, sl = hw ? 0 : e;
 			UNROLL
 			for (int i = 0; i < R; i++) {
 				const void *wi = (const uint8_t *)a[i] + o;
-				s[i][j % ACC][e] = _mm256_fmadd_ps(full ? ld_row8(wi, at, h) : ld_row8_part(wi, at, h, left),
-								   x, s[i][j % ACC][e]);
+				s[i][ai][sl] = _mm256_fmadd_ps(full ? ld_row8(wi, at, h) : ld_row8_part(wi, at, h, left), x,
+							      s[i][ai][sl]);
 			}
 		}
 	UNROLL
@@ -226,21 +231,34 @@ A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const vo
 			 const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m256 f[4][2];
-	dots_fold_avx2(R, ACC, h, n, f, a, lay, b);
+	dots_fold_avx2(R, ACC, h, n, f, a, lay, b, false);
 	UNROLL
 	for (int i = 0; i < R; i++)
 		out[i] = reduce16_halves(f[i][0], f[i][1]);
 }
 
-#define DOTS_AVX2(NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                            \
+/* The haswell build's: hsum_float_8 of llamafile's one accumulator, or
+ * GGML_F32x8_REDUCE's last step of ggml_vec_dot's four */
+A2_INLINE void dots_hw_avx2(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+			    const q42_llamacpp_vlayout *lay, const void *b)
+{
+	__m256 f[4][2];
+	dots_fold_avx2(R, ACC, h, n, f, a, lay, b, true);
+	UNROLL
+	for (int i = 0; i < R; i++)
+		out[i] = ACC == 1 ? hsum8(f[i][0]) : reduce_hadd8(f[i][0]);
+}
+
+#define DOTS_AVX2_WITH(FOLD, NAME, ROWS_NAME, VROWS_NAME, ACC, H)                                 \
 	A2 void VROWS_NAME(int64_t n, int64_t n_rows, float *out, const void *w,                  \
 			   const q42_llamacpp_vlayout *lay, const void *x)                          \
 	{                                                                                         \
 		const uint8_t *w8 = w;                                                            \
 		int64_t r = 0;                                                                    \
-		DOTS_REST(dots_avx2, (ACC) == 1, ACC, H)                                          \
+		DOTS_REST(FOLD, (ACC) == 1, ACC, H)                                               \
 	}                                                                                         \
-	DOTS_ONE_ROWS(A2, dots_avx2, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
+	DOTS_ONE_ROWS(A2, FOLD, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
+#define DOTS_AVX2(NAME, ROWS_NAME, VROWS_NAME, ACC, H) DOTS_AVX2_WITH(dots_avx2, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 
 DOTS_AVX2(q42_llamacpp_dot_f32_avx2, q42_llamacpp_dot_f32_rows_avx2, q42_llamacpp_dot_f32_vrows_avx2, 4, false)
 DOTS_AVX2(q42_llamacpp_dot_f32_lanes_avx2, q42_llamacpp_dot_f32_lanes_rows_avx2, q42_llamacpp_dot_f32_lanes_vrows_avx2, 1,
@@ -248,6 +266,15 @@ DOTS_AVX2(q42_llamacpp_dot_f32_lanes_avx2, q42_llamacpp_dot_f32_lanes_rows_avx2,
 DOTS_AVX2(q42_llamacpp_dot_f16_pad_avx2, q42_llamacpp_dot_f16_pad_rows_avx2, q42_llamacpp_dot_f16_pad_vrows_avx2, 4, true)
 DOTS_AVX2(q42_llamacpp_dot_f16_lanes_avx2, q42_llamacpp_dot_f16_lanes_rows_avx2, q42_llamacpp_dot_f16_lanes_vrows_avx2, 1,
 	  true)
+/* and the haswell build's */
+DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f32_avx2, q42_llamacpp_hw_dot_f32_rows_avx2,
+	       q42_llamacpp_hw_dot_f32_vrows_avx2, 4, false)
+DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f32_lanes_avx2, q42_llamacpp_hw_dot_f32_lanes_rows_avx2,
+	       q42_llamacpp_hw_dot_f32_lanes_vrows_avx2, 1, false)
+DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_pad_avx2, q42_llamacpp_hw_dot_f16_pad_rows_avx2,
+	       q42_llamacpp_hw_dot_f16_pad_vrows_avx2, 4, true)
+DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_lanes_avx2, q42_llamacpp_hw_dot_f16_lanes_rows_avx2,
+	       q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, 1, true)
 
 /* ---- the V product of a short encoder pass ------------------------------ */
 

@@ -543,37 +543,6 @@ A2_INLINE __m256 v_expf8(__m256 x)
 	return _mm256_blendv_ps(e, _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_setzero_ps(), neg), big);
 }
 
-/* ggml_v_expf of the haswell build (AVX2 + FMA), lane for lane: 2^n as
- * z's bits, k + j k in range, two scales past |n| > 126, 0 or infinity
- * past 192. */
-A2_INLINE __m256 v_expf8_hw(__m256 x)
-{
-	const __m256 r = _mm256_set1_ps(0x1.8p23f);
-	const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
-	const __m256 n = _mm256_sub_ps(z, r);
-	const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
-					  _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
-	const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
-	const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
-	const __m256 absn = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
-	const __m256 c = _mm256_cmp_ps(absn, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
-	const __m256 u = _mm256_mul_ps(b, b);
-	const __m256 j = _mm256_fmadd_ps(
-		_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
-				_mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
-		u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
-	const __m256 in = _mm256_fmadd_ps(k, j, k);
-	if (!_mm256_movemask_ps(c))
-		return in;
-	const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
-					   _mm256_set1_epi32((int32_t)0x82000000u));
-	const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
-	const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
-	const __m256 d = _mm256_cmp_ps(absn, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
-	const __m256 mid = _mm256_blendv_ps(in, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), c);
-	return _mm256_blendv_ps(mid, _mm256_mul_ps(s1, s1), d);
-}
-
 /* The one-at-a-time form in eight lanes: scores of sixteen positions,
  * the steps of the max in order, then each head's accumulator chain over
  * them in registers (a head at a time: sixteen registers hold no more). */

@@ -113,6 +113,55 @@ A2_INLINE float reduce16_halves(__m256 lo, __m256 hi)
 	return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
+/* The haswell build's two reductions of eight lanes: hsum_float_8 (and
+ * llamafile's hsum, the AVX2 softmax's chunk sum): halves added, then
+ * (0 + 2) + (1 + 3); GGML_F32x8_REDUCE's last step: halves added, then
+ * two hadds, (0 + 1) + (2 + 3). */
+A2_INLINE float hsum8(__m256 v)
+{
+	const __m128 t = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	const __m128 t2 = _mm_add_ps(t, _mm_movehl_ps(t, t));
+	return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
+}
+
+A2_INLINE float reduce_hadd8(__m256 v)
+{
+	const __m128 t = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	const __m128 t1 = _mm_hadd_ps(t, t);
+	return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+/* ggml_v_expf of the haswell build (AVX2 + FMA), lane for lane: 2^n as
+ * z's bits, k + j k in range, two scales past |n| > 126, 0 or infinity
+ * past 192. */
+A2_INLINE __m256 v_expf8_hw(__m256 x)
+{
+	const __m256 r = _mm256_set1_ps(0x1.8p23f);
+	const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+	const __m256 n = _mm256_sub_ps(z, r);
+	const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+					  _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+	const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+	const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+	const __m256 absn = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+	const __m256 c = _mm256_cmp_ps(absn, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+	const __m256 u = _mm256_mul_ps(b, b);
+	const __m256 j = _mm256_fmadd_ps(
+		_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+				_mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+		u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+	const __m256 in = _mm256_fmadd_ps(k, j, k);
+	if (!_mm256_movemask_ps(c))
+		return in;
+	const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+					   _mm256_set1_epi32((int32_t)0x82000000u));
+	const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+	const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+	const __m256 d = _mm256_cmp_ps(absn, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+	const __m256 mid = _mm256_blendv_ps(in, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), c);
+	return _mm256_blendv_ps(mid, _mm256_mul_ps(s1, s1), d);
+}
+
 A5_INLINE float reduce16(__m512 v)
 {
 	return reduce16_halves(_mm512_castps512_ps256(v),

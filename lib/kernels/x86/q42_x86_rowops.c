@@ -47,6 +47,53 @@ A5 void q42_llamacpp_softmax_avx512(int64_t n, float *y, const float *x)
 	}
 }
 
+/* The haswell build's softmax and SwiGLU in eight lanes: its vector exp
+ * (v_expf8_hw), each chunk's sum hsum8'd into double. */
+A2 void q42_llamacpp_hw_softmax_avx2(int64_t n, float *y, const float *x)
+{
+	float max = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		max = max > x[i] ? max : x[i];
+	const __m256 mv = _mm256_set1_ps(max);
+	double sum = 0.0;
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		const __m256 v = v_expf8_hw(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+		_mm256_storeu_ps(y + i, v);
+		sum += (double)hsum8(v);
+	}
+	if (i < n) { /* the padding's lanes are zeros */
+		float t[8] = {0};
+		for (int l = 0; i + l < n; l++)
+			t[l] = x[i + l];
+		float e[8];
+		_mm256_storeu_ps(e, v_expf8_hw(_mm256_sub_ps(_mm256_loadu_ps(t), mv)));
+		for (int l = 0; l < 8; l++)
+			if (i + l < n)
+				y[i + l] = e[l];
+			else
+				e[l] = 0.0f;
+		sum += (double)hsum8(_mm256_loadu_ps(e));
+	}
+	const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+	for (; i < n; i++)
+		y[i] *= (float)(1.0 / sum);
+}
+
+A2 void q42_llamacpp_hw_swiglu_avx2(int64_t n, float *y, const float *x, const float *g)
+{
+	const int64_t nv = n - n % 8;
+	const __m256 one = _mm256_set1_ps(1.0f);
+	for (int64_t i = 0; i < nv; i += 8) {
+		const __m256 xv = _mm256_loadu_ps(x + i);
+		const __m256 e = v_expf8_hw(_mm256_sub_ps(_mm256_setzero_ps(), xv));
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(xv, _mm256_add_ps(one, e)), _mm256_loadu_ps(g + i)));
+	}
+	q42_llamacpp_hw_swiglu(n - nv, y + nv, x + nv, g + nv);
+}
+
 A5 void q42_llamacpp_swiglu_avx512(int64_t n, float *y, const float *x, const float *g)
 {
 	const int64_t nv = n - n % 16;
@@ -159,6 +206,7 @@ A5 void q42_llamacpp_rope_avx512(int64_t n_rot, float *x, const float *cache, bo
 #include "kernels/llamacpp/q42_llamacpp_float.h"
 /* and the haswell build's eight-lane ones */
 #define CF8(name) q42_llamacpp_hw_##name##_fma
+#define CF8_NO_DOTS /* the AVX2 forms, here and in x86/q42_x86_attention.c */
 #include "kernels/llamacpp/q42_llamacpp_float8.h"
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
