@@ -167,6 +167,10 @@ Q42_HW_AVX2_DOTS(dot_f16_pad)
 Q42_HW_AVX2_DOTS(dot_f16_lanes)
 #undef Q42_HW_AVX2_DOTS
 void q42_llamacpp_hw_softmax_avx2(int64_t n, float *y, const float *x);
+void q42_llamacpp_rows_hw_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_hw_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_hw_f16_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_hw_f16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_hw_swiglu_avx2(int64_t n, float *y, const float *x, const float *g);
 
 /* Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 of the AMX buffer's arithmetic, in

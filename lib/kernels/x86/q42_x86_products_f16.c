@@ -611,6 +611,77 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
 F32_ROWS(avx512, A5)
 F32_ROWS(avx2, A2)
 
+/* The haswell build's F32 and F16 weights (slots Q42_LROWS_HW_F32 and
+ * _HW_F16): a lone token's ggml_vec_dot on the whole 32-steps in AVX2
+ * (q42_llamacpp_hw_dot_*_rows_avx2), its leftovers as the build compiles
+ * them (F32: rounded products added in order, the last n % 4 fused; F16:
+ * each product added in double); the tokens of a longer pass through
+ * tinyBLAS<8>, the eight-lane lanes product. */
+A2_INLINE void rows_hw_f32(Q42_LLAMACPP_ROWS_ARGS, bool tb)
+{
+	for (int64_t t = 0; t < n_tok; t++) {
+		const float *xt = (const float *)(const void *)((const uint8_t *)x + (uint64_t)t * x_stride);
+		float *yt = y + (uint64_t)t * y_stride;
+		if (tb && n_tok > 1) {
+			q42_llamacpp_hw_dot_f32_lanes_rows_avx2(n, n_rows, yt, w, w_stride, xt);
+			continue;
+		}
+		const int64_t np = n & ~(int64_t)31, nu = n - (n - np) % 4;
+		q42_llamacpp_hw_dot_f32_rows_avx2(np, n_rows, yt, w, w_stride, xt);
+		for (int64_t r = 0; r < n_rows; r++) {
+			const float *a = (const float *)(const void *)((const uint8_t *)w + (uint64_t)r * w_stride);
+			float s = yt[r];
+			for (int64_t i = np; i < n; i++)
+				s = _mm_cvtss_f32(i < nu ? _mm_add_ss(_mm_set_ss(s), _mm_mul_ss(_mm_set_ss(a[i]), _mm_set_ss(xt[i])))
+							 : _mm_fmadd_ss(_mm_set_ss(a[i]), _mm_set_ss(xt[i]), _mm_set_ss(s)));
+			yt[r] = s;
+		}
+	}
+}
+
+A2_INLINE void rows_hw_f16(Q42_LLAMACPP_ROWS_ARGS, bool tb)
+{
+	for (int64_t t = 0; t < n_tok; t++) {
+		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;
+		float *yt = y + (uint64_t)t * y_stride;
+		if (tb && n_tok > 1) {
+			q42_llamacpp_hw_dot_f16_lanes_rows_avx2(n, n_rows, yt, w, w_stride, xt);
+			continue;
+		}
+		const int64_t np = n & ~(int64_t)31;
+		q42_llamacpp_hw_dot_f16_pad_rows_avx2(np, n_rows, yt, w, w_stride, xt);
+		for (int64_t r = 0; r < n_rows; r++) {
+			const uint8_t *a = (const uint8_t *)w + (uint64_t)r * w_stride;
+			double s = (double)yt[r];
+			for (int64_t i = np; i < n; i++)
+				s += (double)(_cvtsh_ss((unsigned short)(a[2 * i] | a[2 * i + 1] << 8)) *
+					      _cvtsh_ss((unsigned short)(xt[2 * i] | xt[2 * i + 1] << 8)));
+			yt[r] = (float)s;
+		}
+	}
+}
+
+/* each for a shape tinyBLAS takes, and (_vd) for one it declines */
+A2 void q42_llamacpp_rows_hw_f32_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	rows_hw_f32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A2 void q42_llamacpp_rows_hw_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	rows_hw_f32(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
+A2 void q42_llamacpp_rows_hw_f16_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	rows_hw_f16(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, true);
+}
+
+A2 void q42_llamacpp_rows_hw_f16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS)
+{
+	rows_hw_f16(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride, false);
+}
+
 /* q42_llamacpp_f32_t16_axpy: a group of 16 rows is one vector per
  * element k (16 lanes, or two halves of 8), each lane's product then sum
  * rounded as the scalar loop rounds them; the last group's rows past
