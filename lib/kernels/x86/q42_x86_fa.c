@@ -786,45 +786,28 @@ A2_INLINE void fa_tile8(const q42_llamacpp_fa *fa, int64_t n_q, const float *qt,
 	/* weights, and their sums: each 16 positions reduced as
 	 * _mm512_reduce_add_ps, lane-wise, then added in double (haswell:
 	 * each 8 as hsum_float_8, with its own exp) */
+	const int w = hw ? 8 : 16;
 	for (int c = 0; c < TC; c++) {
 		__m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
-		for (int64_t j0 = 0; hw && j0 < T; j0 += 8) {
-			__m256 e[8];
-			for (int u = 0; u < 8; u++) {
-				const int64_t j = j0 + u;
-				if (j >= n_kv) {
-					e[u] = _mm256_setzero_ps();
-					continue;
-				}
-				const __m256 sc = _mm256_loadu_ps(p + j * T + 8 * c);
-				e[u] = _mm256_and_ps(live[c], v_expf8_hw(_mm256_sub_ps(sc, mnew[c])));
-				_mm256_storeu_ps(p + j * T + 8 * c, e[u]);
-			}
-			for (int u = 0; u < 4; u++)
-				e[u] = _mm256_add_ps(e[u], e[u + 4]);
-			const __m256 t = _mm256_add_ps(_mm256_add_ps(e[0], e[2]), _mm256_add_ps(e[1], e[3]));
-			sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
-			sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
-		}
-		for (int64_t j0 = 0; !hw && j0 < T; j0 += 16) {
+		for (int64_t j0 = 0; j0 < T; j0 += w) {
 			__m256 e[16];
-			for (int u = 0; u < 16; u++) {
+			for (int u = 0; u < w; u++) {
 				const int64_t j = j0 + u;
 				if (j >= n_kv) {
 					e[u] = _mm256_setzero_ps();
 					continue;
 				}
-				const __m256 sc = _mm256_loadu_ps(p + j * T + 8 * c);
-				e[u] = _mm256_and_ps(live[c], v_expf8(_mm256_sub_ps(sc, mnew[c])));
+				const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(p + j * T + 8 * c), mnew[c]);
+				e[u] = _mm256_and_ps(live[c], hw ? v_expf8_hw(x) : v_expf8(x));
 				_mm256_storeu_ps(p + j * T + 8 * c, e[u]);
 			}
-			for (int u = 0; u < 8; u++)
+			/* 16 positions: i and i+8 first; then both trees end in
+			 * (i + i+4), (0 + 2) + (1 + 3) */
+			for (int u = 0; u < 8 && w == 16; u++)
 				e[u] = _mm256_add_ps(e[u], e[u + 8]);
 			for (int u = 0; u < 4; u++)
 				e[u] = _mm256_add_ps(e[u], e[u + 4]);
-			for (int u = 0; u < 2; u++)
-				e[u] = _mm256_add_ps(e[u], e[u + 2]);
-			const __m256 t = _mm256_add_ps(e[0], e[1]);
+			const __m256 t = _mm256_add_ps(_mm256_add_ps(e[0], e[2]), _mm256_add_ps(e[1], e[3]));
 			sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
 			sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
 		}
