@@ -605,34 +605,22 @@ A2_INLINE void fa_one8(const q42_llamacpp_fa *fa, int64_t n_q, const void *q, ui
 					float l[8];
 					_mm256_storeu_ps(l, lanes);
 					dot = ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
-				} else if (hw) {
-					/* the haswell build's ggml_vec_dot_f16: four
-					 * eight-lane accumulators over 32-value steps */
-					__m256 a[4];
-					UNROLL
-					for (int c = 0; c < 4; c++)
-						a[c] = _mm256_setzero_ps();
-					for (int j = 0; j < nk; j += 4)
-						UNROLL
-						for (int c = 0; c < 4; c++)
-							a[c] = _mm256_fmadd_ps(ld8_f16(kr + 16 * (j + c)), qf[h][j + c], a[c]);
-					const __m256 f = _mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3]));
-					float l[8];
-					_mm256_storeu_ps(l, f);
-					dot = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
 				} else {
-					/* ggml_vec_dot_f16's four sixteen-lane accumulators */
+					/* ggml_vec_dot_f16's four sixteen-lane accumulators
+					 * (eight halves), or haswell's four eight-lane ones
+					 * over 32-value steps */
+					const int na = hw ? 4 : 8;
 					__m256 a[8];
 					UNROLL
 					for (int c = 0; c < 8; c++)
 						a[c] = _mm256_setzero_ps();
-					for (int j = 0; j < nk; j += 8)
-						UNROLL
-						for (int c = 0; c < 8; c++)
+					for (int j = 0; j < nk; j += na)
+						for (int c = 0; c < na; c++)
 							a[c] = _mm256_fmadd_ps(ld8_f16(kr + 16 * (j + c)), qf[h][j + c], a[c]);
-					dot = reduce16_halves(
-						_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
-						_mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+					dot = hw ? reduce_hadd8(_mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3])))
+						 : reduce16_halves(
+							   _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+							   _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
 				}
 				sc[h][i] = dot * fa->scale;
 			}
