@@ -224,7 +224,8 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 		q42_llamacpp_rows_iq4_xs_cpu_avx2, q42_llamacpp_rows_q4_0_cpu_avx2, q42_llamacpp_rows_q4_k_cpu_avx2,
 		q42_llamacpp_rows_iq4_xs_panel_avx2, [Q42_LROWS_F16_TB] = q42_llamacpp_rows_f16_tb_avx2,
 		[Q42_LROWS_HW_F32] = q42_llamacpp_rows_hw_f32_avx2, [Q42_LROWS_HW_F32_VD] = q42_llamacpp_rows_hw_f32_vd_avx2,
-		[Q42_LROWS_HW_F16] = q42_llamacpp_rows_hw_f16_avx2, [Q42_LROWS_HW_F16_VD] = q42_llamacpp_rows_hw_f16_vd_avx2};
+		[Q42_LROWS_HW_F16] = q42_llamacpp_rows_hw_f16_avx2, [Q42_LROWS_HW_F16_VD] = q42_llamacpp_rows_hw_f16_vd_avx2,
+		[Q42_LROWS_HW_BF16] = q42_llamacpp_rows_hw_bf16_avx2, [Q42_LROWS_HW_BF16_VD] = q42_llamacpp_rows_hw_bf16_vd_avx2};
 	static const q42_llamacpp_rows_fn avx512[Q42_LROWS_COUNT] = {
 		q42_llamacpp_rows_q4_0_avx512, q42_llamacpp_rows_q8_0_avx512,
 		q42_llamacpp_rows_q4_k_avx512, q42_llamacpp_rows_q6_k_avx512,
@@ -239,7 +240,10 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 		q42_llamacpp_rows_iq4_xs_panel_avx512, [Q42_LROWS_F16_TB] = q42_llamacpp_rows_f16_tb_avx512,
 		/* haswell's eight lanes are its AVX2 forms on AVX-512 too */
 		[Q42_LROWS_HW_F32] = q42_llamacpp_rows_hw_f32_avx2, [Q42_LROWS_HW_F32_VD] = q42_llamacpp_rows_hw_f32_vd_avx2,
-		[Q42_LROWS_HW_F16] = q42_llamacpp_rows_hw_f16_avx2, [Q42_LROWS_HW_F16_VD] = q42_llamacpp_rows_hw_f16_vd_avx2};
+		[Q42_LROWS_HW_F16] = q42_llamacpp_rows_hw_f16_avx2, [Q42_LROWS_HW_F16_VD] = q42_llamacpp_rows_hw_f16_vd_avx2,
+		[Q42_LROWS_HW_BF16] = q42_llamacpp_rows_hw_bf16_avx2, [Q42_LROWS_HW_BF16_VD] = q42_llamacpp_rows_hw_bf16_vd_avx2,
+		[Q42_LROWS_BF16_WIDE] = q42_llamacpp_rows_bf16_wide_avx512,
+		[Q42_LROWS_BF16_WIDE_VD] = q42_llamacpp_rows_bf16_wide_vd_avx512};
 	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form */
 	if ((which == Q42_LROWS_BF16 || which == Q42_LROWS_BF16_VD) && isa == Q42_ISA_AVX512 && !q42_cpu_has_avx512bf16())
 		return avx2[which];

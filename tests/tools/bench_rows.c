@@ -18,8 +18,8 @@
  * size class (--prefill-mib, default 4), in multiply-adds per second. Rows are split between --threads
  * threads in shares of 16 rows; best of --reps passes. --isa (best,
  * scalar, avx2, avx512, as q42run's) picks the kernel table; --variant
- * zen4 takes the products of llama.cpp's zen4 variant instead of the
- * sapphirerapids ones (q42_llamacpp_select_variant). A benchmark, not a
+ * zen4, haswell or icelake takes the products of that llama.cpp variant
+ * instead of the sapphirerapids ones (q42_llamacpp_select_variant). A benchmark, not a
  * test: it checks nothing and never runs under `make check`.
  */
 #include <getopt.h>
@@ -209,13 +209,14 @@ static const struct kind kinds[] = {
 	{"r16-q4_1", Q42_DTYPE_Q4_1, F_PACKED}, {"r16-q5_1", Q42_DTYPE_Q5_1, F_PACKED},
 	{"r16-q8_0", Q42_DTYPE_Q8_0, F_PACKED}, {"r16-f16", Q42_DTYPE_F16, F_PACKED},
 	{"r16-q4_K", Q42_DTYPE_Q4_K, F_PACKED}, {"r16-q6_K", Q42_DTYPE_Q6_K, F_PACKED},
+	{"bf16", Q42_DTYPE_BF16, F_LLAMACPP},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_rows [--mib 256] [--prefill-mib 4] [--tok 128] [--k 2560] "
 		   "[--threads 1] [--reps 5] [--type NAME] [--isa best|scalar|avx2|avx512] "
-		   "[--variant sapphirerapids|zen4]\n");
+		   "[--variant sapphirerapids|zen4|haswell|icelake]\n");
 }
 
 int main(int argc, char **argv)
@@ -269,6 +270,10 @@ int main(int argc, char **argv)
 		case 'v':
 			if (strcmp(optarg, "zen4") == 0) {
 				variant = Q42_LLAMACPP_ZEN4;
+			} else if (strcmp(optarg, "haswell") == 0) {
+				variant = Q42_LLAMACPP_HASWELL;
+			} else if (strcmp(optarg, "icelake") == 0) {
+				variant = Q42_LLAMACPP_ICELAKE;
 			} else if (strcmp(optarg, "sapphirerapids") != 0) {
 				usage(stderr);
 				return 2;

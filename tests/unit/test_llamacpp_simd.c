@@ -504,6 +504,26 @@ static void test_rows_bf16(void **state)
 	check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 464, 21, 6);
 }
 
+/* haswell's and icelake's BF16 (widened to f32, no VDPBF16PS): the same
+ * shapes (tiles of 4 rows x 3 or 4 tokens, row and token rests), and
+ * lengths their tinyBLAS declines (vec_dot for every token, leftovers
+ * past the 32-steps) */
+static void test_rows_bf16_widened(void **state)
+{
+	static const enum q42_llamacpp_variant variants[] = {Q42_LLAMACPP_HASWELL, Q42_LLAMACPP_ICELAKE};
+	(void)state;
+	for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+		g_variant = variants[i];
+		check_rows(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 64);
+		check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 96, 37, 9);
+		check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 1024, 16, 4);
+		check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 464, 21, 6);
+		check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 100, 9, 5);
+		check_shape(Q42_DTYPE_BF16, Q42_LLAMACPP_CPU, 40, 7, 7);
+	}
+	g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
+}
+
 static void test_rows_q2_k(void **state)
 {
 	(void)state;
@@ -951,7 +971,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_simd), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
-		cmocka_unit_test(test_rows_bf16),
+		cmocka_unit_test(test_rows_bf16), cmocka_unit_test(test_rows_bf16_widened),
 		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16), cmocka_unit_test(test_vd_cols),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};

@@ -171,6 +171,12 @@ void q42_llamacpp_rows_hw_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f16_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
+/* BF16 widened: haswell's in eight lanes, icelake's in sixteen
+ * (x86/q42_x86_attention.c) */
+void q42_llamacpp_rows_hw_bf16_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_hw_bf16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_bf16_wide_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_rows_bf16_wide_vd_avx512(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_hw_swiglu_avx2(int64_t n, float *y, const float *x, const float *g);
 
 /* Q5_0, Q5_1, and Q4_0 / Q4_1 / Q8_0 of the AMX buffer's arithmetic, in

@@ -1,25 +1,35 @@
 /* q42_x86_attention.c -- f32 and f16 dot products over many rows (the KV
  * cache of attention, also used by the F32 weight products): ggml's
- * ggml_vec_dot_f32 / _f16 step and lane orders, AVX-512 and AVX2.
+ * ggml_vec_dot_f32 / _f16 step and lane orders, AVX-512 and AVX2; and the
+ * same loops over widened BF16 weights for the builds without VDPBF16PS.
  */
 #include "kernels/x86/q42_x86_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
-/* ---- f32 and f16 products (attention) ---------------------------------- */
+/* ---- f32, f16 and bf16 products (attention) ----------------------------- */
 
-/* Sixteen elements of an f32 (h false) or f16 (h true) row from element
- * k; the masked form zeroes the lanes m leaves out. */
-A5_INLINE __m512 ld_row16(const void *p, int64_t k, bool h)
+/* The element type of a row, h below: a bf16 widens exactly (its bits
+ * are the float's upper half), an f16 through VCVTPH2PS. */
+enum { EL_F32, EL_F16, EL_BF16 };
+
+A5_INLINE __m512 widen16(int h, __m256i v)
 {
-	return h ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)((const uint8_t *)p + 2 * k)))
-		 : _mm512_loadu_ps((const float *)p + k);
+	return h == EL_F16 ? _mm512_cvtph_ps(v) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
-A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
+/* Sixteen elements of a row from element k; the masked form zeroes the
+ * lanes m leaves out. */
+A5_INLINE __m512 ld_row16(const void *p, int64_t k, int h)
 {
-	return h ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint8_t *)p + 2 * k))
-		 : _mm512_maskz_loadu_ps(m, (const float *)p + k);
+	return h != EL_F32 ? widen16(h, _mm256_loadu_si256((const __m256i *)(const void *)((const uint8_t *)p + 2 * k)))
+			   : _mm512_loadu_ps((const float *)p + k);
+}
+
+A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, int h, __mmask16 m)
+{
+	return h != EL_F32 ? widen16(h, _mm256_maskz_loadu_epi16(m, (const uint8_t *)p + 2 * k))
+			   : _mm512_maskz_loadu_ps(m, (const float *)p + k);
 }
 
 /* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
@@ -28,7 +38,7 @@ A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, bool h, __mmask16 m)
  * against one x, the accumulators in registers (the step index is static
  * in the unrolled loops), each row's sums in exactly the one-row order.
  * The rows are stepped (q42_llamacpp_vlayout); x is contiguous. */
-A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const void *const *a,
+A5_INLINE void dots_fold(int R, int ACC, int h, int64_t n, __m512 *f, const void *const *a,
 			 const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m512 s[4][4];
@@ -73,7 +83,7 @@ A5_INLINE void dots_fold(int R, int ACC, bool h, int64_t n, __m512 *f, const voi
 				: _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][2]), _mm512_add_ps(s[i][1], s[i][3]));
 }
 
-A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+A5_INLINE void dots(int R, int ACC, int h, int64_t n, float *out, const void *const *a,
 		    const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m512 f[4];
@@ -135,12 +145,12 @@ A5_INLINE void dots(int R, int ACC, bool h, int64_t n, float *out, const void *c
 	}                                                                                         \
 	DOTS_ONE_ROWS(A5, dots, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 
-DOTS(q42_llamacpp_dot_f32_avx512, q42_llamacpp_dot_f32_rows_avx512, q42_llamacpp_dot_f32_vrows_avx512, 4, false)
+DOTS(q42_llamacpp_dot_f32_avx512, q42_llamacpp_dot_f32_rows_avx512, q42_llamacpp_dot_f32_vrows_avx512, 4, EL_F32)
 DOTS(q42_llamacpp_dot_f32_lanes_avx512, q42_llamacpp_dot_f32_lanes_rows_avx512, q42_llamacpp_dot_f32_lanes_vrows_avx512, 1,
-     false)
-DOTS(q42_llamacpp_dot_f16_pad_avx512, q42_llamacpp_dot_f16_pad_rows_avx512, q42_llamacpp_dot_f16_pad_vrows_avx512, 4, true)
+     EL_F32)
+DOTS(q42_llamacpp_dot_f16_pad_avx512, q42_llamacpp_dot_f16_pad_rows_avx512, q42_llamacpp_dot_f16_pad_vrows_avx512, 4, EL_F16)
 DOTS(q42_llamacpp_dot_f16_lanes_avx512, q42_llamacpp_dot_f16_lanes_rows_avx512, q42_llamacpp_dot_f16_lanes_vrows_avx512, 1,
-     true)
+     EL_F16)
 
 /* The same attention products on AVX2: each 16-lane accumulator of the
  * AVX-512 forms is two 8-lane halves (lanes 0-7, 8-15), added lane by
@@ -150,19 +160,24 @@ DOTS(q42_llamacpp_dot_f16_lanes_avx512, q42_llamacpp_dot_f16_lanes_rows_avx512, 
  * adding 0 * 0 leaves it as it is (the AVX-512 forms mask those lanes).
  * Sixteen registers hold one row's four accumulators (ACC = 4) or four
  * rows' one (ACC = 1). */
-A2_INLINE __m256 ld_row8(const void *p, int64_t k, bool h)
+A2_INLINE __m256 widen8(int h, __m128i v)
 {
-	return h ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)p + 2 * k)))
-		 : _mm256_loadu_ps((const float *)p + k);
+	return h == EL_F16 ? _mm256_cvtph_ps(v) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+}
+
+A2_INLINE __m256 ld_row8(const void *p, int64_t k, int h)
+{
+	return h != EL_F32 ? widen8(h, _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)p + 2 * k)))
+			   : _mm256_loadu_ps((const float *)p + k);
 }
 
 /* The first left elements (1..7) from element k, zeros after them. */
-A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, bool h, int64_t left)
+A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, int h, int64_t left)
 {
-	if (h) {
+	if (h != EL_F32) {
 		uint16_t t[8] = {0};
 		memcpy(t, (const uint8_t *)p + 2 * k, 2 * (size_t)left);
-		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)t));
+		return widen8(h, _mm_loadu_si128((const __m128i *)(const void *)t));
 	}
 	const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 	return _mm256_maskload_ps((const float *)p + k, m);
@@ -171,7 +186,7 @@ A2_INLINE __m256 ld_row8_part(const void *p, int64_t k, bool h, int64_t left)
 /* hw: the haswell build's sums instead, four 8-lane accumulators over
  * 32-element steps (ACC 4: element k in accumulator (k % 32) / 8) or one
  * (ACC 1), in slot 0 of f */
-A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2], const void *const *a,
+A2_INLINE void dots_fold_avx2(int R, int ACC, int h, int64_t n, __m256 (*f)[2], const void *const *a,
 			      const q42_llamacpp_vlayout *lay, const void *b, bool hw)
 {
 	__m256 s[4][4][2];
@@ -227,7 +242,7 @@ A2_INLINE void dots_fold_avx2(int R, int ACC, bool h, int64_t n, __m256 (*f)[2],
 							   _mm256_add_ps(s[i][1][e], s[i][3][e]));
 }
 
-A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+A2_INLINE void dots_avx2(int R, int ACC, int h, int64_t n, float *out, const void *const *a,
 			 const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m256 f[4][2];
@@ -239,7 +254,7 @@ A2_INLINE void dots_avx2(int R, int ACC, bool h, int64_t n, float *out, const vo
 
 /* The haswell build's: hsum_float_8 of llamafile's one accumulator, or
  * GGML_F32x8_REDUCE's last step of ggml_vec_dot's four */
-A2_INLINE void dots_hw_avx2(int R, int ACC, bool h, int64_t n, float *out, const void *const *a,
+A2_INLINE void dots_hw_avx2(int R, int ACC, int h, int64_t n, float *out, const void *const *a,
 			    const q42_llamacpp_vlayout *lay, const void *b)
 {
 	__m256 f[4][2];
@@ -260,21 +275,179 @@ A2_INLINE void dots_hw_avx2(int R, int ACC, bool h, int64_t n, float *out, const
 	DOTS_ONE_ROWS(A2, FOLD, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 #define DOTS_AVX2(NAME, ROWS_NAME, VROWS_NAME, ACC, H) DOTS_AVX2_WITH(dots_avx2, NAME, ROWS_NAME, VROWS_NAME, ACC, H)
 
-DOTS_AVX2(q42_llamacpp_dot_f32_avx2, q42_llamacpp_dot_f32_rows_avx2, q42_llamacpp_dot_f32_vrows_avx2, 4, false)
+DOTS_AVX2(q42_llamacpp_dot_f32_avx2, q42_llamacpp_dot_f32_rows_avx2, q42_llamacpp_dot_f32_vrows_avx2, 4, EL_F32)
 DOTS_AVX2(q42_llamacpp_dot_f32_lanes_avx2, q42_llamacpp_dot_f32_lanes_rows_avx2, q42_llamacpp_dot_f32_lanes_vrows_avx2, 1,
-	  false)
-DOTS_AVX2(q42_llamacpp_dot_f16_pad_avx2, q42_llamacpp_dot_f16_pad_rows_avx2, q42_llamacpp_dot_f16_pad_vrows_avx2, 4, true)
+	  EL_F32)
+DOTS_AVX2(q42_llamacpp_dot_f16_pad_avx2, q42_llamacpp_dot_f16_pad_rows_avx2, q42_llamacpp_dot_f16_pad_vrows_avx2, 4, EL_F16)
 DOTS_AVX2(q42_llamacpp_dot_f16_lanes_avx2, q42_llamacpp_dot_f16_lanes_rows_avx2, q42_llamacpp_dot_f16_lanes_vrows_avx2, 1,
-	  true)
+	  EL_F16)
 /* and the haswell build's */
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f32_avx2, q42_llamacpp_hw_dot_f32_rows_avx2,
-	       q42_llamacpp_hw_dot_f32_vrows_avx2, 4, false)
+	       q42_llamacpp_hw_dot_f32_vrows_avx2, 4, EL_F32)
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f32_lanes_avx2, q42_llamacpp_hw_dot_f32_lanes_rows_avx2,
-	       q42_llamacpp_hw_dot_f32_lanes_vrows_avx2, 1, false)
+	       q42_llamacpp_hw_dot_f32_lanes_vrows_avx2, 1, EL_F32)
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_pad_avx2, q42_llamacpp_hw_dot_f16_pad_rows_avx2,
-	       q42_llamacpp_hw_dot_f16_pad_vrows_avx2, 4, true)
+	       q42_llamacpp_hw_dot_f16_pad_vrows_avx2, 4, EL_F16)
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_lanes_avx2, q42_llamacpp_hw_dot_f16_lanes_rows_avx2,
-	       q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, 1, true)
+	       q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, 1, EL_F16)
+
+/* ---- BF16 weights without VDPBF16PS ------------------------------------ */
+
+/* llama.cpp's builds without VDPBF16PS widen each bf16 to f32 (exact)
+ * and multiply in f32: haswell's products (slots Q42_LROWS_HW_BF16 and
+ * _VD, q42_llamacpp_hw_dot_bf16 and _tb) and icelake's (Q42_LROWS_BF16_WIDE
+ * and _VD, q42_llamacpp_dot_bf16_wide and _tb). A lone token, or a shape
+ * llamafile declines: ggml_vec_dot_bf16 on the whole 32-steps, the n % 32
+ * left added in double; the tokens of a pass of a shape it takes:
+ * tinyBLAS's one accumulator. Four rows at a time. */
+static double bf16_left(int64_t np, int64_t n, const uint8_t *a, const uint8_t *b, double sum)
+{
+	for (int64_t k = np; k < n; k++)
+		sum += (double)(q42_bf16_to_f32(q42_ld16(a + 2 * k)) * q42_bf16_to_f32(q42_ld16(b + 2 * k)));
+	return sum;
+}
+
+/* A lone token's ggml_vec_dot_bf16, which streams each weight row once:
+ * while a group of rows is multiplied, its successor's bytes at the same
+ * offset are prefetched (as the zen4 forms do, x86/q42_x86_products_f16.c).
+ * haswell's: four 8-lane accumulators (element k in (k % 32) / 8) folded
+ * (c1 + c3) + (c2 + c4), hsum_float_8; two rows at a time (their eight
+ * accumulators and x's four vectors fill the sixteen registers). */
+A2 static void hw_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *w, uint64_t w_stride, const uint8_t *x)
+{
+	enum { R = 2 };
+	const int64_t np = n & ~(int64_t)31;
+	for (int64_t r0 = 0; r0 < n_rows; r0 += R) {
+		const uint8_t *wr[R], *nx[R];
+		for (int i = 0; i < R; i++) {
+			wr[i] = w + (uint64_t)(r0 + i < n_rows ? r0 + i : n_rows - 1) * w_stride;
+			nx[i] = w + (uint64_t)(r0 + R + i < n_rows ? r0 + R + i : n_rows - 1) * w_stride;
+		}
+		__m256 c[R][4];
+		UNROLL
+		for (int i = 0; i < R; i++)
+			UNROLL
+			for (int j = 0; j < 4; j++)
+				c[i][j] = _mm256_setzero_ps();
+		for (int64_t k = 0; k < np; k += 32) {
+			__m256 xv[4];
+			UNROLL
+			for (int j = 0; j < 4; j++)
+				xv[j] = ld_row8(x, k + 8 * j, EL_BF16);
+			UNROLL
+			for (int i = 0; i < R; i++) {
+				_mm_prefetch((const char *)(nx[i] + 2 * k), _MM_HINT_T1);
+				UNROLL
+				for (int j = 0; j < 4; j++)
+					c[i][j] = _mm256_fmadd_ps(ld_row8(wr[i], k + 8 * j, EL_BF16), xv[j], c[i][j]);
+			}
+		}
+		for (int i = 0; i < R && r0 + i < n_rows; i++) {
+			const __m256 f = _mm256_add_ps(_mm256_add_ps(c[i][0], c[i][2]), _mm256_add_ps(c[i][1], c[i][3]));
+			y[r0 + i] = (float)bf16_left(np, n, wr[i], x, (double)hsum8(f));
+		}
+	}
+}
+
+/* icelake's: two 16-lane accumulators (element k in (k % 32) / 16), each
+ * reduced and the two added in double; GROUP rows at a time, reduced
+ * together. */
+A5 static void wide_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *w, uint64_t w_stride,
+			    const uint8_t *x)
+{
+	const int64_t np = n & ~(int64_t)31;
+	for (int64_t r0 = 0; r0 < n_rows; r0 += GROUP) {
+		const uint8_t *wr[GROUP], *nx[GROUP];
+		group_rows(w, w_stride, r0, n_rows, GROUP, wr);
+		group_rows(w, w_stride, r0 + GROUP < n_rows ? r0 + GROUP : r0, n_rows, GROUP, nx);
+		__m512 c[2 * GROUP];
+		UNROLL
+		for (int i = 0; i < 2 * GROUP; i++)
+			c[i] = _mm512_setzero_ps();
+		for (int64_t k = 0; k < np; k += 32) {
+			prefetch_rows(nx, 2 * k, 64);
+			const __m512 x0 = ld_row16(x, k, EL_BF16), x1 = ld_row16(x, k + 16, EL_BF16);
+			UNROLL
+			for (int i = 0; i < GROUP; i++) {
+				c[i] = _mm512_fmadd_ps(ld_row16(wr[i], k, EL_BF16), x0, c[i]);
+				c[GROUP + i] = _mm512_fmadd_ps(ld_row16(wr[i], k + 16, EL_BF16), x1, c[GROUP + i]);
+			}
+		}
+		float s[16];
+		_mm512_storeu_ps(s, reduce16x16(c));
+		for (int i = 0; i < GROUP && r0 + i < n_rows; i++) {
+			double sum = (double)s[i];
+			sum += (double)s[GROUP + i];
+			y[r0 + i] = (float)bf16_left(np, n, wr[i], x, sum);
+		}
+	}
+}
+
+/* tinyBLAS's one accumulator per output (element k in lane k % LANES),
+ * R rows x T tokens at a time (R * T <= 16, T <= 4), each weight vector
+ * widened once for the T tokens (a pass is bound by reading the
+ * weights); n is a multiple of LANES. haswell's: eight lanes,
+ * hsum_float_8; icelake's: sixteen, _mm512_reduce_add_ps. */
+#define BF16_TILE(ATTR, NAME, VEC, LANES, ZERO, LD, FMA, SUM)                                       \
+	ATTR void NAME(int R, int T, int64_t n, const uint8_t *w, uint64_t w_stride, const uint8_t *x, \
+		       uint64_t x_stride, float *y, uint64_t y_stride)                                \
+	{                                                                                             \
+		VEC c[16];                                                                            \
+		UNROLL                                                                                \
+		for (int i = 0; i < R * T; i++)                                                       \
+			c[i] = ZERO();                                                                \
+		for (int64_t k = 0; k < n; k += (LANES)) {                                            \
+			VEC xv[4];                                                                    \
+			UNROLL                                                                        \
+			for (int t = 0; t < T; t++)                                                   \
+				xv[t] = LD(x + (uint64_t)t * x_stride, k, EL_BF16);                   \
+			UNROLL                                                                        \
+			for (int i = 0; i < R; i++) {                                                 \
+				const VEC wv = LD(w + (uint64_t)i * w_stride, k, EL_BF16);            \
+				UNROLL                                                                \
+				for (int t = 0; t < T; t++)                                           \
+					c[t * R + i] = FMA(wv, xv[t], c[t * R + i]);                  \
+			}                                                                             \
+		}                                                                                     \
+		UNROLL                                                                                \
+		for (int t = 0; t < T; t++)                                                           \
+			UNROLL                                                                        \
+			for (int i = 0; i < R; i++)                                                   \
+				y[(uint64_t)t * y_stride + (uint64_t)i] = SUM(c[t * R + i]);          \
+	}
+BF16_TILE(A2_INLINE, hw_bf16_tile, __m256, 8, _mm256_setzero_ps, ld_row8, _mm256_fmadd_ps, hsum8)
+BF16_TILE(A5_INLINE, wide_bf16_tile, __m512, 16, _mm512_setzero_ps, ld_row16, _mm512_fmadd_ps, reduce16)
+
+/* The slots' row products: TB for a shape llamafile takes (its lanes for
+ * a pass of two tokens or more, in tiles of 4 rows x TT tokens, the rest
+ * one at a time), else vec_dot per token (VD). */
+#define BF16_ROWS(ATTR, VD, TILE, TT, LANES, NAME, TB)                                             \
+	ATTR void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                    \
+	{                                                                                         \
+		const uint8_t *w8 = w, *x8 = x;                                                   \
+		if ((TB) && n_tok > 1 && n % (LANES) == 0) {                                      \
+			for (int64_t t = 0; t < n_tok; t += n_tok - t >= (TT) ? (TT) : 1)         \
+				for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {   \
+					const int R = n_rows - r >= 4 ? 4 : 1;                    \
+					const uint8_t *wr = w8 + (uint64_t)r * w_stride;          \
+					const uint8_t *xt = x8 + (uint64_t)t * x_stride;          \
+					float *yt = y + (uint64_t)t * y_stride + (uint64_t)r;     \
+					if (n_tok - t >= (TT))                                    \
+						R == 4 ? TILE(4, TT, n, wr, w_stride, xt, x_stride, yt, y_stride) \
+						       : TILE(1, TT, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+					else                                                      \
+						R == 4 ? TILE(4, 1, n, wr, w_stride, xt, x_stride, yt, y_stride) \
+						       : TILE(1, 1, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+				}                                                                 \
+			return;                                                                   \
+		}                                                                                 \
+		for (int64_t t = 0; t < n_tok; t++)                                               \
+			VD(n, n_rows, y + (uint64_t)t * y_stride, w8, w_stride, x8 + (uint64_t)t * x_stride); \
+	}
+BF16_ROWS(A2, hw_bf16_vd, hw_bf16_tile, 3, 8, q42_llamacpp_rows_hw_bf16_avx2, true)
+BF16_ROWS(A2, hw_bf16_vd, hw_bf16_tile, 3, 8, q42_llamacpp_rows_hw_bf16_vd_avx2, false)
+BF16_ROWS(A5, wide_bf16_vd, wide_bf16_tile, 4, 16, q42_llamacpp_rows_bf16_wide_avx512, true)
+BF16_ROWS(A5, wide_bf16_vd, wide_bf16_tile, 4, 16, q42_llamacpp_rows_bf16_wide_vd_avx512, false)
 
 /* ---- the V product of a short encoder pass ------------------------------ */
 
