@@ -610,6 +610,24 @@ static void test_rows_f16(void **state)
 	check_rows(Q42_DTYPE_F16, Q42_LLAMACPP_CPU, 37);
 }
 
+/* A pass's tinyBLAS lanes in tiles (4 rows x 3 or 4 tokens, the rest of
+ * rows and tokens one at a time) for the F32 and F16 weights of the
+ * variants that take them: zen4 (16 lanes; its F16 too) and haswell (8) */
+static void test_rows_lanes_pass(void **state)
+{
+	static const enum q42_llamacpp_variant variants[] = {Q42_LLAMACPP_ZEN4, Q42_LLAMACPP_HASWELL};
+	static const uint32_t dtypes[] = {Q42_DTYPE_F32, Q42_DTYPE_F16};
+	static const int64_t shapes[][3] = {{64, 37, 9}, {48, 5, 4}, {1024, 16, 4}, {96, 21, 6}, {32, 3, 2}, {80, 7, 11}};
+	(void)state;
+	for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+		g_variant = variants[v];
+		for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
+			for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+				check_shape(dtypes[d], Q42_LLAMACPP_CPU, shapes[i][0], shapes[i][1], shapes[i][2]);
+	}
+	g_variant = Q42_LLAMACPP_SAPPHIRERAPIDS;
+}
+
 /* Random floats with some specials mixed in where special is true. */
 static void fill_floats(float *v, int64_t n, float scale, bool special)
 {
@@ -972,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16), cmocka_unit_test(test_rows_bf16_widened),
+		cmocka_unit_test(test_rows_lanes_pass),
 		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16), cmocka_unit_test(test_vd_cols),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};

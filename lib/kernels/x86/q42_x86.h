@@ -171,6 +171,15 @@ void q42_llamacpp_rows_hw_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f16_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f16_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);
+/* A pass's tinyBLAS lanes in tiles of rows x tokens, n a multiple of the
+ * lanes: haswell's tinyBLAS<8> and the AVX-512 builds' tinyBLAS<16> over
+ * f32, f16 or bf16 weights and activations (x86/q42_x86_attention.c) */
+void q42_llamacpp_lanes8_pass_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_lanes8_pass_f16_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_lanes8_pass_bf16_avx2(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_lanes16_pass_f32_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_lanes16_pass_f16_avx512(Q42_LLAMACPP_ROWS_ARGS);
+void q42_llamacpp_lanes16_pass_bf16_avx512(Q42_LLAMACPP_ROWS_ARGS);
 /* BF16 widened: haswell's in eight lanes, icelake's in sixteen
  * (x86/q42_x86_attention.c) */
 void q42_llamacpp_rows_hw_bf16_avx2(Q42_LLAMACPP_ROWS_ARGS);

@@ -383,14 +383,19 @@ A5 static void wide_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *
 	}
 }
 
-/* tinyBLAS's one accumulator per output (element k in lane k % LANES),
- * R rows x T tokens at a time (R * T <= 16, T <= 4), each weight vector
- * widened once for the T tokens (a pass is bound by reading the
- * weights); n is a multiple of LANES. haswell's: eight lanes,
- * hsum_float_8; icelake's: sixteen, _mm512_reduce_add_ps. */
-#define BF16_TILE(ATTR, NAME, VEC, LANES, ZERO, LD, FMA, SUM)                                       \
-	ATTR void NAME(int R, int T, int64_t n, const uint8_t *w, uint64_t w_stride, const uint8_t *x, \
-		       uint64_t x_stride, float *y, uint64_t y_stride)                                \
+/* ---- a pass's tinyBLAS lanes, in tiles --------------------------------- */
+
+/* llamafile's tinyBLAS for the tokens of a pass: one accumulator per
+ * output (element k in lane k % LANES), so any grouping of outputs gives
+ * the same bits. R rows x T tokens at a time (R <= 4, T <= 4), each weight
+ * vector loaded and converted once for the T tokens: a pass that went
+ * token by token read every weight once per token. n is a multiple of
+ * LANES; the activations are of the weights' element type. haswell's
+ * eight lanes (tinyBLAS<8>, hsum_float_8), the AVX-512 builds' sixteen
+ * (tinyBLAS<16>, _mm512_reduce_add_ps). */
+#define LANES_TILE(ATTR, NAME, VEC, LANES, ZERO, LD, FMA, SUM)                                      \
+	ATTR void NAME(int R, int T, int h, int64_t n, const uint8_t *w, uint64_t w_stride,           \
+		       const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)              \
 	{                                                                                             \
 		VEC c[16];                                                                            \
 		UNROLL                                                                                \
@@ -400,10 +405,10 @@ A5 static void wide_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *
 			VEC xv[4];                                                                    \
 			UNROLL                                                                        \
 			for (int t = 0; t < T; t++)                                                   \
-				xv[t] = LD(x + (uint64_t)t * x_stride, k, EL_BF16);                   \
+				xv[t] = LD(x + (uint64_t)t * x_stride, k, h);                         \
 			UNROLL                                                                        \
 			for (int i = 0; i < R; i++) {                                                 \
-				const VEC wv = LD(w + (uint64_t)i * w_stride, k, EL_BF16);            \
+				const VEC wv = LD(w + (uint64_t)i * w_stride, k, h);                  \
 				UNROLL                                                                \
 				for (int t = 0; t < T; t++)                                           \
 					c[t * R + i] = FMA(wv, xv[t], c[t * R + i]);                  \
@@ -415,39 +420,56 @@ A5 static void wide_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *
 			for (int i = 0; i < R; i++)                                                   \
 				y[(uint64_t)t * y_stride + (uint64_t)i] = SUM(c[t * R + i]);          \
 	}
-BF16_TILE(A2_INLINE, hw_bf16_tile, __m256, 8, _mm256_setzero_ps, ld_row8, _mm256_fmadd_ps, hsum8)
-BF16_TILE(A5_INLINE, wide_bf16_tile, __m512, 16, _mm512_setzero_ps, ld_row16, _mm512_fmadd_ps, reduce16)
+LANES_TILE(A2_INLINE, lanes8_tile, __m256, 8, _mm256_setzero_ps, ld_row8, _mm256_fmadd_ps, hsum8)
+LANES_TILE(A5_INLINE, lanes16_tile, __m512, 16, _mm512_setzero_ps, ld_row16, _mm512_fmadd_ps, reduce16)
 
-/* The slots' row products: TB for a shape llamafile takes (its lanes for
- * a pass of two tokens or more, in tiles of 4 rows x TT tokens, the rest
- * one at a time), else vec_dot per token (VD). */
-#define BF16_ROWS(ATTR, VD, TILE, TT, LANES, NAME, TB)                                             \
+/* The whole pass: tiles of 4 rows x TT tokens (haswell 3: its twelve
+ * accumulators and three x vectors fill the sixteen registers; AVX-512
+ * 4), the rest of rows and tokens one at a time. */
+#define LANES_PASS(ATTR, NAME, TILE, TT, H)                                                        \
+	ATTR void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                     \
+	{                                                                                          \
+		for (int64_t t = 0; t < n_tok; t += n_tok - t >= (TT) ? (TT) : 1)                  \
+			for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {            \
+				const bool r4 = n_rows - r >= 4, tt = n_tok - t >= (TT);           \
+				const uint8_t *wr = (const uint8_t *)w + (uint64_t)r * w_stride;   \
+				const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;   \
+				float *yt = y + (uint64_t)t * y_stride + (uint64_t)r;              \
+				if (r4 && tt)                                                      \
+					TILE(4, TT, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+				else if (r4)                                                       \
+					TILE(4, 1, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+				else if (tt)                                                       \
+					TILE(1, TT, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+				else                                                               \
+					TILE(1, 1, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
+			}                                                                          \
+	}
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_f32_avx2, lanes8_tile, 3, EL_F32)
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_f16_avx2, lanes8_tile, 3, EL_F16)
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_bf16_avx2, lanes8_tile, 3, EL_BF16)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_f32_avx512, lanes16_tile, 4, EL_F32)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_f16_avx512, lanes16_tile, 4, EL_F16)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_bf16_avx512, lanes16_tile, 4, EL_BF16)
+
+/* The BF16 slots' row products: TB for a shape llamafile takes (its
+ * lanes for a pass of two tokens or more), else vec_dot per token (VD). */
+#define BF16_ROWS(ATTR, VD, PASS, LANES, NAME, TB)                                                 \
 	ATTR void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                    \
 	{                                                                                         \
-		const uint8_t *w8 = w, *x8 = x;                                                   \
 		if ((TB) && n_tok > 1 && n % (LANES) == 0) {                                      \
-			for (int64_t t = 0; t < n_tok; t += n_tok - t >= (TT) ? (TT) : 1)         \
-				for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {   \
-					const int R = n_rows - r >= 4 ? 4 : 1;                    \
-					const uint8_t *wr = w8 + (uint64_t)r * w_stride;          \
-					const uint8_t *xt = x8 + (uint64_t)t * x_stride;          \
-					float *yt = y + (uint64_t)t * y_stride + (uint64_t)r;     \
-					if (n_tok - t >= (TT))                                    \
-						R == 4 ? TILE(4, TT, n, wr, w_stride, xt, x_stride, yt, y_stride) \
-						       : TILE(1, TT, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-					else                                                      \
-						R == 4 ? TILE(4, 1, n, wr, w_stride, xt, x_stride, yt, y_stride) \
-						       : TILE(1, 1, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-				}                                                                 \
+			PASS(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);            \
 			return;                                                                   \
 		}                                                                                 \
 		for (int64_t t = 0; t < n_tok; t++)                                               \
-			VD(n, n_rows, y + (uint64_t)t * y_stride, w8, w_stride, x8 + (uint64_t)t * x_stride); \
+			VD(n, n_rows, y + (uint64_t)t * y_stride, w, w_stride,                    \
+			   (const uint8_t *)x + (uint64_t)t * x_stride);                          \
 	}
-BF16_ROWS(A2, hw_bf16_vd, hw_bf16_tile, 3, 8, q42_llamacpp_rows_hw_bf16_avx2, true)
-BF16_ROWS(A2, hw_bf16_vd, hw_bf16_tile, 3, 8, q42_llamacpp_rows_hw_bf16_vd_avx2, false)
-BF16_ROWS(A5, wide_bf16_vd, wide_bf16_tile, 4, 16, q42_llamacpp_rows_bf16_wide_avx512, true)
-BF16_ROWS(A5, wide_bf16_vd, wide_bf16_tile, 4, 16, q42_llamacpp_rows_bf16_wide_vd_avx512, false)
+BF16_ROWS(A2, hw_bf16_vd, q42_llamacpp_lanes8_pass_bf16_avx2, 8, q42_llamacpp_rows_hw_bf16_avx2, true)
+BF16_ROWS(A2, hw_bf16_vd, q42_llamacpp_lanes8_pass_bf16_avx2, 8, q42_llamacpp_rows_hw_bf16_vd_avx2, false)
+BF16_ROWS(A5, wide_bf16_vd, q42_llamacpp_lanes16_pass_bf16_avx512, 16, q42_llamacpp_rows_bf16_wide_avx512, true)
+BF16_ROWS(A5, wide_bf16_vd, q42_llamacpp_lanes16_pass_bf16_avx512, 16, q42_llamacpp_rows_bf16_wide_vd_avx512,
+	  false)
 
 /* ---- the V product of a short encoder pass ------------------------------ */
 

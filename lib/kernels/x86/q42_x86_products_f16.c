@@ -495,13 +495,19 @@ A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, co
 
 
 /* zen4's F16 weights (slot Q42_LROWS_F16_TB): ggml_vec_dot_f16 for a lone
- * token, llamafile's tinyBLAS<16> on f16 activations for each token of a
- * longer pass (the f16 lanes product attention uses) */
-#define F16_TB_ROWS(SUFFIX, ATTR)                                                                 \
+ * token, llamafile's tinyBLAS<16> on f16 activations for the tokens of a
+ * longer pass (in tiles where PASS is given, else token by token through
+ * the f16 lanes product attention uses) */
+#define F16_TB_ROWS(SUFFIX, ATTR, PASS)                                                           \
 	ATTR void q42_llamacpp_rows_f16_tb_##SUFFIX(Q42_LLAMACPP_ROWS_ARGS)                         \
 	{                                                                                         \
 		if (n_tok == 1) {                                                                 \
 			q42_llamacpp_rows_f16_##SUFFIX(n, n_rows, w, w_stride, 1, x, x_stride, y, y_stride); \
+			return;                                                                   \
+		}                                                                                 \
+		const q42_llamacpp_rows_fn pass = PASS;                                           \
+		if (pass != NULL && n % 16 == 0) {                                                \
+			pass(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);            \
 			return;                                                                   \
 		}                                                                                 \
 		for (int64_t t = 0; t < n_tok; t++)                                               \
@@ -509,8 +515,8 @@ A2 void q42_llamacpp_dot_f16_rows_avx2(int64_t n, int64_t n_rows, float *out, co
 							       w_stride,                          \
 							       (const uint8_t *)x + (uint64_t)t * x_stride); \
 	}
-F16_TB_ROWS(avx512, A5)
-F16_TB_ROWS(avx2, A2)
+F16_TB_ROWS(avx512, A5, q42_llamacpp_lanes16_pass_f16_avx512)
+F16_TB_ROWS(avx2, A2, NULL)
 
 /* ---- F32 weights -------------------------------------------------------- */
 
@@ -569,7 +575,7 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
  * each rounded (intrinsics, which the compiler never contracts), groups
  * of rows in lanes; several tokens take the tinyBLAS lanes. Built for
  * AVX-512 and for AVX2 over their attention products. */
-#define F32_ROWS(SUFFIX, ATTR)                                                                    \
+#define F32_ROWS(SUFFIX, ATTR, PASS)                                                              \
 	ATTR static void f32_vd_rows_##SUFFIX(int64_t n, int64_t n_rows, const uint8_t *w,        \
 					      uint64_t w_stride, const float *x, float *y)        \
 	{                                                                                         \
@@ -602,14 +608,19 @@ A2 static int64_t f32_vd_tail16_avx2(int64_t np, int64_t n, int64_t n_rows, cons
 			f32_vd_rows_##SUFFIX(n, n_rows, w, w_stride, x, y);                       \
 			return;                                                                   \
 		}                                                                                 \
+		const q42_llamacpp_rows_fn pass = PASS;                                           \
+		if (pass != NULL && n % 16 == 0) {                                                \
+			pass(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);            \
+			return;                                                                   \
+		}                                                                                 \
 		for (int64_t t = 0; t < n_tok; t++)                                               \
 			q42_llamacpp_dot_f32_lanes_rows_##SUFFIX(n, n_rows, y + (uint64_t)t * y_stride, w, \
 							       w_stride,                          \
 							       (const uint8_t *)x + (uint64_t)t * x_stride); \
 	}
 
-F32_ROWS(avx512, A5)
-F32_ROWS(avx2, A2)
+F32_ROWS(avx512, A5, q42_llamacpp_lanes16_pass_f32_avx512)
+F32_ROWS(avx2, A2, NULL)
 
 /* The haswell build's F32 and F16 weights (slots Q42_LROWS_HW_F32 and
  * _HW_F16): a lone token's ggml_vec_dot on the whole 32-steps in AVX2
@@ -619,6 +630,10 @@ F32_ROWS(avx2, A2)
  * tinyBLAS<8>, the eight-lane lanes product. */
 A2_INLINE void rows_hw_f32(Q42_LLAMACPP_ROWS_ARGS, bool tb)
 {
+	if (tb && n_tok > 1 && n % 8 == 0) {
+		q42_llamacpp_lanes8_pass_f32_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
 	for (int64_t t = 0; t < n_tok; t++) {
 		const float *xt = (const float *)(const void *)((const uint8_t *)x + (uint64_t)t * x_stride);
 		float *yt = y + (uint64_t)t * y_stride;
@@ -641,6 +656,10 @@ A2_INLINE void rows_hw_f32(Q42_LLAMACPP_ROWS_ARGS, bool tb)
 
 A2_INLINE void rows_hw_f16(Q42_LLAMACPP_ROWS_ARGS, bool tb)
 {
+	if (tb && n_tok > 1 && n % 8 == 0) {
+		q42_llamacpp_lanes8_pass_f16_avx2(n, n_rows, w, w_stride, n_tok, x, x_stride, y, y_stride);
+		return;
+	}
 	for (int64_t t = 0; t < n_tok; t++) {
 		const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;
 		float *yt = y + (uint64_t)t * y_stride;
