@@ -244,9 +244,11 @@ q42_llamacpp_rows_fn q42_llamacpp_rows_for(enum q42_lrows which, enum q42_isa is
 		[Q42_LROWS_HW_BF16] = q42_llamacpp_rows_hw_bf16_avx2, [Q42_LROWS_HW_BF16_VD] = q42_llamacpp_rows_hw_bf16_vd_avx2,
 		[Q42_LROWS_BF16_WIDE] = q42_llamacpp_rows_bf16_wide_avx512,
 		[Q42_LROWS_BF16_WIDE_VD] = q42_llamacpp_rows_bf16_wide_vd_avx512};
-	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form */
-	if ((which == Q42_LROWS_BF16 || which == Q42_LROWS_BF16_VD) && isa == Q42_ISA_AVX512 && !q42_cpu_has_avx512bf16())
-		return avx2[which];
+	/* AVX-512 CPUs without VDPBF16PS take its AVX2 form, which needs
+	 * MXCSR's DAZ to flush subnormals as VDPBF16PS does */
+	if ((which == Q42_LROWS_BF16 || which == Q42_LROWS_BF16_VD) && isa != Q42_ISA_SCALAR &&
+	    !(isa == Q42_ISA_AVX512 && q42_cpu_has_avx512bf16()))
+		return q42_cpu_daz_honoured() ? avx2[which] : q42_llamacpp_scalar_rows[which];
 #if defined(Q42_HAVE_AMX)
 	/* AVX-512 CPUs with AMX multiply several tokens on tiles */
 	static const q42_llamacpp_rows_fn amx[Q42_LROWS_COUNT] = {

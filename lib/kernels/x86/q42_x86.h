@@ -52,6 +52,7 @@ void q42_dot_tq2_0_avx512(int64_t n, float *out, const void *w, const void *x);
 int q42_cpu_has_avx2(void);
 int q42_cpu_has_avx512(void);
 int q42_cpu_has_avx512bf16(void);
+int q42_cpu_daz_honoured(void);
 /* Whether a one-token product that reads its weights as one front-to-back
  * stream (the R16 layouts) prefetches them into L1 and L2 (Intel) or, on
  * other CPUs, the heavy kinds (Q5_0, Q5_1, Q4_K) into L2 alone, nearer,

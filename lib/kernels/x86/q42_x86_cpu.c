@@ -1,7 +1,8 @@
 /* x86/q42_x86_cpu.c -- what this x86 CPU runs: the feature checks the
  * dispatcher asks before it hands out a kernel (AVX2 with FMA and F16C;
- * Ice Lake's AVX-512 set; AVX-512 BF16), and whether the one-stream
- * products prefetch into L1 as well (Intel) or not.
+ * Ice Lake's AVX-512 set; AVX-512 BF16; whether MXCSR's DAZ takes
+ * effect), and whether the one-stream products prefetch into L1 as well
+ * (Intel) or not.
  *
  * CPUID answers are cached: the checks run on every table lookup, and in
  * a virtual machine CPUID traps to the hypervisor.
@@ -11,6 +12,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 
 /* F16C has no __builtin_cpu_supports name in every compiler; CPUID leaf
  * 1, ECX bit 29. Every AVX2 CPU has it. Asked once: the ISA checks run on
@@ -81,6 +83,26 @@ int q42_cpu_has_avx512bf16(void)
 {
 	__builtin_cpu_init();
 	return q42_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+}
+
+/* Whether MXCSR's DAZ bit takes effect: a subnormal added to zero reads
+ * as zero. The AVX2 form of VDPBF16PS's arithmetic flushes subnormals
+ * through it; an emulator may ignore the bit (valgrind does), and there
+ * that form would not give VDPBF16PS's bits, so the scalar one runs. */
+int q42_cpu_daz_honoured(void)
+{
+	static _Atomic int known; /* 0: not probed, 1: no, 2: yes */
+	int k = atomic_load(&known);
+	if (k == 0) {
+		const unsigned int csr = _mm_getcsr();
+		volatile float sub = 0x1p-140f;
+		_mm_setcsr(csr | 0x8040u);
+		const float r = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sub), _mm_setzero_ps()));
+		_mm_setcsr(csr);
+		k = r == 0.0f ? 2 : 1;
+		atomic_store(&known, k);
+	}
+	return k == 2;
 }
 
 #endif
