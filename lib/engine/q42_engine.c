@@ -1395,7 +1395,10 @@ bool q42_arith_from_name(const char *name, enum q42_arith *out)
 		      * (tests/golden/variants) */
 		     {"cooperlake", Q42_ARITH_ZEN4}, {"icelake", Q42_ARITH_ICELAKE}, {"skylakex", Q42_ARITH_ICELAKE},
 		     {"cascadelake", Q42_ARITH_ICELAKE}, {"cannonlake", Q42_ARITH_ICELAKE},
-		     {"haswell", Q42_ARITH_HASWELL}};
+		     /* alderlake runs haswell's float code, its integer sums
+		      * through AVX-VNNI (exact either way): its disassembly
+		      * against haswell's (tests/tools/variant_disasm.py) */
+		     {"haswell", Q42_ARITH_HASWELL}, {"alderlake", Q42_ARITH_HASWELL}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0) {
 			*out = names[i].arith;

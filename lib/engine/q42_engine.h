@@ -207,12 +207,13 @@ Q42_API enum q42_arith q42_engine_arith(const q42_engine *e);
 Q42_API const char *q42_arith_name(enum q42_arith a);
 /* The mode a command line names: auto, portable, llamacpp, sapphirerapids
  * (the last three are Q42_ARITH_LLAMACPP), zen4 (also cooperlake),
- * icelake (also skylakex, cascadelake, cannonlake), haswell or ggml;
+ * icelake (also skylakex, cascadelake, cannonlake), haswell (also
+ * alderlake) or ggml;
  * false for any other name.
  * Q42_ARITH_NAMES lists them for messages. */
 #define Q42_ARITH_NAMES                                                                         \
 	"auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, "  \
-	"cooperlake, haswell or ggml"
+	"cooperlake, haswell, alderlake or ggml"
 Q42_API bool q42_arith_from_name(const char *name, enum q42_arith *out);
 /* Q42_ARITH_AUTO as this CPU resolves it (LLAMACPP, ZEN4, ICELAKE or HASWELL,
  * q42_llamacpp_variant_detect); any other mode as it is. */

@@ -63,13 +63,16 @@ check_ids() {
 	done <"$GOLD"
 }
 
-@test "--arith: sapphirerapids is llamacpp's other name; a bad mode names them all" {
+@test "--arith: sapphirerapids is llamacpp's other name, alderlake haswell's; a bad mode names them all" {
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 4 --arith sapphirerapids --record
 	[ "$status" -eq 0 ]
 	[[ $output == *'"arith":"llamacpp"'* ]]
+	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p "Once upon a time" -n 4 --arith alderlake --record
+	[ "$status" -eq 0 ]
+	[[ $output == *'"arith":"haswell"'* ]]
 	run "$Q42RUN" -m "$TM/e256-llama-q8_0.gguf" -p x --arith zen5
 	[ "$status" -eq 2 ]
-	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, cooperlake, haswell or ggml"* ]]
+	[[ $output == *"expected auto, portable, llamacpp, sapphirerapids, zen4, icelake, skylakex, cascadelake, cannonlake, cooperlake, haswell, alderlake or ggml"* ]]
 }
 
 # The same ids and logits bytes at every ISA level this CPU runs and for 1
