@@ -200,6 +200,29 @@ check_variant() {
 	[[ "$output" == *'"arith":"haswell"'* ]]
 }
 
+# llama.cpp's sapphirerapids build is its zen4 build plus the AMX buffer:
+# every function the two share is the same machine code
+# (tests/tools/variant_disasm.py; docs/q42run.md). So a model none of
+# whose matrices the AMX buffer takes (F32, BF16, Q5_0, Q5_1, Q2_K, Q3_K,
+# IQ4_NL, TQ1_0, TQ2_0; it takes Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS
+# and F16) has zen4's logits there, and --arith llamacpp must give them.
+@test "--arith llamacpp: zen4's logits on the models the AMX buffer leaves alone (sapphirerapids' other code is zen4's)" {
+	local n=0
+	while IFS=$'\t' read -r model prompt ids want; do
+		case $model in
+		*-f32.gguf | *-bf16.gguf | *-q5_0.gguf | *-q5_1.gguf | *-q2_k.gguf | *-q3_k.gguf | *-iq4_nl.gguf | \
+			*-tq1_0.gguf | *-tq2_0.gguf | stories260K.gguf) ;;
+		*) continue ;;
+		esac
+		check_logits "$model" "$prompt" "$ids" "$want" --arith llamacpp
+		n=$((n + 1))
+	done <"$G/zen4/logits.tsv"
+	[ "$n" -eq 69 ]
+	# and a model the AMX buffer takes does not: the check can fail
+	IFS=$'\t' read -r model prompt ids want < <(grep -m1 '^e256-llama-q8_0' "$G/zen4/logits.tsv")
+	! check_logits "$model" "$prompt" "$ids" "$want" --arith llamacpp
+}
+
 # check_fa MODE: tests/golden/MODE/fa_logits.tsv (llama.cpp with flash
 # attention on and its f16 cache) under --arith MODE --flash-attn on:
 # the one-at-a-time form (a short prompt) and the tiled one (1,772 tokens
