@@ -893,7 +893,7 @@ static int alloc_buffers(q42_engine *e, q42_err *err)
 	if (e->ts != NULL)
 		e->n_ts = nth;
 	for (uint32_t i = 0; i < e->n_ts && !failed; i++) {
-		e->ts[i].scores = zalloc(e->n_ctx, sizeof(float), &failed);
+		e->ts[i].scores = zalloc((uint64_t)Q42_ATT_BLOCK * e->n_ctx, sizeof(float), &failed);
 		if (e->v_elem_bytes != 0) { /* the products' operands (no Q8_0 cache) */
 			e->ts[i].qq = zalloc(e->hd_k, e->v_elem_bytes, &failed);
 			e->ts[i].pq = zalloc(e->n_ctx, e->v_elem_bytes, &failed);
@@ -962,7 +962,8 @@ static void plan_buffers(const q42_engine *e, uint32_t nth, q42_engine_mem *m)
 		m->act += B * act_row_bytes(e->act[i].type, widest);
 
 	m->scratch = nth * (sizeof *e->ts + 3ull * e->n_ctx * vb + e->hd_k * vb + e->n_rot * F);
-	m->scratch += nth * (uint64_t)e->n_ctx * (F - vb); /* scores are f32 whatever the cache */
+	/* scores are f32 whatever the cache, a block of tokens' rows */
+	m->scratch += nth * (uint64_t)e->n_ctx * (Q42_ATT_BLOCK * F - vb);
 	if (e->n_expert > 0)
 		m->scratch += nth * 3ull * e->n_ff_exp * F;
 	if (e->n_lora_w > 0)
@@ -1180,6 +1181,7 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 		e->att_kqv = e->cops->dot_f32_lanes;
 		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
+		e->att_kqv_multi = e->cops->dot_f32_lanes_vrows_multi;
 	} else if (llama && e->kv_type == Q42_DTYPE_F16) {
 		att_f16_products(e);
 	}

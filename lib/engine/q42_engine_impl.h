@@ -124,9 +124,14 @@ typedef struct q42_act {
 	uint64_t stride;             /* bytes between rows in rows */
 } q42_act;
 
+/* A pass's attention takes the tokens of a head Q42_ATT_BLOCK at a time
+ * where the V product has a form for several of them (q42_forward.c's
+ * att_block): each V row is read once for the block. */
+#define Q42_ATT_BLOCK 4
+
 /* Per-thread attention scratch. */
 typedef struct q42_tscratch {
-	float *scores;               /* n_ctx */
+	float *scores;               /* Q42_ATT_BLOCK rows of n_ctx */
 	uint8_t *qq;                 /* one query head in the cache's vec_dot_type */
 	uint8_t *pq;                 /* n_ctx probabilities in the cache's vec_dot_type */
 	float *rope;                 /* n_rot: cos, sin pairs for one position */
@@ -264,6 +269,7 @@ struct q42_engine {
 	 * arithmetic), else NULL and the one-row functions run per row */
 	q42_llamacpp_dots_fn att_kq_rows, att_kq_one_rows;
 	q42_llamacpp_vdots_fn att_kqv_rows, att_kqv_one_rows; /* over the V cache's blocks */
+	q42_llamacpp_vdots_multi_fn att_kqv_multi; /* att_kqv_rows for a block of tokens, or NULL */
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
 	 * kernels/q42_llamacpp.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);

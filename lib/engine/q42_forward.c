@@ -692,7 +692,9 @@ static void att_dots(q42_llamacpp_dots_fn rows, void (*one)(int64_t, float *, co
 		one(n, out + r, w + (uint64_t)r * stride, x);
 }
 
-static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h)
+/* Token t's row of scores against head h's keys into s, through the
+ * softmax; returns how many positions it covers. */
+static uint32_t att_scores(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h, float *s)
 {
 	q42_engine *e = a->e;
 	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
@@ -700,37 +702,21 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	const uint32_t n_kv = e->causal ? e->n_past + t + 1 : e->n_past + a->n_tok;
 	const uint32_t pos = e->n_past + t, n_swa = e->layers[a->l].n_swa;
 	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
-	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
-	float *s = ts->scores;
 	/* llama.cpp's products round differently for passes of one token and
 	 * of several (q42_llamacpp.h); the same functions outside that mode */
 	const bool one = a->n_tok == 1;
 	void (*kq)(int64_t, float *, const void *, const void *) = one ? e->att_kq_one : e->att_kq;
-	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
 	const q42_llamacpp_dots_fn kq_rows = one ? e->att_kq_one_rows : e->att_kq_rows;
-	q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
-	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
-	 * cache: its V product runs over the n_kv positions as they are, not
-	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
-	 * of its steps, ggml_vec_dot_f32 on the true length otherwise */
-	if (e->arch->bidirectional && q42_arith_is_llama(e->arith) && e->kv_type == Q42_DTYPE_F32 &&
-	    n_kv % e->cops->tb_lanes != 0) {
-		kqv_rows = NULL;
-		kqv = e->cops->dot_f32_vd;
-	}
-	/* ... and its softmax row is as long as the sequence, not padded */
-	void (*softmax)(int64_t, float *, const float *) =
+	/* ... and an encoder's softmax row is as long as the sequence, not
+	 * padded */
+	void (*softmax)(int64_t n, float *y, const float *x) =
 		e->arch->bidirectional && q42_arith_is_llama(e->arith) ? e->cops->softmax_unpadded
 								       : e->softmax;
+	/* an F32 cache's "quantization" is a copy: the products read q where
+	 * it is */
+	const void *qq = e->kv_type != Q42_DTYPE_F32 ? (const void *)ts->qq : (const void *)q;
 
-
-	/* an F32 cache's "quantization" is a copy: the products read q and
-	 * the probabilities where they are */
-	const bool copy = e->kv_type != Q42_DTYPE_F32;
-	const void *qq = copy ? (const void *)ts->qq : (const void *)q;
-	const void *pq = copy ? (const void *)ts->pq : (const void *)s;
-
-	if (copy)
+	if (e->kv_type != Q42_DTYPE_F32)
 		e->kv_quantize(q, ts->qq, e->hd_k);
 	/* each score is one row's product: a call per chunk gives the same */
 	for (uint32_t p = 0; p < n_kv; p += e->kv_chunk)
@@ -749,7 +735,33 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 			if (p + n_swa / 2 < pos || p > pos + n_swa / 2)
 				s[p] = -INFINITY;
 	softmax(n_kv, s, s);
-	if (copy)
+	return n_kv;
+}
+
+static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h)
+{
+	q42_engine *e = a->e;
+	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
+	float *out = e->att + ((uint64_t)t * e->n_head + h) * e->hd_v;
+	float *s = ts->scores;
+	const bool one = a->n_tok == 1;
+	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
+	q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
+	const uint32_t n_kv = att_scores(a, ts, t, h, s);
+	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
+	 * cache: its V product runs over the n_kv positions as they are, not
+	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
+	 * of its steps, ggml_vec_dot_f32 on the true length otherwise */
+	if (e->arch->bidirectional && q42_arith_is_llama(e->arith) && e->kv_type == Q42_DTYPE_F32 &&
+	    n_kv % e->cops->tb_lanes != 0) {
+		kqv_rows = NULL;
+		kqv = e->cops->dot_f32_vd;
+	}
+	/* the products read the probabilities where they are for an F32
+	 * cache, else in the cache's type */
+	const void *pq = e->kv_type != Q42_DTYPE_F32 ? (const void *)ts->pq : (const void *)s;
+
+	if (e->kv_type != Q42_DTYPE_F32)
 		e->kv_quantize(s, ts->pq, n_kv);
 	if (kqv_rows != NULL) {
 		kqv_rows(n_kv, e->hd_v, out, q42_engine_v_at(e, a->l, kvh, 0, 0), &e->v_lay, pq);
@@ -770,6 +782,39 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 			       (uint64_t)(n_kv - p < Q42_V_BLOCK ? n_kv - p : Q42_V_BLOCK) * e->v_elem_bytes);
 		kqv(n_kv, out + d, ts->vrow, pq);
 	}
+}
+
+/* Whether a pass's (token, head) pairs go in blocks of Q42_ATT_BLOCK
+ * tokens of a head (att_block): where the V product has a form for
+ * several rows of weights at once (an F32 cache under llama.cpp's
+ * arithmetic, a pass of several tokens, not an encoder's padless rows). */
+static bool att_blocks(const q42_engine *e, uint32_t n_tok)
+{
+	return n_tok > 1 && e->att_kqv_multi != NULL && !e->arch->bidirectional;
+}
+
+/* Tokens t0..t0+n-1 (n <= Q42_ATT_BLOCK) of head h: each token's scores
+ * as att_pair's, then the V product of all of them in one pass over the V
+ * rows. A token's row is as long as the positions it sees (causal: fewer
+ * for the earlier ones); the shorter rows are padded with zero weights to
+ * the last one's length. The bits stay att_pair's: the tinyBLAS lanes keep
+ * element k in lane k % 16 whatever the length, and an accumulator that
+ * starts at +0 is never -0, so adding 0 * v leaves it as it is (llama.cpp
+ * itself runs every row over the whole cache, the masked weights 0). */
+static void att_block(const struct att_args *a, const q42_tscratch *ts, uint32_t t0, uint32_t n, uint32_t h)
+{
+	q42_engine *e = a->e;
+	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
+	uint32_t n_kv[Q42_ATT_BLOCK], n_max = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		n_kv[j] = att_scores(a, ts, t0 + j, h, ts->scores + (uint64_t)j * e->n_ctx);
+		n_max = n_kv[j] > n_max ? n_kv[j] : n_max;
+	}
+	for (uint32_t j = 0; j < n; j++)
+		memset(ts->scores + (uint64_t)j * e->n_ctx + n_kv[j], 0, (uint64_t)(n_max - n_kv[j]) * sizeof(float));
+	e->att_kqv_multi(n_max, e->hd_v, n, e->att + ((uint64_t)t0 * e->n_head + h) * e->hd_v,
+			 (uint64_t)e->n_head * e->hd_v, q42_engine_v_at(e, a->l, kvh, 0, 0), &e->v_lay, ts->scores,
+			 (uint64_t)e->n_ctx * sizeof(float));
 }
 
 /* ---- flash attention --------------------------------------------------- */
@@ -991,6 +1036,15 @@ static void att_job(void *v, uint32_t ith, uint32_t nth)
 	const uint32_t n_chunks = (n_pairs + a->chunk - 1) / a->chunk;
 	uint32_t c;
 	(void)nth;
+	if (att_blocks(a->e, a->n_tok)) {
+		/* a head's blocks in token order, the heads one after another */
+		const uint32_t nb = (n + Q42_ATT_BLOCK - 1) / Q42_ATT_BLOCK;
+		while (tile_claim(&a->next, nb * a->e->n_head, &c)) {
+			const uint32_t t = a->t0 + c % nb * Q42_ATT_BLOCK, end = t + Q42_ATT_BLOCK;
+			att_block(a, &a->e->ts[ith], t, (end < a->n_tok ? end : a->n_tok) - t, c / nb);
+		}
+		return;
+	}
 	while (tile_claim(&a->next, n_chunks, &c)) {
 		const uint32_t p1 = (c + 1) * a->chunk < n_pairs ? (c + 1) * a->chunk : n_pairs;
 		for (uint32_t p = c * a->chunk; p < p1; p++)

@@ -262,6 +262,12 @@ typedef struct q42_llamacpp_vlayout {
  * forms. */
 typedef void (*q42_llamacpp_vdots_fn)(int64_t n, int64_t n_rows, float *out, const void *w,
 				    const q42_llamacpp_vlayout *lay, const void *x);
+/* The same for n_x vectors x_j, x_stride bytes apart, at once:
+ * out[j * out_stride + r] = w_r . x_j, each row read once for all of them,
+ * the bits of one q42_llamacpp_vdots_fn call per x_j. */
+typedef void (*q42_llamacpp_vdots_multi_fn)(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride,
+					  const void *w, const q42_llamacpp_vlayout *lay, const void *x,
+					  uint64_t x_stride);
 
 /* out[c] = q42_llamacpp_dot_f32_vd(n, column c, x) for n_cols columns of
  * n contiguous floats, col_stride floats apart: an encoder's V product
@@ -329,6 +335,10 @@ typedef struct q42_llamacpp_ops {
 	/* llamafile's tinyBLAS vector width: a row length it takes is a
 	 * multiple of this (16 in the AVX-512 builds, 8 in haswell's) */
 	uint32_t tb_lanes;
+	/* dot_f32_lanes_vrows for several x at once (attention's V product
+	 * for a block of a pass's tokens); NULL where the table has no such
+	 * form (a call per x gives the same bits) */
+	q42_llamacpp_vdots_multi_fn dot_f32_lanes_vrows_multi;
 } q42_llamacpp_ops;
 /* The AVX-512 builds' row operations (sapphirerapids and zen4). */
 Q42_API const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa);

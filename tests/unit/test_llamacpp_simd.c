@@ -807,6 +807,51 @@ static void check_vdots(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *o, 
 	free(v16);
 }
 
+/* dot_f32_lanes_vrows_multi where a table has it: the V product for
+ * several x at once against one call per x of the same table's
+ * dot_f32_lanes_vrows (proven against the scalar form above), over stepped
+ * rows (chunks of two steps), row counts of whole fours and rests, one to
+ * nine x, lengths of whole and partial 64-steps. */
+static void test_vrows_multi(void **state)
+{
+	enum { ROWS = 37, XMAX = 9, NMAX = 300 };
+	static const int64_t ns[] = {1, 15, 16, 17, 64, 100, 129, NMAX};
+	static const int64_t rows[] = {1, 3, 4, 5, ROWS};
+	const uint64_t run = 67, step = run * ROWS + 5, per = 2, chunk = per * step + 11;
+	const uint64_t vn = chunk * (NMAX / 128 + 1), xs = NMAX + 3;
+	const q42_llamacpp_vlayout lay = {run * 4, step * 4, chunk * 4, (uint32_t)per};
+	float *v = malloc(sizeof(float) * (size_t)vn), *x = malloc(sizeof(float) * (size_t)(xs * XMAX));
+	float want[XMAX * ROWS], got[XMAX * ROWS];
+	int checked = 0;
+	(void)state;
+	assert_non_null(v);
+	assert_non_null(x);
+	fill_floats(v, (int64_t)vn, 2.0f, false);
+	fill_floats(x, (int64_t)(xs * XMAX), 1.0f, false);
+	for (size_t i = 0; i < sizeof simd_isas / sizeof simd_isas[0]; i++) {
+		const q42_llamacpp_ops *o = q42_llamacpp_ops_get(simd_isas[i]);
+		if (!isa_ok(simd_isas[i]) || o->dot_f32_lanes_vrows_multi == NULL)
+			continue;
+		for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+			for (size_t b = 0; b < sizeof rows / sizeof rows[0]; b++)
+				for (int64_t nx = 1; nx <= XMAX; nx++) {
+					const int64_t n = ns[a], nr = rows[b];
+					for (int64_t t = 0; t < nx; t++)
+						o->dot_f32_lanes_vrows(n, nr, want + t * ROWS, v, &lay, x + t * (int64_t)xs);
+					memset(got, 0xFF, sizeof got);
+					o->dot_f32_lanes_vrows_multi(n, nr, nx, got, ROWS, v, &lay, x, xs * sizeof(float));
+					for (int64_t t = 0; t < nx; t++)
+						check_f("dot_f32_lanes_vrows_multi", simd_isas[i], n, got + t * ROWS,
+							want + t * ROWS, nr);
+					checked++;
+				}
+	}
+	if (q42_llamacpp_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512)
+		assert_int_not_equal(checked, 0);
+	free(v);
+	free(x);
+}
+
 /* A LoRA adapter's B for a lone token, packed in groups of 16 rows:
  * the scalar definition against q42_llamacpp_dot_f32_vd row by row, then
  * scaled and added (ggml_mul_mat, ggml_scale, ggml_add), and each SIMD
@@ -990,7 +1035,7 @@ int main(void)
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16), cmocka_unit_test(test_rows_bf16_widened),
-		cmocka_unit_test(test_rows_lanes_pass),
+		cmocka_unit_test(test_rows_lanes_pass), cmocka_unit_test(test_vrows_multi),
 		cmocka_unit_test(test_rows_f32), cmocka_unit_test(test_f32_t16), cmocka_unit_test(test_vd_cols),
 		cmocka_unit_test(test_quantizers),   cmocka_unit_test(test_row_ops),
 	};

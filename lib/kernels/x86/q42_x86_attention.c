@@ -32,6 +32,19 @@ A5_INLINE __m512 ld_row16_mask(const void *p, int64_t k, int h, __mmask16 m)
 			   : _mm512_maskz_loadu_ps(m, (const float *)p + k);
 }
 
+/* From a stepped row's 64-element step to the next (q42_llamacpp_vlayout):
+ * o the step's byte offset, c its chunk's, si the step within the chunk. */
+static inline void vstep_next(const q42_llamacpp_vlayout *lay, uint64_t *o, uint64_t *c, uint32_t *si)
+{
+	if (++*si == lay->per) {
+		*si = 0;
+		*c += lay->chunk;
+		*o = *c;
+	} else {
+		*o += lay->step;
+	}
+}
+
 /* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
  * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
@@ -59,13 +72,7 @@ A5_INLINE void dots_fold(int R, int ACC, int h, int64_t n, __m512 *f, const void
 				s[i][j % ACC] = _mm512_fmadd_ps(ld_row16((const uint8_t *)a[i] + o, 16 * j, h), x,
 								s[i][j % ACC]);
 		}
-		if (++si == lay->per) {
-			si = 0;
-			c += lay->chunk;
-			o = c;
-		} else {
-			o += lay->step;
-		}
+		vstep_next(lay, &o, &c, &si);
 	}
 	UNROLL
 	for (int j = 0; j < 4; j++)
@@ -152,6 +159,95 @@ DOTS(q42_llamacpp_dot_f16_pad_avx512, q42_llamacpp_dot_f16_pad_rows_avx512, q42_
 DOTS(q42_llamacpp_dot_f16_lanes_avx512, q42_llamacpp_dot_f16_lanes_rows_avx512, q42_llamacpp_dot_f16_lanes_vrows_avx512, 1,
      EL_F16)
 
+/* q42_llamacpp_dot_f32_lanes_vrows for up to four x at once (ACC 1: each
+ * output's one accumulator, element k in lane k % 16, as dots_fold keeps
+ * it): R rows x T vectors, each step of a row loaded once for the T. */
+A5_INLINE void lanes_multi(int R, int T, int64_t n, float *out, uint64_t out_stride, const uint8_t *w,
+			   const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
+{
+	__m512 s[4][4];
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int t = 0; t < T; t++)
+			s[i][t] = _mm512_setzero_ps();
+	int64_t k = 0;
+	uint64_t o = 0, c = 0; /* as dots_fold */
+	uint32_t si = 0;
+	for (; k + 64 <= n; k += 64) {
+		UNROLL
+		for (int j = 0; j < 4; j++) {
+			__m512 xv[4];
+			UNROLL
+			for (int t = 0; t < T; t++)
+				xv[t] = _mm512_loadu_ps((const float *)(const void *)(x + (uint64_t)t * x_stride) + k + 16 * j);
+			UNROLL
+			for (int i = 0; i < R; i++) {
+				const __m512 wv = _mm512_loadu_ps(
+					(const float *)(const void *)(w + (uint64_t)i * lay->stride + o) + 16 * j);
+				UNROLL
+				for (int t = 0; t < T; t++)
+					s[i][t] = _mm512_fmadd_ps(wv, xv[t], s[i][t]);
+			}
+		}
+		vstep_next(lay, &o, &c, &si);
+	}
+	UNROLL
+	for (int j = 0; j < 4; j++)
+		if (k + 16 * j < n) {
+			const __mmask16 m = tail_mask(n - k - 16 * j);
+			__m512 xv[4];
+			UNROLL
+			for (int t = 0; t < T; t++)
+				xv[t] = _mm512_maskz_loadu_ps(
+					m, (const float *)(const void *)(x + (uint64_t)t * x_stride) + k + 16 * j);
+			UNROLL
+			for (int i = 0; i < R; i++) {
+				const __m512 wv = _mm512_maskz_loadu_ps(
+					m, (const float *)(const void *)(w + (uint64_t)i * lay->stride + o) + 16 * j);
+				UNROLL
+				for (int t = 0; t < T; t++)
+					s[i][t] = _mm512_mask3_fmadd_ps(wv, xv[t], s[i][t], m);
+			}
+		}
+	UNROLL
+	for (int t = 0; t < T; t++)
+		UNROLL
+		for (int i = 0; i < R; i++)
+			out[(uint64_t)t * out_stride + (uint64_t)i] = reduce16(s[i][t]);
+}
+
+/* Rows four at a time, then one; the x four at a time, then the rest
+ * together. */
+A5 void q42_llamacpp_dot_f32_lanes_vrows_multi_avx512(int64_t n, int64_t n_rows, int64_t n_x, float *out,
+						    uint64_t out_stride, const void *w,
+						    const q42_llamacpp_vlayout *lay, const void *x,
+						    uint64_t x_stride)
+{
+	const uint8_t *w8 = w, *x8 = x;
+	for (int64_t t = 0; t < n_x; t += 4) {
+		const int64_t left = n_x - t;
+		const uint8_t *xt = x8 + (uint64_t)t * x_stride;
+		float *ot = out + (uint64_t)t * out_stride;
+		for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {
+			const uint8_t *wr = w8 + (uint64_t)r * lay->stride;
+			const bool r4 = n_rows - r >= 4;
+#define LANES_MULTI_T(T)                                                                                  \
+	(r4 ? lanes_multi(4, T, n, ot + r, out_stride, wr, lay, xt, x_stride)                            \
+	    : lanes_multi(1, T, n, ot + r, out_stride, wr, lay, xt, x_stride))
+			if (left >= 4)
+				LANES_MULTI_T(4);
+			else if (left == 3)
+				LANES_MULTI_T(3);
+			else if (left == 2)
+				LANES_MULTI_T(2);
+			else
+				LANES_MULTI_T(1);
+#undef LANES_MULTI_T
+		}
+	}
+}
+
 /* The same attention products on AVX2: each 16-lane accumulator of the
  * AVX-512 forms is two 8-lane halves (lanes 0-7, 8-15), added lane by
  * lane as before and reduced by reduce16_halves, so the bits are the
@@ -210,13 +306,7 @@ A2_INLINE void dots_fold_avx2(int R, int ACC, int h, int64_t n, __m256 (*f)[2], 
 					s[i][ai][sl] = _mm256_fmadd_ps(
 						ld_row8((const uint8_t *)a[i] + o, 16 * j + 8 * e, h), x, s[i][ai][sl]);
 			}
-		if (++si == lay->per) {
-			si = 0;
-			c += lay->chunk;
-			o = c;
-		} else {
-			o += lay->step;
-		}
+		vstep_next(lay, &o, &c, &si);
 	}
 	for (int j = 0; j < 4; j++)
 		for (int e = 0; e < 2; e++) {
