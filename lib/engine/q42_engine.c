@@ -1182,6 +1182,7 @@ static int engine_open(q42_engine **out, q42_mount *m, const q42_engine_opts *o,
 		e->att_kqv_one_rows = e->cops->dot_f32_vrows;
 		e->att_kqv_rows = e->cops->dot_f32_lanes_vrows;
 		e->att_kqv_multi = e->cops->dot_f32_lanes_vrows_multi;
+		e->att_kq_multi = k_whole ? e->cops->dot_f32_vrows_multi : NULL;
 	} else if (llama && e->kv_type == Q42_DTYPE_F16) {
 		att_f16_products(e);
 	}

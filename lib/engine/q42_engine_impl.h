@@ -269,7 +269,8 @@ struct q42_engine {
 	 * arithmetic), else NULL and the one-row functions run per row */
 	q42_llamacpp_dots_fn att_kq_rows, att_kq_one_rows;
 	q42_llamacpp_vdots_fn att_kqv_rows, att_kqv_one_rows; /* over the V cache's blocks */
-	q42_llamacpp_vdots_multi_fn att_kqv_multi; /* att_kqv_rows for a block of tokens, or NULL */
+	/* att_kq_rows and att_kqv_rows for a block of tokens, or NULL */
+	q42_llamacpp_vdots_multi_fn att_kq_multi, att_kqv_multi;
 	/* row ops that differ between the arithmetics (kernels/q42_ops.h or
 	 * kernels/q42_llamacpp.h) */
 	void (*softmax)(int64_t n, float *y, const float *x);

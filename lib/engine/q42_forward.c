@@ -692,14 +692,22 @@ static void att_dots(q42_llamacpp_dots_fn rows, void (*one)(int64_t, float *, co
 		one(n, out + r, w + (uint64_t)r * stride, x);
 }
 
+/* The positions token t sees: up to its own (causal); an encoder's token
+ * sees the whole pass, its sequence. */
+static uint32_t att_n_kv(const struct att_args *a, uint32_t t)
+{
+	return a->e->causal ? a->e->n_past + t + 1 : a->e->n_past + a->n_tok;
+}
+
 /* Token t's row of scores against head h's keys into s, through the
- * softmax; returns how many positions it covers. */
-static uint32_t att_scores(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h, float *s)
+ * softmax (PRODUCTS false: s holds the products already); returns how
+ * many positions it covers. */
+static uint32_t att_scores(const struct att_args *a, const q42_tscratch *ts, uint32_t t, uint32_t h, float *s,
+			   bool products)
 {
 	q42_engine *e = a->e;
 	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
-	/* an encoder's token sees the whole pass, its sequence */
-	const uint32_t n_kv = e->causal ? e->n_past + t + 1 : e->n_past + a->n_tok;
+	const uint32_t n_kv = att_n_kv(a, t);
 	const uint32_t pos = e->n_past + t, n_swa = e->layers[a->l].n_swa;
 	const float *q = e->q + ((uint64_t)t * e->n_head + h) * e->hd_k;
 	/* llama.cpp's products round differently for passes of one token and
@@ -716,10 +724,10 @@ static uint32_t att_scores(const struct att_args *a, const q42_tscratch *ts, uin
 	 * it is */
 	const void *qq = e->kv_type != Q42_DTYPE_F32 ? (const void *)ts->qq : (const void *)q;
 
-	if (e->kv_type != Q42_DTYPE_F32)
+	if (products && e->kv_type != Q42_DTYPE_F32)
 		e->kv_quantize(q, ts->qq, e->hd_k);
 	/* each score is one row's product: a call per chunk gives the same */
-	for (uint32_t p = 0; p < n_kv; p += e->kv_chunk)
+	for (uint32_t p = 0; products && p < n_kv; p += e->kv_chunk)
 		att_dots(kq_rows, kq, e->hd_k, n_kv - p < e->kv_chunk ? n_kv - p : e->kv_chunk, s + p,
 			 q42_engine_k_row(e, a->l, kvh, p), e->k_row_bytes, qq);
 	q42_op_scale(n_kv, s, s, e->kq_scale);
@@ -747,7 +755,7 @@ static void att_pair(const struct att_args *a, const q42_tscratch *ts, uint32_t 
 	const bool one = a->n_tok == 1;
 	void (*kqv)(int64_t, float *, const void *, const void *) = one ? e->att_kqv_one : e->att_kqv;
 	q42_llamacpp_vdots_fn kqv_rows = one ? e->att_kqv_one_rows : e->att_kqv_rows;
-	const uint32_t n_kv = att_scores(a, ts, t, h, s);
+	const uint32_t n_kv = att_scores(a, ts, t, h, s, true);
 	/* llama.cpp gives an encoder (not lfm2, which keeps its cache) no
 	 * cache: its V product runs over the n_kv positions as they are, not
 	 * a cache padded to 256, so tinyBLAS only where n_kv is a whole number
@@ -793,9 +801,11 @@ static bool att_blocks(const q42_engine *e, uint32_t n_tok)
 	return n_tok > 1 && e->att_kqv_multi != NULL && !e->arch->bidirectional;
 }
 
-/* Tokens t0..t0+n-1 (n <= Q42_ATT_BLOCK) of head h: each token's scores
- * as att_pair's, then the V product of all of them in one pass over the V
- * rows. A token's row is as long as the positions it sees (causal: fewer
+/* Tokens t0..t0+n-1 (n <= Q42_ATT_BLOCK) of head h: the score products
+ * of all of them in one pass over the K rows where there is a form for
+ * it (the last token's positions for each: the extra ones are not read),
+ * each token's scale, mask and softmax as att_pair's, then the V product
+ * of all of them in one pass over the V rows. A token's row is as long as the positions it sees (causal: fewer
  * for the earlier ones); the shorter rows are padded with zero weights to
  * the last one's length. The bits stay att_pair's: the tinyBLAS lanes keep
  * element k in lane k % 16 whatever the length, and an accumulator that
@@ -805,11 +815,18 @@ static void att_block(const struct att_args *a, const q42_tscratch *ts, uint32_t
 {
 	q42_engine *e = a->e;
 	const uint32_t kvh = h / (e->n_head / e->layers[a->l].n_head_kv);
-	uint32_t n_kv[Q42_ATT_BLOCK], n_max = 0;
-	for (uint32_t j = 0; j < n; j++) {
-		n_kv[j] = att_scores(a, ts, t0 + j, h, ts->scores + (uint64_t)j * e->n_ctx);
-		n_max = n_kv[j] > n_max ? n_kv[j] : n_max;
+	const uint32_t n_max = att_n_kv(a, t0 + n - 1);
+	uint32_t n_kv[Q42_ATT_BLOCK];
+	if (e->att_kq_multi != NULL) {
+		const q42_llamacpp_vlayout lay = {e->k_row_bytes, 0, 64 * sizeof(float), 1};
+		for (uint32_t p = 0; p < n_max; p += e->kv_chunk)
+			e->att_kq_multi(e->hd_k, n_max - p < e->kv_chunk ? n_max - p : e->kv_chunk, n,
+					ts->scores + p, e->n_ctx, q42_engine_k_row(e, a->l, kvh, p), &lay,
+					e->q + ((uint64_t)t0 * e->n_head + h) * e->hd_k,
+					(uint64_t)e->n_head * e->hd_k * sizeof(float));
 	}
+	for (uint32_t j = 0; j < n; j++)
+		n_kv[j] = att_scores(a, ts, t0 + j, h, ts->scores + (uint64_t)j * e->n_ctx, e->att_kq_multi == NULL);
 	for (uint32_t j = 0; j < n; j++)
 		memset(ts->scores + (uint64_t)j * e->n_ctx + n_kv[j], 0, (uint64_t)(n_max - n_kv[j]) * sizeof(float));
 	e->att_kqv_multi(n_max, e->hd_v, n, e->att + ((uint64_t)t0 * e->n_head + h) * e->hd_v,

@@ -319,7 +319,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_swiglu, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope, q42_op_add,
 		q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy,
-		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols, SR_TAIL, NULL};
+		q42_llamacpp_fa_one, q42_llamacpp_fa_tile, q42_llamacpp_dot_f32_vd_cols, SR_TAIL, NULL, NULL};
 #if defined(__x86_64__) || defined(__i386__)
 	/* AVX2: the quantizers and the attention products in 8-lane vectors,
 	 * the other row ops the scalar ones compiled with FMA
@@ -334,7 +334,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_dot_f16_lanes_vrows_avx2, q42_llamacpp_softmax_fma,
 		q42_llamacpp_swiglu_fma, q42_llamacpp_geglu, q42_llamacpp_conv_dot, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows,
 		q42_llamacpp_f32_t16_axpy_avx2,
-		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2, q42_llamacpp_dot_f32_vd_cols, SR_TAIL, NULL};
+		q42_llamacpp_fa_one_avx2, q42_llamacpp_fa_tile_avx2, q42_llamacpp_dot_f32_vd_cols, SR_TAIL, NULL, NULL};
 	static const q42_llamacpp_ops avx512 = {
 		Q42_ISA_AVX512, q42_llamacpp_quantize_q8_0_avx512, q42_llamacpp_quantize_q8_1_avx512,
 		q42_llamacpp_quantize_f16_avx512,
@@ -348,7 +348,8 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_conv_dot, q42_llamacpp_rope_avx512,
 		q42_llamacpp_add_avx512, q42_llamacpp_rmsnorm_rows_avx512, q42_llamacpp_f32_t16_axpy_avx512,
 		q42_llamacpp_fa_one_avx512, q42_llamacpp_fa_tile_avx512,
-		q42_llamacpp_dot_f32_vd_cols_avx512, SR_TAIL, q42_llamacpp_dot_f32_lanes_vrows_multi_avx512};
+		q42_llamacpp_dot_f32_vd_cols_avx512, SR_TAIL, q42_llamacpp_dot_f32_vrows_multi_avx512,
+		q42_llamacpp_dot_f32_lanes_vrows_multi_avx512};
 	switch (q42_isa_usable(isa)) {
 	case Q42_ISA_AVX512: return &avx512;
 	case Q42_ISA_AVX2: return &avx2;
@@ -377,7 +378,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_hw_swiglu_avx2, q42_llamacpp_geglu, q42_llamacpp_conv_dot, ROPE, ADD, RMS,    \
 		q42_llamacpp_hw_f32_t16_axpy_fma, q42_llamacpp_hw_fa_one_avx2, q42_llamacpp_hw_fa_tile_avx2, \
 		q42_llamacpp_hw_dot_f32_vd_cols_fma, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f16,  \
-		q42_llamacpp_hw_softmax_unpadded_fma, 8u, NULL                                           \
+		q42_llamacpp_hw_softmax_unpadded_fma, 8u, NULL, NULL                                     \
 	}
 
 const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant, enum q42_isa isa)
@@ -393,7 +394,7 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant v
 		q42_llamacpp_hw_dot_f16_lanes_vrows, q42_llamacpp_hw_softmax, q42_llamacpp_hw_swiglu, q42_llamacpp_geglu,
 		q42_llamacpp_conv_dot, q42_llamacpp_rope, q42_op_add, q42_op_rmsnorm_rows, q42_llamacpp_hw_f32_t16_axpy,
 		q42_llamacpp_hw_fa_one, q42_llamacpp_hw_fa_tile, q42_llamacpp_hw_dot_f32_vd_cols, q42_llamacpp_hw_dot_f32_vd,
-		q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_softmax_unpadded, 8u, NULL};
+		q42_llamacpp_hw_dot_f16, q42_llamacpp_hw_softmax_unpadded, 8u, NULL, NULL};
 #if defined(__x86_64__) || defined(__i386__)
 	static const q42_llamacpp_ops avx2 =
 		HW_TABLE(Q42_ISA_AVX2, _avx2, q42_llamacpp_rope_fma, q42_op_add, q42_op_rmsnorm_rows);

@@ -335,9 +335,11 @@ typedef struct q42_llamacpp_ops {
 	/* llamafile's tinyBLAS vector width: a row length it takes is a
 	 * multiple of this (16 in the AVX-512 builds, 8 in haswell's) */
 	uint32_t tb_lanes;
-	/* dot_f32_lanes_vrows for several x at once (attention's V product
-	 * for a block of a pass's tokens); NULL where the table has no such
-	 * form (a call per x gives the same bits) */
+	/* dot_f32_vrows and dot_f32_lanes_vrows for several x at once
+	 * (attention's score and V products for a block of a pass's tokens);
+	 * NULL where the table has no such form (a call per x gives the same
+	 * bits) */
+	q42_llamacpp_vdots_multi_fn dot_f32_vrows_multi;
 	q42_llamacpp_vdots_multi_fn dot_f32_lanes_vrows_multi;
 } q42_llamacpp_ops;
 /* The AVX-512 builds' row operations (sapphirerapids and zen4). */

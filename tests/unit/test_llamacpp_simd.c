@@ -807,16 +807,17 @@ static void check_vdots(const q42_llamacpp_ops *ref, const q42_llamacpp_ops *o, 
 	free(v16);
 }
 
-/* dot_f32_lanes_vrows_multi where a table has it: the V product for
- * several x at once against one call per x of the same table's
- * dot_f32_lanes_vrows (proven against the scalar form above), over stepped
- * rows (chunks of two steps), row counts of whole fours and rests, one to
- * nine x, lengths of whole and partial 64-steps. */
+/* dot_f32_vrows_multi and dot_f32_lanes_vrows_multi where a table has
+ * them: the score and V products for several x at once against one call
+ * per x of the same table's dot_f32_vrows and dot_f32_lanes_vrows (proven
+ * against the scalar forms above), over stepped rows (chunks of two
+ * steps), row counts of whole fours and sixteens and rests, one to nine x,
+ * lengths of whole and partial 64-steps (64: the x held in registers). */
 static void test_vrows_multi(void **state)
 {
 	enum { ROWS = 37, XMAX = 9, NMAX = 300 };
-	static const int64_t ns[] = {1, 15, 16, 17, 64, 100, 129, NMAX};
-	static const int64_t rows[] = {1, 3, 4, 5, ROWS};
+	static const int64_t ns[] = {1, 15, 16, 17, 64, 100, 128, 129, NMAX};
+	static const int64_t rows[] = {1, 3, 4, 5, 16, 17, ROWS};
 	const uint64_t run = 67, step = run * ROWS + 5, per = 2, chunk = per * step + 11;
 	const uint64_t vn = chunk * (NMAX / 128 + 1), xs = NMAX + 3;
 	const q42_llamacpp_vlayout lay = {run * 4, step * 4, chunk * 4, (uint32_t)per};
@@ -832,19 +833,27 @@ static void test_vrows_multi(void **state)
 		const q42_llamacpp_ops *o = q42_llamacpp_ops_get(simd_isas[i]);
 		if (!isa_ok(simd_isas[i]) || o->dot_f32_lanes_vrows_multi == NULL)
 			continue;
-		for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-			for (size_t b = 0; b < sizeof rows / sizeof rows[0]; b++)
-				for (int64_t nx = 1; nx <= XMAX; nx++) {
-					const int64_t n = ns[a], nr = rows[b];
-					for (int64_t t = 0; t < nx; t++)
-						o->dot_f32_lanes_vrows(n, nr, want + t * ROWS, v, &lay, x + t * (int64_t)xs);
-					memset(got, 0xFF, sizeof got);
-					o->dot_f32_lanes_vrows_multi(n, nr, nx, got, ROWS, v, &lay, x, xs * sizeof(float));
-					for (int64_t t = 0; t < nx; t++)
-						check_f("dot_f32_lanes_vrows_multi", simd_isas[i], n, got + t * ROWS,
-							want + t * ROWS, nr);
-					checked++;
-				}
+		const struct {
+			const char *name;
+			q42_llamacpp_vdots_fn one;
+			q42_llamacpp_vdots_multi_fn multi;
+		} c[] = {{"dot_f32_vrows_multi", o->dot_f32_vrows, o->dot_f32_vrows_multi},
+			 {"dot_f32_lanes_vrows_multi", o->dot_f32_lanes_vrows, o->dot_f32_lanes_vrows_multi}};
+		for (size_t f = 0; f < sizeof c / sizeof c[0]; f++)
+			for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+				for (size_t b = 0; b < sizeof rows / sizeof rows[0]; b++)
+					for (int64_t nx = 1; nx <= XMAX; nx++) {
+						const int64_t n = ns[a], nr = rows[b];
+						assert_non_null(c[f].multi);
+						for (int64_t t = 0; t < nx; t++)
+							c[f].one(n, nr, want + t * ROWS, v, &lay, x + t * (int64_t)xs);
+						memset(got, 0xFF, sizeof got);
+						c[f].multi(n, nr, nx, got, ROWS, v, &lay, x, xs * sizeof(float));
+						for (int64_t t = 0; t < nx; t++)
+							check_f(c[f].name, simd_isas[i], n, got + t * ROWS, want + t * ROWS,
+								nr);
+						checked++;
+					}
 	}
 	if (q42_llamacpp_ops_get(Q42_ISA_AVX512)->isa == Q42_ISA_AVX512)
 		assert_int_not_equal(checked, 0);

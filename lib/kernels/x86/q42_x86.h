@@ -264,6 +264,9 @@ void q42_llamacpp_dot_f16_pad_vrows_avx512(int64_t n, int64_t n_rows, float *out
 			const void *x);
 void q42_llamacpp_dot_f16_lanes_vrows_avx512(int64_t n, int64_t n_rows, float *out, const void *w, const q42_llamacpp_vlayout *lay,
 			const void *x);
+void q42_llamacpp_dot_f32_vrows_multi_avx512(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride,
+					   const void *w, const q42_llamacpp_vlayout *lay, const void *x,
+					   uint64_t x_stride);
 void q42_llamacpp_dot_f32_lanes_vrows_multi_avx512(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride,
 						 const void *w, const q42_llamacpp_vlayout *lay, const void *x,
 						 uint64_t x_stride);

@@ -248,6 +248,123 @@ A5 void q42_llamacpp_dot_f32_lanes_vrows_multi_avx512(int64_t n, int64_t n_rows,
 	}
 }
 
+/* ggml_vec_dot_f32's four accumulators (ACC 4, as dots_fold) of one row
+ * against T x, each folded (s0 + s2) + (s1 + s3) into f[t]; XR: a row of
+ * one 64-step (n 64) with the T x already in registers. */
+A5_INLINE void vec4_multi(int T, int64_t n, __m512 *f, const uint8_t *w, const q42_llamacpp_vlayout *lay,
+			  const uint8_t *x, uint64_t x_stride, const __m512 (*xr)[4])
+{
+	__m512 s[4][4];
+	UNROLL
+	for (int t = 0; t < T; t++)
+		UNROLL
+		for (int j = 0; j < 4; j++)
+			s[t][j] = _mm512_setzero_ps();
+	if (xr != NULL) {
+		UNROLL
+		for (int j = 0; j < 4; j++) {
+			const __m512 wv = _mm512_loadu_ps((const float *)(const void *)w + 16 * j);
+			UNROLL
+			for (int t = 0; t < T; t++)
+				s[t][j] = _mm512_fmadd_ps(wv, xr[t][j], s[t][j]);
+		}
+	} else {
+		int64_t k = 0;
+		uint64_t o = 0, c = 0;
+		uint32_t si = 0;
+		for (; k + 64 <= n; k += 64) {
+			UNROLL
+			for (int j = 0; j < 4; j++) {
+				const __m512 wv = _mm512_loadu_ps((const float *)(const void *)(w + o) + 16 * j);
+				UNROLL
+				for (int t = 0; t < T; t++)
+					s[t][j] = _mm512_fmadd_ps(
+						wv,
+						_mm512_loadu_ps((const float *)(const void *)(x + (uint64_t)t * x_stride) +
+								k + 16 * j),
+						s[t][j]);
+			}
+			vstep_next(lay, &o, &c, &si);
+		}
+		UNROLL
+		for (int j = 0; j < 4; j++)
+			if (k + 16 * j < n) {
+				const __mmask16 m = tail_mask(n - k - 16 * j);
+				const __m512 wv =
+					_mm512_maskz_loadu_ps(m, (const float *)(const void *)(w + o) + 16 * j);
+				UNROLL
+				for (int t = 0; t < T; t++)
+					s[t][j] = _mm512_mask3_fmadd_ps(
+						wv,
+						_mm512_maskz_loadu_ps(m, (const float *)(const void *)(x + (uint64_t)t *
+													  x_stride) +
+									  k + 16 * j),
+						s[t][j], m);
+			}
+	}
+	UNROLL
+	for (int t = 0; t < T; t++)
+		f[t] = _mm512_add_ps(_mm512_add_ps(s[t][0], s[t][2]), _mm512_add_ps(s[t][1], s[t][3]));
+}
+
+/* q42_llamacpp_dot_f32_vrows for T (1 to 4) x at once: one row at a time
+ * against all T (a row of one 64-step, attention's keys of 64 values, with
+ * the x held in registers), each x's sixteen rows reduced together. */
+A5_INLINE void vrows_multi(int T, int64_t n, int64_t n_rows, float *out, uint64_t out_stride, const uint8_t *w,
+			   const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
+{
+	__m512 xr[4][4], f[4][16];
+	const bool one_step = n == 64;
+	if (one_step)
+		UNROLL
+		for (int t = 0; t < T; t++)
+			UNROLL
+			for (int j = 0; j < 4; j++)
+				xr[t][j] = _mm512_loadu_ps((const float *)(const void *)(x + (uint64_t)t * x_stride) + 16 * j);
+	int64_t r = 0;
+	for (; r + 16 <= n_rows; r += 16) {
+		for (int i = 0; i < 16; i++) {
+			__m512 g[4];
+			vec4_multi(T, n, g, w + (uint64_t)(r + i) * lay->stride, lay, x, x_stride,
+				   one_step ? (const __m512(*)[4])xr : NULL);
+			UNROLL
+			for (int t = 0; t < T; t++)
+				f[t][i] = g[t];
+		}
+		UNROLL
+		for (int t = 0; t < T; t++)
+			_mm512_storeu_ps(out + (uint64_t)t * out_stride + (uint64_t)r, reduce16x16(f[t]));
+	}
+	for (; r < n_rows; r++) {
+		__m512 g[4];
+		vec4_multi(T, n, g, w + (uint64_t)r * lay->stride, lay, x, x_stride,
+			   one_step ? (const __m512(*)[4])xr : NULL);
+		UNROLL
+		for (int t = 0; t < T; t++)
+			out[(uint64_t)t * out_stride + (uint64_t)r] = reduce16(g[t]);
+	}
+}
+
+A5 void q42_llamacpp_dot_f32_vrows_multi_avx512(int64_t n, int64_t n_rows, int64_t n_x, float *out,
+					      uint64_t out_stride, const void *w, const q42_llamacpp_vlayout *lay,
+					      const void *x, uint64_t x_stride)
+{
+	const uint8_t *w8 = w, *x8 = x;
+	for (int64_t t = 0; t < n_x; t += 4) {
+		const int64_t left = n_x - t;
+		const uint8_t *xt = x8 + (uint64_t)t * x_stride;
+		float *ot = out + (uint64_t)t * out_stride;
+		if (left >= 4)
+			vrows_multi(4, n, n_rows, ot, out_stride, w8, lay, xt, x_stride);
+		else if (left == 3)
+			vrows_multi(3, n, n_rows, ot, out_stride, w8, lay, xt, x_stride);
+		else if (left == 2)
+			vrows_multi(2, n, n_rows, ot, out_stride, w8, lay, xt, x_stride);
+		else
+			vrows_multi(1, n, n_rows, ot, out_stride, w8, lay, xt, x_stride);
+	}
+}
+
 /* The same attention products on AVX2: each 16-lane accumulator of the
  * AVX-512 forms is two 8-lane halves (lanes 0-7, 8-15), added lane by
  * lane as before and reduced by reduce16_halves, so the bits are the
