@@ -215,3 +215,39 @@ put("stmodel", "seed-sharded.tar", tar([
     ("config.json", cfg), ("tokenizer.json", tok), ("model.safetensors.index.json", idx),
     ("model-00001-of-00002.safetensors", safetensors([("model.embed_tokens.weight", "F32", [8, 4], f32(32))])),
     ("model-00002-of-00002.safetensors", safetensors([("model.layers.0.input_layernorm.weight", "F32", [4], f32(4))]))]))
+
+# quin, record and policy (the harnesses from before issue 39, which had
+# no seeds): N-Triples, N-Quads and quins; q42-record(5) lines that reach
+# each gate of fuzz_record's policy, behind its option byte; policies.
+put("quin", "seed-ntriples.nt", b'<http://ex.org/a> <http://ex.org/name> "Al"@en .\n'
+    b'<http://ex.org/a> <http://ex.org/knows> <http://ex.org/b> .\n'
+    b'_:b0 <http://ex.org/age> "34"^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
+put("quin", "seed-nquads.nq", read(src, "examples", "facts.nq"))
+put("quin", "seed-escapes.nt", b'<urn:q42:s> <urn:q42:p> "tab\\t nl\\n quote\\" u\\u00e9 U\\U0001F600" .\n'
+    b'# a comment\n\n<urn:q42:s> <urn:q42:p> "x"^^<urn:q42:t> <urn:q42:g> .\n')
+base = {"schema": "q42-record/1", "request": 0, "text": ", there was a little girl", "stop": "max_tokens",
+        "prompt": {"sha256": "e286222c229ec73b1bc520d88583191572ae0cbbaa66ea68053994a5e50ac87a", "bytes": 16,
+                   "add_special": True, "parse_special": True},
+        "tokens": {"prompt": [1, 403, 407, 261, 378], "generated": [432, 383, 286, 261]},
+        "counts": {"prompt": 5, "generated": 4, "decode_steps": 3, "text_replaced_bytes": 0},
+        "model": {"container": "gguf", "sha256": "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d"},
+        "provenance": []}
+
+
+def record(opts, **edits):
+    r = json.loads(json.dumps(base))
+    r.update(edits)
+    return bytes([opts]) + json.dumps(r, separators=(",", ":")).encode() + b"\n"
+
+
+put("record", "seed-story", record(0))
+put("record", "seed-long", record(16, counts=dict(base["counts"], generated=40)))
+put("record", "seed-kb", record(1 | 4 | 8, intent="kb", scope="http://ex.org/x",
+                                quin='<http://ex.org/a> <http://ex.org/name> "Al"@en .',
+                                text="Al knows b"))
+put("record", "seed-kb-ungrounded", record(1 | 2 | 4, intent="kb",
+                                          quin='<http://ex.org/a> <http://ex.org/knows> <http://ex.org/zz> .'))
+put("record", "seed-egress", record(2 | 16, text="key AKIA1234 mail bob@example"))
+put("record", "seed-not-json", b"\x00{\"schema\":\"q42-record/1\",")
+put("policy", "seed-example.json", read(src, "examples", "policy.json"))
+put("policy", "seed-small.json", b'{"schema":"q42-policy/1","default_intent":"a","intents":{"a":{}}}')
