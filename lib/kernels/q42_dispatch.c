@@ -378,7 +378,8 @@ const q42_llamacpp_ops *q42_llamacpp_ops_get(enum q42_isa isa)
 		q42_llamacpp_hw_swiglu_avx2, q42_llamacpp_geglu, q42_llamacpp_conv_dot, ROPE, ADD, RMS,    \
 		q42_llamacpp_hw_f32_t16_axpy_fma, q42_llamacpp_hw_fa_one_avx2, q42_llamacpp_hw_fa_tile_avx2, \
 		q42_llamacpp_hw_dot_f32_vd_cols_fma, q42_llamacpp_hw_dot_f32_vd, q42_llamacpp_hw_dot_f16,  \
-		q42_llamacpp_hw_softmax_unpadded_fma, 8u, NULL, NULL                                     \
+		q42_llamacpp_hw_softmax_unpadded_fma, 8u, q42_llamacpp_hw_dot_f32_vrows_multi_avx2,       \
+		q42_llamacpp_hw_dot_f32_lanes_vrows_multi_avx2                                            \
 	}
 
 const q42_llamacpp_ops *q42_llamacpp_ops_get_variant(enum q42_llamacpp_variant variant, enum q42_isa isa)

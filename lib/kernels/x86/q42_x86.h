@@ -167,6 +167,12 @@ Q42_HW_AVX2_DOTS(dot_f32_lanes)
 Q42_HW_AVX2_DOTS(dot_f16_pad)
 Q42_HW_AVX2_DOTS(dot_f16_lanes)
 #undef Q42_HW_AVX2_DOTS
+void q42_llamacpp_hw_dot_f32_vrows_multi_avx2(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride,
+					    const void *w, const q42_llamacpp_vlayout *lay, const void *x,
+					    uint64_t x_stride);
+void q42_llamacpp_hw_dot_f32_lanes_vrows_multi_avx2(int64_t n, int64_t n_rows, int64_t n_x, float *out,
+						  uint64_t out_stride, const void *w, const q42_llamacpp_vlayout *lay,
+						  const void *x, uint64_t x_stride);
 void q42_llamacpp_hw_softmax_avx2(int64_t n, float *y, const float *x);
 void q42_llamacpp_rows_hw_f32_avx2(Q42_LLAMACPP_ROWS_ARGS);
 void q42_llamacpp_rows_hw_f32_vd_avx2(Q42_LLAMACPP_ROWS_ARGS);

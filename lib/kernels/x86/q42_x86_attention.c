@@ -498,6 +498,100 @@ DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_pad_avx2, q42_llamacpp_hw_d
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_lanes_avx2, q42_llamacpp_hw_dot_f16_lanes_rows_avx2,
 	       q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, 1, EL_F16)
 
+/* The haswell build's attention products for several x at once (the
+ * ops' dot_f32_vrows_multi and _lanes_vrows_multi): R rows x T x, each
+ * 8-value chunk of a row loaded once for the T, each output's
+ * accumulators as dots_fold_avx2 keeps them for haswell (ACC 4: four,
+ * folded (s0 + s2) + (s1 + s3), GGML_F32x8_REDUCE's last step; ACC 1:
+ * llamafile's one, hsum_float_8). */
+A2_INLINE void hw_multi_tile(int R, int T, int ACC, int64_t n, float *out, uint64_t out_stride, const uint8_t *w,
+			     const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
+{
+	__m256 s[2][4][4];
+	UNROLL
+	for (int i = 0; i < R; i++)
+		UNROLL
+		for (int t = 0; t < T; t++)
+			UNROLL
+			for (int a = 0; a < ACC; a++)
+				s[i][t][a] = _mm256_setzero_ps();
+	int64_t k = 0;
+	uint64_t o = 0, c = 0;
+	uint32_t si = 0;
+	for (; k + 64 <= n; k += 64) {
+		UNROLL
+		for (int j = 0; j < 8; j++) {
+			const int ai = ACC == 1 ? 0 : j % 4;
+			__m256 xv[4];
+			UNROLL
+			for (int t = 0; t < T; t++)
+				xv[t] = ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32);
+			UNROLL
+			for (int i = 0; i < R; i++) {
+				const __m256 wv = ld_row8(w + (uint64_t)i * lay->stride + o, 8 * j, EL_F32);
+				UNROLL
+				for (int t = 0; t < T; t++)
+					s[i][t][ai] = _mm256_fmadd_ps(wv, xv[t], s[i][t][ai]);
+			}
+		}
+		vstep_next(lay, &o, &c, &si);
+	}
+	for (int j = 0; j < 8; j++) {
+		const int64_t left = n - k - 8 * j;
+		if (left <= 0)
+			continue;
+		const int ai = ACC == 1 ? 0 : j % 4;
+		__m256 xv[4];
+		UNROLL
+		for (int t = 0; t < T; t++)
+			xv[t] = left >= 8 ? ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32)
+					  : ld_row8_part(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32, left);
+		UNROLL
+		for (int i = 0; i < R; i++) {
+			const uint8_t *wi = w + (uint64_t)i * lay->stride + o;
+			const __m256 wv = left >= 8 ? ld_row8(wi, 8 * j, EL_F32) : ld_row8_part(wi, 8 * j, EL_F32, left);
+			UNROLL
+			for (int t = 0; t < T; t++)
+				s[i][t][ai] = _mm256_fmadd_ps(wv, xv[t], s[i][t][ai]);
+		}
+	}
+	UNROLL
+	for (int t = 0; t < T; t++)
+		UNROLL
+		for (int i = 0; i < R; i++)
+			out[(uint64_t)t * out_stride + (uint64_t)i] =
+				ACC == 1 ? hsum8(s[i][t][0])
+					 : reduce_hadd8(_mm256_add_ps(_mm256_add_ps(s[i][t][0], s[i][t][2]),
+								      _mm256_add_ps(s[i][t][1], s[i][t][3])));
+}
+
+/* Tiles of RR rows x TT x (ACC 4: one row and two x, whose eight
+ * accumulators fill half the registers; ACC 1: two rows and four x), the
+ * rest of rows one at a time and of x one at a time. */
+#define HW_MULTI(NAME, ACC, RR, TT)                                                                   \
+	A2 void NAME(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride, const void *w, \
+		     const q42_llamacpp_vlayout *lay, const void *x, uint64_t x_stride)                 \
+	{                                                                                             \
+		const uint8_t *w8 = w, *x8 = x;                                                       \
+		for (int64_t t = 0; t < n_x; t += n_x - t >= (TT) ? (TT) : 1)                         \
+			for (int64_t r = 0; r < n_rows; r += n_rows - r >= (RR) ? (RR) : 1) {         \
+				const bool rr = n_rows - r >= (RR), tt = n_x - t >= (TT);             \
+				const uint8_t *wr = w8 + (uint64_t)r * lay->stride;                    \
+				const uint8_t *xt = x8 + (uint64_t)t * x_stride;                       \
+				float *ot = out + (uint64_t)t * out_stride + (uint64_t)r;              \
+				if (rr && tt)                                                          \
+					hw_multi_tile(RR, TT, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
+				else if (rr)                                                           \
+					hw_multi_tile(RR, 1, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
+				else if (tt)                                                           \
+					hw_multi_tile(1, TT, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
+				else                                                                   \
+					hw_multi_tile(1, 1, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
+			}                                                                              \
+	}
+HW_MULTI(q42_llamacpp_hw_dot_f32_vrows_multi_avx2, 4, 1, 2)
+HW_MULTI(q42_llamacpp_hw_dot_f32_lanes_vrows_multi_avx2, 1, 2, 4)
+
 /* ---- BF16 weights without VDPBF16PS ------------------------------------ */
 
 /* llama.cpp's builds without VDPBF16PS widen each bf16 to f32 (exact)
