@@ -39,6 +39,21 @@ bool q42_wal_writer_active(const char *path)
 	return held;
 }
 
+/* Whether a torn tail that a scan of the first size bytes of fd found is a
+ * writer's batch rather than damage: the writer holds the lock now, or it
+ * let go of it since the scan, and then the file has grown past what the
+ * scan saw (a writer appends; a tail torn by a crash stays as it is). The
+ * lock is asked first: a writer that lets go of it after that has grown
+ * the file by the time fstat looks. Asking the lock alone took a batch
+ * that ended between the scan and the question for damage. */
+static bool writer_was_active(const char *path, int fd, uint64_t size)
+{
+	struct stat st;
+	if (q42_wal_writer_active(path))
+		return true;
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_size > size;
+}
+
 /* Keep the leaves the index does not serve. */
 static int reader_tail(void *arg, const q42_volscan *s, const uint8_t *frame, q42_err *err)
 {
@@ -89,9 +104,10 @@ int q42_wal_reader_open(q42_wal_reader *r, const char *path, q42_err *err)
 		goto fail;
 	}
 	rc = q42_wal_scan_open(r->st, r->fd, path, Q42_WALSCAN_READ, reader_tail, r, err);
-	if (rc == Q42_EFORMAT && r->st->header_ok && r->st->tail_bad && q42_wal_writer_active(path)) {
+	if (rc == Q42_EFORMAT && r->st->header_ok && r->st->tail_bad &&
+	    writer_was_active(path, r->fd, r->st->size)) {
 		/* A writer mid-batch looks exactly like a torn tail; it can only
-		 * be told apart by its lock. */
+		 * be told apart by its lock, or by what it has written since. */
 		r->in_progress = true;
 		r->ignored = r->st->size - r->st->scan.end;
 		rc = Q42_OK;
@@ -142,7 +158,7 @@ int q42_wal_review_read(const char *path, q42_wal_review *rv, q42_err *err)
 	if (fd < 0)
 		return q42_err_set(err, Q42_EIO, "%s: cannot open: %s", path, strerror(errno));
 	rc = q42_wal_scan_open(&st, fd, path, Q42_WALSCAN_READ, NULL, NULL, err);
-	if (rc == Q42_EFORMAT && st.header_ok && st.tail_bad && q42_wal_writer_active(path)) {
+	if (rc == Q42_EFORMAT && st.header_ok && st.tail_bad && writer_was_active(path, fd, st.size)) {
 		rv->in_progress = true;
 		rv->ignored = st.size - st.scan.end;
 		rc = Q42_OK;
@@ -538,7 +554,7 @@ int q42_wal_verify(const char *path, uint64_t at, q42_wal_progress_fn progress, 
 	}
 	c.size = (uint64_t)st.st_size;
 	rc = q42_wal_scan_all(&s, fd, path, c.size, verify_frame, &c, err);
-	if (rc == Q42_EFORMAT && s.n_frames > 0 && q42_wal_writer_active(path)) {
+	if (rc == Q42_EFORMAT && s.n_frames > 0 && writer_was_active(path, fd, c.size)) {
 		rep->in_progress = true;
 		rep->ignored = c.size - s.end;
 		rc = Q42_OK;
