@@ -452,6 +452,12 @@ bool q42_llamacpp_select_packed_variant(enum q42_llamacpp_variant variant, uint3
 	    !q42_llamacpp_select_variant(variant, dtype, n_out, n_in, place, isa, &ck))
 		return false;
 #if defined(__x86_64__) || defined(__i386__)
+	/* every packed form below is AVX-512 code, packing included: the
+	 * haswell variant names zen4's selections on AVX2 CPUs, which must
+	 * keep the file layout (a valgrind run, whose CPU has no AVX-512,
+	 * died on the Q6_K packing) */
+	if (q42_isa_usable(isa) != Q42_ISA_AVX512)
+		return false;
 	/* the packed products stand in for the file layout's AVX-512 (and
 	 * AMX) ones of the same arithmetic: Q5_0 in the plain CPU buffer
 	 * and Q5_1 in either buffer (llama.cpp has no AMX form of them), Q4_0,

@@ -414,6 +414,35 @@ static void test_rows_packed_q6_k(void **state)
  * tails of rows, odd block counts and passes of one to many tokens. Its
  * Q4_K (CPU_REPACK) and Q6_K (plain buffer) in the R16 layout: lone
  * tokens, passes with and without whole groups of four, a tail of 8 rows. */
+/* Every packed form is AVX-512 code, its packing included: an instruction
+ * set below that gets none, whatever the variant (haswell names zen4's
+ * Q4_K, Q6_K and Q8_0 selections on AVX2 CPUs). */
+static void test_packed_needs_avx512(void **state)
+{
+	static const uint32_t types[] = {Q42_DTYPE_Q4_0, Q42_DTYPE_Q4_1, Q42_DTYPE_Q5_0, Q42_DTYPE_Q5_1,
+					 Q42_DTYPE_Q8_0, Q42_DTYPE_Q4_K, Q42_DTYPE_Q6_K, Q42_DTYPE_F16};
+	static const enum q42_llamacpp_variant variants[] = {Q42_LLAMACPP_SAPPHIRERAPIDS, Q42_LLAMACPP_ZEN4,
+							     Q42_LLAMACPP_HASWELL, Q42_LLAMACPP_ICELAKE};
+	static const enum q42_isa below[] = {Q42_ISA_SCALAR, Q42_ISA_AVX2};
+	q42_llamacpp_packed pk;
+	int found = 0;
+	(void)state;
+	for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+		for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+			for (size_t i = 0; i < sizeof below / sizeof below[0]; i++)
+				assert_false(q42_llamacpp_select_packed_variant(variants[v], types[t], 64, 512,
+										Q42_LLAMACPP_MATMUL, below[i], &pk));
+			found += q42_llamacpp_select_packed_variant(variants[v], types[t], 64, 512,
+								    Q42_LLAMACPP_MATMUL, Q42_ISA_AVX512, &pk);
+		}
+	/* the haswell variant's Q6_K has a packed form where AVX-512 runs */
+	if (q42_isa_usable(Q42_ISA_AVX512) == Q42_ISA_AVX512) {
+		assert_true(found > 0);
+		assert_true(q42_llamacpp_select_packed_variant(Q42_LLAMACPP_HASWELL, Q42_DTYPE_Q6_K, 64, 512,
+							       Q42_LLAMACPP_MATMUL, Q42_ISA_AVX512, &pk));
+	}
+}
+
 static void test_zen4_simd(void **state)
 {
 	static const int64_t k4[][3] = {{8, 32, 1}, {16, 64, 2}, {80, 96, 5}, {24, 40, 20}, {8, 64, 9}, {8, 24, 4}};
@@ -1043,7 +1072,7 @@ static void test_row_ops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_simd), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
+		cmocka_unit_test(test_rows_q8_0), cmocka_unit_test(test_rows_q5_1), cmocka_unit_test(test_rows_q5_0), cmocka_unit_test(test_rows_packed), cmocka_unit_test(test_rows_packed_q6_k), cmocka_unit_test(test_packed_needs_avx512), cmocka_unit_test(test_rows_iq4_nl), cmocka_unit_test(test_zen4_simd), cmocka_unit_test(test_rows_iq4_xs),    cmocka_unit_test(test_rows_q4_0),
 		cmocka_unit_test(test_rows_q4_k), cmocka_unit_test(test_rows_q5_k), cmocka_unit_test(test_rows_q4_1),    cmocka_unit_test(test_rows_q6_k),
 		cmocka_unit_test(test_rows_f16_f32), cmocka_unit_test(test_rows_f16), cmocka_unit_test(test_rows_tq), cmocka_unit_test(test_rows_q3_k), cmocka_unit_test(test_rows_q2_k),
 		cmocka_unit_test(test_rows_bf16), cmocka_unit_test(test_rows_bf16_widened),
