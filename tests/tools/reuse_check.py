@@ -96,44 +96,44 @@ def main():
     modes = [("generate", ["-n", "4", "--record"], True),
              ("logits", ["--logits-for", ids], False),
              ("choices", ["--choices", " yes, no, maybe so", "--record"], True)]
-    tmp = tempfile.mkdtemp(prefix="reuse_check.")
-    st = os.path.join(tmp, "s.q42state")
-    text = "".join(p + "\n" for p in ps)
-    name = os.path.basename(model)
-    for b in batches:
-        for t in threads:
-            base = [q, "-m", model, "-b", str(b), "-t", str(t)] + os.environ.get("REUSE_EXTRA", "").split()
-            # a saved state: its size gives the size of one prefix's copy
-            run(base + ["-n", "0", "-p", ps[0], "--state-save", st])
-            pos_bytes, n_pos = state_pos_bytes(st)
-            copy = pos_bytes * max(n_pos, 1)
-            # live state only; room for one and a half copies (evictions);
-            # two and a half; the default
-            caches = [["--cache-bytes", "0"], ["--cache-bytes", str(copy * 3 // 2)],
-                      ["--cache-bytes", str(copy * 5 // 2)], []]
-            for mode, args, rec in modes:
-                what = "%s %s -b %d -t %d" % (name, mode, b, t)
+    with tempfile.TemporaryDirectory(prefix="reuse_check.") as tmp:
+        st = os.path.join(tmp, "s.q42state")
+        text = "".join(p + "\n" for p in ps)
+        name = os.path.basename(model)
+        for b in batches:
+            for t in threads:
+                base = [q, "-m", model, "-b", str(b), "-t", str(t)] + os.environ.get("REUSE_EXTRA", "").split()
+                # a saved state: its size gives the size of one prefix's copy
+                run(base + ["-n", "0", "-p", ps[0], "--state-save", st])
+                pos_bytes, n_pos = state_pos_bytes(st)
+                copy = pos_bytes * max(n_pos, 1)
+                # live state only; room for one and a half copies (evictions);
+                # two and a half; the default
+                caches = [["--cache-bytes", "0"], ["--cache-bytes", str(copy * 3 // 2)],
+                          ["--cache-bytes", str(copy * 5 // 2)], []]
+                for mode, args, rec in modes:
+                    what = "%s %s -b %d -t %d" % (name, mode, b, t)
+                    cold = []
+                    for p in ps:
+                        cold += lines_of(run(base + args + ["--no-reuse", "-p", p])[0], rec)
+                    for c in caches:
+                        out = run(base + args + ["--lines"] + c, text)[0]
+                        compare("%s %s" % (what, " ".join(c)), lines_of(out, rec), cold)
+                        if rec and n > 1 and c == [] and \
+                                max(json.loads(l)["timings"]["prompt_reused"] for l in out.splitlines()) == 0:
+                            sys.exit("reuse_check: %s: nothing was reused" % what)
+                    # the state saved by another process
+                    out = run(base + args + ["--lines", "--state-load", st, "--cache-bytes", "0"], text)[0]
+                    compare(what + " --state-load", lines_of(out, rec), cold)
+                # the fork form: one document, several questions
+                qs = ["question %d: what did %s see?" % (i, WORDS[i % len(WORDS)]) for i in range(n)]
+                doc = prefix(0, words) + " "
+                req = json.dumps({"prefix": doc, "questions": qs}) + "\n"
+                warm = lines_of(run(base + modes[2][1] + ["--jsonl"], req)[0], True)
                 cold = []
-                for p in ps:
-                    cold += lines_of(run(base + args + ["--no-reuse", "-p", p])[0], rec)
-                for c in caches:
-                    out = run(base + args + ["--lines"] + c, text)[0]
-                    compare("%s %s" % (what, " ".join(c)), lines_of(out, rec), cold)
-                    if rec and n > 1 and c == [] and \
-                            max(json.loads(l)["timings"]["prompt_reused"] for l in out.splitlines()) == 0:
-                        sys.exit("reuse_check: %s: nothing was reused" % what)
-                # the state saved by another process
-                out = run(base + args + ["--lines", "--state-load", st, "--cache-bytes", "0"], text)[0]
-                compare(what + " --state-load", lines_of(out, rec), cold)
-            # the fork form: one document, several questions
-            qs = ["question %d: what did %s see?" % (i, WORDS[i % len(WORDS)]) for i in range(n)]
-            doc = prefix(0, words) + " "
-            req = json.dumps({"prefix": doc, "questions": qs}) + "\n"
-            warm = lines_of(run(base + modes[2][1] + ["--jsonl"], req)[0], True)
-            cold = []
-            for qq in qs:
-                cold += lines_of(run(base + modes[2][1] + ["--no-reuse", "-p", doc + qq])[0], True)
-            compare("%s fork -b %d -t %d" % (name, b, t), warm, cold)
+                for qq in qs:
+                    cold += lines_of(run(base + modes[2][1] + ["--no-reuse", "-p", doc + qq])[0], True)
+                compare("%s fork -b %d -t %d" % (name, b, t), warm, cold)
     print("reuse_check: %s: %d requests, batches %s, threads %s: same bytes" %
           (name, n, sys.argv[4], sys.argv[5]))
 
