@@ -1,40 +1,93 @@
 /* fuzz_file.h -- for harnesses whose reader takes a path, not bytes: a
- * private temporary folder (under $TMPDIR, best a tmpfs) made once, and
- * each input written to one file in it. */
+ * private temporary folder made once (under $TMPDIR, else /dev/shm where
+ * it can be written, else /tmp: a tmpfs keeps the filesystem's block
+ * allocation out of each run) and removed at exit, each input written to
+ * one file in it.
+ *
+ * The file is rewritten in place, never truncated to zero first: a
+ * truncation frees its pages and the next write allocates and clears
+ * them again, which was most of fuzz_mount's time. A harness whose file
+ * is a mutated head and a fixed tail (fuzz_mount: a model's header and a
+ * base model's tensor data) writes the tail only when its place or its
+ * bytes change. */
 #ifndef Q42_FUZZ_FILE_H
 #define Q42_FUZZ_FILE_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static char fuzz_dir[4096];
+static char fuzz_path[4200];
+static int fuzz_fd = -1;
+static const uint8_t *fuzz_tail; /* the tail the file holds, and where */
+static size_t fuzz_tail_at, fuzz_tail_len;
 
-/* Make the folder (exits on failure) and put the path of NAME in it in
- * path (cap bytes). */
+static void fuzz_file_remove(void)
+{
+	if (fuzz_fd >= 0)
+		close(fuzz_fd);
+	unlink(fuzz_path);
+	rmdir(fuzz_dir);
+}
+
+/* Make the folder and open the file NAME in it (exits on failure); its
+ * path into path (cap bytes). */
 static void fuzz_file_init(const char *tag, const char *name, char *path, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
 
-	snprintf(fuzz_dir, sizeof fuzz_dir, "%s/%s.XXXXXX", tmp ? tmp : "/tmp", tag);
+	if (tmp == NULL || *tmp == '\0')
+		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(fuzz_dir, sizeof fuzz_dir, "%s/%s.XXXXXX", tmp, tag);
 	if (mkdtemp(fuzz_dir) == NULL) {
 		perror(fuzz_dir);
 		exit(1);
 	}
-	snprintf(path, cap, "%s/%s", fuzz_dir, name);
+	snprintf(fuzz_path, sizeof fuzz_path, "%s/%s", fuzz_dir, name);
+	snprintf(path, cap, "%s", fuzz_path);
+	if ((fuzz_fd = open(fuzz_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		perror(fuzz_path);
+		exit(1);
+	}
+	atexit(fuzz_file_remove);
 }
 
-/* Write the input to path; false when that fails. */
-static bool fuzz_file_write(const char *path, const uint8_t *data, size_t size)
+static bool fuzz_pwrite_all(const uint8_t *p, size_t n, size_t at)
 {
-	FILE *f = fopen(path, "wb");
-	bool ok;
+	while (n > 0) {
+		const ssize_t w = pwrite(fuzz_fd, p, n, (off_t)at);
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+		at += (size_t)w;
+	}
+	return true;
+}
 
-	if (f == NULL)
-		return false;
-	ok = fwrite(data, 1, size, f) == size;
-	return fclose(f) == 0 && ok;
+/* Make the file head (hlen bytes) followed by tail (tlen bytes); false
+ * when that fails. */
+static bool fuzz_file_write2(const uint8_t *head, size_t hlen, const uint8_t *tail, size_t tlen)
+{
+	if (fuzz_tail != tail || fuzz_tail_at != hlen || fuzz_tail_len != tlen) {
+		fuzz_tail = NULL;
+		if (!fuzz_pwrite_all(tail, tlen, hlen))
+			return false;
+		fuzz_tail = tail;
+		fuzz_tail_at = hlen;
+		fuzz_tail_len = tlen;
+	}
+	return fuzz_pwrite_all(head, hlen, 0) && ftruncate(fuzz_fd, (off_t)(hlen + tlen)) == 0;
+}
+
+/* Make the file the input's bytes; false when that fails. */
+static bool fuzz_file_write(const uint8_t *data, size_t size)
+{
+	return fuzz_file_write2(data, size, NULL, 0);
 }
 
 #endif

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q42_lora *l;
 	q42_err err;
 
-	if (!fuzz_file_write(path, data, size))
+	if (!fuzz_file_write(data, size))
 		return 0;
 	if (q42_lora_open(&l, path, &err) != Q42_OK)
 		return 0;

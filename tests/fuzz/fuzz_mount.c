@@ -10,7 +10,8 @@
  * real weights and a small input still is a whole model. The bases are
  * the small test models tests/tools/hostile_models.py mutates (the seeds
  * are their own headers, written by its --dump-headers). Each model is
- * written to a private temporary file, since a mount takes a path.
+ * written to a private temporary file, since a mount takes a path; the
+ * base's data only when its place in the file moves (fuzz_file.h).
  * Engines are opened on one thread with a 32-position context and at most
  * 256 MiB, so a valid but huge model is refused, not allocated.
  */
@@ -92,18 +93,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     .arith = Q42_ARITH_AUTO, .max_memory = 256u << 20};
 	q42_engine_mem mem;
 	const q42_tokenizer *t;
-	uint8_t *model;
 
 	if (size < 2)
 		return 0;
 	const size_t hdr = size - 1, b = data[size - 1] % N_BASES;
-	if ((model = malloc(hdr + blobs[b].len)) == NULL)
-		return 0;
-	memcpy(model, data, hdr);
-	memcpy(model + hdr, blobs[b].data, blobs[b].len);
-	bool ok = fuzz_file_write(path, model, hdr + blobs[b].len);
-	free(model);
-	if (!ok || q42_mount_open(&m, path, 0, &err) != Q42_OK)
+	if (!fuzz_file_write2(data, hdr, blobs[b].data, blobs[b].len) ||
+	    q42_mount_open(&m, path, 0, &err) != Q42_OK)
 		return 0;
 	t = q42_mount_tokenizer(m);
 	if (q42_engine_memory(m, &o, &mem, &err) == Q42_OK &&

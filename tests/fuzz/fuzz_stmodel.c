@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t sha[32];
 	uint64_t n;
 
-	if (!fuzz_file_write(path, data, size))
+	if (!fuzz_file_write(data, size))
 		return 0;
 	if (q42_st_model_open(&m, path, &err) == Q42_OK) {
 		q42_hf_config c;

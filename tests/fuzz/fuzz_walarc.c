@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q42_hash root;
 	q42_err err;
 
-	if (!fuzz_file_write(path, data, size))
+	if (!fuzz_file_write(data, size))
 		return 0;
 	if (q42_wal_import(path, dest, &n, root, &err) == Q42_OK)
 		unlink(dest);
