@@ -45,6 +45,30 @@ static inline void vstep_next(const q42_llamacpp_vlayout *lay, uint64_t *o, uint
 	}
 }
 
+/* Contiguous rows stride bytes apart, of elements of kind h, as a
+ * stepped layout (per 1, a chunk of 64 elements). */
+static inline q42_llamacpp_vlayout vlayout_rows(uint64_t stride, int h)
+{
+	return (q42_llamacpp_vlayout){stride, 0, h == EL_F32 ? 256 : 128, 1};
+}
+
+/* Tiles of RR rows x TT vectors over n_rows x n_x, the rest of the rows
+ * and of the vectors one at a time: TILE(R, T, r, t) for the tile at row
+ * r and vector t, with R and T constants so that its loops unroll. */
+#define FOR_TILES(n_rows, n_x, RR, TT, TILE)                                                      \
+	for (int64_t t_ = 0; t_ < (n_x); t_ += (n_x) - t_ >= (TT) ? (TT) : 1)                      \
+		for (int64_t r_ = 0; r_ < (n_rows); r_ += (n_rows) - r_ >= (RR) ? (RR) : 1) {      \
+			const bool rr_ = (n_rows) - r_ >= (RR), tt_ = (n_x) - t_ >= (TT);          \
+			if (rr_ && tt_)                                                            \
+				TILE(RR, TT, r_, t_);                                              \
+			else if (rr_)                                                              \
+				TILE(RR, 1, r_, t_);                                               \
+			else if (tt_)                                                              \
+				TILE(1, TT, r_, t_);                                               \
+			else                                                                       \
+				TILE(1, 1, r_, t_);                                                \
+		}
+
 /* Element k in accumulator (k % 64) / 16, lane k % 16 (ACC = 4:
  * ggml_vec_dot_f32), or lane k % 16 of one accumulator (ACC = 1:
  * tinyBLAS); a partial last step adds its elements to their lanes. R rows
@@ -159,10 +183,14 @@ DOTS(q42_llamacpp_dot_f16_pad_avx512, q42_llamacpp_dot_f16_pad_rows_avx512, q42_
 DOTS(q42_llamacpp_dot_f16_lanes_avx512, q42_llamacpp_dot_f16_lanes_rows_avx512, q42_llamacpp_dot_f16_lanes_vrows_avx512, 1,
      EL_F16)
 
-/* q42_llamacpp_dot_f32_lanes_vrows for up to four x at once (ACC 1: each
- * output's one accumulator, element k in lane k % 16, as dots_fold keeps
- * it): R rows x T vectors, each step of a row loaded once for the T. */
-A5_INLINE void lanes_multi(int R, int T, int64_t n, float *out, uint64_t out_stride, const uint8_t *w,
+/* tinyBLAS's one accumulator per output (ACC 1, element k in lane k %
+ * 16, as dots_fold keeps it) for R rows x T vectors at once (R, T <= 4),
+ * each step of a row loaded and widened once for the T: the attention's
+ * V products (q42_llamacpp_dot_f32_lanes_vrows for several x) and a
+ * pass's F32, F16 and BF16 weight products (tinyBLAS<16>, whose
+ * activations are of the weights' kind h). One accumulator per output,
+ * so any tiling gives the same bits. */
+A5_INLINE void lanes_multi(int R, int T, int h, int64_t n, float *out, uint64_t out_stride, const uint8_t *w,
 			   const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
 {
 	__m512 s[4][4];
@@ -180,11 +208,10 @@ A5_INLINE void lanes_multi(int R, int T, int64_t n, float *out, uint64_t out_str
 			__m512 xv[4];
 			UNROLL
 			for (int t = 0; t < T; t++)
-				xv[t] = _mm512_loadu_ps((const float *)(const void *)(x + (uint64_t)t * x_stride) + k + 16 * j);
+				xv[t] = ld_row16(x + (uint64_t)t * x_stride, k + 16 * j, h);
 			UNROLL
 			for (int i = 0; i < R; i++) {
-				const __m512 wv = _mm512_loadu_ps(
-					(const float *)(const void *)(w + (uint64_t)i * lay->stride + o) + 16 * j);
+				const __m512 wv = ld_row16(w + (uint64_t)i * lay->stride + o, 16 * j, h);
 				UNROLL
 				for (int t = 0; t < T; t++)
 					s[i][t] = _mm512_fmadd_ps(wv, xv[t], s[i][t]);
@@ -199,12 +226,10 @@ A5_INLINE void lanes_multi(int R, int T, int64_t n, float *out, uint64_t out_str
 			__m512 xv[4];
 			UNROLL
 			for (int t = 0; t < T; t++)
-				xv[t] = _mm512_maskz_loadu_ps(
-					m, (const float *)(const void *)(x + (uint64_t)t * x_stride) + k + 16 * j);
+				xv[t] = ld_row16_mask(x + (uint64_t)t * x_stride, k + 16 * j, h, m);
 			UNROLL
 			for (int i = 0; i < R; i++) {
-				const __m512 wv = _mm512_maskz_loadu_ps(
-					m, (const float *)(const void *)(w + (uint64_t)i * lay->stride + o) + 16 * j);
+				const __m512 wv = ld_row16_mask(w + (uint64_t)i * lay->stride + o, 16 * j, h, m);
 				UNROLL
 				for (int t = 0; t < T; t++)
 					s[i][t] = _mm512_mask3_fmadd_ps(wv, xv[t], s[i][t], m);
@@ -217,35 +242,18 @@ A5_INLINE void lanes_multi(int R, int T, int64_t n, float *out, uint64_t out_str
 			out[(uint64_t)t * out_stride + (uint64_t)i] = reduce16(s[i][t]);
 }
 
-/* Rows four at a time, then one; the x four at a time, then the rest
- * together. */
+/* Tiles of four rows x four x. */
 A5 void q42_llamacpp_dot_f32_lanes_vrows_multi_avx512(int64_t n, int64_t n_rows, int64_t n_x, float *out,
 						    uint64_t out_stride, const void *w,
 						    const q42_llamacpp_vlayout *lay, const void *x,
 						    uint64_t x_stride)
 {
 	const uint8_t *w8 = w, *x8 = x;
-	for (int64_t t = 0; t < n_x; t += 4) {
-		const int64_t left = n_x - t;
-		const uint8_t *xt = x8 + (uint64_t)t * x_stride;
-		float *ot = out + (uint64_t)t * out_stride;
-		for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {
-			const uint8_t *wr = w8 + (uint64_t)r * lay->stride;
-			const bool r4 = n_rows - r >= 4;
-#define LANES_MULTI_T(T)                                                                                  \
-	(r4 ? lanes_multi(4, T, n, ot + r, out_stride, wr, lay, xt, x_stride)                            \
-	    : lanes_multi(1, T, n, ot + r, out_stride, wr, lay, xt, x_stride))
-			if (left >= 4)
-				LANES_MULTI_T(4);
-			else if (left == 3)
-				LANES_MULTI_T(3);
-			else if (left == 2)
-				LANES_MULTI_T(2);
-			else
-				LANES_MULTI_T(1);
-#undef LANES_MULTI_T
-		}
-	}
+#define LANES_MULTI(R, T, r, t)                                                                        \
+	lanes_multi(R, T, EL_F32, n, out + (uint64_t)(t) * out_stride + (uint64_t)(r), out_stride,      \
+		    w8 + (uint64_t)(r) * lay->stride, lay, x8 + (uint64_t)(t) * x_stride, x_stride)
+	FOR_TILES(n_rows, n_x, 4, 4, LANES_MULTI)
+#undef LANES_MULTI
 }
 
 /* ggml_vec_dot_f32's four accumulators (ACC 4, as dots_fold) of one row
@@ -498,16 +506,18 @@ DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_pad_avx2, q42_llamacpp_hw_d
 DOTS_AVX2_WITH(dots_hw_avx2, q42_llamacpp_hw_dot_f16_lanes_avx2, q42_llamacpp_hw_dot_f16_lanes_rows_avx2,
 	       q42_llamacpp_hw_dot_f16_lanes_vrows_avx2, 1, EL_F16)
 
-/* The haswell build's attention products for several x at once (the
- * ops' dot_f32_vrows_multi and _lanes_vrows_multi): R rows x T x, each
- * 8-value chunk of a row loaded once for the T, each output's
- * accumulators as dots_fold_avx2 keeps them for haswell (ACC 4: four,
- * folded (s0 + s2) + (s1 + s3), GGML_F32x8_REDUCE's last step; ACC 1:
- * llamafile's one, hsum_float_8). */
-A2_INLINE void hw_multi_tile(int R, int T, int ACC, int64_t n, float *out, uint64_t out_stride, const uint8_t *w,
-			     const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
+/* The haswell build's products for several x at once: R rows x T x
+ * (R, T <= 4), each 8-value chunk of a row loaded and widened once for
+ * the T, each output's accumulators as dots_fold_avx2 keeps them for
+ * haswell (ACC 4: four, folded (s0 + s2) + (s1 + s3), GGML_F32x8_REDUCE's
+ * last step; ACC 1: llamafile's one, hsum_float_8). The attention's
+ * products (the ops' dot_f32_vrows_multi and _lanes_vrows_multi) and,
+ * ACC 1, a pass's F32, F16 and BF16 weight products (tinyBLAS<8>, whose
+ * activations are of the weights' kind h). */
+A2_INLINE void hw_multi_tile(int R, int T, int ACC, int h, int64_t n, float *out, uint64_t out_stride,
+			     const uint8_t *w, const q42_llamacpp_vlayout *lay, const uint8_t *x, uint64_t x_stride)
 {
-	__m256 s[2][4][4];
+	__m256 s[4][4][4];
 	UNROLL
 	for (int i = 0; i < R; i++)
 		UNROLL
@@ -525,10 +535,10 @@ A2_INLINE void hw_multi_tile(int R, int T, int ACC, int64_t n, float *out, uint6
 			__m256 xv[4];
 			UNROLL
 			for (int t = 0; t < T; t++)
-				xv[t] = ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32);
+				xv[t] = ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, h);
 			UNROLL
 			for (int i = 0; i < R; i++) {
-				const __m256 wv = ld_row8(w + (uint64_t)i * lay->stride + o, 8 * j, EL_F32);
+				const __m256 wv = ld_row8(w + (uint64_t)i * lay->stride + o, 8 * j, h);
 				UNROLL
 				for (int t = 0; t < T; t++)
 					s[i][t][ai] = _mm256_fmadd_ps(wv, xv[t], s[i][t][ai]);
@@ -544,12 +554,12 @@ A2_INLINE void hw_multi_tile(int R, int T, int ACC, int64_t n, float *out, uint6
 		__m256 xv[4];
 		UNROLL
 		for (int t = 0; t < T; t++)
-			xv[t] = left >= 8 ? ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32)
-					  : ld_row8_part(x + (uint64_t)t * x_stride, k + 8 * j, EL_F32, left);
+			xv[t] = left >= 8 ? ld_row8(x + (uint64_t)t * x_stride, k + 8 * j, h)
+					  : ld_row8_part(x + (uint64_t)t * x_stride, k + 8 * j, h, left);
 		UNROLL
 		for (int i = 0; i < R; i++) {
 			const uint8_t *wi = w + (uint64_t)i * lay->stride + o;
-			const __m256 wv = left >= 8 ? ld_row8(wi, 8 * j, EL_F32) : ld_row8_part(wi, 8 * j, EL_F32, left);
+			const __m256 wv = left >= 8 ? ld_row8(wi, 8 * j, h) : ld_row8_part(wi, 8 * j, h, left);
 			UNROLL
 			for (int t = 0; t < T; t++)
 				s[i][t][ai] = _mm256_fmadd_ps(wv, xv[t], s[i][t][ai]);
@@ -566,31 +576,25 @@ A2_INLINE void hw_multi_tile(int R, int T, int ACC, int64_t n, float *out, uint6
 }
 
 /* Tiles of RR rows x TT x (ACC 4: one row and two x, whose eight
- * accumulators fill half the registers; ACC 1: two rows and four x), the
- * rest of rows one at a time and of x one at a time. */
+ * accumulators fill half the registers; ACC 1: two rows and four x). */
 #define HW_MULTI(NAME, ACC, RR, TT)                                                                   \
 	A2 void NAME(int64_t n, int64_t n_rows, int64_t n_x, float *out, uint64_t out_stride, const void *w, \
 		     const q42_llamacpp_vlayout *lay, const void *x, uint64_t x_stride)                 \
 	{                                                                                             \
 		const uint8_t *w8 = w, *x8 = x;                                                       \
-		for (int64_t t = 0; t < n_x; t += n_x - t >= (TT) ? (TT) : 1)                         \
-			for (int64_t r = 0; r < n_rows; r += n_rows - r >= (RR) ? (RR) : 1) {         \
-				const bool rr = n_rows - r >= (RR), tt = n_x - t >= (TT);             \
-				const uint8_t *wr = w8 + (uint64_t)r * lay->stride;                    \
-				const uint8_t *xt = x8 + (uint64_t)t * x_stride;                       \
-				float *ot = out + (uint64_t)t * out_stride + (uint64_t)r;              \
-				if (rr && tt)                                                          \
-					hw_multi_tile(RR, TT, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
-				else if (rr)                                                           \
-					hw_multi_tile(RR, 1, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
-				else if (tt)                                                           \
-					hw_multi_tile(1, TT, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
-				else                                                                   \
-					hw_multi_tile(1, 1, ACC, n, ot, out_stride, wr, lay, xt, x_stride); \
-			}                                                                              \
+		FOR_TILES(n_rows, n_x, RR, TT, HW_TILE_##ACC)                                         \
 	}
+#define HW_TILE(ACC, R, T, r, t)                                                                      \
+	hw_multi_tile(R, T, ACC, EL_F32, n, out + (uint64_t)(t) * out_stride + (uint64_t)(r), out_stride, \
+		      w8 + (uint64_t)(r) * lay->stride, lay, x8 + (uint64_t)(t) * x_stride, x_stride)
+#define HW_TILE_4(R, T, r, t) HW_TILE(4, R, T, r, t)
+#define HW_TILE_1(R, T, r, t) HW_TILE(1, R, T, r, t)
 HW_MULTI(q42_llamacpp_hw_dot_f32_vrows_multi_avx2, 4, 1, 2)
 HW_MULTI(q42_llamacpp_hw_dot_f32_lanes_vrows_multi_avx2, 1, 2, 4)
+#undef HW_TILE_1
+#undef HW_TILE_4
+#undef HW_TILE
+#undef HW_MULTI
 
 /* ---- BF16 weights without VDPBF16PS ------------------------------------ */
 
@@ -686,72 +690,36 @@ A5 static void wide_bf16_vd(int64_t n, int64_t n_rows, float *y, const uint8_t *
 
 /* ---- a pass's tinyBLAS lanes, in tiles --------------------------------- */
 
-/* llamafile's tinyBLAS for the tokens of a pass: one accumulator per
- * output (element k in lane k % LANES), so any grouping of outputs gives
- * the same bits. R rows x T tokens at a time (R <= 4, T <= 4), each weight
- * vector loaded and converted once for the T tokens: a pass that went
- * token by token read every weight once per token. n is a multiple of
- * LANES; the activations are of the weights' element type. haswell's
- * eight lanes (tinyBLAS<8>, hsum_float_8), the AVX-512 builds' sixteen
- * (tinyBLAS<16>, _mm512_reduce_add_ps). */
-#define LANES_TILE(ATTR, NAME, VEC, LANES, ZERO, LD, FMA, SUM)                                      \
-	ATTR void NAME(int R, int T, int h, int64_t n, const uint8_t *w, uint64_t w_stride,           \
-		       const uint8_t *x, uint64_t x_stride, float *y, uint64_t y_stride)              \
-	{                                                                                             \
-		VEC c[16];                                                                            \
-		UNROLL                                                                                \
-		for (int i = 0; i < R * T; i++)                                                       \
-			c[i] = ZERO();                                                                \
-		for (int64_t k = 0; k < n; k += (LANES)) {                                            \
-			VEC xv[4];                                                                    \
-			UNROLL                                                                        \
-			for (int t = 0; t < T; t++)                                                   \
-				xv[t] = LD(x + (uint64_t)t * x_stride, k, h);                         \
-			UNROLL                                                                        \
-			for (int i = 0; i < R; i++) {                                                 \
-				const VEC wv = LD(w + (uint64_t)i * w_stride, k, h);                  \
-				UNROLL                                                                \
-				for (int t = 0; t < T; t++)                                           \
-					c[t * R + i] = FMA(wv, xv[t], c[t * R + i]);                  \
-			}                                                                             \
-		}                                                                                     \
-		UNROLL                                                                                \
-		for (int t = 0; t < T; t++)                                                           \
-			UNROLL                                                                        \
-			for (int i = 0; i < R; i++)                                                   \
-				y[(uint64_t)t * y_stride + (uint64_t)i] = SUM(c[t * R + i]);          \
-	}
-LANES_TILE(A2_INLINE, lanes8_tile, __m256, 8, _mm256_setzero_ps, ld_row8, _mm256_fmadd_ps, hsum8)
-LANES_TILE(A5_INLINE, lanes16_tile, __m512, 16, _mm512_setzero_ps, ld_row16, _mm512_fmadd_ps, reduce16)
-
-/* The whole pass: tiles of 4 rows x TT tokens (haswell 3: its twelve
- * accumulators and three x vectors fill the sixteen registers; AVX-512
- * 4), the rest of rows and tokens one at a time. */
+/* llamafile's tinyBLAS for the tokens of a pass, in tiles of 4 rows x
+ * TT tokens (haswell 3: its twelve accumulators and three x vectors fill
+ * the sixteen registers; AVX-512 4), each weight vector loaded and
+ * converted once for the TT tokens: a pass that went token by token read
+ * every weight once per token. haswell's eight lanes (hw_multi_tile, ACC
+ * 1), the AVX-512 builds' sixteen (lanes_multi). */
+#define LANES8_TILE(R, T, r, t)                                                                       \
+	hw_multi_tile(R, T, 1, H_, n, y + (uint64_t)(t) * y_stride + (uint64_t)(r), y_stride,          \
+		      (const uint8_t *)w + (uint64_t)(r) * w_stride, &lay_, (const uint8_t *)x + (uint64_t)(t) * x_stride, \
+		      x_stride)
+#define LANES16_TILE(R, T, r, t)                                                                      \
+	lanes_multi(R, T, H_, n, y + (uint64_t)(t) * y_stride + (uint64_t)(r), y_stride,                \
+		    (const uint8_t *)w + (uint64_t)(r) * w_stride, &lay_, (const uint8_t *)x + (uint64_t)(t) * x_stride, \
+		    x_stride)
 #define LANES_PASS(ATTR, NAME, TILE, TT, H)                                                        \
 	ATTR void NAME(Q42_LLAMACPP_ROWS_ARGS)                                                     \
 	{                                                                                          \
-		for (int64_t t = 0; t < n_tok; t += n_tok - t >= (TT) ? (TT) : 1)                  \
-			for (int64_t r = 0; r < n_rows; r += n_rows - r >= 4 ? 4 : 1) {            \
-				const bool r4 = n_rows - r >= 4, tt = n_tok - t >= (TT);           \
-				const uint8_t *wr = (const uint8_t *)w + (uint64_t)r * w_stride;   \
-				const uint8_t *xt = (const uint8_t *)x + (uint64_t)t * x_stride;   \
-				float *yt = y + (uint64_t)t * y_stride + (uint64_t)r;              \
-				if (r4 && tt)                                                      \
-					TILE(4, TT, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-				else if (r4)                                                       \
-					TILE(4, 1, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-				else if (tt)                                                       \
-					TILE(1, TT, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-				else                                                               \
-					TILE(1, 1, H, n, wr, w_stride, xt, x_stride, yt, y_stride); \
-			}                                                                          \
+		enum { H_ = (H) };                                                                 \
+		const q42_llamacpp_vlayout lay_ = vlayout_rows(w_stride, H_);                      \
+		FOR_TILES(n_rows, n_tok, 4, TT, TILE)                                              \
 	}
-LANES_PASS(A2, q42_llamacpp_lanes8_pass_f32_avx2, lanes8_tile, 3, EL_F32)
-LANES_PASS(A2, q42_llamacpp_lanes8_pass_f16_avx2, lanes8_tile, 3, EL_F16)
-LANES_PASS(A2, q42_llamacpp_lanes8_pass_bf16_avx2, lanes8_tile, 3, EL_BF16)
-LANES_PASS(A5, q42_llamacpp_lanes16_pass_f32_avx512, lanes16_tile, 4, EL_F32)
-LANES_PASS(A5, q42_llamacpp_lanes16_pass_f16_avx512, lanes16_tile, 4, EL_F16)
-LANES_PASS(A5, q42_llamacpp_lanes16_pass_bf16_avx512, lanes16_tile, 4, EL_BF16)
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_f32_avx2, LANES8_TILE, 3, EL_F32)
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_f16_avx2, LANES8_TILE, 3, EL_F16)
+LANES_PASS(A2, q42_llamacpp_lanes8_pass_bf16_avx2, LANES8_TILE, 3, EL_BF16)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_f32_avx512, LANES16_TILE, 4, EL_F32)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_f16_avx512, LANES16_TILE, 4, EL_F16)
+LANES_PASS(A5, q42_llamacpp_lanes16_pass_bf16_avx512, LANES16_TILE, 4, EL_BF16)
+#undef LANES_PASS
+#undef LANES16_TILE
+#undef LANES8_TILE
 
 /* The BF16 slots' row products: TB for a shape llamafile takes (its
  * lanes for a pass of two tokens or more), else vec_dot per token (VD). */
