@@ -87,7 +87,7 @@ void input_close(struct input *in)
 {
 	if (in->map.path != NULL)
 		q42_map_close(&in->map);
-	json_decref(in->req);
+	q42_jsonl_free(in->req);
 	q42_buf_free(&in->text);
 }
 
@@ -108,75 +108,32 @@ static bool next_line(struct input *in, const char **p, size_t *n)
 	return true;
 }
 
-/* --jsonl: the next request of the JSON-lines input -- a line's "prompt",
- * or its "prefix" followed by each of its "questions" in turn (the fork
- * form); a question may be an object {"question": TEXT, "kind": ...}.
- * in->spec is the object that says the request's decision kind (the
- * question's, else the line's; NULL: none). false at the end, or with
- * in->failed set after saying why. */
+/* --jsonl: the next request of the JSON-lines input (q42_jsonl.h): a
+ * line's "prompt", or its "prefix" followed by each of its "questions" in
+ * turn (the fork form). false at the end, or with in->failed set after
+ * saying why. */
 static bool next_json(struct input *in, const char **p, size_t *n)
 {
-	json_error_t je;
+	q42_err err = {0};
 	const char *s;
 	size_t len;
 
-	while (in->req == NULL || in->q >= in->n_q) {
-		json_decref(in->req);
+	while (in->req == NULL || in->q >= q42_jsonl_count(in->req)) {
+		q42_jsonl_free(in->req);
 		in->req = NULL;
+		in->q = 0;
 		if (!next_line(in, &s, &len))
 			return false;
-		in->req = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
-		json_t *pr = json_object_get(in->req, "prompt"), *px = json_object_get(in->req, "prefix");
-		json_t *qs = json_object_get(in->req, "questions");
-		in->q = 0;
-		if (in->req == NULL || !json_is_object(in->req)) {
-			fprintf(stderr, "q42run: --jsonl: line %llu: %s\n", (unsigned long long)in->line,
-				in->req == NULL ? je.text : "expected a JSON object");
-			goto bad;
-		}
-		if (json_is_string(pr) && px == NULL && qs == NULL) {
-			in->n_q = 1;
-		} else if (json_is_string(px) && json_is_array(qs) && json_array_size(qs) > 0 && pr == NULL) {
-			in->n_q = json_array_size(qs);
-			for (size_t i = 0; i < in->n_q; i++) {
-				json_t *qi = json_array_get(qs, i);
-				if (!json_is_string(qi) &&
-				    !json_is_string(json_object_get(qi, "question"))) {
-					fprintf(stderr, "q42run: --jsonl: line %llu: question %zu is neither a"
-						" string nor an object with a \"question\" string\n",
-						(unsigned long long)in->line, i + 1);
-					goto bad;
-				}
-			}
-		} else {
-			fprintf(stderr,
-				"q42run: --jsonl: line %llu: expected {\"prompt\": STRING} or"
-				" {\"prefix\": STRING, \"questions\": [STRING, ...]}\n",
-				(unsigned long long)in->line);
+		if (q42_jsonl_parse(&in->req, s, len, &err) != Q42_OK) {
+			fprintf(stderr, "q42run: --jsonl: line %llu: %s\n", (unsigned long long)in->line, err.msg);
 			goto bad;
 		}
 	}
-	q42_buf_reset(&in->text);
-	in->spec = json_object_get(in->req, "kind") != NULL ? in->req : NULL;
-	if (json_object_get(in->req, "prompt") != NULL) {
-		json_t *pr = json_object_get(in->req, "prompt");
-		q42_buf_append(&in->text, json_string_value(pr), json_string_length(pr));
-	} else {
-		json_t *px = json_object_get(in->req, "prefix");
-		json_t *qq = json_array_get(json_object_get(in->req, "questions"), in->q);
-		if (json_is_object(qq)) {
-			if (json_object_get(qq, "kind") != NULL)
-				in->spec = qq;
-			qq = json_object_get(qq, "question");
-		}
-		q42_buf_append(&in->text, json_string_value(px), json_string_length(px));
-		q42_buf_append(&in->text, json_string_value(qq), json_string_length(qq));
-	}
-	in->q++;
-	if (in->text.failed) {
-		fputs("q42run: --jsonl: out of memory\n", stderr);
+	if (q42_jsonl_prompt(in->req, in->q, &in->text, &err) != Q42_OK) {
+		fprintf(stderr, "q42run: --jsonl: %s\n", err.msg);
 		goto bad;
 	}
+	in->q++;
 	*p = in->text.data ? (const char *)in->text.data : "";
 	*n = in->text.len;
 	return true;

@@ -20,6 +20,7 @@
 #include "engine/q42_sample.h"
 #include "measure/q42_bench.h"
 #include "run/q42_generate.h"
+#include "run/q42_jsonl.h"
 #include "run/q42_prefix.h"
 #include "run/q42_chat.h"
 
@@ -104,9 +105,8 @@ struct input {
 	bool jsonl;
 	bool failed;      /* --jsonl: a line was not a request (said on stderr) */
 	uint64_t line;    /* lines read */
-	json_t *req;      /* --jsonl: the current line's object */
-	size_t q, n_q;    /* its next question, and how many it has */
-	json_t *spec;     /* the current request's decision kind and options (in req) */
+	q42_jsonl_req *req; /* --jsonl: the current line */
+	size_t q;           /* its next prompt (the current one is q - 1) */
 	q42_buf text;     /* the current request's prompt */
 };
 

@@ -7,6 +7,7 @@
 #include "bin/q42run/q42run.h"
 #include "common/q42_buf.h"
 #include "run/q42_choices.h"
+#include "run/q42_jsonl.h"
 #include "run/q42_record.h"
 
 /* --logits-for: "ID,ID,..." against the vocabulary size. */
@@ -42,46 +43,6 @@ static int parse_ids(const char *s, uint32_t nv, int32_t **out, uint32_t *n_out)
 	*out = ids;
 	*n_out = k;
 	return EXIT_OK;
-}
-
-/* A --jsonl request's decision (q42run(1), DECISIONS): its "kind" and, by
- * kind, "options" or "min" and "max", into options *ch (texts in store).
- * Q42_EARG names what is wrong. */
-static int spec_options(const json_t *spec, q42_buf *store, q42_choice **ch, uint32_t *n,
-			enum q42_decision_kind *kind, q42_err *err)
-{
-	const json_t *k = json_object_get(spec, "kind"), *opts = json_object_get(spec, "options");
-	const json_t *lo = json_object_get(spec, "min"), *hi = json_object_get(spec, "max");
-	const char *texts[Q42_CHOICES_MAX];
-	size_t lens[Q42_CHOICES_MAX];
-	uint32_t n_t = 0;
-
-	if (!json_is_string(k) || !q42_decision_kind_from_name(json_string_value(k), kind) ||
-	    *kind == Q42_DECISION_OPTIONS)
-		return q42_err_set(err, Q42_EARG, "decision: \"kind\" must be \"yesno\", \"choice\" or \"score\"");
-	if ((opts != NULL) != (*kind == Q42_DECISION_CHOICE) ||
-	    (lo != NULL || hi != NULL) != (*kind == Q42_DECISION_SCORE))
-		return q42_err_set(err, Q42_EARG,
-				   "decision: kind %s takes %s", q42_decision_kind_name(*kind),
-				   *kind == Q42_DECISION_CHOICE ? "\"options\" and no \"min\" or \"max\""
-				   : *kind == Q42_DECISION_SCORE ? "integers \"min\" and \"max\" and no \"options\""
-								 : "no \"options\", \"min\" or \"max\"");
-	if (*kind == Q42_DECISION_SCORE && (!json_is_integer(lo) || !json_is_integer(hi)))
-		return q42_err_set(err, Q42_EARG, "decision: \"min\" and \"max\" must be integers");
-	if (*kind == Q42_DECISION_CHOICE) {
-		if (!json_is_array(opts) || json_array_size(opts) > Q42_CHOICES_MAX)
-			return q42_err_set(err, Q42_EARG, "decision: \"options\" must be an array of at most %u strings",
-					   Q42_CHOICES_MAX);
-		for (size_t i = 0; i < json_array_size(opts); i++) {
-			const json_t *t = json_array_get(opts, i);
-			if (!json_is_string(t))
-				return q42_err_set(err, Q42_EARG, "decision: option %zu is not a string", i + 1);
-			texts[n_t] = json_string_value(t);
-			lens[n_t++] = json_string_length(t);
-		}
-	}
-	return q42_decision_options(*kind, texts, lens, n_t, lo ? json_integer_value(lo) : 0,
-				    hi ? json_integer_value(hi) : 0, store, ch, n, err);
 }
 
 /* --choices / --choices-file / --decisions and --logits-for: score the
@@ -152,8 +113,8 @@ int run_score(const struct opts *o, q42_mount *m, struct input *in, double t_sta
 		q42_result_init(&r);
 		q42_buf_reset(&out);
 		rc = Q42_OK;
-		if (in->spec != NULL && o->mode == MODE_CHOICES) {
-			rc = spec_options(in->spec, &store, &own, &n_own, &kind, &err);
+		if (in->req != NULL && q42_jsonl_has_decision(in->req, in->q - 1) && o->mode == MODE_CHOICES) {
+			rc = q42_jsonl_decision(in->req, in->q - 1, &store, &own, &n_own, &kind, &err);
 			rch = own;
 			rn = n_own;
 		} else if (ch == NULL && o->decisions) {

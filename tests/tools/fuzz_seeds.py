@@ -251,3 +251,14 @@ put("record", "seed-egress", record(2 | 16, text="key AKIA1234 mail bob@example"
 put("record", "seed-not-json", b"\x00{\"schema\":\"q42-record/1\",")
 put("policy", "seed-example.json", read(src, "examples", "policy.json"))
 put("policy", "seed-small.json", b'{"schema":"q42-policy/1","default_intent":"a","intents":{"a":{}}}')
+# q42run --jsonl requests (q42run(1) JSONL INPUT, DECISIONS): both shapes,
+# a decision of each kind on the line and on a question, and refusals.
+put("jsonl", "seed-prompts", b'{"prompt": "Once upon a time"}\n{"prompt": "caf\\u00e9 \\ud83d\\ude00"}\n')
+put("jsonl", "seed-fork", b'{"prefix": "Doc: the sky is blue. ", "questions": ["Q1?", {"question": "Q2?"}]}\n')
+put("jsonl", "seed-decisions",
+    b'{"prompt": "Is it?", "kind": "yesno"}\n'
+    b'{"prompt": "Rate", "kind": "score", "min": 1, "max": 5}\n'
+    b'{"prefix": "P ", "kind": "score", "min": -2, "max": 2, "questions": ["a", '
+    b'{"question": "b", "kind": "choice", "options": [" red", " green", " blue"]}]}\n')
+put("jsonl", "seed-bad", b'{"prompt": "x", "kind": "choice", "options": ["a", "a"]}\n'
+    b'{"prompt": "x", "kind": "score", "min": 5, "max": 1}\n[1]\n{"prompt": "x", "prompt": "y"}\n')

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "run/q42_choices.h"
+#include "run/q42_jsonl.h"
 #include "engine/q42_engine.h"
 #include "engine/q42_mount.h"
 
@@ -55,6 +56,100 @@ struct row {
 	uint32_t n_oids;
 	double ll;
 };
+
+/* --jsonl lines (q42_jsonl.h): the two shapes, each refusal's reason, the
+ * prompts built (a NUL is refused, as jansson refuses it), and a question's
+ * decision over the line's. */
+static void test_jsonl(void **state)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{"{\"prompt\": \"a\"", "end of file"},
+		{"[1]", "expected a JSON object"},
+		{"{\"prompt\": \"a\", \"prompt\": \"b\"}", "duplicate object key"},
+		{"{\"prompt\": 3}", "expected {\"prompt\": STRING}"},
+		{"{\"prompt\": \"a\", \"prefix\": \"b\", \"questions\": [\"c\"]}", "expected {\"prompt\""},
+		{"{\"prefix\": \"b\", \"questions\": []}", "expected {\"prompt\""},
+		{"{\"prefix\": \"b\", \"questions\": [\"c\", {\"q\": \"d\"}]}", "question 2 is neither"},
+		{"", "expected"},
+		{"{\"prompt\": \"a\\u0000b\"}", "JSON_ALLOW_NUL"},
+	};
+	q42_jsonl_req *r;
+	q42_err err;
+	q42_buf text, store;
+	q42_choice *ch;
+	uint32_t n;
+	enum q42_decision_kind k;
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(q42_jsonl_parse(&r, bad[i].line, strlen(bad[i].line), &err), Q42_EFORMAT);
+		assert_null(r);
+		if (strstr(err.msg, bad[i].why) == NULL)
+			fail_msg("%s: %s", bad[i].line, err.msg);
+	}
+	q42_buf_init(&text);
+	q42_buf_init(&store);
+	static const char one[] = "{\"prompt\": \"a\\u00e9b\", \"kind\": \"yesno\"}";
+	assert_int_equal(q42_jsonl_parse(&r, one, sizeof one - 1, &err), Q42_OK);
+	assert_int_equal(q42_jsonl_count(r), 1);
+	assert_int_equal(q42_jsonl_prompt(r, 0, &text, &err), Q42_OK);
+	assert_int_equal(text.len, 4);
+	assert_memory_equal(text.data, "a\xc3\xa9" "b", 4);
+	assert_true(q42_jsonl_has_decision(r, 0));
+	assert_int_equal(q42_jsonl_decision(r, 0, &store, &ch, &n, &k, &err), Q42_OK);
+	assert_int_equal(k, Q42_DECISION_YESNO);
+	assert_int_equal(n, 2);
+	q42_choices_free(ch, n);
+	q42_jsonl_free(r);
+
+	static const char fork[] =
+		"{\"prefix\": \"P \", \"kind\": \"score\", \"min\": 1, \"max\": 3, \"questions\": [\"q1\", "
+		"{\"question\": \"q2\", \"kind\": \"choice\", \"options\": [\" x\", \" y\"]}, {\"question\": \"q3\"}]}";
+	assert_int_equal(q42_jsonl_parse(&r, fork, sizeof fork - 1, &err), Q42_OK);
+	assert_int_equal(q42_jsonl_count(r), 3);
+	static const char *const want[] = {"P q1", "P q2", "P q3"};
+	static const enum q42_decision_kind kinds[] = {Q42_DECISION_SCORE, Q42_DECISION_CHOICE, Q42_DECISION_SCORE};
+	static const uint32_t counts[] = {3, 2, 3};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(q42_jsonl_prompt(r, i, &text, &err), Q42_OK);
+		assert_int_equal(text.len, strlen(want[i]));
+		assert_memory_equal(text.data, want[i], text.len);
+		assert_true(q42_jsonl_has_decision(r, i));
+		assert_int_equal(q42_jsonl_decision(r, i, &store, &ch, &n, &k, &err), Q42_OK);
+		assert_int_equal(k, kinds[i]);
+		assert_int_equal(n, counts[i]);
+		q42_choices_free(ch, n);
+	}
+	q42_jsonl_free(r);
+
+	static const struct {
+		const char *line, *why;
+	} badk[] = {
+		{"{\"prompt\": \"x\", \"kind\": \"maybe\"}", "\"kind\" must be"},
+		{"{\"prompt\": \"x\", \"kind\": \"options\"}", "\"kind\" must be"},
+		{"{\"prompt\": \"x\", \"kind\": \"yesno\", \"min\": 1}", "kind yesno takes no"},
+		{"{\"prompt\": \"x\", \"kind\": \"score\", \"min\": 1, \"max\": 2.5}", "must be integers"},
+		{"{\"prompt\": \"x\", \"kind\": \"score\", \"min\": 5, \"max\": 1}", "score range 5..1"},
+		{"{\"prompt\": \"x\", \"kind\": \"score\", \"min\": -9000000000, \"max\": 9000000000}", "score range"},
+		{"{\"prompt\": \"x\", \"kind\": \"choice\", \"options\": [\"a\", 1]}", "option 2 is not a string"},
+		{"{\"prompt\": \"x\", \"kind\": \"choice\", \"options\": [\"a\", \"a\"]}", "option 2 repeats option 1"},
+		{"{\"prompt\": \"x\", \"kind\": \"choice\", \"options\": [\"a\\nb\"]}", "line feed"},
+	};
+	for (size_t i = 0; i < sizeof badk / sizeof badk[0]; i++) {
+		assert_int_equal(q42_jsonl_parse(&r, badk[i].line, strlen(badk[i].line), &err), Q42_OK);
+		assert_int_equal(q42_jsonl_decision(r, 0, &store, &ch, &n, &k, &err), Q42_EARG);
+		if (strstr(err.msg, badk[i].why) == NULL)
+			fail_msg("%s: %s", badk[i].line, err.msg);
+		q42_jsonl_free(r);
+	}
+	static const char plain[] = "{\"prompt\": \"x\"}";
+	assert_int_equal(q42_jsonl_parse(&r, plain, sizeof plain - 1, &err), Q42_OK);
+	assert_false(q42_jsonl_has_decision(r, 0));
+	q42_jsonl_free(r);
+	q42_buf_free(&text);
+	q42_buf_free(&store);
+}
 
 static void test_golden(void **state)
 {
@@ -163,6 +258,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
