@@ -28,7 +28,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint32_t n = 0;
 				enum q42_decision_kind k;
 				(void)q42_jsonl_prompt(r, i, &text, &err);
-				q42_buf_reset(&store);
 				if (q42_jsonl_has_decision(r, i) &&
 				    q42_jsonl_decision(r, i, &store, &ch, &n, &k, &err) == Q42_OK)
 					q42_choices_free(ch, n);
