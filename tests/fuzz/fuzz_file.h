@@ -1,8 +1,9 @@
 /* fuzz_file.h -- for harnesses whose reader takes a path, not bytes: a
  * private temporary folder made once (under $TMPDIR, else /dev/shm where
  * it can be written, else /tmp: a tmpfs keeps the filesystem's block
- * allocation out of each run) and removed at exit, each input written to
- * one file in it.
+ * allocation out of each run) and removed with everything in it at exit,
+ * each input written to one file in it (or, fuzz_walidx, to files of the
+ * harness's own).
  *
  * The file is rewritten in place, never truncated to zero first: a
  * truncation frees its pages and the next write allocates and clears
@@ -13,11 +14,13 @@
 #ifndef Q42_FUZZ_FILE_H
 #define Q42_FUZZ_FILE_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static char fuzz_dir[4096];
@@ -26,17 +29,24 @@ static int fuzz_fd = -1;
 static const uint8_t *fuzz_tail; /* the tail the file holds, and where */
 static size_t fuzz_tail_at, fuzz_tail_len;
 
-static void fuzz_file_remove(void)
+static void fuzz_dir_remove(void)
 {
+	DIR *d;
+	struct dirent *e;
+
 	if (fuzz_fd >= 0)
 		close(fuzz_fd);
-	unlink(fuzz_path);
+	if ((d = opendir(fuzz_dir)) != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
 	rmdir(fuzz_dir);
 }
 
-/* Make the folder and open the file NAME in it (exits on failure); its
- * path into path (cap bytes). */
-static void fuzz_file_init(const char *tag, const char *name, char *path, size_t cap)
+/* Make the folder (exits on failure). */
+static void fuzz_dir_init(const char *tag)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -47,13 +57,20 @@ static void fuzz_file_init(const char *tag, const char *name, char *path, size_t
 		perror(fuzz_dir);
 		exit(1);
 	}
+	atexit(fuzz_dir_remove);
+}
+
+/* Make the folder and open the file NAME in it (exits on failure); its
+ * path into path (cap bytes). */
+static void fuzz_file_init(const char *tag, const char *name, char *path, size_t cap)
+{
+	fuzz_dir_init(tag);
 	snprintf(fuzz_path, sizeof fuzz_path, "%s/%s", fuzz_dir, name);
 	snprintf(path, cap, "%s", fuzz_path);
 	if ((fuzz_fd = open(fuzz_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
 		perror(fuzz_path);
 		exit(1);
 	}
-	atexit(fuzz_file_remove);
 }
 
 static bool fuzz_pwrite_all(const uint8_t *p, size_t n, size_t at)

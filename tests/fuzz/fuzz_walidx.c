@@ -11,7 +11,8 @@
  * state against the frames) and a writer's open and close (checkpoint
  * search, index repair, the review state rewritten). Built with
  * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, which skips CRC and signature
- * comparisons so mutated records reach the checks behind them.
+ * comparisons so mutated records reach the checks behind them. The files
+ * live in fuzz_file.h's folder (a tmpfs where there is one).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,10 +21,11 @@
 #include <unistd.h>
 #include "common/q42_le.h"
 #include "wal/q42_wal.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], vol[96], idx[96], rev[96];
+static char vol[4200], idx[4200], rev[4200];
 
 static void put(const char *path, const uint8_t *p, size_t n)
 {
@@ -66,13 +68,11 @@ static void readers(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/fuzz_walidx.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-		snprintf(vol, sizeof vol, "%s/v.q42", dir);
-		snprintf(idx, sizeof idx, "%s/v.q42.idx", dir);
-		snprintf(rev, sizeof rev, "%s/v.q42.rev", dir);
+	if (!fuzz_dir[0]) {
+		fuzz_dir_init("fuzz_walidx");
+		snprintf(vol, sizeof vol, "%s/v.q42", fuzz_dir);
+		snprintf(idx, sizeof idx, "%s/v.q42.idx", fuzz_dir);
+		snprintf(rev, sizeof rev, "%s/v.q42.rev", fuzz_dir);
 	}
 	if (size < 8)
 		return 0;
