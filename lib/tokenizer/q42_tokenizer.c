@@ -570,6 +570,9 @@ static int build_pieces(q42_tokenizer *t, q42_err *err)
 {
 	q42_buf b;
 	q42_buf_init(&b);
+	/* Never a null piece_data, even when every piece is empty: the
+	 * readers add an offset to it, and null + 0 is undefined. */
+	q42_buf_reserve(&b, 1);
 	t->piece_off = malloc(((size_t)t->n + 1) * sizeof *t->piece_off);
 	if (t->piece_off == NULL)
 		return q42_err_set(err, Q42_ENOMEM, "tokenizer: out of memory");
