@@ -56,18 +56,18 @@ static int scratch(struct vc *c, uint64_t n, q42_err *err)
 	return Q42_OK;
 }
 
-/* A host-visible buffer of the current case; its mapping in *map. */
-static int hbuf(struct vc *c, uint64_t bytes, q42_vk_view *v, void **map, q42_err *err)
+/* A host-visible buffer of the current case; its mapping in *map. A
+ * case asks for its buffers one after the other and looks at *rc once:
+ * after a failure the next asks do nothing. */
+static void hbuf(struct vc *c, int *rc, uint64_t bytes, q42_vk_view *v, void **map, q42_err *err)
 {
 	q42_vk_buf *b = NULL;
-	int rc = q42_vk_buf_create(c->vk, bytes, Q42_VK_MEM_HOST, &b, err);
-	if (rc != Q42_OK)
-		return rc;
+	if (*rc != Q42_OK || (*rc = q42_vk_buf_create(c->vk, bytes, Q42_VK_MEM_HOST, &b, err)) != Q42_OK)
+		return;
 	c->buf[c->n_buf++] = b;
 	*v = (q42_vk_view){b, 0, 0};
 	*map = q42_vk_buf_map(b);
 	memset(*map, 0, bytes);
-	return Q42_OK;
 }
 
 static void case_end(struct vc *c)
@@ -83,6 +83,14 @@ static void emit(struct vc *c, const q42_certify_result *r)
 		c->n_fail++;
 	if (c->fn != NULL)
 		c->fn(r, c->arg);
+}
+
+/* The case's n results (c->got) against the reference (c->want), with
+ * q42_certify_compare's floors (NULL: its default), reported. */
+static void verdict(struct vc *c, q42_certify_result *r, const double *floors, uint64_t n)
+{
+	q42_certify_compare(r, c->got, c->want, floors, n);
+	emit(c, r);
 }
 
 static void fill(struct vc *c, float *x, uint64_t n, float scale)
@@ -115,12 +123,9 @@ static int case_matmul(struct vc *c, uint32_t dtype, uint32_t n_in, uint32_t n_o
 	uint8_t *wm;
 	float *xm, *ym, *wd = NULL;
 	int rc = scratch(c, (uint64_t)n_out * n_tok, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, rb * n_out, &w, (void **)&wm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n_in * n_tok * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)ys * n_tok * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, rb * n_out, &w, (void **)&wm, err);
+	hbuf(c, &rc, (uint64_t)n_in * n_tok * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)ys * n_tok * 4, &y, (void **)&ym, err);
 	if (rc == Q42_OK && (wd = malloc((uint64_t)n_in * n_out * sizeof *wd)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -150,8 +155,7 @@ static int case_matmul(struct vc *c, uint32_t dtype, uint32_t n_in, uint32_t n_o
 	q42_certify_result res;
 	q42_certify_begin(&res, kernel, 0.0, (64.0 + n_in / 64.0) * U, "n_in=%u n_out=%u n_tok=%u", n_in,
 			  n_out, n_tok);
-	q42_certify_compare(&res, c->got, c->want, c->floor, (uint64_t)n_out * n_tok);
-	emit(c, &res);
+	verdict(c, &res, c->floor, (uint64_t)n_out * n_tok);
 out:
 	free(wd);
 	case_end(c);
@@ -168,12 +172,9 @@ static int case_get_rows(struct vc *c, uint32_t dtype, uint32_t n, q42_err *err)
 	int32_t *im;
 	float *ym, *wd = NULL;
 	int rc = scratch(c, (uint64_t)n * n_tok, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, rb * n_rows, &tab, (void **)&tm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, n_tok * 4, &ids, (void **)&im, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * n_tok * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, rb * n_rows, &tab, (void **)&tm, err);
+	hbuf(c, &rc, n_tok * 4, &ids, (void **)&im, err);
+	hbuf(c, &rc, (uint64_t)n * n_tok * 4, &y, (void **)&ym, err);
 	if (rc == Q42_OK && (wd = malloc((uint64_t)n * n_rows * sizeof *wd)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -204,8 +205,7 @@ static int case_get_rows(struct vc *c, uint32_t dtype, uint32_t n, q42_err *err)
 	 * correctly rounded product, as on the CPU */
 	q42_certify_begin(&res, kernel, 0.0, dtype == Q42_DTYPE_Q4_K ? 2 * U : 0.0, "n=%u n_tok=%u", n,
 			  n_tok);
-	q42_certify_compare(&res, c->got, c->want, c->floor, (uint64_t)n * n_tok);
-	emit(c, &res);
+	verdict(c, &res, c->floor, (uint64_t)n * n_tok);
 out:
 	free(wd);
 	case_end(c);
@@ -220,12 +220,9 @@ static int case_rmsnorm(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	float *xm, *wm, *ym;
 	const float eps = 1e-5f;
 	int rc = scratch(c, (uint64_t)n * rows, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &w, (void **)&wm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * rows * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &w, (void **)&wm, err);
+	hbuf(c, &rc, (uint64_t)n * rows * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, (uint64_t)n * rows, 1.0f);
@@ -244,8 +241,7 @@ static int case_rmsnorm(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	}
 	q42_certify_result res;
 	q42_certify_begin(&res, "rmsnorm", 0.0, 0x1p-18, "n=%u rows=%u", n, rows);
-	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)n * rows);
-	emit(c, &res);
+	verdict(c, &res, NULL, (uint64_t)n * rows);
 out:
 	case_end(c);
 	return rc;
@@ -258,12 +254,9 @@ static int case_layernorm(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	float *xm, *wm, *bm;
 	const float eps = 1e-12f;
 	int rc = scratch(c, (uint64_t)n * rows, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &w, (void **)&wm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &b, (void **)&bm, err);
+	hbuf(c, &rc, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &w, (void **)&wm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &b, (void **)&bm, err);
 	if (rc != Q42_OK)
 		goto out;
 	/* rows off centre, so the mean matters */
@@ -285,8 +278,7 @@ static int case_layernorm(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	/* the mean and the variance are float sums in another order than
 	 * the reference's double ones: an absolute bound near zero */
 	q42_certify_begin(&res, "layernorm", 0x1p-18, 0x1p-18, "n=%u rows=%u", n, rows);
-	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)n * rows);
-	emit(c, &res);
+	verdict(c, &res, NULL, (uint64_t)n * rows);
 out:
 	case_end(c);
 	return rc;
@@ -298,10 +290,8 @@ static int case_pool_mean(struct vc *c, uint32_t n, uint32_t n_tok, q42_err *err
 	q42_vk_view x, y;
 	float *xm, *ym;
 	int rc = scratch(c, n, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * n_tok * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)n * n_tok * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, (uint64_t)n * n_tok, 1.0f);
@@ -321,8 +311,7 @@ static int case_pool_mean(struct vc *c, uint32_t n, uint32_t n_tok, q42_err *err
 	/* n_tok float additions of terms at most 1/n_tok: their rounding
 	 * stays below (n_tok + 2) units of 1 */
 	q42_certify_begin(&res, "pool_mean", (double)(n_tok + 2) * U, 0.0, "n=%u n_tok=%u", n, n_tok);
-	q42_certify_compare(&res, c->got, c->want, NULL, n);
-	emit(c, &res);
+	verdict(c, &res, NULL, n);
 out:
 	case_end(c);
 	return rc;
@@ -333,10 +322,8 @@ static int case_softmax(struct vc *c, uint32_t n, uint32_t rows, float scale, q4
 	q42_vk_view x, y;
 	float *xm, *ym;
 	int rc = scratch(c, (uint64_t)n * rows, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * rows * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)n * rows * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)n * rows * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, (uint64_t)n * rows, 8.0f);
@@ -357,8 +344,7 @@ static int case_softmax(struct vc *c, uint32_t n, uint32_t rows, float scale, q4
 	q42_certify_result res;
 	q42_certify_begin(&res, "softmax", 0x1p-30, 0x1p-16, "n=%u rows=%u scale=%g", n, rows,
 			  (double)scale);
-	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)n * rows);
-	emit(c, &res);
+	verdict(c, &res, NULL, (uint64_t)n * rows);
 out:
 	case_end(c);
 	return rc;
@@ -371,12 +357,9 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 	q42_vk_view a, b, y;
 	float *am, *bm, *ym;
 	int rc = scratch(c, n, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &a, (void **)&am, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n_b * 4, &b, (void **)&bm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &a, (void **)&am, err);
+	hbuf(c, &rc, (uint64_t)n_b * 4, &b, (void **)&bm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, am, n, op != 1 ? 8.0f : 1.0f);
@@ -416,8 +399,7 @@ static int case_elt(struct vc *c, int op, uint32_t n, uint32_t n_b, q42_err *err
 		q42_certify_begin(&res, op == 2 ? "glu.gelu" : "gelu", 0x1p-20, 0x1p-10, "n=%u", n);
 	else
 		q42_certify_begin(&res, "add", 0.0, 0.0, "n=%u n_b=%u", n, n_b);
-	q42_certify_compare(&res, c->got, c->want, NULL, n);
-	emit(c, &res);
+	verdict(c, &res, NULL, n);
 out:
 	case_end(c);
 	return rc;
@@ -429,10 +411,8 @@ static int case_scale(struct vc *c, uint32_t n, float s, float cap, q42_err *err
 	q42_vk_view x, y;
 	float *xm, *ym;
 	int rc = scratch(c, n, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)n * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, n, cap > 0.0f ? 4.0f * cap : 1.0f);
@@ -453,8 +433,7 @@ static int case_scale(struct vc *c, uint32_t n, float s, float cap, q42_err *err
 		q42_certify_begin(&res, "softcap", 8 * U * cap, 0.0, "n=%u cap=%g", n, (double)cap);
 	else
 		q42_certify_begin(&res, "scale", 0.0, 0.0, "n=%u s=%g", n, (double)s);
-	q42_certify_compare(&res, c->got, c->want, NULL, n);
-	emit(c, &res);
+	verdict(c, &res, NULL, n);
 out:
 	case_end(c);
 	return rc;
@@ -467,10 +446,8 @@ static int case_glu_fused(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	q42_vk_view h, y;
 	float *hm, *ym;
 	int rc = scratch(c, no, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, 2 * no * 4, &h, (void **)&hm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, no * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, 2 * no * 4, &h, (void **)&hm, err);
+	hbuf(c, &rc, no * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, hm, 2 * no, 4.0f);
@@ -486,8 +463,7 @@ static int case_glu_fused(struct vc *c, uint32_t n, uint32_t rows, q42_err *err)
 	}
 	q42_certify_result res;
 	q42_certify_begin(&res, "glu.gelu", 0x1p-20, 0x1p-10, "n=%u rows=%u fused", n, rows);
-	q42_certify_compare(&res, c->got, c->want, NULL, no);
-	emit(c, &res);
+	verdict(c, &res, NULL, no);
 out:
 	case_end(c);
 	return rc;
@@ -500,10 +476,8 @@ static int case_copy(struct vc *c, q42_err *err)
 	q42_vk_view x, y;
 	float *xm, *ym;
 	int rc = scratch(c, (uint64_t)ys * rows, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)xs * rows * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)ys * rows * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, (uint64_t)xs * rows * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)ys * rows * 4, &y, (void **)&ym, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, (uint64_t)xs * rows, 1.0f);
@@ -520,8 +494,7 @@ static int case_copy(struct vc *c, q42_err *err)
 		}
 	q42_certify_result res;
 	q42_certify_begin(&res, "copy", 0.0, 0.0, "n=%u rows=%u strides=%u/%u", n, rows, xs, ys);
-	q42_certify_compare(&res, c->got, c->want, NULL, (uint64_t)ys * rows);
-	emit(c, &res);
+	verdict(c, &res, NULL, (uint64_t)ys * rows);
 out:
 	case_end(c);
 	return rc;
@@ -538,14 +511,10 @@ static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, 
 	q42_vk_view b, k, h, y;
 	float *bm, *km, *hm, *ym, *ref = NULL, win[64];
 	int rc = scratch(c, (uint64_t)n * n_tok, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, 3ull * n * n_tok * 4, &b, (void **)&bm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * l * 4, &k, (void **)&km, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * n_ctx * 4, &h, (void **)&hm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n * n_tok * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, 3ull * n * n_tok * 4, &b, (void **)&bm, err);
+	hbuf(c, &rc, (uint64_t)n * l * 4, &k, (void **)&km, err);
+	hbuf(c, &rc, (uint64_t)n * n_ctx * 4, &h, (void **)&hm, err);
+	hbuf(c, &rc, (uint64_t)n * n_tok * 4, &y, (void **)&ym, err);
 	if (rc == Q42_OK && (ref = malloc((uint64_t)n * n_ctx * sizeof *ref)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -578,8 +547,7 @@ static int case_shortconv(struct vc *c, uint32_t n_tok, uint32_t n, uint32_t l, 
 	/* a device may fuse a product into the sum */
 	q42_certify_begin(&res, "shortconv", 0.0, 8 * l * U, "n_tok=%u n=%u l=%u pos0=%u ahead=%u", n_tok,
 			  n, l, pos0, ahead);
-	q42_certify_compare(&res, c->got, c->want, c->floor, (uint64_t)n * n_tok);
-	emit(c, &res);
+	verdict(c, &res, c->floor, (uint64_t)n * n_tok);
 out:
 	free(ref);
 	case_end(c);
@@ -595,14 +563,10 @@ static int case_route(struct vc *c, uint32_t n_tok, uint32_t n_exp, uint32_t k, 
 	uint32_t *im;
 	int32_t *rid = NULL;
 	int rc = scratch(c, nl + nk, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nl * 4, &lg, (void **)&lm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n_exp * 4, &b, (void **)&bm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nk * 4, &id, (void **)&im, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nk * 4, &w, (void **)&wm, err);
+	hbuf(c, &rc, nl * 4, &lg, (void **)&lm, err);
+	hbuf(c, &rc, (uint64_t)n_exp * 4, &b, (void **)&bm, err);
+	hbuf(c, &rc, nk * 4, &id, (void **)&im, err);
+	hbuf(c, &rc, nk * 4, &w, (void **)&wm, err);
 	if (rc == Q42_OK && ((ref = malloc(nl * sizeof *ref)) == NULL ||
 			     (rw = malloc(nk * sizeof *rw)) == NULL ||
 			     (rid = malloc(nk * sizeof *rid)) == NULL))
@@ -657,18 +621,12 @@ static int case_matmul_id(struct vc *c, uint32_t dtype, uint32_t n_in, uint32_t 
 	uint32_t *im;
 	float *xm, *ym, *pm, *rm, *wd = NULL;
 	int rc = scratch(c, (uint64_t)np * n_out + (uint64_t)n_tok * n_out, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, eb * n_exp, &w, (void **)&wm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, np * 4ull, &id, (void **)&im, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n_in * n_tok * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)np * n_out * 4, &y, (void **)&ym, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, np * 4ull, &pw, (void **)&pm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, (uint64_t)n_tok * n_out * 4, &r, (void **)&rm, err);
+	hbuf(c, &rc, eb * n_exp, &w, (void **)&wm, err);
+	hbuf(c, &rc, np * 4ull, &id, (void **)&im, err);
+	hbuf(c, &rc, (uint64_t)n_in * n_tok * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, (uint64_t)np * n_out * 4, &y, (void **)&ym, err);
+	hbuf(c, &rc, np * 4ull, &pw, (void **)&pm, err);
+	hbuf(c, &rc, (uint64_t)n_tok * n_out * 4, &r, (void **)&rm, err);
 	if (rc == Q42_OK && (wd = malloc((uint64_t)n_in * n_out * n_exp * sizeof *wd)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -728,8 +686,7 @@ static int case_matmul_id(struct vc *c, uint32_t dtype, uint32_t n_in, uint32_t 
 	q42_certify_begin(&res, kernel, 0.0, (64.0 + n_in / 64.0) * U,
 			  "n_in=%u n_out=%u experts=%u n_tok=%u k=%u +moe_sum", n_in, n_out, n_exp,
 			  n_tok, k);
-	q42_certify_compare(&res, c->got, c->want, c->floor, ny + (uint64_t)n_tok * n_out);
-	emit(c, &res);
+	verdict(c, &res, c->floor, ny + (uint64_t)n_tok * n_out);
 out:
 	free(wd);
 	case_end(c);
@@ -749,10 +706,9 @@ static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
 	q42_vk_view x, f = {0};
 	float *xm, *fm = NULL, *ref = NULL;
 	int rc = scratch(c, n, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, n * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK && s->freqs)
-		rc = hbuf(c, (uint64_t)s->n_rot / 2 * 4, &f, (void **)&fm, err);
+	hbuf(c, &rc, n * 4, &x, (void **)&xm, err);
+	if (s->freqs)
+		hbuf(c, &rc, (uint64_t)s->n_rot / 2 * 4, &f, (void **)&fm, err);
 	if (rc == Q42_OK && (ref = malloc(n * sizeof *ref)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -794,8 +750,7 @@ static int case_rope(struct vc *c, const struct rope_shape *s, q42_err *err)
 			  "%s n_tok=%u heads=%u hd=%u n_rot=%u pos0=%u%s mscale=%g", s->neox ? "neox" : "norm",
 			  s->n_tok, s->n_heads, s->hd, s->n_rot, s->pos0, s->freqs ? " freqs" : "",
 			  (double)s->mscale);
-	q42_certify_compare(&res, c->got, c->want, NULL, n);
-	emit(c, &res);
+	verdict(c, &res, NULL, n);
 out:
 	free(ref);
 	case_end(c);
@@ -827,14 +782,10 @@ static int case_kv_store(struct vc *c, uint32_t kvdt, const struct att_shape *s,
 	float *km, *vm;
 	void *kcm, *vcm;
 	int rc = scratch(c, ck + cv, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nk * 4, &k, (void **)&km, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nv * 4, &v, (void **)&vm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, ck * es, &kc, &kcm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, cv * es, &vcv, &vcm, err);
+	hbuf(c, &rc, nk * 4, &k, (void **)&km, err);
+	hbuf(c, &rc, nv * 4, &v, (void **)&vm, err);
+	hbuf(c, &rc, ck * es, &kc, &kcm, err);
+	hbuf(c, &rc, cv * es, &vcv, &vcm, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, km, nk, 1.0f);
@@ -870,8 +821,7 @@ static int case_kv_store(struct vc *c, uint32_t kvdt, const struct att_shape *s,
 			  kvdt == Q42_DTYPE_F32 ? 0.0 : 0x1p-24, kvdt == Q42_DTYPE_F32 ? 0.0 : 0x1p-10,
 			  "n_tok=%u kv=%u hd=%u/%u n_ctx=%u pos0=%u", s->n_tok, s->n_kv, s->hd_k, s->hd_v,
 			  s->n_ctx, s->pos0);
-	q42_certify_compare(&res, c->got, c->want, c->floor, ck + cv);
-	emit(c, &res);
+	verdict(c, &res, c->floor, ck + cv);
 out:
 	case_end(c);
 	return rc;
@@ -887,14 +837,10 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 	float *qm, *om, *sc = NULL;
 	void *kcm, *vcm;
 	int rc = scratch(c, no, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, nq * 4, &q, (void **)&qm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, ck * es, &kc, &kcm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, cv * es, &vcv, &vcm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, no * 4, &o, (void **)&om, err);
+	hbuf(c, &rc, nq * 4, &q, (void **)&qm, err);
+	hbuf(c, &rc, ck * es, &kc, &kcm, err);
+	hbuf(c, &rc, cv * es, &vcv, &vcm, err);
+	hbuf(c, &rc, no * 4, &o, (void **)&om, err);
 	if (rc == Q42_OK && (sc = malloc((uint64_t)s->n_ctx * sizeof *sc)) == NULL)
 		rc = q42_err_set(err, Q42_ENOMEM, "certify: out of memory");
 	if (rc != Q42_OK)
@@ -949,8 +895,7 @@ static int case_attention(struct vc *c, uint32_t kvdt, const struct att_shape *s
 			  "n_tok=%u heads=%u/%u hd=%u/%u n_ctx=%u pos0=%u swa=%u%s%s", s->n_tok, s->n_heads,
 			  s->n_kv, s->hd_k, s->hd_v, s->n_ctx, s->pos0, s->n_swa,
 			  s->bidir ? " bidir" : "", s->sym ? " sym" : "");
-	q42_certify_compare(&res, c->got, c->want, NULL, no);
-	emit(c, &res);
+	verdict(c, &res, NULL, no);
 out:
 	free(sc);
 	case_end(c);
@@ -966,9 +911,9 @@ static int case_argmax(struct vc *c, uint32_t n, uint32_t tie_at, q42_err *err)
 	q42_vk_view x, o;
 	float *xm;
 	uint32_t *om;
-	int rc = hbuf(c, (uint64_t)n * 4, &x, (void **)&xm, err);
-	if (rc == Q42_OK)
-		rc = hbuf(c, 8, &o, (void **)&om, err);
+	int rc = Q42_OK;
+	hbuf(c, &rc, (uint64_t)n * 4, &x, (void **)&xm, err);
+	hbuf(c, &rc, 8, &o, (void **)&om, err);
 	if (rc != Q42_OK)
 		goto out;
 	fill(c, xm, n, 1.0f);
