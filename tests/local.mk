@@ -29,7 +29,8 @@ check_PROGRAMS += $(UNIT_TESTS_VULKAN)
 TESTS += $(UNIT_TESTS_VULKAN)
 endif
 endif
-# Every program that names no LDADD of its own is a unit test.
+# Every program that names no LDADD of its own is a unit test (or a fuzz
+# replay, below).
 LDADD = $(Q42_PROGRAM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_crc32c_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_embed_CFLAGS = $(UNIT_CFLAGS)
@@ -85,6 +86,37 @@ tests_unit_test_arch_LDADD = tests/tools/libggufbuild.la $(LDADD)
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh
 
+# Every fuzz harness linked with tests/fuzz/replay.c in place of libFuzzer
+# (no clang needed): tests/bats/fuzz_replay.bats replays the checked-in
+# corpora, seeds and kept crash inputs, through them in every build.
+FUZZ_REPLAY = \
+	tests/fuzz/replay_chat tests/fuzz/replay_gguf tests/fuzz/replay_grammar \
+	tests/fuzz/replay_hfconfig tests/fuzz/replay_hfvocab tests/fuzz/replay_jsonl \
+	tests/fuzz/replay_lora tests/fuzz/replay_mount tests/fuzz/replay_p64 tests/fuzz/replay_policy \
+	tests/fuzz/replay_quin tests/fuzz/replay_record tests/fuzz/replay_safetensors \
+	tests/fuzz/replay_state tests/fuzz/replay_stmodel tests/fuzz/replay_tokenizer \
+	tests/fuzz/replay_volume tests/fuzz/replay_walarc tests/fuzz/replay_walidx
+check_PROGRAMS += $(FUZZ_REPLAY)
+tests_fuzz_replay_chat_SOURCES = tests/fuzz/fuzz_chat.c tests/fuzz/replay.c
+tests_fuzz_replay_gguf_SOURCES = tests/fuzz/fuzz_gguf.c tests/fuzz/replay.c
+tests_fuzz_replay_grammar_SOURCES = tests/fuzz/fuzz_grammar.c tests/fuzz/replay.c
+tests_fuzz_replay_hfconfig_SOURCES = tests/fuzz/fuzz_hfconfig.c tests/fuzz/replay.c
+tests_fuzz_replay_hfvocab_SOURCES = tests/fuzz/fuzz_hfvocab.c tests/fuzz/replay.c
+tests_fuzz_replay_jsonl_SOURCES = tests/fuzz/fuzz_jsonl.c tests/fuzz/replay.c
+tests_fuzz_replay_lora_SOURCES = tests/fuzz/fuzz_lora.c tests/fuzz/replay.c
+tests_fuzz_replay_mount_SOURCES = tests/fuzz/fuzz_mount.c tests/fuzz/replay.c
+tests_fuzz_replay_p64_SOURCES = tests/fuzz/fuzz_p64.c tests/fuzz/replay.c
+tests_fuzz_replay_policy_SOURCES = tests/fuzz/fuzz_policy.c tests/fuzz/replay.c
+tests_fuzz_replay_quin_SOURCES = tests/fuzz/fuzz_quin.c tests/fuzz/replay.c
+tests_fuzz_replay_record_SOURCES = tests/fuzz/fuzz_record.c tests/fuzz/replay.c
+tests_fuzz_replay_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/replay.c
+tests_fuzz_replay_state_SOURCES = tests/fuzz/fuzz_state.c tests/fuzz/replay.c
+tests_fuzz_replay_stmodel_SOURCES = tests/fuzz/fuzz_stmodel.c tests/fuzz/replay.c
+tests_fuzz_replay_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c tests/fuzz/replay.c
+tests_fuzz_replay_volume_SOURCES = tests/fuzz/fuzz_volume.c tests/fuzz/replay.c
+tests_fuzz_replay_walarc_SOURCES = tests/fuzz/fuzz_walarc.c tests/fuzz/replay.c
+tests_fuzz_replay_walidx_SOURCES = tests/fuzz/fuzz_walidx.c tests/fuzz/replay.c
+
 # Command-line tests (bats-core); each skips what its build lacks.
 BATS_TESTS = \
 	tests/bats/p64c.bats tests/bats/p64check.bats tests/bats/q42run.bats \
@@ -93,7 +125,7 @@ BATS_TESTS = \
 	tests/bats/examples.bats tests/bats/completions.bats tests/bats/man.bats \
 	tests/bats/arith.bats tests/bats/flash_attn.bats tests/bats/matvec.bats tests/bats/lora.bats tests/bats/reuse.bats \
 	tests/bats/decisions.bats tests/bats/chat.bats tests/bats/embed.bats \
-	tests/bats/hostile.bats
+	tests/bats/hostile.bats tests/bats/fuzz_replay.bats
 if HAVE_BATS
 TESTS += $(BATS_TESTS)
 endif

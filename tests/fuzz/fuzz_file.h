@@ -29,7 +29,7 @@ static int fuzz_fd = -1;
 static const uint8_t *fuzz_tail; /* the tail the file holds, and where */
 static size_t fuzz_tail_at, fuzz_tail_len;
 
-static void fuzz_dir_remove(void)
+static inline void fuzz_dir_remove(void)
 {
 	DIR *d;
 	struct dirent *e;
@@ -46,7 +46,7 @@ static void fuzz_dir_remove(void)
 }
 
 /* Make the folder (exits on failure). */
-static void fuzz_dir_init(const char *tag)
+static inline void fuzz_dir_init(const char *tag)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -62,7 +62,7 @@ static void fuzz_dir_init(const char *tag)
 
 /* Make the folder and open the file NAME in it (exits on failure); its
  * path into path (cap bytes). */
-static void fuzz_file_init(const char *tag, const char *name, char *path, size_t cap)
+static inline void fuzz_file_init(const char *tag, const char *name, char *path, size_t cap)
 {
 	fuzz_dir_init(tag);
 	snprintf(fuzz_path, sizeof fuzz_path, "%s/%s", fuzz_dir, name);
@@ -73,7 +73,7 @@ static void fuzz_file_init(const char *tag, const char *name, char *path, size_t
 	}
 }
 
-static bool fuzz_pwrite_all(const uint8_t *p, size_t n, size_t at)
+static inline bool fuzz_pwrite_all(const uint8_t *p, size_t n, size_t at)
 {
 	while (n > 0) {
 		const ssize_t w = pwrite(fuzz_fd, p, n, (off_t)at);
@@ -88,7 +88,7 @@ static bool fuzz_pwrite_all(const uint8_t *p, size_t n, size_t at)
 
 /* Make the file head (hlen bytes) followed by tail (tlen bytes); false
  * when that fails. */
-static bool fuzz_file_write2(const uint8_t *head, size_t hlen, const uint8_t *tail, size_t tlen)
+static inline bool fuzz_file_write2(const uint8_t *head, size_t hlen, const uint8_t *tail, size_t tlen)
 {
 	if (fuzz_tail != tail || fuzz_tail_at != hlen || fuzz_tail_len != tlen) {
 		fuzz_tail = NULL;
@@ -102,7 +102,7 @@ static bool fuzz_file_write2(const uint8_t *head, size_t hlen, const uint8_t *ta
 }
 
 /* Make the file the input's bytes; false when that fails. */
-static bool fuzz_file_write(const uint8_t *data, size_t size)
+static inline bool fuzz_file_write(const uint8_t *data, size_t size)
 {
 	return fuzz_file_write2(data, size, NULL, 0);
 }

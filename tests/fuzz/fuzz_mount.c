@@ -13,7 +13,9 @@
  * written to a private temporary file, since a mount takes a path; the
  * base's data only when its place in the file moves (fuzz_file.h).
  * Engines are opened on one thread with a 32-position context and at most
- * 256 MiB, so a valid but huge model is refused, not allocated.
+ * 256 MiB, so a valid but huge model is refused, not allocated. The bases
+ * are read from $Q42_SRCDIR/tests/models (what `make check` exports), else
+ * from the source tree the harness was built from.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,7 +51,9 @@ static char path[4200];
 static void load(size_t i)
 {
 	char p[4096];
-	snprintf(p, sizeof p, "%s/tests/models/%s", Q42_FUZZ_SRCDIR, bases[i]);
+	const char *src = getenv("Q42_SRCDIR");
+	snprintf(p, sizeof p, "%s/tests/models/%s", src != NULL && *src ? src : Q42_FUZZ_SRCDIR,
+		 bases[i]);
 	FILE *f = fopen(p, "rb");
 	uint8_t *buf = NULL;
 	long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;

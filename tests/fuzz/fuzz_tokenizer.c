@@ -10,9 +10,10 @@
  * whole and piece by piece. One more choice of the first byte fuzzes the
  * charsmap itself: a small Unigram vocabulary is opened with the charsmap
  * the input carries (u16 length, then its bytes), then the rest is
- * encoded. Models are found in $Q42_FUZZ_MODELS, else the source tree's
- * tests/models, ../shared/models and ../shared/vocab (the folders `make
- * check` reads them from).
+ * encoded. Models are found in $Q42_FUZZ_MODELS, $Q42_TEST_MODELS or
+ * $Q42_TEST_VOCAB, else in tests/models, ../shared/models and
+ * ../shared/vocab of $Q42_SRCDIR (`make check` exports these) or of the
+ * source tree the harness was built from.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,15 +58,21 @@ static size_t n_toks;
 /* The whole file, kept for the process's life (the vocab points into it). */
 static bool load(const char *file, q42_gguf *g)
 {
-	const char *dirs[4] = {getenv("Q42_FUZZ_MODELS"), Q42_FUZZ_SRCDIR "/tests/models",
-			       Q42_FUZZ_SRCDIR "/../shared/models", Q42_FUZZ_SRCDIR "/../shared/vocab"};
+	/* folders named as they are, then below a source tree */
+	const char *dirs[3] = {getenv("Q42_FUZZ_MODELS"), getenv("Q42_TEST_MODELS"),
+			       getenv("Q42_TEST_VOCAB")};
+	const char *srcs[2] = {getenv("Q42_SRCDIR"), Q42_FUZZ_SRCDIR};
+	static const char *const below[3] = {"tests/models", "../shared/models", "../shared/vocab"};
 	char path[4096];
 	q42_err err;
 
-	for (size_t i = 0; i < 4; i++) {
-		if (dirs[i] == NULL)
+	for (size_t i = 0; i < 3 + 2 * 3; i++) {
+		if (i < 3 && dirs[i] != NULL)
+			snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+		else if (i >= 3 && srcs[(i - 3) / 3] != NULL)
+			snprintf(path, sizeof path, "%s/%s/%s", srcs[(i - 3) / 3], below[(i - 3) % 3], file);
+		else
 			continue;
-		snprintf(path, sizeof path, "%s/%s", dirs[i], file);
 		FILE *f = fopen(path, "rb");
 		if (f == NULL)
 			continue;
