@@ -55,38 +55,50 @@ static q42_vocab vocabs[MAX_TOK];
 static q42_tokenizer *toks[MAX_TOK];
 static size_t n_toks;
 
-/* The whole file, kept for the process's life (the vocab points into it). */
+/* The whole file at path, kept for the process's life (the vocab points
+ * into it). */
+static bool load_path(const char *path, q42_gguf *g)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	q42_err err;
+
+	if (f == NULL)
+		return false;
+	long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) != NULL &&
+	    fread(buf, 1, (size_t)n, f) == (size_t)n &&
+	    q42_gguf_parse(g, buf, (uint64_t)n, path, &err) == Q42_OK) {
+		fclose(f);
+		return true;
+	}
+	free(buf);
+	fclose(f);
+	return false;
+}
+
+/* file from the folders named as they are, then below a source tree */
 static bool load(const char *file, q42_gguf *g)
 {
-	/* folders named as they are, then below a source tree */
 	const char *dirs[3] = {getenv("Q42_FUZZ_MODELS"), getenv("Q42_TEST_MODELS"),
 			       getenv("Q42_TEST_VOCAB")};
 	const char *srcs[2] = {getenv("Q42_SRCDIR"), Q42_FUZZ_SRCDIR};
 	static const char *const below[3] = {"tests/models", "../shared/models", "../shared/vocab"};
 	char path[4096];
-	q42_err err;
 
-	for (size_t i = 0; i < 3 + 2 * 3; i++) {
-		if (i < 3 && dirs[i] != NULL)
-			snprintf(path, sizeof path, "%s/%s", dirs[i], file);
-		else if (i >= 3 && srcs[(i - 3) / 3] != NULL)
-			snprintf(path, sizeof path, "%s/%s/%s", srcs[(i - 3) / 3], below[(i - 3) % 3], file);
-		else
+	for (size_t i = 0; i < 3; i++) {
+		if (dirs[i] == NULL)
 			continue;
-		FILE *f = fopen(path, "rb");
-		if (f == NULL)
-			continue;
-		uint8_t *buf = NULL;
-		long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-		if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) != NULL &&
-		    fread(buf, 1, (size_t)n, f) == (size_t)n &&
-		    q42_gguf_parse(g, buf, (uint64_t)n, path, &err) == Q42_OK) {
-			fclose(f);
+		snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+		if (load_path(path, g))
 			return true;
-		}
-		free(buf);
-		fclose(f);
 	}
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < 3 && srcs[i] != NULL; j++) {
+			snprintf(path, sizeof path, "%s/%s/%s", srcs[i], below[j], file);
+			if (load_path(path, g))
+				return true;
+		}
 	return false;
 }
 
