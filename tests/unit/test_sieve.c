@@ -85,6 +85,41 @@ static void test_dialect(void **state)
 	q42_grammar_free(g);
 }
 
+/* Liveness (a complete sentence still reachable) spreads backwards over
+ * the transitions: through a chain of 8,101 states, through a loop back to
+ * a lower state, and not into a loop that only leads to nothing. */
+static void test_liveness(void **state)
+{
+	enum { N = 8100 };
+	char *src = malloc(16 + 4 * N), *text = malloc(N + 1);
+	size_t n = (size_t)sprintf(src, "r ::= \"");
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(text);
+	for (int i = 0; i < N; i++) {
+		text[i] = (char)(i % 255 + 1);
+		n += (size_t)sprintf(src + n, "\\x%02x", (unsigned)(uint8_t)text[i]);
+	}
+	text[N] = 0;
+	strcpy(src + n, "\"");
+	q42_grammar *g = compile(src);
+	assert_int_equal(run_text(g, text), 1);
+	text[N - 1] = 0;
+	assert_int_equal(run_text(g, text), 0);
+	text[3] = 'x';
+	assert_int_equal(run_text(g, text), -1);
+	q42_grammar_free(g);
+	free(src);
+	free(text);
+
+	g = compile("r ::= (\"a\" | \"b\" \"c\")* \"z\" | \"d\" (\"x\" \"y\")* [^\\x00-\\xff] \"e\"");
+	assert_int_equal(run_text(g, "bcb"), 0);
+	assert_int_equal(run_text(g, "bcbcaz"), 1);
+	assert_int_equal(run_text(g, "d"), -1);
+	assert_int_equal(run_text(g, "dxy"), -1);
+	q42_grammar_free(g);
+}
+
 static void expect_error(const char *src, const char *what)
 {
 	q42_grammar *g = NULL;
@@ -354,6 +389,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dialect),
 		cmocka_unit_test(test_dialect_errors),
+		cmocka_unit_test(test_liveness),
 		cmocka_unit_test(test_quin_grammar),
 		cmocka_unit_test(test_sieve_walk),
 		cmocka_unit_test(test_sieve_distance),
