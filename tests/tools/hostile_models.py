@@ -290,7 +290,13 @@ FIELD = re.compile(r"[a-z_]+\.[a-z_.]+|blk\.\d+|token_embd|output|offset \d+|tok
                    r"metadata|vocab|merge|context")
 
 
-def run(cmd, timeout=60):
+# a hung process fails after a minute; make check-valgrind, whose memcheck
+# runs programs some fifty times slower, scales that by
+# Q42_TEST_TIMEOUT_SCALE
+TIMEOUT = 60 * float(os.environ.get("Q42_TEST_TIMEOUT_SCALE", "1"))
+
+
+def run(cmd, timeout=TIMEOUT):
     p = subprocess.run(cmd, capture_output=True, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 

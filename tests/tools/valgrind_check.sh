@@ -12,8 +12,8 @@
 # suite's own verdict stands (a test that fails under valgrind fails), and
 # on top of it the run fails when any log reports a memory error or a
 # definite leak. Suppressions: tests/valgrind.supp (third-party only).
-# VALGRIND (default valgrind) and VALGRIND_FLAGS (added to the defaults)
-# come from the environment.
+# VALGRIND (default valgrind), VALGRIND_FLAGS (added to the defaults) and
+# Q42_TEST_TIMEOUT_SCALE (default 50) come from the environment.
 set -u
 b=$(cd "$1" && pwd) || exit 2
 s=$(cd "$2" && pwd) || exit 2
@@ -51,6 +51,10 @@ for p in "$b"/bin/*/; do
 	fi
 done
 
+# a test's own limit on a hung process (hostile_models.py's minute) is
+# scaled to memcheck's pace
+Q42_TEST_TIMEOUT_SCALE=${Q42_TEST_TIMEOUT_SCALE:-50}
+export Q42_TEST_TIMEOUT_SCALE
 start=$(date +%s)
 "$mk" -C "$b" check Q42_TEST_BUILDDIR="$d" TEST_SUITE_LOG=valgrind-suite.log \
 	LOG_COMPILER="/bin/sh $s/tests/cmocka-tap.sh $vg $flags --log-file=$d/logs/unit.%p.log" "$@"
