@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/q42_file.h"
 #include "formats/q42_gguf.h"
 #include "formats/q42_model.h"
 #include "tokenizer/q42_tokenizer.h"
@@ -50,6 +51,7 @@ static const struct {
 };
 
 #define MAX_TOK 64
+static q42_map maps[sizeof models / sizeof models[0]];
 static q42_gguf ggufs[sizeof models / sizeof models[0]];
 static q42_vocab vocabs[MAX_TOK];
 static q42_tokenizer *toks[MAX_TOK];
@@ -57,28 +59,22 @@ static size_t n_toks;
 
 /* The whole file at path, kept for the process's life (the vocab points
  * into it). */
-static bool load_path(const char *path, q42_gguf *g)
+/* The vocabularies point into the mapping, which lives as long as the
+ * process. */
+static bool load_path(const char *path, q42_map *m, q42_gguf *g)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
 	q42_err err;
 
-	if (f == NULL)
+	if (q42_map_open(m, path, 0, &err) != Q42_OK)
 		return false;
-	long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-	if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) != NULL &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n &&
-	    q42_gguf_parse(g, buf, (uint64_t)n, path, &err) == Q42_OK) {
-		fclose(f);
+	if (q42_gguf_parse(g, m->data, m->size, path, &err) == Q42_OK)
 		return true;
-	}
-	free(buf);
-	fclose(f);
+	q42_map_close(m);
 	return false;
 }
 
 /* file from the folders named as they are, then below a source tree */
-static bool load(const char *file, q42_gguf *g)
+static bool load(const char *file, q42_map *m, q42_gguf *g)
 {
 	const char *dirs[3] = {getenv("Q42_FUZZ_MODELS"), getenv("Q42_TEST_MODELS"),
 			       getenv("Q42_TEST_VOCAB")};
@@ -90,13 +86,13 @@ static bool load(const char *file, q42_gguf *g)
 		if (dirs[i] == NULL)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dirs[i], file);
-		if (load_path(path, g))
+		if (load_path(path, m, g))
 			return true;
 	}
 	for (size_t i = 0; i < 2; i++)
 		for (size_t j = 0; j < 3 && srcs[i] != NULL; j++) {
 			snprintf(path, sizeof path, "%s/%s/%s", srcs[i], below[j], file);
-			if (load_path(path, g))
+			if (load_path(path, m, g))
 				return true;
 		}
 	return false;
@@ -121,7 +117,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
-		if (!load(models[m].file, &ggufs[m])) {
+		if (!load(models[m].file, &maps[m], &ggufs[m])) {
 			fprintf(stderr, "fuzz_tokenizer: %s not found (set Q42_FUZZ_MODELS)\n",
 				models[m].file);
 			exit(1);
