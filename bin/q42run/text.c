@@ -36,10 +36,12 @@ int run_tokenize(const struct opts *o, const q42_tokenizer *tok, struct input *i
 	}
 	q42_buf_free(&line);
 	if (o->timings && ex == EXIT_OK) {
-		/* as llamapeer tokfile counts: encoding and printing, not the load */
+		/* as llamapeer tokfile counts: encoding and printing, not the load;
+		 * the rate in significant digits, since two decimals print a few
+		 * bytes on a slow machine (memcheck) as 0.00 MB/s */
 		const double ms = now_ms() - t0;
 		fprintf(stderr,
-			"q42run: timings: tokenize_ms=%.3f bytes=%llu tokens=%llu tokenize_mb_s=%.2f\n",
+			"q42run: timings: tokenize_ms=%.3f bytes=%llu tokens=%llu tokenize_mb_s=%.4g\n",
 			ms, (unsigned long long)n_bytes, (unsigned long long)n_tokens,
 			ms > 0 ? (double)n_bytes / 1e6 / (ms / 1e3) : 0.0);
 	}
