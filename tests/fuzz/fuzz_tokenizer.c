@@ -57,10 +57,8 @@ static q42_vocab vocabs[MAX_TOK];
 static q42_tokenizer *toks[MAX_TOK];
 static size_t n_toks;
 
-/* The whole file at path, kept for the process's life (the vocab points
+/* The file at path, mapped for the process's life (the vocabularies point
  * into it). */
-/* The vocabularies point into the mapping, which lives as long as the
- * process. */
 static bool load_path(const char *path, q42_map *m, q42_gguf *g)
 {
 	q42_err err;
