@@ -107,8 +107,8 @@ check_ids() {
 	mode=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["engine"]["arith"])' "$output")
 	# under `make check-valgrind` q42run sees valgrind's CPUID (no
 	# AVX-512), not the CPU /proc/cpuinfo describes
-	[ -z "${Q42_TEST_CPU_EMULATED:-}" ] ||
-		skip "q42run runs on $Q42_TEST_CPU_EMULATED's CPU, not the one /proc/cpuinfo describes"
+	[ -z "${Q42_TEST_UNDER_VALGRIND:-}" ] ||
+		skip "q42run runs on valgrind's CPU, not the one /proc/cpuinfo describes"
 	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 	want=llamacpp
 	[[ $flags == *" avx2 "* ]] && want=haswell

@@ -206,21 +206,28 @@ PY
 	c=$("$Q42RUN" -m "$s" --bench --pp 32 --tg 4 --reps 1 -t 1 -c 16384 --json)
 	always=0
 	grep -q '\[always\]' "$thp" && always=1
-	python3 - "$a" "$b" "$c" "$always" <<'PY'
+	# under valgrind the huge-page figures say nothing of q42: its calloc
+	# writes every byte of the cache before q42's advice, so every span is
+	# resident on small pages and becomes huge only if khugepaged's scan
+	# (every 10 s by default) falls inside the run
+	python3 - "$a" "$b" "$c" "$always" "${Q42_TEST_UNDER_VALGRIND:-}" <<'PY'
 import json, sys
 a, b, c = (json.loads(x) for x in sys.argv[1:4])
 ha, hb, hc = (x["memory"]["anon_huge_bytes"] for x in (a, b, c))
-# other allocations may be huge either way where the kernel's policy is
-# "always"; the cache is huge only without the option, and only as far as
-# the positions reach
-assert ha - hb >= 2 << 20, (ha, hb)
-if sys.argv[4] == "0":
-    assert hc <= 4 << 20, hc
 assert a["ttft"]["first_token"] == b["ttft"]["first_token"], (a, b)
+if sys.argv[5] == "":
+    # other allocations may be huge either way where the kernel's policy
+    # is "always"; the cache is huge only without the option, and only as
+    # far as the positions reach
+    assert ha - hb >= 2 << 20, (ha, hb)
+    if sys.argv[4] == "0":
+        assert hc <= 4 << 20, hc
 PY
 	want=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 24 -c 16384)
 	got=$("$Q42RUN" -m "$m" -p "Once upon a time" -n 24 -c 16384 --no-huge-pages)
 	[ "$got" = "$want" ]
+	[ -z "${Q42_TEST_UNDER_VALGRIND:-}" ] ||
+		skip "results compared; the huge-page figures are not q42's under valgrind (its calloc commits the whole cache)"
 }
 
 @test "--bench refuses a model on standard input (exit 2)" {
