@@ -5,13 +5,14 @@
 # Usage: valgrind_check.sh BUILDDIR SRCDIR MAKE [make arguments...]
 #
 # BUILDDIR/valgrind.d mirrors the build tree with each program q42 ships
-# (bin/NAME/NAME) replaced by a script that runs it under valgrind, so the
-# command-line tests, which find the programs through Q42_BUILDDIR, run
-# every one of them under memcheck; the unit tests run under it through
-# LOG_COMPILER. Every process writes its own log to valgrind.d/logs. The
-# suite's own verdict stands (a test that fails under valgrind fails), and
-# on top of it the run fails when any log reports a memory error or a
-# definite leak. Suppressions: tests/valgrind.supp (third-party only).
+# (bin/NAME/NAME) and each fuzz harness's replay program
+# (tests/fuzz/replay_NAME) replaced by a script that runs it under
+# valgrind, so the command-line tests, which find the programs through
+# Q42_BUILDDIR, run every one of them under memcheck; the unit tests run
+# under it through LOG_COMPILER. Every process writes its own log to
+# valgrind.d/logs. The suite's own verdict stands (a test that fails under
+# valgrind fails), and on top of it the run fails when any log reports a
+# memory error or a definite leak. Suppressions: tests/valgrind.supp (third-party only).
 # VALGRIND (default valgrind), VALGRIND_FLAGS (added to the defaults) and
 # Q42_TEST_TIMEOUT_SCALE (default 50) come from the environment; the
 # script sets Q42_TEST_UNDER_VALGRIND=1 for the tests.
@@ -28,9 +29,14 @@ flags="--error-exitcode=0 --leak-check=full --show-leak-kinds=definite
 flags=$(echo $flags)
 
 command -v "$vg" >/dev/null || { echo "check-valgrind needs valgrind (Debian package valgrind)" >&2; exit 2; }
-rm -rf "$d" && mkdir -p "$d/logs" "$d/bin" || exit 2
+rm -rf "$d" && mkdir -p "$d/logs" "$d/bin" "$d/tests/fuzz" || exit 2
+# wrap PROGRAM OUT [ARGS]: OUT runs PROGRAM under memcheck, ARGS first
+wrap() {
+	printf '#!/bin/sh\nexec %s %s --log-file=%s/logs/%s.%%p.log %s %s "$@"\n' \
+		"$vg" "$flags" "$d" "${1##*/}" "$1" "${3:-}" >"$2" && chmod +x "$2"
+}
 for e in "$b"/*; do
-	case ${e##*/} in bin | valgrind.d) ;; *) ln -s "$e" "$d/${e##*/}" ;; esac
+	case ${e##*/} in bin | tests | valgrind.d) ;; *) ln -s "$e" "$d/${e##*/}" ;; esac
 done
 for p in "$b"/bin/*/; do
 	n=${p%/}
@@ -44,12 +50,22 @@ for p in "$b"/bin/*/; do
 		# --deadline still wins
 		pre=
 		[ "$n" = q42run ] && pre='--deadline 0'
-		printf '#!/bin/sh\nexec %s %s --log-file=%s/logs/%s.%%p.log %s %s "$@"\n' \
-			"$vg" "$flags" "$d" "$n" "$b/bin/$n/$n" "$pre" >"$d/bin/$n/$n"
-		chmod +x "$d/bin/$n/$n"
+		wrap "$b/bin/$n/$n" "$d/bin/$n/$n" "$pre" || exit 2
 	else
 		ln -s "$p" "$d/bin/$n"
 	fi
+done
+# the fuzz harnesses' replay programs (fuzz_replay.bats) run libq42's
+# readers over every input of the corpora: under memcheck as well
+for e in "$b"/tests/*; do
+	[ -e "$e" ] && [ "${e##*/}" != fuzz ] && ln -s "$e" "$d/tests/${e##*/}"
+done
+for e in "$b"/tests/fuzz/*; do
+	[ -e "$e" ] || continue
+	case ${e##*/} in
+	replay_*) [ -x "$e" ] && { wrap "$e" "$d/tests/fuzz/${e##*/}" || exit 2; } ;;
+	*) ln -s "$e" "$d/tests/fuzz/${e##*/}" ;;
+	esac
 done
 
 # a test's own limit on a hung process (hostile_models.py's minute) is
