@@ -291,8 +291,9 @@ clean-fuzz:
 
 # The whole suite under valgrind's memcheck (issue 39): `make
 # check-valgrind` (tests/tools/valgrind_check.sh says how; hours on a small
-# machine). Suppressions, third-party only: tests/valgrind.supp.
-check-valgrind: all
+# machine). Suppressions, third-party only: tests/valgrind.supp. The
+# check programs are built first: the script wraps those the tests run.
+check-valgrind: all $(check_PROGRAMS)
 	$(SHELL) $(srcdir)/tests/tools/valgrind_check.sh $(top_builddir) $(top_srcdir) $(MAKE)
 clean-local: clean-valgrind
 clean-valgrind:

@@ -5,9 +5,9 @@
 # Usage: valgrind_check.sh BUILDDIR SRCDIR MAKE [make arguments...]
 #
 # BUILDDIR/valgrind.d mirrors the build tree with each program q42 ships
-# (bin/NAME/NAME) and each fuzz harness's replay program
-# (tests/fuzz/replay_NAME) replaced by a script that runs it under
-# valgrind, so the command-line tests, which find the programs through
+# (bin/NAME/NAME), each fuzz harness's replay program
+# (tests/fuzz/replay_NAME) and each test tool (tests/tools/NAME) replaced
+# by a script that runs it under valgrind, so the command-line tests, which find the programs through
 # Q42_BUILDDIR, run every one of them under memcheck; the unit tests run
 # under it through LOG_COMPILER. Every process writes its own log to
 # valgrind.d/logs. The suite's own verdict stands (a test that fails under
@@ -29,7 +29,7 @@ flags="--error-exitcode=0 --leak-check=full --show-leak-kinds=definite
 flags=$(echo $flags)
 
 command -v "$vg" >/dev/null || { echo "check-valgrind needs valgrind (Debian package valgrind)" >&2; exit 2; }
-rm -rf "$d" && mkdir -p "$d/logs" "$d/bin" "$d/tests/fuzz" || exit 2
+rm -rf "$d" && mkdir -p "$d/logs" "$d/bin" "$d/tests" || exit 2
 # wrap PROGRAM OUT [ARGS]: OUT runs PROGRAM under memcheck, ARGS first
 wrap() {
 	printf '#!/bin/sh\nexec %s %s --log-file=%s/logs/%s.%%p.log %s %s "$@"\n' \
@@ -55,17 +55,22 @@ for p in "$b"/bin/*/; do
 		ln -s "$p" "$d/bin/$n"
 	fi
 done
-# the fuzz harnesses' replay programs (fuzz_replay.bats) run libq42's
-# readers over every input of the corpora: under memcheck as well
+# the programs the tests run from tests/: the fuzz harnesses' replay
+# programs (fuzz_replay.bats: libq42's readers over every input of the
+# corpora) and the test tools (gen_demo, crashtest), under memcheck as well
 for e in "$b"/tests/*; do
-	[ -e "$e" ] && [ "${e##*/}" != fuzz ] && ln -s "$e" "$d/tests/${e##*/}"
+	case ${e##*/} in fuzz | tools) ;; *) [ -e "$e" ] && ln -s "$e" "$d/tests/${e##*/}" ;; esac
 done
-for e in "$b"/tests/fuzz/*; do
+for e in "$b"/tests/fuzz/* "$b"/tests/tools/*; do
 	[ -e "$e" ] || continue
-	case ${e##*/} in
-	replay_*) [ -x "$e" ] && { wrap "$e" "$d/tests/fuzz/${e##*/}" || exit 2; } ;;
-	*) ln -s "$e" "$d/tests/fuzz/${e##*/}" ;;
-	esac
+	t=$d/${e#"$b"/}
+	mkdir -p "${t%/*}" || exit 2
+	# ELF programs only: an in-tree build has the scripts here as well
+	if [ -f "$e" ] && [ -x "$e" ] && [ "$(head -c 4 "$e" | tail -c 3)" = ELF ]; then
+		wrap "$e" "$t" || exit 2
+	else
+		ln -s "$e" "$t"
+	fi
 done
 
 # a test's own limit on a hung process (hostile_models.py's minute) is
