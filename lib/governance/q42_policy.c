@@ -481,10 +481,11 @@ static int parse_intent(struct ctx *c, q42_policy *p, const char *name, json_t *
 		for (size_t i = 0; i < in->n_decision_models; i++) {
 			const char *h = in->decision_models[i];
 			if (strlen(h) != 64 || strspn(h, "0123456789abcdef") != 64)
-				return bad(c, sub, "expected SHA-256 digests, 64 lower-case hex digits");
+				return bad(c, SUB("decision_models"),
+					   "expected SHA-256 digests, 64 lower-case hex digits");
 		}
 		if (!in->decision)
-			return bad(c, sub, "needs \"decision\": true");
+			return bad(c, SUB("decision_models"), "needs \"decision\": true");
 	}
 	if ((v = json_object_get(o, "shape"))) {
 		const char *sn = json_string_value(v);
@@ -494,7 +495,7 @@ static int parse_intent(struct ctx *c, q42_policy *p, const char *name, json_t *
 			if (strcmp(p->shapes[i].name, sn) == 0)
 				in->shape = &p->shapes[i];
 		if (!in->shape)
-			return bad(c, sub, "names no shape under \"shapes\"");
+			return bad(c, SUB("shape"), "names no shape under \"shapes\"");
 	}
 #undef SUB
 	return Q42_OK;

@@ -91,7 +91,16 @@ static const struct {
 	 "intents.a.max_generated_tokens: expected a non-negative integer"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"grounding\":1}}}", "intents.a.grounding: expected true or false"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"scopes\":[]}}}", "intents.a.scopes: expected a non-empty array"},
-	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"shape\":\"s\"}}}", "names no shape"},
+	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"shape\":\"s\"}}}", "intents.a.shape: names no shape"},
+	/* the field named is the one at fault, not the last one read */
+	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"scopes\":[\"x\"],\"shape\":\"s\"}}}",
+	 "intents.a.shape: names no shape"},
+	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"decision\":true,\"decision_models\":[\"ab\"],"
+	 "\"scopes\":[\"x\"]}}}",
+	 "intents.a.decision_models: expected SHA-256 digests"},
+	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{\"decision_models\":[\""
+	 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"]}}}",
+	 "intents.a.decision_models: needs \"decision\": true"},
 	{"{\"schema\":\"q42-policy/1\",\"default_intent\":\"b\",\"intents\":{\"a\":{}}}", "default_intent: names no intent"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"intents\":{\"b\":{}}}", "duplicate"},
 	{"{\"schema\":\"q42-policy/1\",\"intents\":{\"a\":{}},\"egress\":{\"patterns\":[{\"name\":\"x\",\"regex\":\"a(\"}]}}",
